@@ -1,0 +1,35 @@
+# azseed — everything a fresh machine needs goes through these targets.
+#   make seed   generate the SpeakEasy fixture (the main job)
+#   make test   install what is missing, build, run every test
+SWIFT      ?= swift
+APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev
+SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+AZSEED     := .build/debug/azseed
+
+.PHONY: all deps build test seed bench clean
+
+all: build
+
+# Debian packages the build links against; installed only when missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+seed: build
+	$(AZSEED) generate --out fixture --force
+
+bench: deps
+	Benchmarks/run.sh
+
+clean:
+	rm -rf .build fixture

@@ -1,0 +1,56 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "azseed",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "azseed", targets: ["azseed"]),
+        .library(name: "SeedKit", targets: ["SeedKit"]),
+        .library(name: "AzureStorage", targets: ["AzureStorage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CJPEG",
+            path: "Sources/CJPEG",
+            providers: [.apt(["libjpeg-dev"])]
+        ),
+        .target(
+            name: "AzureStorage",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "SeedKit",
+            dependencies: [
+                "AzureStorage",
+                "CJPEG",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ]
+        ),
+        .executableTarget(
+            name: "azseed",
+            dependencies: [
+                "SeedKit",
+                "AzureStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "SeedKitTests",
+            dependencies: ["SeedKit", "AzureStorage", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "AzureStorageTests",
+            dependencies: ["AzureStorage"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

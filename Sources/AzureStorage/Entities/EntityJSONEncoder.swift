@@ -1,0 +1,80 @@
+/// Writes entities as OData JSON with `@odata.type` annotations, byte for byte the same
+/// for the same entity.
+///
+/// Canonical form: `PartitionKey`, `RowKey`, then the other properties sorted byte-wise,
+/// each followed directly by its `Name@odata.type` annotation where JSON cannot carry the
+/// type by itself (Int64, DateTime, Guid, Binary, and every Double, so that `2.0` is never
+/// read back as an Int32).
+public enum EntityJSONEncoder {
+    /// The entity as one line of JSON (no trailing newline).
+    public static func encode(_ entity: TableEntity) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        append(entity, to: &out)
+        return out
+    }
+
+    /// Appends the entity's JSON to `out`.
+    public static func append(_ entity: TableEntity, to out: inout [UInt8]) {
+        let names = entity.sortedPropertyNames
+        append(partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: names,
+               values: names.map { entity.properties[$0]! }, to: &out)
+    }
+
+    /// Appends an entity given as property names already sorted byte-wise and their values.
+    public static func append(partitionKey: String, rowKey: String, names: [String], values: [EdmValue], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        JSONText.appendString("PartitionKey", to: &out)
+        out.append(UInt8(ascii: ":"))
+        JSONText.appendString(partitionKey, to: &out)
+        out.append(UInt8(ascii: ","))
+        JSONText.appendString("RowKey", to: &out)
+        out.append(UInt8(ascii: ":"))
+        JSONText.appendString(rowKey, to: &out)
+        for (name, value) in zip(names, values) {
+            appendProperty(name, value, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends `,"name":value` and, when the type needs it, `,"name@odata.type":"Edm.X"`.
+    public static func appendProperty(_ name: String, _ value: EdmValue, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        JSONText.appendString(name, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendValue(value, to: &out)
+        if needsAnnotation(value) {
+            out.append(UInt8(ascii: ","))
+            JSONText.appendString(name + "@odata.type", to: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONText.appendString(value.type.rawValue, to: &out)
+        }
+    }
+
+    static func needsAnnotation(_ value: EdmValue) -> Bool {
+        switch value {
+        case .string, .int32, .boolean: false
+        case .int64, .double, .dateTime, .guid, .binary: true
+        }
+    }
+
+    static func appendValue(_ value: EdmValue, to out: inout [UInt8]) {
+        switch value {
+        case .string(let s): JSONText.appendString(s, to: &out)
+        case .int32(let v): out.append(contentsOf: String(v).utf8)
+        case .int64(let v): JSONText.appendString(String(v), to: &out)
+        case .double(let v):
+            if v.isFinite {
+                out.append(contentsOf: EdmValue.doubleText(v).utf8)
+            } else {
+                JSONText.appendString(EdmValue.doubleText(v), to: &out)
+            }
+        case .boolean(let v): out.append(contentsOf: (v ? "true" : "false").utf8)
+        case .dateTime(let d):
+            out.append(UInt8(ascii: "\""))
+            d.appendISO8601(to: &out)
+            out.append(UInt8(ascii: "\""))
+        case .guid, .binary: JSONText.appendString(value.text, to: &out)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+/// Client-side checks of names, keys and sizes (fact sheet §6–7), so that a bad value is
+/// reported before the first request instead of as a service error halfway through a run.
+/// Each check returns nil when the value is valid, else the reason.
+public enum StorageNames {
+    /// Container names: 3–63 characters of `a-z`, `0-9` and `-`, starting and ending with a
+    /// letter or digit, no `--`.
+    public static func containerProblem(_ name: String) -> String? {
+        let bytes = Array(name.utf8)
+        guard (3...63).contains(bytes.count) else { return "a container name has 3 to 63 characters" }
+        let allowed = bytes.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 }
+        guard allowed else { return "a container name uses only lowercase letters, digits and '-'" }
+        guard bytes.first != 45, bytes.last != 45 else { return "a container name starts and ends with a letter or digit" }
+        guard !name.contains("--") else { return "a container name has no '--'" }
+        return nil
+    }
+
+    /// Table names: `^[A-Za-z][A-Za-z0-9]{2,62}$`, and not `tables`.
+    public static func tableProblem(_ name: String) -> String? {
+        let bytes = Array(name.utf8)
+        guard (3...63).contains(bytes.count) else { return "a table name has 3 to 63 characters" }
+        guard isLetter(bytes[0]) else { return "a table name starts with a letter" }
+        guard bytes.allSatisfy({ isLetter($0) || ($0 >= 48 && $0 <= 57) }) else { return "a table name uses only letters and digits" }
+        guard name.lowercased() != "tables" else { return "'tables' is a reserved table name" }
+        return nil
+    }
+
+    /// Blob names: 1–1,024 characters, not ending with `.` or `/`, no control characters.
+    public static func blobProblem(_ name: String) -> String? {
+        guard !name.isEmpty, name.count <= 1024 else { return "a blob name has 1 to 1024 characters" }
+        guard !name.hasSuffix("."), !name.hasSuffix("/") else { return "a blob name must not end with '.' or '/'" }
+        guard !name.unicodeScalars.contains(where: isControl) else { return "a blob name must not contain control characters" }
+        return nil
+    }
+
+    /// PartitionKey and RowKey: at most 1 KiB of UTF-16, none of `/ \ # ?` or control characters.
+    public static func keyProblem(_ key: String) -> String? {
+        guard key.utf16.count <= 1024 else { return "a key is at most 1 KiB" }
+        if let bad = key.unicodeScalars.first(where: { "/\\#?".unicodeScalars.contains($0) || isControl($0) }) {
+            let shown = isControl(bad) ? String(format: "U+%04X", bad.value) : "'\(bad)'"
+            return "a key must not contain \(shown)"
+        }
+        return nil
+    }
+
+    /// Property names: C# identifier rules, at most 255 characters, not a system property.
+    public static func propertyProblem(_ name: String) -> String? {
+        guard !name.isEmpty, name.count <= 255 else { return "a property name has 1 to 255 characters" }
+        let scalars = Array(name.unicodeScalars)
+        let first = scalars[0]
+        guard first == "_" || first.properties.isAlphabetic else { return "a property name starts with a letter or '_'" }
+        guard scalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || $0.properties.numericType != nil }) else {
+            return "a property name uses only letters, digits and '_'"
+        }
+        guard !["PartitionKey", "RowKey", "Timestamp"].contains(name) else { return "'\(name)' is a system property" }
+        return nil
+    }
+
+    /// The largest number of custom properties an entity may have.
+    public static let maxProperties = 252
+    /// The largest String value, in UTF-16 code units (64 KiB).
+    public static let maxStringUTF16 = 32 * 1024
+    /// The largest Binary value in bytes.
+    public static let maxBinaryBytes = 64 * 1024
+    /// The largest entity, in bytes.
+    public static let maxEntityBytes = 1024 * 1024
+
+    private static func isLetter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) }
+
+    static func isControl(_ s: Unicode.Scalar) -> Bool { s.value < 0x20 || (0x7F...0x9F).contains(s.value) }
+}
+
+import Foundation

@@ -1,0 +1,134 @@
+import AzureStorage
+import Foundation
+
+/// A dataset: everything azseed needs to know to build a desired state, read from a
+/// `dataset.yaml` file. SpeakEasy is one dataset; users write their own without Swift.
+public struct Dataset: Sendable {
+    /// The dataset's id; it namespaces every generated RowKey.
+    public var name: String
+    /// The folder holding `dataset.yaml`.
+    public var directory: URL
+    /// The path of `dataset.yaml`, as errors name it.
+    public var file: String
+    /// The seed used when `--seed` is not given.
+    public var seed: UInt64
+    public var window: WindowSpec
+    public var containers: [ContainerSpec]
+    public var tables: [TableSpec]
+    /// Where `template:` files are looked up.
+    public var templatesDirectory: URL
+
+    /// Every kind of every table, in declaration order.
+    public var kinds: [KindSpec] { tables.flatMap(\.kinds) }
+
+    public func kind(named name: String) -> KindSpec? { kinds.first { $0.name == name } }
+}
+
+/// Public read access of a blob container.
+public enum AccessLevel: String, Sendable, CaseIterable {
+    case container, blob, `private`
+}
+
+/// The dataset's default date window, resolved against `--now` unless `--from`/`--to` say otherwise.
+public struct WindowSpec: Sendable, Equatable {
+    public enum Start: Sendable, Equatable {
+        /// `today`, `today+N`, `today-N`: days relative to `--now` truncated to midnight UTC.
+        case today(offsetDays: Int)
+        case absolute(EdmDateTime)
+    }
+    public var from: Start
+    /// Length of the window when no explicit end is set.
+    public var days: Int?
+    /// An explicit end (exclusive).
+    public var to: EdmDateTime?
+}
+
+/// A blob container the dataset owns and the files it uploads.
+public struct ContainerSpec: Sendable {
+    public var name: String
+    public var access: AccessLevel
+    /// The folder whose files become the container's blobs (nil: an empty container).
+    public var filesDirectory: URL?
+    public var line: Int
+}
+
+/// A table and the kinds of entity stored in it.
+public struct TableSpec: Sendable {
+    public var name: String
+    public var kinds: [KindSpec]
+    public var line: Int
+}
+
+/// One kind of entity: explicit rows or `count` generated entities, in one partition.
+public struct KindSpec: Sendable {
+    public var name: String
+    public var partition: String
+    /// The natural key: RowKey is a name-based UUID of these fields' values.
+    public var key: [String]
+    public var rows: [Row]?
+    public var count: Int?
+    public var fields: [FieldDefinition]
+    /// Helper columns that are not stored.
+    public var omit: [String]
+    /// Explicit EDM types of row columns.
+    public var columnTypes: [String: EdmType]
+    public var table: String
+    public var line: Int
+    /// The line of `count:` (for errors about it).
+    public var countLine: Int
+
+    /// Row column names, in the order of the first row.
+    public var columns: [String] { rows?.first?.values.map(\.0) ?? [] }
+
+    /// The field definition named `name`, if it is generated.
+    public func field(named name: String) -> FieldDefinition? { fields.first { $0.name == name } }
+
+    /// Every stored property name (columns and fields, less omitted ones).
+    public var storedNames: [String] {
+        (columns + fields.filter { !$0.isRef }.map(\.name)).filter { !omit.contains($0) }
+    }
+}
+
+/// One explicit row of a kind.
+public struct Row: Sendable {
+    public var values: [(String, EdmValue)]
+    public var line: Int
+
+    public subscript(name: String) -> EdmValue? { values.first { $0.0 == name }?.1 }
+}
+
+/// A generated field.
+public struct FieldDefinition: Sendable {
+    public var name: String
+    public var generator: FieldGenerator
+    public var line: Int
+
+    /// A `ref` names an entity of another kind; it is a helper, never stored.
+    public var isRef: Bool {
+        if case .ref = generator { return true }
+        return false
+    }
+}
+
+/// How a field's value is made.
+public enum FieldGenerator: Sendable {
+    case const(EdmValue)
+    /// Uniform from a list.
+    case pick([EdmValue])
+    /// One entity of another kind, drawn uniformly.
+    case ref(kind: String)
+    /// A property of a `ref` field's entity (including RowKey and PartitionKey).
+    case from(ref: String, property: String)
+    /// Uniform in the window at a resolution (in ticks), as Edm.DateTime.
+    case date(resolutionTicks: Int64)
+    /// Uniform in `min...max`, typed Int32 or Int64.
+    case int(min: Int64, max: Int64, type: EdmType)
+    /// Uniform in `[min, max)`.
+    case double(min: Double, max: Double)
+    /// `start + ordinal × step` over the kind's entities in RowKey order (or draw order when keyed by it).
+    case sequence(start: Int64, step: Int64, type: EdmType)
+    /// Mustache text over the entity's fields.
+    case template(Template)
+    /// The URL of a blob of one of the dataset's containers, its name a Mustache template.
+    case blobURL(container: String, name: Template)
+}

@@ -1,0 +1,203 @@
+import AzureStorage
+import Foundation
+import Yams
+
+extension Dataset {
+    /// Reads and validates `<directory>/dataset.yaml` and its templates.
+    ///
+    /// Every problem is a ``DatasetError`` naming the file and line; nothing is generated
+    /// from a dataset that has not passed every check.
+    public static func load(directory: URL) throws(DatasetError) -> Dataset {
+        let fileURL = directory.appendingPathComponent("dataset.yaml")
+        let file = fileURL.relativePathForMessages
+        guard FileManager.default.fileExists(atPath: fileURL.path) else {
+            throw DatasetError(file: file, line: nil, "dataset file not found (pass --dataset DIR, a folder holding dataset.yaml)")
+        }
+        guard let data = FileManager.default.contents(atPath: fileURL.path), let text = String(data: data, encoding: .utf8) else {
+            throw DatasetError(file: file, line: nil, "cannot read the file as UTF-8 text")
+        }
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else {
+                throw DatasetError(file: file, line: nil, "the file is empty")
+            }
+            root = node
+        } catch let error as DatasetError {
+            throw error
+        } catch let error as YamlError {
+            throw DatasetError(file: file, line: error.line, "malformed YAML: \(error.problem)")
+        } catch {
+            throw DatasetError(file: file, line: nil, "malformed YAML: \(error)")
+        }
+        var loader = DatasetLoader(reader: YAMLReader(file: file), directory: directory)
+        let dataset = try loader.dataset(root)
+        try DatasetValidator(dataset: dataset).validate()
+        return dataset
+    }
+}
+
+extension YamlError {
+    var line: Int? {
+        switch self {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark.line
+        case .duplicatedKeysInMapping(_, let context): context.mark.line
+        default: nil
+        }
+    }
+
+    var problem: String {
+        switch self {
+        case .scanner(let context, let problem, _, _), .parser(let context, let problem, _, _), .composer(let context, let problem, _, _):
+            if let context { return "\(problem) (\(context.text))" }
+            return problem
+        case .duplicatedKeysInMapping(let duplicates, _): return "duplicate keys: \(duplicates.joined(separator: ", "))"
+        default:
+            return "\(self)".split(separator: "\n").first.map(String.init) ?? "unreadable"
+        }
+    }
+}
+
+extension URL {
+    /// The path relative to the working directory when it lies below it, else absolute.
+    var relativePathForMessages: String {
+        let cwd = FileManager.default.currentDirectoryPath
+        let path = self.standardizedFileURL.path
+        if path.hasPrefix(cwd + "/") { return String(path.dropFirst(cwd.count + 1)) }
+        return path
+    }
+}
+
+private struct DatasetLoader {
+    let reader: YAMLReader
+    let directory: URL
+
+    mutating func dataset(_ root: Node) throws(DatasetError) -> Dataset {
+        let top = try reader.mapping(root, "the dataset", allowed: ["name", "seed", "window", "templates", "containers", "tables"])
+        let name = try reader.string(try reader.required(top, "name", in: "the dataset", at: root), "name")
+        var seed: UInt64 = 0
+        if let node = top.first(where: { $0.key == "seed" })?.value {
+            guard let s = UInt64(try reader.string(node, "seed")) else { throw reader.error(node, "seed must be a whole number from 0 to \(UInt64.max)") }
+            seed = s
+        }
+        var window = WindowSpec(from: .today(offsetDays: 0), days: 30, to: nil)
+        if let node = top.first(where: { $0.key == "window" })?.value { window = try self.window(node) }
+        var templates = directory.appendingPathComponent("templates")
+        if let node = top.first(where: { $0.key == "templates" })?.value {
+            templates = URL(fileURLWithPath: try reader.string(node, "templates"), relativeTo: directory).standardizedFileURL
+        }
+        var containers: [ContainerSpec] = []
+        if let node = top.first(where: { $0.key == "containers" })?.value {
+            for item in try reader.sequence(node, "containers") { containers.append(try container(item)) }
+        }
+        var tables: [TableSpec] = []
+        if let node = top.first(where: { $0.key == "tables" })?.value {
+            for item in try reader.sequence(node, "tables") { tables.append(try table(item, templates: templates)) }
+        }
+        return Dataset(name: name, directory: directory, file: reader.file, seed: seed, window: window,
+                       containers: containers, tables: tables, templatesDirectory: templates)
+    }
+
+    func window(_ node: Node) throws(DatasetError) -> WindowSpec {
+        let pairs = try reader.mapping(node, "window", allowed: ["from", "days", "to"])
+        var spec = WindowSpec(from: .today(offsetDays: 0), days: nil, to: nil)
+        for (key, value, _) in pairs {
+            switch key {
+            case "from":
+                let text = try reader.string(value, "window.from")
+                if let start = WindowSpec.Start(text) { spec.from = start } else {
+                    throw reader.error(value, "window.from: '\(text)' is not 'today', 'today+N', 'today-N' or a date (YYYY-MM-DD)")
+                }
+            case "days":
+                let days = try reader.int(value, "window.days")
+                guard days > 0, days <= 3_000_000 else { throw reader.error(value, "window.days must be a positive number of days") }
+                spec.days = Int(days)
+            default:
+                let text = try reader.string(value, "window.to")
+                guard let to = EdmDateTime(iso8601: text) else { throw reader.error(value, "window.to: '\(text)' is not a date (YYYY-MM-DD) or ISO 8601 timestamp") }
+                spec.to = to
+            }
+        }
+        if spec.days == nil && spec.to == nil { throw reader.error(node, "window needs 'days' or 'to'") }
+        if spec.days != nil && spec.to != nil { throw reader.error(node, "window takes 'days' or 'to', not both") }
+        return spec
+    }
+
+    func container(_ node: Node) throws(DatasetError) -> ContainerSpec {
+        let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images"])
+        let name = try reader.string(try reader.required(pairs, "name", in: "a container", at: node), "container name")
+        var access = AccessLevel.private
+        if let value = pairs.first(where: { $0.key == "access" })?.value {
+            let text = try reader.string(value, "access")
+            guard let level = AccessLevel(rawValue: text) else { throw reader.error(value, "access: '\(text)' is not container, blob or private") }
+            access = level
+        }
+        var files: URL?
+        if let value = pairs.first(where: { $0.key == "files" || $0.key == "images" })?.value {
+            let path = try reader.string(value, "files")
+            let url = URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir), isDir.boolValue else {
+                throw reader.error(value, "folder '\(url.relativePathForMessages)' not found")
+            }
+            files = url
+        }
+        return ContainerSpec(name: name, access: access, filesDirectory: files, line: YAMLReader.line(of: node) ?? 0)
+    }
+
+    func table(_ node: Node, templates: URL) throws(DatasetError) -> TableSpec {
+        let pairs = try reader.mapping(node, "a table", allowed: ["name", "kinds"])
+        let name = try reader.string(try reader.required(pairs, "name", in: "a table", at: node), "table name")
+        var kinds: [KindSpec] = []
+        for item in try reader.sequence(try reader.required(pairs, "kinds", in: "table '\(name)'", at: node), "kinds") {
+            kinds.append(try kind(item, table: name, templates: templates))
+        }
+        if kinds.isEmpty { throw reader.error(node, "table '\(name)' has no kinds") }
+        return TableSpec(name: name, kinds: kinds, line: YAMLReader.line(of: node) ?? 0)
+    }
+
+    func kind(_ node: Node, table: String, templates: URL) throws(DatasetError) -> KindSpec {
+        let pairs = try reader.mapping(node, "a kind", allowed: ["name", "partition", "key", "rows", "count", "fields", "omit", "types"])
+        let name = try reader.string(try reader.required(pairs, "name", in: "a kind", at: node), "kind name")
+        let what = "kind '\(name)'"
+        let partition = try reader.string(try reader.required(pairs, "partition", in: what, at: node), "partition")
+        let key = try reader.strings(try reader.required(pairs, "key", in: what, at: node), "key")
+        var types: [String: EdmType] = [:]
+        if let value = pairs.first(where: { $0.key == "types" })?.value {
+            for (column, typeNode, _) in try reader.namedMapping(value, "types") {
+                types[column] = try reader.edmType(typeNode, "types.\(column)")
+            }
+        }
+        var rows: [Row]?
+        if let value = pairs.first(where: { $0.key == "rows" })?.value {
+            var list: [Row] = []
+            for rowNode in try reader.sequence(value, "rows") {
+                var values: [(String, EdmValue)] = []
+                for (column, cell, _) in try reader.namedMapping(rowNode, "a row of \(what)") {
+                    values.append((column, try reader.value(cell, "\(what), \(column)", type: types[column])))
+                }
+                list.append(Row(values: values, line: YAMLReader.line(of: rowNode) ?? 0))
+            }
+            rows = list
+        }
+        var count: Int?
+        var countLine = YAMLReader.line(of: node) ?? 0
+        if let value = pairs.first(where: { $0.key == "count" })?.value {
+            let n = try reader.int(value, "count")
+            guard n > 0 else { throw reader.error(value, "count must be at least 1") }
+            count = Int(n)
+            countLine = YAMLReader.line(of: value) ?? countLine
+        }
+        var fields: [FieldDefinition] = []
+        if let value = pairs.first(where: { $0.key == "fields" })?.value {
+            for (fieldName, spec, keyNode) in try reader.namedMapping(value, "fields of \(what)") {
+                let parser = FieldParser(reader: reader, templates: templates, field: fieldName, kind: name)
+                fields.append(FieldDefinition(name: fieldName, generator: try parser.parse(spec),
+                                              line: YAMLReader.line(of: keyNode) ?? 0))
+            }
+        }
+        var omit: [String] = []
+        if let value = pairs.first(where: { $0.key == "omit" })?.value { omit = try reader.strings(value, "omit") }
+        return KindSpec(name: name, partition: partition, key: key, rows: rows, count: count, fields: fields, omit: omit,
+                        columnTypes: types, table: table, line: YAMLReader.line(of: node) ?? 0, countLine: countLine)
+    }
+}

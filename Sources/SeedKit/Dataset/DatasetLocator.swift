@@ -1,0 +1,31 @@
+import Foundation
+
+/// Finds the datasets shipped with azseed from any working directory.
+public enum DatasetLocator {
+    /// The default dataset's folder name below `Seeds/`.
+    public static let defaultName = "speakeasy"
+
+    /// The folder of the default dataset: `$AZSEED_HOME/Seeds/speakeasy`, else the nearest
+    /// `Seeds/speakeasy` above the executable (a build folder inside the repository), else
+    /// `<prefix>/share/azseed/Seeds/speakeasy` beside an installed executable, else the
+    /// working directory's `Seeds/speakeasy`.
+    public static func defaultDataset(executable: String = CommandLine.arguments[0]) -> URL {
+        let relative = "Seeds/\(defaultName)"
+        let fm = FileManager.default
+        if let home = ProcessInfo.processInfo.environment["AZSEED_HOME"], !home.isEmpty {
+            return URL(fileURLWithPath: home).appendingPathComponent(relative)
+        }
+        let exe = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        for _ in 0..<8 {
+            for candidate in [dir.appendingPathComponent(relative), dir.appendingPathComponent("share/azseed/\(relative)")]
+            where fm.fileExists(atPath: candidate.appendingPathComponent("dataset.yaml").path) {
+                return candidate
+            }
+            let parent = dir.deletingLastPathComponent()
+            if parent.path == dir.path { break }
+            dir = parent
+        }
+        return URL(fileURLWithPath: fm.currentDirectoryPath).appendingPathComponent(relative)
+    }
+}

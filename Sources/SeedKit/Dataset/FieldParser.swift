@@ -1,0 +1,122 @@
+import AzureStorage
+import Foundation
+import Yams
+
+/// Parses one entry of a kind's `fields:` mapping into a ``FieldGenerator``.
+struct FieldParser {
+    let reader: YAMLReader
+    let templates: URL
+    let field: String
+    let kind: String
+
+    static let generators = ["const", "pick", "ref", "from", "date", "int", "double", "sequence", "template", "blobUrl"]
+
+    func parse(_ node: Node) throws(DatasetError) -> FieldGenerator {
+        let what = "field '\(field)' of kind '\(kind)'"
+        let pairs = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution"])
+        let chosen = pairs.filter { FieldParser.generators.contains($0.key) }
+        guard chosen.count == 1, let (generator, value, _) = chosen.first else {
+            throw reader.error(node, "\(what) needs exactly one of: \(FieldParser.generators.joined(separator: ", "))")
+        }
+        var type: EdmType?
+        if let typeNode = pairs.first(where: { $0.key == "type" })?.value { type = try reader.edmType(typeNode, "\(what), type") }
+        if let resolution = pairs.first(where: { $0.key == "resolution" }), generator != "date" {
+            throw reader.error(resolution.keyNode, "\(what): 'resolution' applies only to a date field")
+        }
+        switch generator {
+        case "const":
+            return .const(try reader.value(value, what, type: type))
+        case "pick":
+            let items = try reader.sequence(value, "\(what), pick")
+            if items.isEmpty { throw reader.error(value, "\(what): pick needs at least one value") }
+            var values: [EdmValue] = []
+            for item in items { values.append(try reader.value(item, "\(what), pick", type: type)) }
+            return .pick(values)
+        case "ref":
+            try noType(type, node, what)
+            return .ref(kind: try reader.string(value, "\(what), ref"))
+        case "from":
+            try noType(type, node, what)
+            let path = try reader.string(value, "\(what), from")
+            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw reader.error(value, "\(what): from must be 'refField.Property', not '\(path)'")
+            }
+            return .from(ref: parts[0], property: parts[1])
+        case "date":
+            guard try reader.string(value, "\(what), date") == "window" else {
+                throw reader.error(value, "\(what): date must be 'window' (the dataset's window, or --from/--to)")
+            }
+            if let type, type != .dateTime { throw reader.error(node, "\(what): a date is always Edm.DateTime") }
+            var resolution = EdmDateTime.ticksPerMinute
+            if let r = pairs.first(where: { $0.key == "resolution" })?.value {
+                let text = try reader.string(r, "\(what), resolution")
+                switch text {
+                case "second": resolution = EdmDateTime.ticksPerSecond
+                case "minute": resolution = EdmDateTime.ticksPerMinute
+                case "hour": resolution = 60 * EdmDateTime.ticksPerMinute
+                case "day": resolution = EdmDateTime.ticksPerDay
+                default: throw reader.error(r, "\(what): resolution '\(text)' is not second, minute, hour or day")
+                }
+            }
+            return .date(resolutionTicks: resolution)
+        case "int":
+            let bounds = try range(value, what) { (n: Node, w: String) throws(DatasetError) in try reader.int(n, w) }
+            let intType = type ?? (Int32(exactly: bounds.0) != nil && Int32(exactly: bounds.1) != nil ? .int32 : .int64)
+            guard intType == .int32 || intType == .int64 else { throw reader.error(node, "\(what): an int is Edm.Int32 or Edm.Int64") }
+            if intType == .int32 && (Int32(exactly: bounds.0) == nil || Int32(exactly: bounds.1) == nil) {
+                throw reader.error(value, "\(what): the range does not fit Edm.Int32")
+            }
+            guard bounds.0 <= bounds.1 else { throw reader.error(value, "\(what): int range [min, max] needs min ≤ max") }
+            return .int(min: bounds.0, max: bounds.1, type: intType)
+        case "double":
+            if let type, type != .double { throw reader.error(node, "\(what): a double is always Edm.Double") }
+            let bounds = try range(value, what) { (n: Node, w: String) throws(DatasetError) in try reader.double(n, w) }
+            guard bounds.0 < bounds.1 else { throw reader.error(value, "\(what): double range [min, max) needs min < max") }
+            return .double(min: bounds.0, max: bounds.1)
+        case "sequence":
+            var start: Int64 = 1
+            var step: Int64 = 1
+            if case .mapping = value {
+                for (key, v, _) in try reader.mapping(value, "\(what), sequence", allowed: ["start", "step"]) {
+                    if key == "start" { start = try reader.int(v, "\(what), sequence.start") } else { step = try reader.int(v, "\(what), sequence.step") }
+                }
+            } else {
+                start = try reader.int(value, "\(what), sequence")
+            }
+            let seqType = type ?? .int32
+            guard seqType == .int32 || seqType == .int64 || seqType == .string else {
+                throw reader.error(node, "\(what): a sequence is Edm.Int32, Edm.Int64 or Edm.String")
+            }
+            return .sequence(start: start, step: step, type: seqType)
+        case "template":
+            if let type, type != .string { throw reader.error(node, "\(what): a template is always Edm.String") }
+            let name = try reader.string(value, "\(what), template")
+            let url = templates.appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw reader.error(value, "\(what): template '\(url.relativePathForMessages)' not found")
+            }
+            guard let source = String(data: data, encoding: .utf8) else {
+                throw reader.error(value, "\(what): template '\(url.relativePathForMessages)' is not UTF-8 text")
+            }
+            return .template(try Template(source: source, origin: url.relativePathForMessages))
+        default:
+            if let type, type != .string { throw reader.error(node, "\(what): a blob URL is always Edm.String") }
+            let parts = try reader.mapping(value, "\(what), blobUrl", allowed: ["container", "name"])
+            let container = try reader.string(try reader.required(parts, "container", in: "\(what), blobUrl", at: value), "container")
+            let nameNode = try reader.required(parts, "name", in: "\(what), blobUrl", at: value)
+            let origin = "\(reader.file):\(YAMLReader.line(of: nameNode) ?? 0)"
+            return .blobURL(container: container, name: try Template(source: try reader.string(nameNode, "name"), origin: origin))
+        }
+    }
+
+    private func noType(_ type: EdmType?, _ node: Node, _ what: String) throws(DatasetError) {
+        if type != nil { throw reader.error(node, "\(what): 'type' does not apply here") }
+    }
+
+    private func range<T>(_ node: Node, _ what: String, _ read: (Node, String) throws(DatasetError) -> T) throws(DatasetError) -> (T, T) {
+        let items = try reader.sequence(node, what)
+        guard items.count == 2 else { throw reader.error(node, "\(what): a range is [min, max]") }
+        return (try read(items[0], "\(what), min"), try read(items[1], "\(what), max"))
+    }
+}

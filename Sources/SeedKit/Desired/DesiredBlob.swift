@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+
+/// A blob the dataset wants in a container: a local file, its content type and MD5.
+public struct DesiredBlob: Sendable, Equatable {
+    public var name: String
+    public var file: URL
+    public var size: Int
+    /// The 16-byte MD5 of the content (Azure's Content-MD5).
+    public var md5: [UInt8]
+    public var contentType: String
+
+    /// The MD5 as base64, as Azure reports it.
+    public var md5Base64: String { Data(md5).base64EncodedString() }
+}
+
+/// A container the dataset wants, with its access level and blobs (sorted by name).
+public struct DesiredContainer: Sendable {
+    public var name: String
+    public var access: AccessLevel
+    public var blobs: [DesiredBlob]
+
+    public func blob(named name: String) -> DesiredBlob? { blobs.first { $0.name == name } }
+}
+
+extension DesiredContainer {
+    /// Reads a container's folder: every file (hidden ones skipped) becomes a blob named by
+    /// its path below the folder. Each `.jpg`/`.jpeg` file is decoded with libjpeg, so a
+    /// missing, empty, non-JPEG or corrupt image stops the run here, naming the file.
+    static func load(_ spec: ContainerSpec, access: AccessLevel) throws(GenerationError) -> DesiredContainer {
+        guard let folder = spec.filesDirectory else { return DesiredContainer(name: spec.name, access: access, blobs: []) }
+        var blobs: [DesiredBlob] = []
+        for relative in try listFiles(folder) {
+            let url = folder.appendingPathComponent(relative)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw GenerationError("\(url.relativePathForMessages): cannot read the file")
+            }
+            let bytes = [UInt8](data)
+            let type = ContentTypes.forName(relative)
+            if type == "image/jpeg", case .failure(let problem) = JPEG.check(bytes) {
+                throw GenerationError("\(url.relativePathForMessages): not a usable JPEG image: \(problem); replace the file with a valid JPEG")
+            }
+            if bytes.isEmpty { throw GenerationError("\(url.relativePathForMessages): the file is empty") }
+            blobs.append(DesiredBlob(name: relative, file: url, size: bytes.count, md5: Array(Insecure.MD5.hash(data: bytes)), contentType: type))
+        }
+        blobs.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return DesiredContainer(name: spec.name, access: access, blobs: blobs)
+    }
+
+    private static func listFiles(_ folder: URL) throws(GenerationError) -> [String] {
+        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]) else {
+            throw GenerationError("\(folder.relativePathForMessages): cannot list the folder")
+        }
+        let base = folder.standardizedFileURL.path
+        var names: [String] = []
+        for case let url as URL in walker {
+            guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+            let path = url.standardizedFileURL.path
+            names.append(String(path.dropFirst(base.count + 1)))
+        }
+        return names
+    }
+}
+
+/// Content types by file extension.
+public enum ContentTypes {
+    public static func forName(_ name: String) -> String {
+        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        switch ext {
+        case "jpg", "jpeg": return "image/jpeg"
+        case "png": return "image/png"
+        case "gif": return "image/gif"
+        case "webp": return "image/webp"
+        case "svg": return "image/svg+xml"
+        case "json": return "application/json"
+        case "txt": return "text/plain"
+        case "html", "htm": return "text/html"
+        case "css": return "text/css"
+        case "csv": return "text/csv"
+        case "pdf": return "application/pdf"
+        default: return "application/octet-stream"
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import AzureStorage
+
+/// A table the dataset wants and the entities it should hold, made on demand in
+/// PartitionKey-then-RowKey order so that a million entities never sit in memory at once.
+public struct DesiredTable: Sendable {
+    public let name: String
+    let engines: [KindEngine]
+    let datasetFile: String
+
+    /// How many entities the table should hold.
+    public var entityCount: Int { engines.reduce(0) { $0 + $1.count } }
+
+    /// The partitions the dataset owns in this table, sorted.
+    public var partitions: [String] {
+        Set(engines.map(\.spec.partition)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The kinds stored in this table.
+    public var kinds: [KindSpec] { engines.map(\.spec) }
+
+    /// Calls `body` with every entity in PartitionKey, then RowKey, order.
+    public func forEachEntity(_ body: (GeneratedEntity) throws -> Void) throws {
+        for partition in partitions {
+            let members = engines.filter { $0.spec.partition == partition }
+            if members.count == 1 {
+                try forEach(of: members[0], body)
+                continue
+            }
+            // Several kinds share the partition: merge their RowKey orders.
+            var all: [(rowKey: RowKeyBits, identity: UInt128, ordinal: Int, kind: Int)] = []
+            for (k, engine) in members.enumerated() {
+                for (ordinal, item) in try engine.sortedIdentities(datasetFile: datasetFile).enumerated() {
+                    all.append((item.rowKey, item.identity, ordinal, k))
+                }
+            }
+            all.sort { $0.rowKey < $1.rowKey }
+            var builders = members.map { EntityBuilder(engine: $0) }
+            for item in all {
+                if let made = members[item.kind].materialized {
+                    try body(made[item.ordinal])
+                } else {
+                    try body(try builders[item.kind].build(identity: item.identity, ordinal: item.ordinal, rowKey: item.rowKey))
+                }
+            }
+        }
+    }
+
+    private func forEach(of engine: KindEngine, _ body: (GeneratedEntity) throws -> Void) throws {
+        if let made = engine.materialized {
+            for entity in made { try body(entity) }
+            return
+        }
+        var builder = EntityBuilder(engine: engine)
+        for (ordinal, item) in try engine.sortedIdentities(datasetFile: datasetFile).enumerated() {
+            try body(try builder.build(identity: item.identity, ordinal: ordinal, rowKey: item.rowKey))
+        }
+    }
+}

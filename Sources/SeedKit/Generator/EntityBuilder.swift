@@ -1,0 +1,138 @@
+import AzureStorage
+
+/// Makes entities of one kind. Not shared between threads: it keeps a cache of rendered
+/// templates, since most templates read few fields and repeat their output.
+struct EntityBuilder {
+    let engine: KindEngine
+    private var values: [EdmValue]
+    private var refs: [Int]
+    private var templateCache: [String: String] = [:]
+    private static let cacheLimit = 65_536
+
+    init(engine: KindEngine) {
+        self.engine = engine
+        values = engine.spec.rows?.first?.values.map(\.1) ?? []
+        values += Array(repeating: .boolean(false), count: engine.ops.count)
+        refs = Array(repeating: 0, count: values.count)
+    }
+
+    /// The RowKey of key index `index` of a generated kind, straight from its digits.
+    mutating func keyFromSpace(_ index: UInt128) -> RowKeyBits {
+        let digits = engine.keySpace!.digits(of: index)
+        var fields: [(name: String, value: EdmValue)] = []
+        fields.reserveCapacity(engine.keySlots.count)
+        for slot in engine.keySlots {
+            let op = engine.ops[slot - engine.columnCount]
+            fields.append((engine.slotNames[slot], keyValue(op, digits)))
+        }
+        return engine.naturalKey.rowKey(fields)
+    }
+
+    private func keyValue(_ op: FieldOp, _ digits: [UInt128]) -> EdmValue {
+        switch op {
+        case .value(let v): return v
+        case .pick(let values, let key?): return values[Int(digits[key])]
+        case .date(let first, let step, _, let key?): return .dateTime(EdmDateTime(ticks: first + Int64(digits[key]) * step))
+        case .int(let min, _, let type, let key?): return intValue(Int128(min) + Int128(digits[key]), type)
+        case .from(let refSlot, let property):
+            guard case .ref(let target, let key?, let groups) = engine.ops[refSlot - engine.columnCount] else { break }
+            return target.property(property, of: target.materialized![groups[Int(digits[key])][0]])
+        default: break
+        }
+        preconditionFailure("not a key component")
+    }
+
+    /// The RowKey of an entity whose key needs the whole entity (rows, sequence-keyed kinds).
+    mutating func keyByBuilding(identity: UInt128, ordinal: Int) throws(GenerationError) -> RowKeyBits {
+        try evaluate(identity: identity, ordinal: ordinal)
+        return engine.naturalKey.rowKey(engine.keySlots.map { (engine.slotNames[$0], values[$0]) })
+    }
+
+    /// The entity with identity `identity`, the `ordinal`-th in RowKey order.
+    mutating func build(identity: UInt128, ordinal: Int, rowKey: RowKeyBits) throws(GenerationError) -> GeneratedEntity {
+        try evaluate(identity: identity, ordinal: ordinal)
+        return GeneratedEntity(partitionKey: engine.spec.partition, rowKey: rowKey.text, names: engine.storedNames,
+                               values: engine.storedSlots.map { values[$0] })
+    }
+
+    private mutating func evaluate(identity: UInt128, ordinal: Int) throws(GenerationError) {
+        if let rows = engine.spec.rows {
+            for (i, cell) in rows[Int(identity)].values.enumerated() { values[i] = cell.1 }
+        }
+        var random = SeedRandom.forEntity(stream: engine.stream, identity: identity)
+        let digits = engine.keySpace.map { $0.digits(of: identity) }
+        let base = engine.columnCount
+        for (i, op) in engine.ops.enumerated() {
+            let slot = base + i
+            switch op {
+            case .value(let v):
+                values[slot] = v
+            case .pick(let list, let key):
+                values[slot] = list[Int(choose(key, digits, UInt64(list.count), &random))]
+            case .date(let first, let step, let count, let key):
+                values[slot] = .dateTime(EdmDateTime(ticks: first + Int64(choose(key, digits, count, &random)) * step))
+            case .int(let min, let count, let type, let key):
+                let offset = key.flatMap { k in digits.map { $0[k] } } ?? random.upTo(count - 1)
+                values[slot] = intValue(Int128(min) + Int128(offset), type)
+            case .double(let min, let width):
+                values[slot] = .double(min + random.unit() * width)
+            case .sequence(let start, let step, let type):
+                let n = Int128(start) + Int128(ordinal) * Int128(step)
+                values[slot] = type == .string ? .string(String(n)) : intValue(n, type)
+            case .ref(let target, let key, let groups):
+                let count = target.materialized!.count
+                if let key, let digits {
+                    let group = groups[Int(digits[key])]
+                    refs[slot] = group.count == 1 ? group[0] : group[Int(random.below(UInt64(group.count)))]
+                } else {
+                    refs[slot] = Int(random.below(UInt64(count)))
+                }
+            case .from(let refSlot, let property):
+                guard case .ref(let target, _, _) = engine.ops[refSlot - base] else { continue }
+                values[slot] = target.property(property, of: target.materialized![refs[refSlot]])
+            case .template(let template, let sources):
+                values[slot] = .string(render(template, sources))
+            case .blobURL(let prefix, let template, let sources, let files, let container):
+                let name = render(template, sources)
+                guard files.contains(name) else {
+                    let row = engine.spec.rows.map { "row at line \($0[Int(identity)].line)" } ?? "entity \(identity)"
+                    throw GenerationError("kind '\(engine.spec.name)', \(row): field '\(engine.slotNames[slot])' names blob '\(name)', which is not a file of container '\(container)'; add the file or fix the name")
+                }
+                values[slot] = .string(prefix + PercentEncoding.path(name))
+            }
+        }
+    }
+
+    private func choose(_ key: Int?, _ digits: [UInt128]?, _ count: UInt64, _ random: inout SeedRandom) -> UInt64 {
+        if let key, let digits { return UInt64(digits[key]) }
+        return random.below(count)
+    }
+
+    private mutating func render(_ template: Template, _ sources: [VariableSource]) -> String {
+        var context: [String: Any] = [:]
+        var cacheKey = template.origin
+        for source in sources {
+            switch source {
+            case .slot(let name, let index):
+                let text = values[index].text
+                context[name] = text
+                cacheKey += "\u{0}" + text
+            case .refProperty(let ref, let property, let slot, let propertyIndex):
+                guard case .ref(let target, _, _) = engine.ops[slot - engine.columnCount] else { continue }
+                let text = target.property(propertyIndex, of: target.materialized![refs[slot]]).text
+                var nested = context[ref] as? [String: String] ?? [:]
+                nested[property] = text
+                context[ref] = nested
+                cacheKey += "\u{0}" + text
+            }
+        }
+        if let hit = templateCache[cacheKey] { return hit }
+        let text = template.render(context)
+        if templateCache.count < EntityBuilder.cacheLimit { templateCache[cacheKey] = text }
+        return text
+    }
+}
+
+func intValue(_ n: Int128, _ type: EdmType) -> EdmValue {
+    type == .int32 ? .int32(Int32(n)) : .int64(Int64(n))
+}

@@ -1,0 +1,31 @@
+import AzureStorage
+
+/// A field compiled for fast evaluation. `key` is the index of the field's component in
+/// the kind's key space when the key index decides its value, nil when the entity's own
+/// random stream draws it.
+enum FieldOp: Sendable {
+    case value(EdmValue)
+    case pick([EdmValue], key: Int?)
+    case date(first: Int64, step: Int64, count: UInt64, key: Int?)
+    case int(min: Int64, count: UInt128, type: EdmType, key: Int?)
+    case double(min: Double, width: Double)
+    case sequence(start: Int64, step: Int64, type: EdmType)
+    /// An entity of kind `target`; with a key component, the component picks a group of
+    /// entities sharing the key's values, and the stream picks within the group.
+    case ref(target: KindEngine, key: Int?, groups: [[Int]])
+    case from(refSlot: Int, property: Int)
+    case template(Template, sources: [VariableSource])
+    case blobURL(prefix: String, name: Template, sources: [VariableSource], files: Set<String>, container: String)
+}
+
+/// Where a template variable's text comes from.
+enum VariableSource: Sendable {
+    case slot(name: String, index: Int)
+    case refProperty(ref: String, property: String, slot: Int, propertyIndex: Int)
+}
+
+/// Names a ref's target property the way ``KindEngine/property(_:of:)`` resolves it.
+enum PropertyIndex {
+    static let partitionKey = -1
+    static let rowKey = -2
+}

@@ -1,0 +1,13 @@
+/// A problem found while turning a dataset into a desired state.
+public struct GenerationError: Error, CustomStringConvertible, Sendable {
+    /// Whether the user's flags caused it (exit 64) rather than the dataset's files (exit 1).
+    public var isUsage: Bool
+    public var message: String
+
+    public init(usage: Bool = false, _ message: String) {
+        self.isUsage = usage
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,153 @@
+import AzureStorage
+
+/// A kind compiled against a resolved window and seed: it knows how to make any of its
+/// entities from that entity's identity alone.
+///
+/// Draw order (part of the determinism contract): each kind has its own stream,
+/// `SeedRandom.stream(seed:name: "<table>/<kind>")`. A generated kind first draws its set
+/// of key indices from that stream (``KeySpace/sample``); then each entity has a stream of
+/// its own seeded by its identity (its key index, or its row or sequence ordinal), from
+/// which the non-key fields draw in declaration order: pick, date and ref one bounded
+/// integer each, int one (128-bit for wide ranges), double one unit value, a keyed ref one
+/// bounded integer only when its group has more than one entity.
+final class KindEngine: Sendable {
+    let spec: KindSpec
+    let stream: UInt64
+    let naturalKey: NaturalKey
+    /// Slot names: row columns, then fields.
+    let slotNames: [String]
+    /// Stored property names, sorted byte-wise, and their slots.
+    let storedNames: [String]
+    let storedSlots: [Int]
+    /// Slots of the key fields, in key order.
+    let keySlots: [Int]
+    let ops: [FieldOp]
+    let columnCount: Int
+    let keySpace: KeySpace?
+    /// Entities made up front: every row kind, and generated kinds another kind references.
+    let materialized: [GeneratedEntity]?
+    /// The number of entities this kind makes.
+    let count: Int
+
+    init(spec: KindSpec, context: GenerationContext) throws(GenerationError) {
+        self.spec = spec
+        stream = SeedRandom.stream(seed: context.seed, name: "\(spec.table)/\(spec.name)")
+        naturalKey = NaturalKey(dataset: context.dataset.name, kind: spec.name)
+        let columns = spec.columns
+        columnCount = columns.count
+        slotNames = columns + spec.fields.map(\.name)
+        let stored = spec.storedNames.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        storedNames = stored
+        let names = slotNames
+        storedSlots = stored.map { n in names.firstIndex(of: n)! }
+        keySlots = spec.key.map { k in names.firstIndex(of: k)! }
+
+        let compiler = FieldCompiler(spec: spec, slotNames: slotNames, context: context)
+        let compiled = try compiler.compile()
+        ops = compiled.ops
+        keySpace = compiled.keySpace
+        if spec.rows != nil {
+            count = spec.rows!.count
+        } else {
+            count = context.counts[spec.name] ?? spec.count ?? 0
+        }
+        materialized = nil
+    }
+
+    private init(copying other: KindEngine, materialized: [GeneratedEntity]) {
+        spec = other.spec
+        stream = other.stream
+        naturalKey = other.naturalKey
+        slotNames = other.slotNames
+        storedNames = other.storedNames
+        storedSlots = other.storedSlots
+        keySlots = other.keySlots
+        ops = other.ops
+        columnCount = other.columnCount
+        keySpace = other.keySpace
+        count = other.count
+        self.materialized = materialized
+    }
+
+    /// This engine with every entity made and kept, for kinds that others reference.
+    func materialize(datasetFile: String) throws(GenerationError) -> KindEngine {
+        var entities: [GeneratedEntity] = []
+        entities.reserveCapacity(count)
+        var builder = EntityBuilder(engine: self)
+        try forEachIdentity(datasetFile: datasetFile) { (rowKey, identity, ordinal) throws(GenerationError) in
+            entities.append(try builder.build(identity: identity, ordinal: ordinal, rowKey: rowKey))
+        }
+        return KindEngine(copying: self, materialized: entities)
+    }
+
+    /// The value of stored property `index` of `entity` (PartitionKey and RowKey by their
+    /// ``PropertyIndex`` codes).
+    func property(_ index: Int, of entity: GeneratedEntity) -> EdmValue {
+        switch index {
+        case PropertyIndex.partitionKey: .string(entity.partitionKey)
+        case PropertyIndex.rowKey: .string(entity.rowKey)
+        default: entity.values[index]
+        }
+    }
+
+    func propertyIndex(_ name: String) -> Int? {
+        if name == "PartitionKey" { return PropertyIndex.partitionKey }
+        if name == "RowKey" { return PropertyIndex.rowKey }
+        return storedNames.firstIndex(of: name)
+    }
+
+    /// Calls `body` with every entity's RowKey, identity and ordinal, in RowKey order.
+    func forEachIdentity(datasetFile: String, _ body: (RowKeyBits, UInt128, Int) throws(GenerationError) -> Void) throws(GenerationError) {
+        let keyed = try sortedIdentities(datasetFile: datasetFile)
+        for (ordinal, item) in keyed.enumerated() {
+            try body(item.rowKey, item.identity, ordinal)
+        }
+    }
+
+    /// Every identity with its RowKey, sorted by RowKey. Holds 32 bytes an entity: the
+    /// only memory that grows with the count.
+    func sortedIdentities(datasetFile: String) throws(GenerationError) -> [(rowKey: RowKeyBits, identity: UInt128)] {
+        var keyed: [(rowKey: RowKeyBits, identity: UInt128)] = []
+        keyed.reserveCapacity(count)
+        var builder = EntityBuilder(engine: self)
+        if let rows = spec.rows {
+            var seen: [RowKeyBits: Int] = [:]
+            for (i, row) in rows.enumerated() {
+                let key = try builder.keyByBuilding(identity: UInt128(i), ordinal: i)
+                if let other = seen[key] {
+                    throw GenerationError("\(datasetFile):\(row.line): kind '\(spec.name)': this row has the same key (\(spec.key.joined(separator: ", "))) as the row at line \(rows[other].line)")
+                }
+                seen[key] = i
+                keyed.append((key, UInt128(i)))
+            }
+        } else if let keySpace {
+            guard let capacity = keySpace.capacity, capacity >= UInt128(count) else {
+                let limit = keySpace.capacity.map { "\($0)" } ?? "more than 2^128"
+                throw GenerationError(usage: true, "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)")
+            }
+            var random = SeedRandom(seed: stream)
+            KeySpace.sample(count: count, capacity: capacity, random: &random) { index in
+                keyed.append((builder.keyFromSpace(index), index))
+            }
+        } else {
+            // Keyed by a sequence: every ordinal is its own entity.
+            for i in 0..<count {
+                keyed.append((try builder.keyByBuilding(identity: UInt128(i), ordinal: i), UInt128(i)))
+            }
+        }
+        keyed.sort { $0.rowKey < $1.rowKey }
+        return keyed
+    }
+}
+
+/// What every kind is compiled against.
+struct GenerationContext {
+    let dataset: Dataset
+    let seed: UInt64
+    let window: ResolvedWindow
+    let counts: [String: Int]
+    let blobEndpoint: String
+    let containers: [DesiredContainer]
+    /// Engines of kinds already compiled (refs point backwards in dependency order).
+    let engines: [String: KindEngine]
+}

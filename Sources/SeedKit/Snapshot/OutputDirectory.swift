@@ -1,0 +1,52 @@
+import Foundation
+
+/// Writes a directory all at once: files go to a hidden sibling folder that replaces the
+/// destination only when everything has been written, so a failure leaves nothing behind.
+struct OutputDirectory {
+    let destination: URL
+    let staging: URL
+
+    /// Refuses a destination that exists and is not an empty folder unless `force` is set.
+    init(_ destination: URL, force: Bool) throws(GenerationError) {
+        self.destination = destination.standardizedFileURL
+        let fm = FileManager.default
+        var isDir: ObjCBool = false
+        if fm.fileExists(atPath: self.destination.path, isDirectory: &isDir) {
+            guard isDir.boolValue else {
+                throw GenerationError(usage: true, "\(self.destination.relativePathForMessages) exists and is not a folder; choose another --out")
+            }
+            let contents = (try? fm.contentsOfDirectory(atPath: self.destination.path)) ?? []
+            if !contents.isEmpty && !force {
+                throw GenerationError(usage: true, "\(self.destination.relativePathForMessages) exists and is not empty; choose another --out or pass --force to replace it")
+            }
+        }
+        let parent = self.destination.deletingLastPathComponent()
+        guard fm.fileExists(atPath: parent.path) else {
+            throw GenerationError(usage: true, "\(parent.relativePathForMessages) does not exist; create it or choose another --out")
+        }
+        staging = parent.appendingPathComponent(".\(self.destination.lastPathComponent).azseed-\(ProcessInfo.processInfo.processIdentifier)")
+        try? fm.removeItem(at: staging)
+        do {
+            try fm.createDirectory(at: staging, withIntermediateDirectories: false)
+        } catch {
+            throw GenerationError("cannot create \(staging.relativePathForMessages): \(error.localizedDescription)")
+        }
+    }
+
+    /// The staging URL of a relative path, with its parent folders created.
+    func file(_ relative: String) throws -> URL {
+        let url = staging.appendingPathComponent(relative)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Moves the staging folder into place.
+    func commit() throws {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: destination.path) { try fm.removeItem(at: destination) }
+        try fm.moveItem(at: staging, to: destination)
+    }
+
+    /// Removes the staging folder after a failure.
+    func discard() { try? FileManager.default.removeItem(at: staging) }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+
+/// The `azseed` command tree. Commands parse flags, call SeedKit, and print.
+struct Azseed: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "azseed",
+        abstract: "Seed and migrate Azure Storage (Blob + Table) reproducibly.",
+        discussion: """
+            Datasets are data (Seeds/<name>/dataset.yaml); the default is SpeakEasy.
+            Same dataset files + same seed + same window = byte-identical output.
+            """,
+        version: "0.1.0",
+        subcommands: [Generate.self, Portraits.self]
+    )
+}
+
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try Azseed.parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            Failure.exit(with: error)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import SeedKit
+
+/// `azseed generate --out DIR`: the desired state as a snapshot, with no storage needed.
+struct Generate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the dataset's desired state as a snapshot folder (no storage needed).",
+        discussion: "The folder holds manifest.json, tables/<table>.jsonl and blobs/<container>/<name>; its bytes depend only on the dataset files, the seed and the window."
+    )
+
+    @OptionGroup var datasetOptions: DatasetOptions
+
+    @Option(help: ArgumentHelp("The folder to write.", valueName: "dir"))
+    var out: String
+
+    @Flag(help: "Replace --out if it exists and is not empty.")
+    var force = false
+
+    @Option(help: ArgumentHelp("The blob endpoint that blob URLs point into.", valueName: "url"))
+    var blobEndpoint: String = "http://127.0.0.1:10000/devstoreaccount1"
+
+    func validate() throws {
+        guard let url = URL(string: blobEndpoint), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+            throw ValidationError("--blob-endpoint must be an http(s) URL, not '\(blobEndpoint)'")
+        }
+    }
+
+    func run() async throws {
+        let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
+        let endpoint = blobEndpoint.hasSuffix("/") ? String(blobEndpoint.dropLast()) : blobEndpoint
+        let state = try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
+        note("azseed: dataset \(dataset.name), seed \(state.seed), window \(state.window.from.shortISO8601) to \(state.window.to.shortISO8601)")
+        let started = Date()
+        let summary = try SnapshotWriter.write(state, to: URL(fileURLWithPath: out), force: force)
+        let seconds = Date().timeIntervalSince(started)
+        let tables = summary.entities.map { "\($0.count) entities in \($0.table)" }.joined(separator: ", ")
+        print("Wrote \(out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", seconds)) s")
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// The dataset flags every command that builds a desired state shares.
+struct DatasetOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The dataset folder (holding dataset.yaml).", valueName: "dir"))
+    var dataset: String?
+
+    @Option(help: "The seed (0 to 2^64-1); default: the dataset's.")
+    var seed: UInt64?
+
+    @Option(help: "How many events to generate (the kind named 'event').")
+    var events: Int?
+
+    @Option(name: .customLong("count"), help: ArgumentHelp("How many entities of a kind to generate, as KIND=N (repeatable).", valueName: "kind=n"))
+    var counts: [String] = []
+
+    @Option(help: ArgumentHelp("The reference time for the dataset's relative window (ISO 8601); default: now.", valueName: "iso8601"))
+    var now: DateArgument?
+
+    @Option(help: ArgumentHelp("Window start: YYYY-MM-DD (midnight UTC) or an ISO 8601 timestamp.", valueName: "date"))
+    var from: DateArgument?
+
+    @Option(help: ArgumentHelp("Window end (exclusive): YYYY-MM-DD or an ISO 8601 timestamp.", valueName: "date"))
+    var to: DateArgument?
+
+    @Option(help: "Public access of the dataset's containers: container, blob or private.")
+    var access: AccessLevel?
+
+    func validate() throws {
+        if let events, events < 1 { throw ValidationError("--events must be at least 1, not \(events)") }
+        _ = try parsedCounts()
+    }
+
+    func parsedCounts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        if let events { counts["event"] = events }
+        for item in self.counts {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, let n = Int(parts[1]) else {
+                throw ValidationError("--count takes KIND=N, not '\(item)'")
+            }
+            guard n >= 1 else { throw ValidationError("--count \(parts[0]) must be at least 1, not \(n)") }
+            counts[parts[0]] = n
+        }
+        return counts
+    }
+
+    /// The dataset folder: `--dataset`, else the shipped SpeakEasy dataset.
+    var datasetDirectory: URL {
+        if let dataset { return URL(fileURLWithPath: dataset) }
+        return DatasetLocator.defaultDataset()
+    }
+
+    func generationOptions(blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> GenerationOptions {
+        let current = EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970))
+        return GenerationOptions(seed: seed, counts: try parsedCounts(), now: now?.value ?? current, from: from?.value, to: to?.value,
+                                 access: access, blobEndpoint: blobEndpoint)
+    }
+}
+
+/// A `YYYY-MM-DD` or ISO 8601 flag value.
+struct DateArgument: ExpressibleByArgument {
+    var value: EdmDateTime
+
+    init?(argument: String) {
+        guard let value = EdmDateTime(iso8601: argument), value.isInAzureRange || value == .endOfRange else { return nil }
+        self.value = value
+    }
+}
+
+extension AccessLevel: ExpressibleByArgument {}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import SeedKit
+
+/// Turns any error into one line on stderr and the documented exit code: 64 for usage
+/// errors, 1 for everything else. Help and version requests print as usual.
+enum Failure {
+    static func exit(with error: Error) -> Never {
+        let code: Int32
+        let message: String
+        switch error {
+        case let e as GenerationError:
+            code = e.isUsage ? 64 : 1
+            message = e.message
+        case let e as DatasetError:
+            code = 1
+            message = e.description
+        case let e as ExitCode:
+            Foundation.exit(e.rawValue)
+        default:
+            let parserCode = Azseed.exitCode(for: error)
+            if parserCode == .success {
+                Azseed.exit(withError: error)
+            }
+            if parserCode.rawValue == 64 || error is ValidationError {
+                code = 64
+                message = Azseed.message(for: error) + " (see 'azseed help')"
+            } else {
+                code = parserCode.rawValue == 0 ? 1 : parserCode.rawValue
+                message = "\(error)"
+            }
+        }
+        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        FileHandle.standardError.write(Data("azseed: error: \(oneLine)\n".utf8))
+        Foundation.exit(code)
+    }
+}
+
+/// A line of progress or information on stderr, keeping stdout for results.
+func note(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
