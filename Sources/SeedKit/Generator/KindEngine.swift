@@ -108,7 +108,6 @@ final class KindEngine: Sendable {
     /// only memory that grows with the count.
     func sortedIdentities(datasetFile: String) throws(GenerationError) -> [(rowKey: RowKeyBits, identity: UInt128)] {
         var keyed: [(rowKey: RowKeyBits, identity: UInt128)] = []
-        keyed.reserveCapacity(count)
         var builder = EntityBuilder(engine: self)
         if let rows = spec.rows {
             var seen: [RowKeyBits: Int] = [:]
@@ -125,6 +124,7 @@ final class KindEngine: Sendable {
                 let limit = keySpace.capacity.map { "\($0)" } ?? "more than 2^128"
                 throw GenerationError(usage: true, "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)")
             }
+            keyed.reserveCapacity(count)
             var random = SeedRandom(seed: stream)
             KeySpace.sample(count: count, capacity: capacity, random: &random) { index in
                 keyed.append((builder.keyFromSpace(index), index))

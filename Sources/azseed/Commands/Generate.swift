@@ -30,11 +30,11 @@ struct Generate: AsyncParsableCommand {
         let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
         let endpoint = blobEndpoint.hasSuffix("/") ? String(blobEndpoint.dropLast()) : blobEndpoint
         let state = try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
-        note("azseed: dataset \(dataset.name), seed \(state.seed), window \(state.window.from.shortISO8601) to \(state.window.to.shortISO8601)")
         let started = Date()
         let summary = try SnapshotWriter.write(state, to: URL(fileURLWithPath: out), force: force)
         let seconds = Date().timeIntervalSince(started)
         let tables = summary.entities.map { "\($0.count) entities in \($0.table)" }.joined(separator: ", ")
+        print("Dataset \(dataset.name), seed \(state.seed), window \(state.window.from.shortISO8601) to \(state.window.to.shortISO8601)")
         print("Wrote \(out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", seconds)) s")
     }
 }
