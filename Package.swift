@@ -43,6 +43,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "generate-benchmark",
+            dependencies: ["SeedKit", "AzureStorage"],
+            path: "Benchmarks/GenerateBenchmark"
+        ),
         .testTarget(
             name: "SeedKitTests",
             dependencies: ["SeedKit", "AzureStorage", .product(name: "Crypto", package: "swift-crypto")]

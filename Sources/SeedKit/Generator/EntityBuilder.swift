@@ -6,8 +6,12 @@ struct EntityBuilder {
     let engine: KindEngine
     private var values: [EdmValue]
     private var refs: [Int]
-    private var templateCache: [String: String] = [:]
+    /// Rendered text by op index, keyed by the values the template reads.
+    private var templateCaches: [Int: [[TemplateInput]: String]] = [:]
     private static let cacheLimit = 65_536
+    private var digits: [UInt128] = []
+    private var hashInput: [UInt8] = []
+    private var text: [UInt8] = []
 
     init(engine: KindEngine) {
         self.engine = engine
@@ -18,14 +22,19 @@ struct EntityBuilder {
 
     /// The RowKey of key index `index` of a generated kind, straight from its digits.
     mutating func keyFromSpace(_ index: UInt128) -> RowKeyBits {
-        let digits = engine.keySpace!.digits(of: index)
-        var fields: [(name: String, value: EdmValue)] = []
-        fields.reserveCapacity(engine.keySlots.count)
-        for slot in engine.keySlots {
-            let op = engine.ops[slot - engine.columnCount]
-            fields.append((engine.slotNames[slot], keyValue(op, digits)))
+        engine.keySpace!.digits(of: index, into: &digits)
+        hashInput.removeAll(keepingCapacity: true)
+        hashInput.append(contentsOf: engine.naturalKey.prefix)
+        for (position, piece) in engine.keyPieces.enumerated() {
+            switch piece {
+            case .table(let component, let pieces): hashInput.append(contentsOf: pieces[Int(digits[component])])
+            case .constant(let bytes): hashInput.append(contentsOf: bytes)
+            case .computed(let slot):
+                let value = keyValue(engine.ops[slot - engine.columnCount], digits)
+                NaturalKey.appendPiece(field: engine.spec.key[position], value: value, to: &hashInput, text: &text)
+            }
         }
-        return engine.naturalKey.rowKey(fields)
+        return NaturalKey.rowKey(hashInput: hashInput)
     }
 
     private func keyValue(_ op: FieldOp, _ digits: [UInt128]) -> EdmValue {
@@ -60,7 +69,10 @@ struct EntityBuilder {
             for (i, cell) in rows[Int(identity)].values.enumerated() { values[i] = cell.1 }
         }
         var random = SeedRandom.forEntity(stream: engine.stream, identity: identity)
-        let digits = engine.keySpace.map { $0.digits(of: identity) }
+        var digitsBuffer = self.digits
+        engine.keySpace?.digits(of: identity, into: &digitsBuffer)
+        let digits: [UInt128]? = engine.keySpace == nil ? nil : digitsBuffer
+        defer { self.digits = digitsBuffer }
         let base = engine.columnCount
         for (i, op) in engine.ops.enumerated() {
             let slot = base + i
@@ -91,9 +103,9 @@ struct EntityBuilder {
                 guard case .ref(let target, _, _) = engine.ops[refSlot - base] else { continue }
                 values[slot] = target.property(property, of: target.materialized![refs[refSlot]])
             case .template(let template, let sources):
-                values[slot] = .string(render(template, sources))
+                values[slot] = .string(render(template, sources, cache: i))
             case .blobURL(let prefix, let template, let sources, let files, let container):
-                let name = render(template, sources)
+                let name = render(template, sources, cache: i)
                 guard files.contains(name) else {
                     let row = engine.spec.rows.map { "row at line \($0[Int(identity)].line)" } ?? "entity \(identity)"
                     throw GenerationError("kind '\(engine.spec.name)', \(row): field '\(engine.slotNames[slot])' names blob '\(name)', which is not a file of container '\(container)'; add the file or fix the name")
@@ -108,29 +120,38 @@ struct EntityBuilder {
         return random.below(count)
     }
 
-    private mutating func render(_ template: Template, _ sources: [VariableSource]) -> String {
+    private mutating func render(_ template: Template, _ sources: [VariableSource], cache: Int) -> String {
+        var key: [TemplateInput] = []
+        key.reserveCapacity(sources.count)
+        for source in sources {
+            switch source {
+            case .slot(_, let index): key.append(.value(values[index]))
+            case .refProperty(_, _, let slot, _): key.append(.entity(refs[slot]))
+            }
+        }
+        if let hit = templateCaches[cache]?[key] { return hit }
         var context: [String: Any] = [:]
-        var cacheKey = template.origin
         for source in sources {
             switch source {
             case .slot(let name, let index):
-                let text = values[index].text
-                context[name] = text
-                cacheKey += "\u{0}" + text
+                context[name] = values[index].text
             case .refProperty(let ref, let property, let slot, let propertyIndex):
                 guard case .ref(let target, _, _) = engine.ops[slot - engine.columnCount] else { continue }
-                let text = target.property(propertyIndex, of: target.materialized![refs[slot]]).text
                 var nested = context[ref] as? [String: String] ?? [:]
-                nested[property] = text
+                nested[property] = target.property(propertyIndex, of: target.materialized![refs[slot]]).text
                 context[ref] = nested
-                cacheKey += "\u{0}" + text
             }
         }
-        if let hit = templateCache[cacheKey] { return hit }
         let text = template.render(context)
-        if templateCache.count < EntityBuilder.cacheLimit { templateCache[cacheKey] = text }
+        if templateCaches[cache, default: [:]].count < EntityBuilder.cacheLimit { templateCaches[cache, default: [:]][key] = text }
         return text
     }
+}
+
+/// What a template's output depends on: a field's value, or which entity a ref names.
+enum TemplateInput: Hashable {
+    case value(EdmValue)
+    case entity(Int)
 }
 
 func intValue(_ n: Int128, _ type: EdmType) -> EdmValue {

@@ -31,6 +31,16 @@ struct KeySpace: Sendable {
         return out
     }
 
+    /// Writes the digits of `index` into `out` (reused, so the hot path does not allocate).
+    func digits(of index: UInt128, into out: inout [UInt128]) {
+        out.removeAll(keepingCapacity: true)
+        var rest = index
+        for c in components {
+            out.append(rest % c.size)
+            rest /= c.size
+        }
+    }
+
     /// `count` distinct indices below `capacity`, by Robert Floyd's algorithm: exactly
     /// `count` draws from `random`, whatever the ratio of count to capacity. Each index is
     /// passed to `body` in draw order.

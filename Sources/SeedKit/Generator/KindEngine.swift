@@ -1,3 +1,4 @@
+import Foundation
 import AzureStorage
 
 /// A kind compiled against a resolved window and seed: it knows how to make any of its
@@ -24,6 +25,8 @@ final class KindEngine: Sendable {
     let ops: [FieldOp]
     let columnCount: Int
     let keySpace: KeySpace?
+    /// How each key field's part of the RowKey hash input is made (generated kinds).
+    let keyPieces: [KeyPiece]
     /// Entities made up front: every row kind, and generated kinds another kind references.
     let materialized: [GeneratedEntity]?
     /// The number of entities this kind makes.
@@ -46,6 +49,7 @@ final class KindEngine: Sendable {
         let compiled = try compiler.compile()
         ops = compiled.ops
         keySpace = compiled.keySpace
+        keyPieces = KindEngine.keyPieces(spec: spec, slots: keySlots, ops: compiled.ops, columnCount: columns.count)
         if spec.rows != nil {
             count = spec.rows!.count
         } else {
@@ -65,8 +69,30 @@ final class KindEngine: Sendable {
         ops = other.ops
         columnCount = other.columnCount
         keySpace = other.keySpace
+        keyPieces = other.keyPieces
         count = other.count
         self.materialized = materialized
+    }
+
+    /// Precomputes the RowKey hash pieces of key fields whose values come from a small list.
+    private static func keyPieces(spec: KindSpec, slots: [Int], ops: [FieldOp], columnCount: Int) -> [KeyPiece] {
+        slots.map { slot -> KeyPiece in
+            guard slot >= columnCount else { return .computed(slot: slot) }
+            let name = spec.key[slots.firstIndex(of: slot)!]
+            switch ops[slot - columnCount] {
+            case .value(let v):
+                return .constant(NaturalKey.piece(field: name, value: v))
+            case .pick(let values, let key?):
+                return .table(component: key, pieces: values.map { NaturalKey.piece(field: name, value: $0) })
+            case .from(let refSlot, let property):
+                guard case .ref(let target, let key?, let groups) = ops[refSlot - columnCount], let made = target.materialized else {
+                    return .computed(slot: slot)
+                }
+                return .table(component: key, pieces: groups.map { NaturalKey.piece(field: name, value: target.property(property, of: made[$0[0]])) })
+            default:
+                return .computed(slot: slot)
+            }
+        }
     }
 
     /// This engine with every entity made and kept, for kinds that others reference.
@@ -124,11 +150,11 @@ final class KindEngine: Sendable {
                 let limit = keySpace.capacity.map { "\($0)" } ?? "more than 2^128"
                 throw GenerationError(usage: true, "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)")
             }
-            keyed.reserveCapacity(count)
+            var indices: [UInt128] = []
+            indices.reserveCapacity(count)
             var random = SeedRandom(seed: stream)
-            KeySpace.sample(count: count, capacity: capacity, random: &random) { index in
-                keyed.append((builder.keyFromSpace(index), index))
-            }
+            KeySpace.sample(count: count, capacity: capacity, random: &random) { indices.append($0) }
+            keyed = rowKeys(of: indices)
         } else {
             // Keyed by a sequence: every ordinal is its own entity.
             for i in 0..<count {
@@ -136,6 +162,29 @@ final class KindEngine: Sendable {
             }
         }
         keyed.sort { $0.rowKey < $1.rowKey }
+        return keyed
+    }
+}
+
+extension KindEngine {
+    /// The RowKeys of key indices, hashed on every core: each key depends only on its own
+    /// index, so the result is the same whatever the number of threads.
+    fileprivate func rowKeys(of indices: [UInt128]) -> [(rowKey: RowKeyBits, identity: UInt128)] {
+        var keyed = [(rowKey: RowKeyBits, identity: UInt128)](repeating: (RowKeyBits([]), 0), count: indices.count)
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, indices.count / 10_000, 16))
+        let chunk = (indices.count + workers - 1) / max(workers, 1)
+        keyed.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let out = buffer
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                var builder = EntityBuilder(engine: self)
+                let end = min(indices.count, (worker + 1) * chunk)
+                var i = worker * chunk
+                while i < end {
+                    out[i] = (builder.keyFromSpace(indices[i]), indices[i])
+                    i += 1
+                }
+            }
+        }
         return keyed
     }
 }

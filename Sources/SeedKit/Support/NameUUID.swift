@@ -18,6 +18,18 @@ public enum NameUUID {
                            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
+    /// The version-5 UUID whose hash input (namespace bytes then name) is already in one
+    /// buffer: the hot path of key generation, with no copies.
+    public static func make(hashInput: [UInt8]) -> UUID {
+        let digest = Insecure.SHA1.hash(data: hashInput)
+        return withUnsafeBytes(of: digest) { raw in
+            var b = Array(raw.prefix(16))
+            b[6] = (b[6] & 0x0F) | 0x50
+            b[8] = (b[8] & 0x3F) | 0x80
+            return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        }
+    }
+
     /// The namespace of one dataset's keys.
     public static func namespace(forDataset name: String) -> UUID {
         make(namespace: azseedNamespace, name: Array("dataset:\(name)".utf8))
