@@ -21,9 +21,11 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Tests write their scratch folders under .build/test-tmp, emptied on every run.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	rm -rf .build/test-tmp && mkdir -p .build/test-tmp
+	TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build
 
 seed: build
 	$(AZSEED) generate --out fixture --force
