@@ -26,3 +26,10 @@ public enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension PercentEncoding {
+    /// Encodes a query parameter name, keeping the `$` of OData options (`$filter`).
+    public static func queryName(_ name: String) -> String {
+        name.hasPrefix("$") ? "$" + component(String(name.dropFirst())) : component(name)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Header fields: ordered, names compared case-insensitively.
+public struct HTTPHeaders: Sendable, Equatable, Sequence {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init(_ fields: [(String, String)] = []) {
+        for (n, v) in fields { self[n] = v }
+    }
+
+    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// The value of a header; setting nil removes it.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        set {
+            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            if let newValue { fields.append((name, newValue)) }
+        }
+    }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+}
+
+/// An HTTP request as azseed sends it: the path exactly as it goes on the wire (already
+/// percent-encoded) and the query as decoded pairs, so signing sees what the server sees.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// `scheme://host[:port]`, no trailing slash.
+    public var origin: String
+    /// The percent-encoded path, starting with `/`.
+    public var path: String
+    /// Decoded query parameters in the order they are sent.
+    public var query: [(name: String, value: String)]
+    public var headers: HTTPHeaders
+    public var body: Data
+
+    public init(method: String, origin: String, path: String, query: [(String, String)] = [], headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+        self.method = method
+        self.origin = origin
+        self.path = path
+        self.query = query.map { (name: $0.0, value: $0.1) }
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The query string as sent: names kept (`$filter`, `comp`), values percent-encoded.
+    public var encodedQuery: String {
+        query.map { "\(PercentEncoding.queryName($0.name))=\(PercentEncoding.component($0.value))" }.joined(separator: "&")
+    }
+
+    /// The full URL as sent.
+    public var urlString: String {
+        query.isEmpty ? origin + path : origin + path + "?" + encodedQuery
+    }
+
+    /// The URL without its query (no SAS signature can appear): what error messages show.
+    public var displayURL: String { origin + path }
+}
+
+/// An HTTP response.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: Data
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
