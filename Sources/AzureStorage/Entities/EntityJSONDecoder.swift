@@ -1,0 +1,79 @@
+/// Reads an entity from OData JSON (`nometadata`, `minimalmetadata` or `fullmetadata`, or a
+/// snapshot line): `@odata.type` annotations decide types; without one, a string is
+/// Edm.String, a boolean Edm.Boolean, an integer Edm.Int32 (Int64 when it does not fit) and
+/// a number with a fraction or exponent Edm.Double.
+public enum EntityJSONDecoder {
+    /// The entity plus the server-owned values that came with it.
+    public struct Decoded: Sendable {
+        public var entity: TableEntity
+        public var etag: String?
+        public var timestamp: EdmDateTime?
+    }
+
+    public static func decode(_ node: JSONNode) throws(EntityDecodingError) -> Decoded {
+        guard case .object(let members) = node else { throw EntityDecodingError("an entity must be a JSON object") }
+        var annotations: [String: String] = [:]
+        for (name, value) in members where name.hasSuffix("@odata.type") {
+            guard let type = value.stringValue else { throw EntityDecodingError("\(name) must be a string") }
+            annotations[String(name.dropLast("@odata.type".count))] = type
+        }
+        var pk: String?, rk: String?, etag: String?, timestamp: EdmDateTime?
+        var properties: [String: EdmValue] = [:]
+        for (name, value) in members {
+            if name.hasSuffix("@odata.type") || name.hasPrefix("odata.") || name.hasPrefix("@odata.") { 
+                if name == "odata.etag" { etag = value.stringValue }
+                continue
+            }
+            switch name {
+            case "PartitionKey": pk = value.stringValue
+            case "RowKey": rk = value.stringValue
+            case "Timestamp":
+                if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
+            default:
+                properties[name] = try decodeValue(value, annotation: annotations[name], property: name)
+            }
+        }
+        guard let pk else { throw EntityDecodingError("the entity has no PartitionKey string") }
+        guard let rk else { throw EntityDecodingError("the entity has no RowKey string") }
+        for name in annotations.keys where properties[name] == nil && !["PartitionKey", "RowKey", "Timestamp"].contains(name) {
+            throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
+        }
+        return Decoded(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
+    }
+
+    static func decodeValue(_ value: JSONNode, annotation: String?, property: String) throws(EntityDecodingError) -> EdmValue {
+        if let annotation {
+            guard let type = EdmType(rawValue: annotation) else { throw EntityDecodingError("\(property): unknown type '\(annotation)'") }
+            let text: String
+            switch value {
+            case .string(let s): text = s
+            case .number(let n): text = n
+            case .bool(let b): text = b ? "true" : "false"
+            default: throw EntityDecodingError("\(property): a \(annotation) value cannot be \(value)")
+            }
+            guard let parsed = EdmValue.parse(text, as: type) ?? (type == .double ? Double(text).map(EdmValue.double) : nil) else {
+                throw EntityDecodingError("\(property): '\(text)' is not a valid \(annotation)")
+            }
+            return parsed
+        }
+        switch value {
+        case .string(let s): return .string(s)
+        case .bool(let b): return .boolean(b)
+        case .number(let n):
+            if !n.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+                if let v = Int32(n) { return .int32(v) }
+                if let v = Int64(n) { return .int64(v) }
+            }
+            guard let d = Double(n) else { throw EntityDecodingError("\(property): '\(n)' is not a number") }
+            return .double(d)
+        case .null: throw EntityDecodingError("\(property): null is not a value Azure Tables stores")
+        default: throw EntityDecodingError("\(property): arrays and objects are not entity values")
+        }
+    }
+}
+
+/// Why a JSON entity could not be read.
+public struct EntityDecodingError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// One operation of an entity group transaction.
+public enum TableBatchOperation: Sendable {
+    case insert(TableEntity)
+    case upsertReplace(TableEntity)
+    case upsertMerge(TableEntity)
+    case update(TableEntity, etag: String)
+    case merge(TableEntity, etag: String)
+    case delete(partitionKey: String, rowKey: String, etag: String)
+
+    public var partitionKey: String {
+        switch self {
+        case .insert(let e), .upsertReplace(let e), .upsertMerge(let e), .update(let e, _), .merge(let e, _): e.partitionKey
+        case .delete(let pk, _, _): pk
+        }
+    }
+
+    public var rowKey: String {
+        switch self {
+        case .insert(let e), .upsertReplace(let e), .upsertMerge(let e), .update(let e, _), .merge(let e, _): e.rowKey
+        case .delete(_, let rk, _): rk
+        }
+    }
+}
+
+/// A failed entity group transaction: which operation failed and why. Nothing was applied.
+public struct TableBatchError: Error, Sendable, CustomStringConvertible {
+    /// The 0-based index of the failing operation, when the service named it.
+    public var index: Int?
+    public var partitionKey: String?
+    public var rowKey: String?
+    public var status: Int
+    public var code: String?
+    public var message: String
+
+    public var description: String {
+        var s = "entity group transaction failed"
+        if let index { s += " at operation \(index)" }
+        if let partitionKey, let rowKey { s += " (PartitionKey '\(partitionKey)', RowKey '\(rowKey)')" }
+        s += ": \(status)"
+        if let code { s += " \(code)" }
+        return s + ": " + message
+    }
+}
+
+/// Builds and parses `$batch` bodies (fact sheet §5).
+public enum TableBatchCodec {
+    public static let maxOperations = 100
+    public static let maxBodyBytes = 4 * 1024 * 1024
+
+    /// Checks the service's rules before anything is sent; returns the problem or nil.
+    public static func problem(_ operations: [TableBatchOperation]) -> String? {
+        if operations.isEmpty { return "a batch needs at least one operation" }
+        if operations.count > maxOperations { return "a batch holds at most \(maxOperations) operations, not \(operations.count)" }
+        let pk = operations[0].partitionKey
+        if let i = operations.firstIndex(where: { $0.partitionKey != pk }) {
+            return "operation \(i) has PartitionKey '\(operations[i].partitionKey)'; every operation of a batch must use '\(pk)'"
+        }
+        var seen: [String: Int] = [:]
+        for (i, op) in operations.enumerated() {
+            if let first = seen[op.rowKey] { return "operations \(first) and \(i) both change RowKey '\(op.rowKey)'; a batch changes each entity once" }
+            seen[op.rowKey] = i
+        }
+        return nil
+    }
+
+    /// The multipart body and its Content-Type, for a batch against `tableURL`
+    /// (`http://host:port/account/table`, the absolute URL inner requests use).
+    public static func encode(_ operations: [TableBatchOperation], tableURL: String, boundary: String = UUID().uuidString.lowercased(),
+                              changeset: String = UUID().uuidString.lowercased()) -> (body: Data, contentType: String) {
+        let batch = "batch_\(boundary)", cs = "changeset_\(changeset)"
+        var out = "--\(batch)\r\nContent-Type: multipart/mixed; boundary=\(cs)\r\n\r\n"
+        for (index, op) in operations.enumerated() {
+            out += "--\(cs)\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: \(index)\r\n\r\n"
+            let entityURL = tableURL + TableClient.entityPath(op.partitionKey, op.rowKey)
+            var body = ""
+            switch op {
+            case .insert(let e):
+                out += "POST \(tableURL) HTTP/1.1\r\n"
+                out += "Prefer: return-no-content\r\n"
+                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+            case .upsertReplace(let e):
+                out += "PUT \(entityURL) HTTP/1.1\r\n"
+                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+            case .upsertMerge(let e):
+                out += "MERGE \(entityURL) HTTP/1.1\r\n"
+                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+            case .update(let e, let etag):
+                out += "PUT \(entityURL) HTTP/1.1\r\nIf-Match: \(etag)\r\n"
+                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+            case .merge(let e, let etag):
+                out += "MERGE \(entityURL) HTTP/1.1\r\nIf-Match: \(etag)\r\n"
+                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+            case .delete(_, _, let etag):
+                out += "DELETE \(entityURL) HTTP/1.1\r\nIf-Match: \(etag)\r\n"
+            }
+            out += "Accept: application/json;odata=minimalmetadata\r\nDataServiceVersion: 3.0\r\n"
+            if !body.isEmpty { out += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+            out += "\r\n\(body)\r\n"
+        }
+        out += "--\(cs)--\r\n\r\n--\(batch)--\r\n"
+        return (Data(out.utf8), "multipart/mixed; boundary=\(batch)")
+    }
+
+    /// One inner response of a batch.
+    public struct Part: Sendable {
+        public var status: Int
+        public var headers: HTTPHeaders
+        public var body: Data
+    }
+
+    /// The inner responses of a `$batch` answer, in order.
+    public static func decodeResponse(_ body: Data, contentType: String?) throws(TableBatchError) -> [Part] {
+        let text = String(decoding: body, as: UTF8.self)
+        // The changeset's boundary is declared inside the batch part; fall back to scanning
+        // every part of the outer boundary.
+        var boundary = contentType.flatMap(Self.boundary(of:))
+        if let inner = text.range(of: "boundary=changesetresponse_") {
+            let rest = text[inner.lowerBound...].dropFirst("boundary=".count)
+            boundary = String(rest.prefix { !$0.isWhitespace && $0 != ";" })
+        }
+        guard let boundary else { throw TableBatchError(status: 0, message: "the batch response has no multipart boundary") }
+        var parts: [Part] = []
+        for chunk in text.components(separatedBy: "--\(boundary)").dropFirst() {
+            guard let statusRange = chunk.range(of: "HTTP/1.1 ") else { continue }
+            let afterStatus = chunk[statusRange.upperBound...]
+            let code = Int(afterStatus.prefix(3)) ?? 0
+            let lines = afterStatus.components(separatedBy: "\r\n")
+            var headers = HTTPHeaders()
+            var index = 1
+            while index < lines.count, !lines[index].isEmpty {
+                if let colon = lines[index].firstIndex(of: ":") {
+                    headers[String(lines[index][..<colon])] = lines[index][lines[index].index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                index += 1
+            }
+            let bodyText = index + 1 < lines.count ? lines[(index + 1)...].joined(separator: "\r\n") : ""
+            parts.append(Part(status: code, headers: headers, body: Data(bodyText.trimmingCharacters(in: .whitespacesAndNewlines).utf8)))
+        }
+        return parts
+    }
+
+    static func boundary(of contentType: String) -> String? {
+        guard let r = contentType.range(of: "boundary=") else { return nil }
+        return String(contentType[r.upperBound...].prefix { $0 != ";" && !$0.isWhitespace })
+    }
+
+    /// Turns a failed inner response into an error naming the operation.
+    static func failure(_ part: Part, operations: [TableBatchOperation]) -> TableBatchError {
+        let service = AzureStorageError.from(HTTPResponse(status: part.status, headers: part.headers, body: part.body), operation: "Entity group transaction", url: "")
+        var message = service.message
+        var index: Int?
+        if let colon = message.firstIndex(of: ":"), let n = Int(message[..<colon]) {
+            index = n
+            message = String(message[message.index(after: colon)...])
+        }
+        message = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? message
+        let op = index.flatMap { $0 < operations.count ? operations[$0] : nil }
+        return TableBatchError(index: index, partitionKey: op?.partitionKey, rowKey: op?.rowKey, status: part.status, code: service.code, message: message)
+    }
+}

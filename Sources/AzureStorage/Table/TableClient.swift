@@ -1,0 +1,264 @@
+import Foundation
+
+/// A client of one account's Table service.
+public struct TableClient: Sendable {
+    let pipeline: RequestPipeline
+    public var account: StorageAccount { pipeline.account }
+
+    public init(account: StorageAccount, transport: any HTTPTransport = URLSessionTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
+        pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .table)
+    }
+
+    static let jsonHeaders = HTTPHeaders([("Accept", "application/json;odata=minimalmetadata")])
+
+    /// `(PartitionKey='…',RowKey='…')` with quotes doubled and values percent-encoded.
+    public static func entityPath(_ partitionKey: String, _ rowKey: String) -> String {
+        func key(_ s: String) -> String { PercentEncoding.component(s.replacingOccurrences(of: "'", with: "''")) }
+        return "(PartitionKey='\(key(partitionKey))',RowKey='\(key(rowKey))')"
+    }
+
+    private func check(table: String, operation: String) throws {
+        if let problem = StorageNames.tableProblem(table) {
+            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: pipeline.origin + pipeline.basePath + "/" + table, message: "table '\(table)': \(problem)")
+        }
+    }
+
+    private func check(entity: TableEntity, table: String, operation: String) throws {
+        let url = pipeline.origin + pipeline.basePath + "/" + table
+        for (what, key) in [("PartitionKey", entity.partitionKey), ("RowKey", entity.rowKey)] {
+            if let problem = StorageNames.keyProblem(key) {
+                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "\(what) '\(key)': \(problem)")
+            }
+        }
+        if entity.properties.count > StorageNames.maxProperties {
+            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "entity (\(entity.partitionKey), \(entity.rowKey)) has \(entity.properties.count) properties; Azure allows \(StorageNames.maxProperties)")
+        }
+        for (name, value) in entity.properties {
+            if let problem = StorageNames.propertyProblem(name) {
+                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)': \(problem)")
+            }
+            switch value {
+            case .string(let s) where s.utf16.count > StorageNames.maxStringUTF16:
+                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) is longer than 32K characters")
+            case .binary(let b) where b.count > StorageNames.maxBinaryBytes:
+                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) is larger than 64 KiB")
+            case .dateTime(let d) where !d.isInAzureRange:
+                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) is outside Edm.DateTime's range")
+            default: break
+            }
+        }
+    }
+
+    // MARK: Tables
+
+    /// Creates a table; throws 409 TableAlreadyExists if it exists.
+    public func createTable(_ name: String) async throws {
+        try check(table: name, operation: "Create Table")
+        var headers = Self.jsonHeaders
+        headers["Content-Type"] = "application/json"
+        headers["Prefer"] = "return-no-content"
+        let body = Data(JSONValue.object([("TableName", .string(name))]).compact().utf8)
+        _ = try await pipeline.send(pipeline.request("POST", "/Tables", headers: headers, body: body), operation: "Create Table", expected: [201, 204])
+    }
+
+    /// Creates the table unless it exists; returns whether it was created.
+    @discardableResult
+    public func ensureTable(_ name: String) async throws -> Bool {
+        do {
+            try await createTable(name)
+            return true
+        } catch let error as AzureStorageError where error.code == "TableAlreadyExists" {
+            return false
+        }
+    }
+
+    /// Whether a table exists.
+    public func tableExists(_ name: String) async throws -> Bool {
+        try check(table: name, operation: "Query Tables")
+        let response = try await pipeline.send(pipeline.request("GET", "/Tables", query: [("$filter", "TableName eq '\(name)'")], headers: Self.jsonHeaders),
+                                               operation: "Query Tables", expected: [200])
+        guard case .array(let items)? = try JSONParser.parse(response.body)["value"] else { return false }
+        return items.contains { $0["TableName"]?.stringValue == name }
+    }
+
+    /// Every table name of the account.
+    public func listTables() async throws -> [String] {
+        var names: [String] = []
+        var next: String?
+        repeat {
+            var query: [(String, String)] = []
+            if let next { query.append(("NextTableName", next)) }
+            let response = try await pipeline.send(pipeline.request("GET", "/Tables", query: query, headers: Self.jsonHeaders), operation: "Query Tables", expected: [200])
+            if case .array(let items)? = try JSONParser.parse(response.body)["value"] {
+                names += items.compactMap { $0["TableName"]?.stringValue }
+            }
+            next = response.headers["x-ms-continuation-NextTableName"]
+        } while next != nil
+        return names
+    }
+
+    /// Deletes a table (404 ResourceNotFound/TableNotFound when it does not exist).
+    public func deleteTable(_ name: String) async throws {
+        try check(table: name, operation: "Delete Table")
+        _ = try await pipeline.send(pipeline.request("DELETE", "/Tables('\(name)')", headers: Self.jsonHeaders), operation: "Delete Table", expected: [204])
+    }
+
+    // MARK: Entities
+
+    /// Inserts an entity; throws 409 EntityAlreadyExists if it exists. Returns its ETag.
+    @discardableResult
+    public func insert(_ entity: TableEntity, into table: String) async throws -> String? {
+        try check(table: table, operation: "Insert Entity")
+        try check(entity: entity, table: table, operation: "Insert Entity")
+        var headers = Self.jsonHeaders
+        headers["Content-Type"] = "application/json"
+        headers["Prefer"] = "return-no-content"
+        let response = try await pipeline.send(pipeline.request("POST", "/\(table)", headers: headers, body: Data(EntityJSONEncoder.encode(entity))),
+                                               operation: "Insert Entity", expected: [201, 204])
+        return response.headers["ETag"]
+    }
+
+    /// Inserts or replaces (`merge: false`) or inserts or merges (`merge: true`) an entity.
+    @discardableResult
+    public func upsert(_ entity: TableEntity, into table: String, merge: Bool = false) async throws -> String? {
+        try await write(entity, table: table, method: merge ? "MERGE" : "PUT", etag: nil, operation: merge ? "Insert Or Merge Entity" : "Insert Or Replace Entity")
+    }
+
+    /// Replaces (`merge: false`) or merges an existing entity if its ETag matches (`*`: any).
+    @discardableResult
+    public func update(_ entity: TableEntity, in table: String, etag: String = "*", merge: Bool = false) async throws -> String? {
+        try await write(entity, table: table, method: merge ? "MERGE" : "PUT", etag: etag, operation: merge ? "Merge Entity" : "Update Entity")
+    }
+
+    private func write(_ entity: TableEntity, table: String, method: String, etag: String?, operation: String) async throws -> String? {
+        try check(table: table, operation: operation)
+        try check(entity: entity, table: table, operation: operation)
+        var headers = Self.jsonHeaders
+        headers["Content-Type"] = "application/json"
+        if let etag { headers["If-Match"] = etag }
+        let path = "/\(table)" + Self.entityPath(entity.partitionKey, entity.rowKey)
+        let response = try await pipeline.send(pipeline.request(method, path, headers: headers, body: Data(EntityJSONEncoder.encode(entity))),
+                                               operation: operation, expected: [204])
+        return response.headers["ETag"]
+    }
+
+    /// Deletes an entity if its ETag matches (`*`: any).
+    public func deleteEntity(partitionKey: String, rowKey: String, from table: String, etag: String = "*") async throws {
+        try check(table: table, operation: "Delete Entity")
+        var headers = Self.jsonHeaders
+        headers["If-Match"] = etag
+        _ = try await pipeline.send(pipeline.request("DELETE", "/\(table)" + Self.entityPath(partitionKey, rowKey), headers: headers),
+                                    operation: "Delete Entity", expected: [204])
+    }
+
+    /// One entity, or nil when it does not exist.
+    public func get(partitionKey: String, rowKey: String, from table: String, select: [String]? = nil) async throws -> EntityJSONDecoder.Decoded? {
+        try check(table: table, operation: "Get Entity")
+        var query: [(String, String)] = []
+        if let select { query.append(("$select", select.joined(separator: ","))) }
+        do {
+            let response = try await pipeline.send(pipeline.request("GET", "/\(table)" + Self.entityPath(partitionKey, rowKey), query: query, headers: Self.jsonHeaders),
+                                                   operation: "Get Entity", expected: [200])
+            var decoded = try EntityJSONDecoder.decode(try JSONParser.parse(response.body))
+            decoded.etag = decoded.etag ?? response.headers["ETag"]
+            return decoded
+        } catch let error as AzureStorageError where error.status == 404 && (error.code == "ResourceNotFound" || error.code == "EntityNotFound") {
+            return nil
+        }
+    }
+
+    /// Entities matching a filter, page by page (at most 1,000 a page, or `top`), following
+    /// continuation tokens until the service has no more.
+    public func query(_ table: String, filter: TableFilter? = nil, select: [String]? = nil, top: Int? = nil) -> TableQuery {
+        TableQuery(client: self, table: table, filter: filter, select: select, top: top)
+    }
+
+    func queryPage(_ table: String, filter: TableFilter?, select: [String]?, top: Int?, next: (String, String?)?) async throws -> (entities: [EntityJSONDecoder.Decoded], next: (String, String?)?) {
+        try check(table: table, operation: "Query Entities")
+        if let filter, filter.comparisonCount > 15 {
+            throw AzureStorageError(kind: .invalidRequest, operation: "Query Entities", url: pipeline.origin + pipeline.basePath + "/" + table, message: "a filter may hold at most 15 comparisons, not \(filter.comparisonCount)")
+        }
+        var query: [(String, String)] = []
+        if let filter { query.append(("$filter", filter.description)) }
+        if let select { query.append(("$select", select.joined(separator: ","))) }
+        if let top { query.append(("$top", String(top))) }
+        if let (pk, rk) = next {
+            query.append(("NextPartitionKey", pk))
+            if let rk { query.append(("NextRowKey", rk)) }
+        }
+        let response = try await pipeline.send(pipeline.request("GET", "/\(table)()", query: query, headers: Self.jsonHeaders), operation: "Query Entities", expected: [200])
+        var entities: [EntityJSONDecoder.Decoded] = []
+        let root = try JSONParser.parse(response.body)
+        if case .array(let items)? = root["value"] {
+            for item in items { entities.append(try EntityJSONDecoder.decode(item)) }
+        }
+        let nextPK = response.headers["x-ms-continuation-NextPartitionKey"]
+        return (entities, nextPK.map { ($0, response.headers["x-ms-continuation-NextRowKey"]) })
+    }
+
+    // MARK: Entity group transactions
+
+    /// Submits operations on one partition atomically; returns each operation's ETag.
+    /// A failure throws ``TableBatchError`` naming the failing operation; nothing was applied.
+    @discardableResult
+    public func submit(_ operations: [TableBatchOperation], to table: String) async throws -> [String?] {
+        try check(table: table, operation: "Entity Group Transaction")
+        if let problem = TableBatchCodec.problem(operations) {
+            throw AzureStorageError(kind: .invalidRequest, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch", message: problem)
+        }
+        for op in operations {
+            switch op {
+            case .insert(let e), .upsertReplace(let e), .upsertMerge(let e), .update(let e, _), .merge(let e, _):
+                try check(entity: e, table: table, operation: "Entity Group Transaction")
+            case .delete: break
+            }
+        }
+        let tableURL = pipeline.origin + pipeline.basePath + "/" + table
+        let (body, contentType) = TableBatchCodec.encode(operations, tableURL: tableURL)
+        if body.count > TableBatchCodec.maxBodyBytes {
+            throw AzureStorageError(kind: .invalidRequest, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch",
+                                    message: "the batch is \(body.count) bytes; Azure allows 4 MiB — send fewer entities per batch")
+        }
+        var headers = Self.jsonHeaders
+        headers["Content-Type"] = contentType
+        let response = try await pipeline.send(pipeline.request("POST", "/$batch", headers: headers, body: body), operation: "Entity Group Transaction", expected: [202])
+        let parts = try TableBatchCodec.decodeResponse(response.body, contentType: response.headers["Content-Type"])
+        if let failed = parts.first(where: { $0.status >= 400 }) {
+            throw TableBatchCodec.failure(failed, operations: operations)
+        }
+        guard parts.count == operations.count else {
+            throw AzureStorageError(kind: .invalidResponse, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch",
+                                    message: "expected \(operations.count) responses, got \(parts.count)")
+        }
+        return parts.map { $0.headers["ETag"] }
+    }
+}
+
+/// The pages of a table query, as an async sequence.
+public struct TableQuery: AsyncSequence, Sendable {
+    public typealias Element = [EntityJSONDecoder.Decoded]
+    let client: TableClient
+    let table: String
+    let filter: TableFilter?
+    let select: [String]?
+    let top: Int?
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let query: TableQuery
+        var next: (String, String?)?
+        var finished = false
+
+        public mutating func next() async throws -> [EntityJSONDecoder.Decoded]? {
+            while !finished {
+                let page = try await query.client.queryPage(query.table, filter: query.filter, select: query.select, top: query.top, next: next)
+                next = page.next
+                finished = page.next == nil
+                // The service may answer an empty page with a continuation: keep going.
+                if !page.entities.isEmpty || finished { return page.entities.isEmpty ? nil : page.entities }
+            }
+            return nil
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(query: self) }
+}
