@@ -1,0 +1,212 @@
+import Crypto
+import Foundation
+
+/// A client of one account's Blob service.
+public struct BlobClient: Sendable {
+    let pipeline: RequestPipeline
+    public var account: StorageAccount { pipeline.account }
+    /// Files larger than this are uploaded as blocks.
+    public var singleUploadLimit = 32 * 1024 * 1024
+    public var blockSize = 8 * 1024 * 1024
+
+    public init(account: StorageAccount, transport: any HTTPTransport = URLSessionTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
+        pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .blob)
+    }
+
+    private func path(_ container: String, _ blob: String? = nil) -> String {
+        blob.map { "/\(container)/\(PercentEncoding.path($0))" } ?? "/\(container)"
+    }
+
+    private func check(container: String, blob: String? = nil, operation: String) throws {
+        let url = pipeline.origin + pipeline.basePath + path(container, blob)
+        if let problem = StorageNames.containerProblem(container) {
+            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "container '\(container)': \(problem)")
+        }
+        if let blob, let problem = StorageNames.blobProblem(blob) {
+            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "blob '\(blob)': \(problem)")
+        }
+    }
+
+    // MARK: Containers
+
+    /// Creates a container with a public access level; 409 ContainerAlreadyExists if it exists,
+    /// 409 PublicAccessNotPermitted when the account forbids public access.
+    public func createContainer(_ name: String, access: PublicAccess = .none) async throws {
+        try check(container: name, operation: "Create Container")
+        var headers = HTTPHeaders()
+        if access != .none { headers["x-ms-blob-public-access"] = access.rawValue }
+        _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container")], headers: headers),
+                                    operation: "Create Container", expected: [201])
+    }
+
+    /// Creates the container unless it exists; returns whether it was created.
+    @discardableResult
+    public func ensureContainer(_ name: String, access: PublicAccess = .none) async throws -> Bool {
+        do {
+            try await createContainer(name, access: access)
+            return true
+        } catch let error as AzureStorageError where error.code == "ContainerAlreadyExists" {
+            return false
+        }
+    }
+
+    /// Deletes a container and its blobs.
+    public func deleteContainer(_ name: String) async throws {
+        try check(container: name, operation: "Delete Container")
+        _ = try await pipeline.send(pipeline.request("DELETE", path(name), query: [("restype", "container")]), operation: "Delete Container", expected: [202])
+    }
+
+    /// The container's public access level, or nil when it does not exist.
+    public func containerAccess(_ name: String) async throws -> PublicAccess? {
+        try check(container: name, operation: "Get Container Properties")
+        do {
+            let response = try await pipeline.send(pipeline.request("GET", path(name), query: [("restype", "container")]),
+                                                   operation: "Get Container Properties", expected: [200])
+            return response.headers["x-ms-blob-public-access"].flatMap(PublicAccess.init(rawValue:)) ?? PublicAccess.none
+        } catch let error as AzureStorageError where error.status == 404 {
+            return nil
+        }
+    }
+
+    /// Sets the container's public access level (Set Container ACL, no stored policies).
+    public func setContainerAccess(_ name: String, access: PublicAccess) async throws {
+        try check(container: name, operation: "Set Container ACL")
+        var headers = HTTPHeaders()
+        if access != .none { headers["x-ms-blob-public-access"] = access.rawValue }
+        _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container"), ("comp", "acl")], headers: headers),
+                                    operation: "Set Container ACL", expected: [200])
+    }
+
+    // MARK: Blobs
+
+    /// Uploads bytes in one Put Blob, with a transactional Content-MD5 and the stored MD5
+    /// set to the same value. Returns the ETag.
+    @discardableResult
+    public func putBlob(_ data: Data, container: String, name: String, options: BlobUploadOptions = BlobUploadOptions()) async throws -> String? {
+        try check(container: container, blob: name, operation: "Put Blob")
+        let md5 = Data(Insecure.MD5.hash(data: data)).base64EncodedString()
+        var headers = uploadHeaders(options)
+        headers["x-ms-blob-type"] = "BlockBlob"
+        headers["Content-Type"] = "application/octet-stream"
+        headers["Content-MD5"] = md5
+        headers["x-ms-blob-content-md5"] = md5
+        if options.onlyIfAbsent { headers["If-None-Match"] = "*" }
+        let response = try await pipeline.send(pipeline.request("PUT", path(container, name), headers: headers, body: data), operation: "Put Blob", expected: [201])
+        return response.headers["ETag"]
+    }
+
+    /// Uploads a file: one Put Blob up to ``singleUploadLimit``, else Put Block of
+    /// ``blockSize`` chunks read from disk one at a time, then Put Block List.
+    @discardableResult
+    public func upload(file: URL, container: String, name: String, options: BlobUploadOptions = BlobUploadOptions()) async throws -> String? {
+        try check(container: container, blob: name, operation: "Put Blob")
+        let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
+        if size <= singleUploadLimit {
+            return try await putBlob(try Data(contentsOf: file), container: container, name: name, options: options)
+        }
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var whole = Insecure.MD5()
+        var ids: [String] = []
+        while let chunk = try handle.read(upToCount: blockSize), !chunk.isEmpty {
+            whole.update(data: chunk)
+            let id = Data(String(format: "block-%08d", ids.count).utf8).base64EncodedString()
+            var headers = HTTPHeaders()
+            headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
+            _ = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk),
+                                        operation: "Put Block", expected: [201])
+            ids.append(id)
+        }
+        var headers = uploadHeaders(options)
+        headers["x-ms-blob-content-md5"] = Data(whole.finalize()).base64EncodedString()
+        headers["Content-Type"] = "application/xml"
+        if options.onlyIfAbsent { headers["If-None-Match"] = "*" }
+        let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"
+        let response = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "blocklist")], headers: headers, body: Data(xml.utf8)),
+                                               operation: "Put Block List", expected: [201])
+        return response.headers["ETag"]
+    }
+
+    private func uploadHeaders(_ options: BlobUploadOptions) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers["x-ms-blob-content-type"] = options.contentType
+        if let cache = options.cacheControl { headers["x-ms-blob-cache-control"] = cache }
+        for (key, value) in options.metadata.sorted(by: { $0.key < $1.key }) { headers["x-ms-meta-\(key)"] = value }
+        return headers
+    }
+
+    /// Downloads a blob, or the inclusive byte range `range` of it.
+    public func download(container: String, name: String, range: ClosedRange<Int>? = nil) async throws -> Data {
+        try check(container: container, blob: name, operation: "Get Blob")
+        var headers = HTTPHeaders()
+        if let range { headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)" }
+        return try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206]).body
+    }
+
+    /// A blob's properties, or nil when it does not exist.
+    public func properties(container: String, name: String) async throws -> BlobProperties? {
+        try check(container: container, blob: name, operation: "Get Blob Properties")
+        do {
+            let r = try await pipeline.send(pipeline.request("HEAD", path(container, name)), operation: "Get Blob Properties", expected: [200])
+            var metadata: [String: String] = [:]
+            for (header, value) in r.headers where header.lowercased().hasPrefix("x-ms-meta-") { metadata[String(header.dropFirst(10))] = value }
+            return BlobProperties(name: name, contentLength: Int(r.headers["Content-Length"] ?? "") ?? 0, contentType: r.headers["Content-Type"],
+                                  contentMD5: r.headers["Content-MD5"], cacheControl: r.headers["Cache-Control"], etag: r.headers["ETag"],
+                                  lastModified: r.headers["Last-Modified"], metadata: metadata)
+        } catch let error as AzureStorageError where error.status == 404 {
+            return nil
+        }
+    }
+
+    /// Deletes a blob.
+    public func deleteBlob(container: String, name: String) async throws {
+        try check(container: container, blob: name, operation: "Delete Blob")
+        _ = try await pipeline.send(pipeline.request("DELETE", path(container, name)), operation: "Delete Blob", expected: [202])
+    }
+
+    /// The container's blobs, page by page (marker paging), with metadata.
+    public func list(container: String, prefix: String? = nil, pageSize: Int? = nil) -> BlobListing {
+        BlobListing(client: self, container: container, prefix: prefix, pageSize: pageSize)
+    }
+
+    func listPage(container: String, prefix: String?, pageSize: Int?, marker: String?) async throws -> (blobs: [BlobProperties], next: String?) {
+        try check(container: container, operation: "List Blobs")
+        var query: [(String, String)] = [("restype", "container"), ("comp", "list")]
+        if let prefix { query.append(("prefix", prefix)) }
+        if let marker { query.append(("marker", marker)) }
+        if let pageSize { query.append(("maxresults", String(pageSize))) }
+        query.append(("include", "metadata"))
+        let response = try await pipeline.send(pipeline.request("GET", path(container), query: query), operation: "List Blobs", expected: [200])
+        do {
+            let page = try BlobListParser.parse(response.body)
+            return (page.blobs, page.nextMarker)
+        } catch {
+            throw AzureStorageError(kind: .invalidResponse, operation: "List Blobs", url: pipeline.origin + pipeline.basePath + path(container), message: "\(error)")
+        }
+    }
+}
+
+/// The pages of a blob listing, as an async sequence.
+public struct BlobListing: AsyncSequence, Sendable {
+    public typealias Element = [BlobProperties]
+    let client: BlobClient
+    let container: String
+    let prefix: String?
+    let pageSize: Int?
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let listing: BlobListing
+        var marker: String?
+        var finished = false
+
+        public mutating func next() async throws -> [BlobProperties]? {
+            guard !finished else { return nil }
+            let page = try await listing.client.listPage(container: listing.container, prefix: listing.prefix, pageSize: listing.pageSize, marker: marker)
+            marker = page.next
+            finished = page.next == nil
+            return page.blobs
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(listing: self) }
+}

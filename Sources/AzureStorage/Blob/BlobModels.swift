@@ -1,0 +1,49 @@
+import Foundation
+
+/// Public read access of a container, as `x-ms-blob-public-access` carries it.
+public enum PublicAccess: String, Sendable, CaseIterable {
+    case container, blob
+    /// No anonymous access (the header is absent).
+    case none
+}
+
+/// A blob's properties, from HEAD or a listing.
+public struct BlobProperties: Sendable, Equatable {
+    public var name: String
+    public var contentLength: Int
+    public var contentType: String?
+    /// The stored MD5, base64.
+    public var contentMD5: String?
+    public var cacheControl: String?
+    public var etag: String?
+    public var lastModified: String?
+    public var metadata: [String: String]
+
+    public init(name: String, contentLength: Int, contentType: String? = nil, contentMD5: String? = nil, cacheControl: String? = nil,
+                etag: String? = nil, lastModified: String? = nil, metadata: [String: String] = [:]) {
+        self.name = name
+        self.contentLength = contentLength
+        self.contentType = contentType
+        self.contentMD5 = contentMD5
+        self.cacheControl = cacheControl
+        self.etag = etag
+        self.lastModified = lastModified
+        self.metadata = metadata
+    }
+}
+
+/// What Put Blob stores besides the bytes.
+public struct BlobUploadOptions: Sendable {
+    public var contentType: String
+    public var cacheControl: String?
+    public var metadata: [String: String]
+    /// Fail with 409 BlobAlreadyExists instead of overwriting.
+    public var onlyIfAbsent: Bool
+
+    public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, metadata: [String: String] = [:], onlyIfAbsent: Bool = false) {
+        self.contentType = contentType
+        self.cacheControl = cacheControl
+        self.metadata = metadata
+        self.onlyIfAbsent = onlyIfAbsent
+    }
+}
