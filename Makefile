@@ -5,8 +5,10 @@ SWIFT      ?= swift
 APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 AZSEED     := .build/debug/azseed
+VENV       := .venv
+PYTHON     ?= python3
 
-.PHONY: all deps build test seed bench clean
+.PHONY: all deps venv build test seed bench clean
 
 all: build
 
@@ -18,14 +20,23 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
+# The official Azure SDKs judge the protocol; they live in a local virtual environment,
+# rebuilt when Tests/conformance/requirements.txt changes.
+venv: $(VENV)/.installed
+$(VENV)/.installed: Tests/conformance/requirements.txt
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/conformance/requirements.txt
+	touch $@
+
 build: deps
 	$(SWIFT) build
 
 # Tests write their scratch folders under .build/test-tmp, emptied on every run.
-test: deps
+test: deps venv
 	$(SWIFT) build --build-tests
 	rm -rf .build/test-tmp && mkdir -p .build/test-tmp
 	TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build
+	$(VENV)/bin/python -m pytest -q Tests/conformance
 
 seed: build
 	$(AZSEED) generate --out fixture --force
@@ -34,4 +45,4 @@ bench: deps
 	Benchmarks/run.sh
 
 clean:
-	rm -rf .build fixture
+	rm -rf .build fixture $(VENV)

@@ -72,3 +72,26 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 }
+
+extension HTTPRequest {
+    /// Splits a full URL into origin, raw path and decoded query, as the signer needs it.
+    public init?(method: String, url: String, headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let afterScheme = url[schemeEnd.upperBound...]
+        let pathStart = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? afterScheme.endIndex
+        let origin = String(url[..<pathStart])
+        let rest = url[pathStart...]
+        let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var path = parts.first.map(String.init) ?? ""
+        if path.isEmpty { path = "/" }
+        var query: [(String, String)] = []
+        if parts.count == 2 {
+            for pair in parts[1].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                guard let name = kv[0].removingPercentEncoding, let value = (kv.count > 1 ? kv[1] : "").removingPercentEncoding else { return nil }
+                query.append((name, value))
+            }
+        }
+        self.init(method: method, origin: origin, path: path, query: query, headers: headers, body: body)
+    }
+}
