@@ -56,12 +56,22 @@ public struct BlobClient: Sendable {
         _ = try await pipeline.send(pipeline.request("DELETE", path(name), query: [("restype", "container")]), operation: "Delete Container", expected: [202])
     }
 
-    /// The container's public access level, or nil when it does not exist.
+    /// The container's public access level from Get Container Properties, or nil when the
+    /// container does not exist.
+    public func containerProperties(_ name: String) async throws -> PublicAccess? {
+        try await accessHeader(name, query: [("restype", "container")], operation: "Get Container Properties")
+    }
+
+    /// The container's public access level from Get Container ACL, or nil when the
+    /// container does not exist.
     public func containerAccess(_ name: String) async throws -> PublicAccess? {
-        try check(container: name, operation: "Get Container Properties")
+        try await accessHeader(name, query: [("restype", "container"), ("comp", "acl")], operation: "Get Container ACL")
+    }
+
+    private func accessHeader(_ name: String, query: [(String, String)], operation: String) async throws -> PublicAccess? {
+        try check(container: name, operation: operation)
         do {
-            let response = try await pipeline.send(pipeline.request("GET", path(name), query: [("restype", "container")]),
-                                                   operation: "Get Container Properties", expected: [200])
+            let response = try await pipeline.send(pipeline.request("GET", path(name), query: query), operation: operation, expected: [200])
             return response.headers["x-ms-blob-public-access"].flatMap(PublicAccess.init(rawValue:)) ?? PublicAccess.none
         } catch let error as AzureStorageError where error.status == 404 {
             return nil
