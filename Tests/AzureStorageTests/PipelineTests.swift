@@ -114,3 +114,19 @@ import Testing
         #expect(policy.delay(attempt: 2, retryAfter: "600", unit: 0) == .seconds(1))
     }
 }
+
+@Suite struct ContainerAccessTests {
+    @Test func accessLevelsAndMissingContainers() async throws {
+        let transport = FakeTransport(responses: [
+            HTTPResponse(status: 200, headers: HTTPHeaders([("x-ms-blob-public-access", "blob")])),
+            HTTPResponse(status: 200),
+            HTTPResponse(status: 404, headers: HTTPHeaders([("x-ms-error-code", "ContainerNotFound")])),
+        ])
+        let client = BlobClient(account: .development(), transport: transport, configuration: testConfiguration())
+        #expect(try await client.containerAccess("speakers") == .blob)
+        #expect(try await client.containerProperties("speakers") == PublicAccess.none)
+        #expect(try await client.containerAccess("speakers") == nil)
+        #expect(transport.requests[0].query.map(\.value) == ["container", "acl"])
+        #expect(transport.requests[1].query.map(\.value) == ["container"])
+    }
+}
