@@ -61,26 +61,23 @@ struct RequestPipeline: Sendable {
     func send(_ request: HTTPRequest, operation: String, expected: Set<Int>) async throws -> HTTPResponse {
         var attempt = 0
         while true {
-            let prepared = sign(request)
-            let outcome: Result<HTTPResponse, AzureStorageError>
+            let failure: AzureStorageError
+            var retryAfter: String?
             do {
-                let response = try await transport.send(prepared)
+                let response = try await transport.send(sign(request))
                 if expected.contains(response.status) { return response }
-                outcome = .failure(.from(response, operation: operation, url: request.displayURL))
-                if case .failure(let error) = outcome, !error.isTransient || attempt >= configuration.retry.maxRetries { throw error }
-                attempt += 1
-                try await configuration.sleep(configuration.retry.delay(attempt: attempt, retryAfter: response.headers["Retry-After"], unit: configuration.jitter()))
-            } catch let error as AzureStorageError {
-                throw error
+                failure = .from(response, operation: operation, url: request.displayURL)
+                retryAfter = response.headers["Retry-After"]
             } catch is CancellationError {
                 throw CancellationError()
+            } catch let error as AzureStorageError {
+                throw error
             } catch {
-                let failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL,
-                                                message: Self.describe(error))
-                if attempt >= configuration.retry.maxRetries { throw failure }
-                attempt += 1
-                try await configuration.sleep(configuration.retry.delay(attempt: attempt, retryAfter: nil, unit: configuration.jitter()))
+                failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: Self.describe(error))
             }
+            guard failure.isTransient, attempt < configuration.retry.maxRetries else { throw failure }
+            attempt += 1
+            try await configuration.sleep(configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, unit: configuration.jitter()))
         }
     }
 

@@ -35,8 +35,3 @@ enum Failure {
         Foundation.exit(code)
     }
 }
-
-/// A line of progress or information on stderr, keeping stdout for results.
-func note(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
-}
