@@ -30,6 +30,20 @@ import Testing
         #expect(message.hasSuffix("dataset.yaml:36: unknown key 'colour' in a kind (expected one of: name, partition, key, rows, count, fields, omit, types)"))
     }
 
+    @Test func duplicateKeysAreMalformed() throws {
+        let message = try loadError { $0.replacingOccurrences(of: "seed: 2012", with: "seed: 2012\nseed: 7") }
+        #expect(message.contains("dataset.yaml:") && message.contains("malformed YAML") && message.contains("seed"))
+    }
+
+    @Test func fileThatCannotBeABlob() throws {
+        let copy = try TestSupport.copyOfSpeakEasy()
+        try Data("x".utf8).write(to: copy.appendingPathComponent("images/notes."))
+        let dataset = try Dataset.load(directory: copy)
+        #expect(performing: { _ = try DesiredState.make(dataset, options: TestSupport.options()) }, throws: {
+            "\($0)".contains("images/notes.: cannot be a blob of container 'speakers': a blob name must not end with '.' or '/'")
+        })
+    }
+
     @Test func missingFieldIsNamed() throws {
         let message = try loadError { $0.replacingOccurrences(of: "        partition: Events\n", with: "") }
         #expect(message.contains("kind 'event' is missing 'partition'"))

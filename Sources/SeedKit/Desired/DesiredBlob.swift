@@ -1,3 +1,4 @@
+import AzureStorage
 import Crypto
 import Foundation
 
@@ -32,6 +33,9 @@ extension DesiredContainer {
         var blobs: [DesiredBlob] = []
         for relative in try listFiles(folder) {
             let url = folder.appendingPathComponent(relative)
+            if let problem = StorageNames.blobProblem(relative) {
+                throw GenerationError("\(url.relativePathForMessages): cannot be a blob of container '\(spec.name)': \(problem); rename the file")
+            }
             guard let data = FileManager.default.contents(atPath: url.path) else {
                 throw GenerationError("\(url.relativePathForMessages): cannot read the file")
             }
