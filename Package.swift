@@ -35,6 +35,10 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
             ]
         ),
+        .target(
+            name: "StorageEmulator",
+            dependencies: ["AzureStorage"]
+        ),
         .executableTarget(
             name: "azseed",
             dependencies: [
@@ -55,6 +59,10 @@ let package = Package(
         .testTarget(
             name: "AzureStorageTests",
             dependencies: ["AzureStorage"]
+        ),
+        .testTarget(
+            name: "StorageEmulatorTests",
+            dependencies: ["StorageEmulator", "AzureStorage"]
         ),
     ],
     swiftLanguageModes: [.v6]
