@@ -1,25 +1,10 @@
-/// Tiny helpers for the flat XML the Blob service returns (errors, block lists). Full
+/// A tiny reader for the flat XML the Blob service returns (errors, block lists). Full
 /// documents (listings) go through `BlobListParser`.
 enum XMLText {
     /// The text of the first `<name>…</name>` element, entities decoded.
     static func element(_ name: String, in xml: String) -> String? {
         guard let open = xml.range(of: "<\(name)>"), let close = xml.range(of: "</\(name)>", range: open.upperBound..<xml.endIndex) else { return nil }
         return unescape(String(xml[open.upperBound..<close.lowerBound]))
-    }
-
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(c)
-            }
-        }
-        return out
     }
 
     static func unescape(_ text: String) -> String {

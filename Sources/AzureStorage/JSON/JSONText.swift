@@ -34,11 +34,4 @@ public enum JSONText {
         }
         if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
     }
-
-    /// `s` as a JSON string literal.
-    public static func quoted(_ s: String) -> String {
-        var out: [UInt8] = []
-        appendString(s, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
 }

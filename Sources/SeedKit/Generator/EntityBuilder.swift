@@ -69,10 +69,8 @@ struct EntityBuilder {
             for (i, cell) in rows[Int(identity)].values.enumerated() { values[i] = cell.1 }
         }
         var random = SeedRandom.forEntity(stream: engine.stream, identity: identity)
-        var digitsBuffer = self.digits
-        engine.keySpace?.digits(of: identity, into: &digitsBuffer)
-        let digits: [UInt128]? = engine.keySpace == nil ? nil : digitsBuffer
-        defer { self.digits = digitsBuffer }
+        engine.keySpace?.digits(of: identity, into: &self.digits)
+        let digits: [UInt128]? = engine.keySpace == nil ? nil : self.digits
         let base = engine.columnCount
         for (i, op) in engine.ops.enumerated() {
             let slot = base + i

@@ -19,18 +19,6 @@ struct KeySpace: Sendable {
         capacity = overflow ? nil : product
     }
 
-    /// The digits of `index`, one per component.
-    func digits(of index: UInt128) -> [UInt128] {
-        var rest = index
-        var out: [UInt128] = []
-        out.reserveCapacity(components.count)
-        for c in components {
-            out.append(rest % c.size)
-            rest /= c.size
-        }
-        return out
-    }
-
     /// Writes the digits of `index` into `out` (reused, so the hot path does not allocate).
     func digits(of index: UInt128, into out: inout [UInt128]) {
         out.removeAll(keepingCapacity: true)
