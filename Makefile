@@ -2,7 +2,7 @@
 #   make seed   generate the SpeakEasy fixture (the main job)
 #   make test   install what is missing, build, run every test
 SWIFT      ?= swift
-APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev
+APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 AZSEED     := .build/debug/azseed
 VENV       := .venv

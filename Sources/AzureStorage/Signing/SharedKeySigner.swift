@@ -15,7 +15,10 @@ public struct SharedKeySigner: Sendable {
     }
 
     /// Blob service string-to-sign (versions 2009-09-19 and later).
-    public static func blobStringToSign(_ request: HTTPRequest, account: String) -> String {
+    ///
+    /// `ordinalHeaders` sorts the `x-ms-*` headers byte-wise instead of in the service's
+    /// collation: some clients do, and a server accepts either.
+    public static func blobStringToSign(_ request: HTTPRequest, account: String, ordinalHeaders: Bool = false) -> String {
         var s = request.method + "\n"
         let length = request.headers["Content-Length"]
         for name in ["Content-Encoding", "Content-Language"] { s += (request.headers[name] ?? "") + "\n" }
@@ -23,7 +26,7 @@ public struct SharedKeySigner: Sendable {
         for name in ["Content-MD5", "Content-Type", "Date", "If-Modified-Since", "If-Match", "If-None-Match", "If-Unmodified-Since", "Range"] {
             s += (request.headers[name] ?? "") + "\n"
         }
-        s += canonicalizedHeaders(request.headers)
+        s += canonicalizedHeaders(request.headers, ordinal: ordinalHeaders)
         s += "/" + account + request.path
         var grouped: [String: [String]] = [:]
         for (name, value) in request.query { grouped[name.lowercased(), default: []].append(value) }
@@ -34,10 +37,20 @@ public struct SharedKeySigner: Sendable {
     }
 
     /// Every `x-ms-*` header, lower-cased, in the service's collation, `name:value\n` each.
-    static func canonicalizedHeaders(_ headers: HTTPHeaders) -> String {
+    static func canonicalizedHeaders(_ headers: HTTPHeaders, ordinal: Bool = false) -> String {
         let xms = headers.fields.filter { $0.name.lowercased().hasPrefix("x-ms-") }
             .map { (name: $0.name.lowercased(), value: String($0.value.drop { $0 == " " || $0 == "\t" })) }
-        return xms.sorted { HeaderCollation.precedes($0.name, $1.name) }.map { "\($0.name):\($0.value)\n" }.joined()
+        let sorted = ordinal ? xms.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            : xms.sorted { HeaderCollation.precedes($0.name, $1.name) }
+        return sorted.map { "\($0.name):\($0.value)\n" }.joined()
+    }
+
+    /// Blob service Shared Key Lite string-to-sign: verb, Content-MD5, Content-Type, date,
+    /// canonicalized headers, resource (`?comp=` only when present).
+    public static func blobLiteStringToSign(_ request: HTTPRequest, account: String) -> String {
+        request.method + "\n" + (request.headers["Content-MD5"] ?? "") + "\n" + (request.headers["Content-Type"] ?? "") + "\n"
+            + (request.headers["x-ms-date"] != nil ? "" : request.headers["Date"] ?? "") + "\n"
+            + canonicalizedHeaders(request.headers) + tableResource(request, account: account)
     }
 
     /// Table service Shared Key string-to-sign: verb, Content-MD5, Content-Type, date,

@@ -1,0 +1,218 @@
+import AzureStorage
+import Crypto
+import Foundation
+
+extension BlobService {
+    static func md5(_ data: Data) -> String { Data(Insecure.MD5.hash(data: data)).base64EncodedString() }
+
+    func conditions(_ request: HTTPRequest) -> WriteConditions {
+        WriteConditions(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"])
+    }
+
+    /// The stored HTTP properties a Put Blob or Put Block List sets: `x-ms-blob-*` headers;
+    /// the content type falls back to the request's Content-Type, then to octet-stream.
+    func httpProperties(_ request: HTTPRequest, computedMD5: String?) -> BlobHTTPProperties {
+        let h = request.headers
+        return BlobHTTPProperties(
+            contentType: h["x-ms-blob-content-type"] ?? h["Content-Type"] ?? "application/octet-stream",
+            contentMD5: h["x-ms-blob-content-md5"] ?? computedMD5,
+            contentEncoding: h["x-ms-blob-content-encoding"] ?? h["Content-Encoding"],
+            contentLanguage: h["x-ms-blob-content-language"] ?? h["Content-Language"],
+            contentDisposition: h["x-ms-blob-content-disposition"],
+            cacheControl: h["x-ms-blob-cache-control"])
+    }
+
+    func blobHeaders(_ record: BlobRecord) -> HTTPHeaders {
+        HTTPHeaders([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
+    }
+
+    /// Checks the body against a `Content-MD5` header, and returns the body's MD5.
+    func checkTransactionalMD5(_ request: HTTPRequest) throws -> String {
+        let computed = Self.md5(request.body)
+        if let sent = request.headers["Content-MD5"], sent != computed {
+            throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+        }
+        return computed
+    }
+
+    func putBlob(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let type = request.headers["x-ms-blob-type"] else {
+            throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type.")
+        }
+        guard type == "BlockBlob" else {
+            throw ServiceError(400, "InvalidHeaderValue", "This emulator stores block blobs only; x-ms-blob-type '\(type)' is not supported.")
+        }
+        guard request.body.count <= maxBodyBytes else { throw ServiceError.bodyTooLarge }
+        let md5 = try checkTransactionalMD5(request)
+        let record = try await store.putBlob(container: container, name: blob, body: request.body,
+                                             properties: httpProperties(request, computedMD5: md5),
+                                             metadata: metadataHeaders(request.headers), conditions: conditions(request))
+        var headers = blobHeaders(record)
+        headers["Content-MD5"] = md5
+        headers["x-ms-request-server-encrypted"] = "true"
+        return HTTPResponse(status: 201, headers: headers)
+    }
+
+    func putBlock(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+        guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
+            throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
+        }
+        guard request.body.count <= maxBodyBytes else { throw ServiceError.bodyTooLarge }
+        let md5 = try checkTransactionalMD5(request)
+        try await store.putBlock(container: container, blob: blob, blockID: id, body: request.body)
+        return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
+    }
+
+    func putBlockList(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let list = BlockListParser.parse(request.body) else {
+            throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+        }
+        // Like Azure, a block list commit computes no MD5 of its own: only x-ms-blob-content-md5 sets one.
+        let record = try await store.putBlockList(container: container, name: blob, list: list,
+                                                  properties: httpProperties(request, computedMD5: nil),
+                                                  metadata: metadataHeaders(request.headers), conditions: conditions(request))
+        var headers = blobHeaders(record)
+        headers["x-ms-request-server-encrypted"] = "true"
+        return HTTPResponse(status: 201, headers: headers)
+    }
+
+    func getBlockList(_ container: String, _ blob: String, _ query: QueryParameters) async throws -> HTTPResponse {
+        let kind = query["blocklisttype"] ?? "committed"
+        guard ["committed", "uncommitted", "all"].contains(kind) else { throw ServiceError.invalidQuery("blocklisttype", kind) }
+        let (record, staged) = try await store.blockList(container: container, name: blob)
+        guard record != nil || !staged.isEmpty else { throw EmulatorStore.blobNotFound }
+        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>"
+        func blocks(_ tag: String, _ list: [CommittedBlock]) {
+            xml += "<\(tag)>" + list.map { "<Block><Name>\(XMLEscape.text($0.id))</Name><Size>\($0.size)</Size></Block>" }.joined() + "</\(tag)>"
+        }
+        if kind != "uncommitted" { blocks("CommittedBlocks", record?.blocks ?? []) }
+        if kind != "committed" { blocks("UncommittedBlocks", staged) }
+        xml += "</BlockList>"
+        var headers = record.map(blobHeaders) ?? HTTPHeaders()
+        headers["Content-Type"] = "application/xml"
+        headers["x-ms-blob-content-length"] = String(record?.size ?? 0)
+        return HTTPResponse(status: 200, headers: headers, body: Data(xml.utf8))
+    }
+
+    func setBlobProperties(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let h = request.headers
+        // Set Blob Properties replaces every HTTP property; one not sent is cleared.
+        let properties = BlobHTTPProperties(contentType: h["x-ms-blob-content-type"] ?? "application/octet-stream",
+                                            contentMD5: h["x-ms-blob-content-md5"], contentEncoding: h["x-ms-blob-content-encoding"],
+                                            contentLanguage: h["x-ms-blob-content-language"],
+                                            contentDisposition: h["x-ms-blob-content-disposition"], cacheControl: h["x-ms-blob-cache-control"])
+        let record = try await store.updateBlob(container: container, name: blob, properties: properties, metadata: nil, conditions: conditions(request))
+        return HTTPResponse(status: 200, headers: blobHeaders(record))
+    }
+
+    func setBlobMetadata(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let record = try await store.updateBlob(container: container, name: blob, properties: nil,
+                                                metadata: metadataHeaders(request.headers), conditions: conditions(request))
+        return HTTPResponse(status: 200, headers: blobHeaders(record))
+    }
+
+    func deleteBlob(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        try await store.deleteBlob(container: container, name: blob, conditions: conditions(request))
+        return HTTPResponse(status: 202)
+    }
+
+    /// `bytes=a-b` or `bytes=a-` from `x-ms-range` (preferred) or `Range`; nil when absent or unreadable.
+    static func range(_ request: HTTPRequest) -> (start: Int, end: Int?)? {
+        guard let text = request.headers["x-ms-range"] ?? request.headers["Range"], text.hasPrefix("bytes=") else { return nil }
+        let parts = text.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Int(parts[0]), start >= 0 else { return nil }
+        if parts[1].isEmpty { return (start, nil) }
+        guard let end = Int(parts[1]), end >= start else { return nil }
+        return (start, end)
+    }
+
+    func getBlob(_ container: String, _ blob: String, _ request: HTTPRequest, head: Bool) async throws -> HTTPResponse {
+        let (containerRecord, found) = try await store.blob(container, blob)
+        guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
+        guard var record = found else { throw EmulatorStore.blobNotFound }
+        if let ifNoneMatch = request.headers["If-None-Match"], ifNoneMatch == "*" || ifNoneMatch == record.etag {
+            return HTTPResponse(status: 304, headers: blobHeaders(record))
+        }
+        if let ifMatch = request.headers["If-Match"], ifMatch != "*", ifMatch != record.etag {
+            throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+        }
+        var status = 200
+        var offset = 0, length = record.size
+        var rangeMD5 = false
+        if !head, let range = Self.range(request) {
+            guard range.start < record.size else {
+                throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.",
+                                   headers: [("Content-Range", "bytes */\(record.size)")])
+            }
+            offset = range.start
+            length = min(range.end ?? (record.size - 1), record.size - 1) - offset + 1
+            status = 206
+            rangeMD5 = request.headers["x-ms-range-get-content-md5"] == "true"
+            if rangeMD5 && length > 4 << 20 {
+                throw ServiceError(400, "OutOfRangeInput", "x-ms-range-get-content-md5 is allowed only for ranges of at most 4 MiB.")
+            }
+        }
+        var body = Data()
+        if !head { (record, body) = try await store.readBlob(record, offset: offset, length: length) }
+        var headers = blobHeaders(record)
+        headers["Content-Length"] = String(length)
+        headers["Content-Type"] = record.contentType
+        if status == 206 {
+            headers["Content-Range"] = "bytes \(offset)-\(offset + length - 1)/\(record.size)"
+            if let md5 = record.contentMD5 { headers["x-ms-blob-content-md5"] = md5 }
+            if rangeMD5 { headers["Content-MD5"] = Self.md5(body) }
+        } else if let md5 = record.contentMD5 {
+            headers["Content-MD5"] = md5
+        }
+        if let v = record.contentEncoding { headers["Content-Encoding"] = v }
+        if let v = record.contentLanguage { headers["Content-Language"] = v }
+        if let v = record.contentDisposition { headers["Content-Disposition"] = v }
+        if let v = record.cacheControl { headers["Cache-Control"] = v }
+        for (n, v) in record.metadata { headers["x-ms-meta-" + n] = v }
+        headers["Accept-Ranges"] = "bytes"
+        headers["x-ms-blob-type"] = "BlockBlob"
+        headers["x-ms-creation-time"] = ServerClock.httpDate(record.created)
+        headers["x-ms-lease-status"] = "unlocked"
+        headers["x-ms-lease-state"] = "available"
+        headers["x-ms-server-encrypted"] = "true"
+        if head {
+            headers["x-ms-access-tier"] = "Hot"
+            headers["x-ms-access-tier-inferred"] = "true"
+        }
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    func listBlobs(_ container: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+        let limit = try maxResults(query)
+        let prefix = query["prefix"] ?? ""
+        let delimiter = query["delimiter"].flatMap { $0.isEmpty ? nil : $0 }
+        let includeMetadata = (query["include"] ?? "").split(separator: ",").contains("metadata")
+        var items: [BlobXML.Item] = []
+        var marker = query["marker"] ?? ""
+        var nextMarker: String?
+        scan: while true {
+            let (records, next) = try await store.listBlobs(container: container, prefix: prefix, marker: marker, limit: 1000)
+            for record in records {
+                if items.count == limit { nextMarker = record.name; break scan }
+                if let delimiter, let r = record.name.dropFirst(prefix.count).range(of: delimiter) {
+                    // Every name under this virtual directory collapses into one BlobPrefix;
+                    // the scan continues after the last name that can start with it.
+                    let group = String(record.name[..<r.upperBound])
+                    items.append(.prefix(group))
+                    marker = group + "\u{10FFFF}"
+                    continue scan
+                }
+                items.append(.blob(record))
+            }
+            guard let next else { break }
+            marker = next
+        }
+        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"
+        xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
+        xml += XMLEscape.element("MaxResults", query["maxresults"])
+        if let delimiter { xml += XMLEscape.element("Delimiter", delimiter) }
+        xml += "<Blobs>" + items.map { BlobXML.item($0, includeMetadata: includeMetadata) }.joined() + "</Blobs>"
+        xml += XMLEscape.element("NextMarker", nextMarker) + "</EnumerationResults>"
+        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/xml")]), body: Data(xml.utf8))
+    }
+}

@@ -1,0 +1,115 @@
+import AzureStorage
+import Foundation
+
+/// The Blob service: routes a path-style request (`/<account>/<container>[/<blob>]`) to
+/// its operation and answers as Azure does (fact sheet §7).
+struct BlobService: Sendable {
+    let store: EmulatorStore
+    let account: String
+    /// The largest request body accepted for one Put Blob or Put Block.
+    let maxBodyBytes: Int
+
+    /// What the request addresses.
+    struct Target {
+        var container: String?
+        var blob: String?
+    }
+
+    func respond(_ request: HTTPRequest, caller: Caller) async throws -> HTTPResponse {
+        let target = try parseTarget(request.path)
+        let query = QueryParameters(request.query)
+        let restype = query["restype"], comp = query["comp"]
+        let method = request.method
+
+        guard let container = target.container else {
+            // The account itself: only List Containers.
+            guard caller == .account else { throw ServiceError.resourceNotFound }
+            if method == "GET", comp == "list" { return try await listContainers(request, query) }
+            throw ServiceError.invalidQuery("comp", comp ?? "")
+        }
+        guard let blob = target.blob else {
+            guard restype == "container" else {
+                throw ServiceError(400, "InvalidUri", "The requested URI does not represent any resource on the server.")
+            }
+            if caller == .anonymous {
+                try await checkAnonymous(container: container, level: method == "GET" && comp == "list" || (method == "GET" || method == "HEAD") && comp == nil ? "container" : nil)
+            }
+            switch (method, comp) {
+            case ("PUT", nil): return try await createContainer(container, request)
+            case ("PUT", "acl"): return try await setContainerACL(container, request)
+            case ("PUT", "metadata"): return try await setContainerMetadata(container, request)
+            case ("GET", nil), ("HEAD", nil): return try await containerProperties(container)
+            case ("GET", "acl"), ("HEAD", "acl"): return try await containerACL(container)
+            case ("GET", "list"): return try await listBlobs(container, request, query)
+            case ("DELETE", nil): return try await deleteContainer(container)
+            case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
+            default: throw ServiceError.unsupportedVerb(method)
+            }
+        }
+        if caller == .anonymous {
+            try await checkAnonymous(container: container, level: (method == "GET" || method == "HEAD") && comp == nil ? "blob" : nil)
+        }
+        switch (method, comp) {
+        case ("PUT", nil): return try await putBlob(container, blob, request)
+        case ("PUT", "block"): return try await putBlock(container, blob, request, query)
+        case ("PUT", "blocklist"): return try await putBlockList(container, blob, request)
+        case ("PUT", "properties"): return try await setBlobProperties(container, blob, request)
+        case ("PUT", "metadata"): return try await setBlobMetadata(container, blob, request)
+        case ("GET", nil): return try await getBlob(container, blob, request, head: false)
+        case ("HEAD", nil): return try await getBlob(container, blob, request, head: true)
+        case ("GET", "blocklist"): return try await getBlockList(container, blob, query)
+        case ("DELETE", nil): return try await deleteBlob(container, blob, request)
+        case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
+        default: throw ServiceError.unsupportedVerb(method)
+        }
+    }
+
+    /// Anonymous callers may only read, and only what the container's access level allows:
+    /// `container` allows container reads and listing, `blob` only blob reads. Anything else
+    /// looks like a missing resource, so a private container's existence is not revealed.
+    private func checkAnonymous(container: String, level needed: String?) async throws {
+        guard let needed, let record = try await store.container(container) else { throw ServiceError.resourceNotFound }
+        let allowed = record.access == "container" || (record.access == "blob" && needed == "blob")
+        guard allowed else { throw ServiceError.resourceNotFound }
+    }
+
+    /// Splits `/<account>/<container>/<blob…>`; the blob name is percent-decoded.
+    private func parseTarget(_ path: String) throws -> Target {
+        var rest = Substring(path)
+        if rest.hasPrefix("/") { rest = rest.dropFirst() }
+        let segments = rest.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        guard let first = segments.first, first == account else {
+            throw ServiceError(400, "InvalidUri", "The request URI does not start with the account name '\(account)'.")
+        }
+        guard segments.count > 1, !segments[1].isEmpty else { return Target() }
+        guard let container = String(segments[1]).removingPercentEncoding else {
+            throw ServiceError(400, "InvalidUri", "The container name in the request URI is not valid percent-encoding.")
+        }
+        guard segments.count > 2, !segments[2].isEmpty else { return Target(container: container) }
+        guard let blob = String(segments[2]).removingPercentEncoding else {
+            throw ServiceError(400, "InvalidUri", "The blob name in the request URI is not valid percent-encoding.")
+        }
+        if let problem = StorageNames.blobProblem(blob) {
+            throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
+        }
+        return Target(container: container, blob: blob)
+    }
+}
+
+/// Decoded query parameters; a name that appears twice keeps its first value.
+struct QueryParameters: Sendable {
+    private var values: [String: String] = [:]
+
+    init(_ pairs: [(name: String, value: String)]) {
+        for (name, value) in pairs where values[name] == nil { values[name] = value }
+    }
+
+    subscript(name: String) -> String? { values[name] }
+}
+
+/// `x-ms-meta-*` headers as (name, value) pairs, in the order sent.
+func metadataHeaders(_ headers: HTTPHeaders) -> [(String, String)] {
+    headers.fields.compactMap { field in
+        field.name.lowercased().hasPrefix("x-ms-meta-") ? (String(field.name.dropFirst("x-ms-meta-".count)), field.value) : nil
+    }
+}

@@ -1,0 +1,44 @@
+import AzureStorage
+import Foundation
+
+/// Error responses in each service's shape (fact sheet §8): Blob answers XML, Table answers
+/// OData JSON; both carry the code in `x-ms-error-code`. Messages end with the request id
+/// and time, as Azure's do.
+enum ErrorBodies {
+    static func blob(_ error: ServiceError, requestID: String, includeBody: Bool) -> HTTPResponse {
+        var headers = HTTPHeaders([("x-ms-error-code", error.code)])
+        for (n, v) in error.headers { headers[n] = v }
+        guard includeBody else { return HTTPResponse(status: error.status, headers: headers) }
+        headers["Content-Type"] = "application/xml"
+        let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\(XMLEscape.text(error.code))</Code><Message>"
+            + XMLEscape.text(fullMessage(error, requestID: requestID)) + "</Message></Error>"
+        return HTTPResponse(status: error.status, headers: headers, body: Data(xml.utf8))
+    }
+
+    static func table(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> HTTPResponse {
+        var headers = HTTPHeaders([("x-ms-error-code", error.code),
+                                   ("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")])
+        for (n, v) in error.headers { headers[n] = v }
+        return HTTPResponse(status: error.status, headers: headers, body: tableJSON(error, requestID: requestID, messagePrefix: messagePrefix))
+    }
+
+    static func tableJSON(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> Data {
+        var out: [UInt8] = Array("{\"odata.error\":{\"code\":".utf8)
+        JSONText.appendString(error.code, to: &out)
+        out += Array(",\"message\":{\"lang\":\"en-US\",\"value\":".utf8)
+        JSONText.appendString(messagePrefix + fullMessage(error, requestID: requestID), to: &out)
+        out += Array("}}}".utf8)
+        return Data(out)
+    }
+
+    static func fullMessage(_ error: ServiceError, requestID: String) -> String {
+        "\(error.message)\nRequestId:\(requestID)\nTime:\(EmulatorClockText.now())"
+    }
+}
+
+/// The current time as Azure prints it in error messages (ISO 8601, 7 digits).
+enum EmulatorClockText {
+    static func now() -> String {
+        EdmDateTime(ticks: EdmDateTime(unixSeconds: 0).ticks + Int64(Date().timeIntervalSince1970 * 10_000_000)).iso8601
+    }
+}

@@ -1,0 +1,31 @@
+/// An error the emulator answers with: HTTP status, Azure's error code (sent in
+/// `x-ms-error-code` and the body) and a message.
+struct ServiceError: Error, Sendable {
+    var status: Int
+    var code: String
+    var message: String
+    /// Extra response headers (e.g. `Content-Range` on a 416).
+    var headers: [(String, String)] = []
+
+    init(_ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    static func invalidInput(_ message: String) -> ServiceError { ServiceError(400, "InvalidInput", message) }
+    static func invalidHeader(_ name: String, _ value: String) -> ServiceError {
+        ServiceError(400, "InvalidHeaderValue", "The value '\(value)' for header '\(name)' is not valid.")
+    }
+    static func invalidQuery(_ name: String, _ value: String) -> ServiceError {
+        ServiceError(400, "InvalidQueryParameterValue", "Value '\(value)' for query parameter '\(name)' is not valid.")
+    }
+    static let authenticationFailed = ServiceError(403, "AuthenticationFailed",
+        "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.")
+    static let resourceNotFound = ServiceError(404, "ResourceNotFound", "The specified resource does not exist.")
+    static let bodyTooLarge = ServiceError(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.")
+    static func unsupportedVerb(_ method: String) -> ServiceError {
+        ServiceError(405, "UnsupportedHttpVerb", "The resource doesn't support specified Http Verb \(method).")
+    }
+}

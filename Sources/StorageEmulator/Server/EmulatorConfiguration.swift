@@ -1,0 +1,39 @@
+import AzureStorage
+import Foundation
+
+/// How an emulator runs: where it keeps data, where it listens, which faults it injects.
+public struct EmulatorConfiguration: Sendable {
+    /// The data directory; nil keeps everything in memory.
+    public var dataDirectory: URL?
+    /// The address to bind: loopback unless asked otherwise.
+    public var host: String
+    /// 0 picks a free port.
+    public var blobPort: Int
+    public var tablePort: Int
+    /// The largest body of one Put Blob or Put Block.
+    public var maxBlobBodyBytes: Int
+    /// The fraction of requests that fail (0 = none), and the seed that picks them.
+    public var faultRate: Double
+    public var faultSeed: UInt64
+    /// The account served; the development account by default.
+    public var accountName: String
+    public var accountKey: AccountKey
+
+    /// Table request bodies are at most 4 MiB, as on Azure.
+    public static let maxTableBodyBytes = 4 * 1024 * 1024
+
+    public init(dataDirectory: URL?, host: String = "127.0.0.1", blobPort: Int = 10000, tablePort: Int = 10002,
+                maxBlobBodyBytes: Int = 256 * 1024 * 1024, faultRate: Double = 0, faultSeed: UInt64 = 0,
+                accountName: String = StorageAccount.developmentAccountName,
+                accountKey: AccountKey = AccountKey(base64: StorageAccount.developmentAccountKey)!) {
+        self.dataDirectory = dataDirectory
+        self.host = host
+        self.blobPort = blobPort
+        self.tablePort = tablePort
+        self.maxBlobBodyBytes = maxBlobBodyBytes
+        self.faultRate = faultRate
+        self.faultSeed = faultSeed
+        self.accountName = accountName
+        self.accountKey = accountKey
+    }
+}

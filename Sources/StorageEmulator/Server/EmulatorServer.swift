@@ -1,0 +1,117 @@
+import AzureStorage
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A running emulator: the Blob and Table services on their ports, over one store.
+public final class EmulatorServer: Sendable {
+    public let blobPort: Int
+    public let tablePort: Int
+    public let configuration: EmulatorConfiguration
+    private let group: ServiceGroup
+    private let runner: Task<Void, any Error>
+
+    /// The account the emulator serves, with endpoints on its actual ports. Clients connect to
+    /// loopback when the server listens on every address.
+    public var account: StorageAccount {
+        let host = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
+        return StorageAccount(name: configuration.accountName, credential: .sharedKey(configuration.accountKey),
+                              blobEndpoint: URL(string: "http://\(host):\(blobPort)/\(configuration.accountName)")!,
+                              tableEndpoint: URL(string: "http://\(host):\(tablePort)/\(configuration.accountName)")!)
+    }
+
+    private init(blobPort: Int, tablePort: Int, configuration: EmulatorConfiguration, group: ServiceGroup, runner: Task<Void, any Error>) {
+        self.blobPort = blobPort
+        self.tablePort = tablePort
+        self.configuration = configuration
+        self.group = group
+        self.runner = runner
+    }
+
+    /// Opens the store and starts both services; returns once both listen.
+    /// `shutdownOnSignals` makes SIGINT and SIGTERM stop it gracefully (for `azseed emulator`).
+    public static func start(_ configuration: EmulatorConfiguration, shutdownOnSignals: Bool = false) async throws -> EmulatorServer {
+        let core = try StorageEmulatorCore(configuration: configuration)
+        let startup = StartupGate()
+        let logger = Logger(label: "azseed.emulator") { _ in SwiftLogNoOpLogHandler() }
+        func application(_ kind: EmulatorServiceKind, port: Int) -> some Service {
+            Application(
+                responder: EmulatorResponder(core: core, service: kind),
+                configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: port), serverName: nil),
+                onServerRunning: { channel in await startup.listening(kind, port: channel.localAddress?.port ?? port) },
+                logger: logger)
+        }
+        let group = ServiceGroup(services: [application(.blob, port: configuration.blobPort), application(.table, port: configuration.tablePort)],
+                                 gracefulShutdownSignals: shutdownOnSignals ? [.sigterm, .sigint] : [],
+                                 logger: logger)
+        let runner = Task {
+            do {
+                try await group.run()
+                await startup.failed(EmulatorStartError(description: "the emulator stopped before it was listening"))
+            } catch {
+                await startup.failed(error)
+                throw error
+            }
+        }
+        do {
+            let (blob, table) = try await startup.wait()
+            return EmulatorServer(blobPort: blob, tablePort: table, configuration: configuration, group: group, runner: runner)
+        } catch {
+            await group.triggerGracefulShutdown()
+            throw EmulatorStartError(description: "cannot listen on \(configuration.host) ports \(configuration.blobPort) and \(configuration.tablePort): \(error)")
+        }
+    }
+
+    /// Stops accepting requests, lets those in flight finish, and returns when both services stopped.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await runner.value
+    }
+
+    /// Returns when the server stops (a signal, when started with `shutdownOnSignals`).
+    public func wait() async throws {
+        try await runner.value
+    }
+}
+
+/// Why the emulator could not start.
+public struct EmulatorStartError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// Waits until both services listen, or one fails to.
+private actor StartupGate {
+    private var ports: [EmulatorServiceKind: Int] = [:]
+    private var error: (any Error)?
+    private var waiter: CheckedContinuation<(Int, Int), any Error>?
+
+    func listening(_ kind: EmulatorServiceKind, port: Int) {
+        ports[kind] = port
+        resume()
+    }
+
+    func failed(_ error: any Error) {
+        if self.error == nil { self.error = error }
+        resume()
+    }
+
+    func wait() async throws -> (Int, Int) {
+        try await withCheckedThrowingContinuation { continuation in
+            waiter = continuation
+            resume()
+        }
+    }
+
+    private func resume() {
+        guard let waiter else { return }
+        if let blob = ports[.blob], let table = ports[.table] {
+            self.waiter = nil
+            waiter.resume(returning: (blob, table))
+        } else if let error {
+            self.waiter = nil
+            waiter.resume(throwing: error)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import AzureStorage
+import Foundation
+
+/// What the server does with a request: answer it, or (an injected fault) drop the connection.
+public enum EmulatorReply: Sendable {
+    case response(HTTPResponse)
+    case dropConnection
+}
+
+/// The emulator without its sockets: authenticates a request, injects a fault when asked,
+/// routes it to the Blob or Table service and shapes errors as that service does. The HTTP
+/// server hands it every request; tests may call it directly.
+public final class StorageEmulatorCore: Sendable {
+    let store: EmulatorStore
+    let authenticator: RequestAuthenticator
+    let faults: FaultInjector
+    let blob: BlobService
+    let table: TableService
+    public let configuration: EmulatorConfiguration
+
+    public init(configuration: EmulatorConfiguration) throws {
+        self.configuration = configuration
+        store = try EmulatorStore(dataDirectory: configuration.dataDirectory)
+        authenticator = RequestAuthenticator(signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey))
+        faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
+        blob = BlobService(store: store, account: configuration.accountName, maxBodyBytes: configuration.maxBlobBodyBytes)
+        table = TableService(store: store, account: configuration.accountName)
+    }
+
+    /// The largest body the server should read for a request to `service`.
+    public func maxBodyBytes(_ service: EmulatorServiceKind) -> Int {
+        service == .table ? EmulatorConfiguration.maxTableBodyBytes : configuration.maxBlobBodyBytes
+    }
+
+    /// Answers one request. Never throws: every failure becomes the service's error response.
+    public func respond(_ request: HTTPRequest, service: EmulatorServiceKind) async -> EmulatorReply {
+        let requestID = UUID().uuidString.lowercased()
+        let fault = faults.next()
+        var response: HTTPResponse
+        if fault == .serverBusy {
+            response = errorResponse(ServiceError(503, "ServerBusy", "The server is currently unable to receive requests. Please retry your request."),
+                                     request, service, requestID)
+        } else {
+            do {
+                let caller = try authenticator.authenticate(request, service: service)
+                switch service {
+                case .blob: response = try await blob.respond(request, caller: caller)
+                case .table: response = try await table.respond(request, caller: caller)
+                }
+            } catch let error as ServiceError {
+                response = errorResponse(error, request, service, requestID)
+            } catch {
+                response = errorResponse(ServiceError(500, "InternalError", "The server encountered an internal error: \(error)."),
+                                         request, service, requestID)
+            }
+            switch fault {
+            case .timeoutAfterApplying:
+                response = errorResponse(ServiceError(500, "OperationTimedOut", "The operation could not be completed within the permitted time."),
+                                         request, service, requestID)
+            case .dropAfterApplying: return .dropConnection
+            default: break
+            }
+        }
+        response.headers["x-ms-request-id"] = requestID
+        response.headers["x-ms-version"] = request.headers["x-ms-version"] ?? "2025-11-05"
+        if let id = request.headers["x-ms-client-request-id"] { response.headers["x-ms-client-request-id"] = id }
+        response.headers["Date"] = SharedKeySigner.httpDate(Date())
+        response.headers["Server"] = "azseed-emulator"
+        return .response(response)
+    }
+
+    func errorResponse(_ error: ServiceError, _ request: HTTPRequest, _ service: EmulatorServiceKind, _ requestID: String) -> HTTPResponse {
+        switch service {
+        case .blob: ErrorBodies.blob(error, requestID: requestID, includeBody: request.method != "HEAD")
+        case .table: ErrorBodies.table(error, requestID: requestID)
+        }
+    }
+
+    /// The error a body over the limit gets, in the service's shape.
+    public func bodyTooLarge(_ request: HTTPRequest, service: EmulatorServiceKind) -> HTTPResponse {
+        var response = errorResponse(.bodyTooLarge, request, service, UUID().uuidString.lowercased())
+        response.headers["Connection"] = "close"
+        return response
+    }
+}
+
+/// The two services the emulator serves, each on its own port.
+public enum EmulatorServiceKind: Sendable, Equatable {
+    case blob, table
+}

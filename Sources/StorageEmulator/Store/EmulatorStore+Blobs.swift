@@ -1,0 +1,208 @@
+import AzureStorage
+import Foundation
+import GRDB
+
+/// Write conditions from `If-Match` / `If-None-Match`.
+struct WriteConditions: Sendable {
+    var ifMatch: String?
+    var ifNoneMatch: String?
+
+    /// Throws the service's answer when the condition fails against the current blob.
+    func check(existing: BlobRecord?) throws {
+        if let ifNoneMatch {
+            if ifNoneMatch == "*", existing != nil {
+                throw ServiceError(409, "BlobAlreadyExists", "The specified blob already exists.")
+            }
+            if let existing, ifNoneMatch == existing.etag {
+                throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+            }
+        }
+        if let ifMatch {
+            guard let existing, ifMatch == "*" || ifMatch == existing.etag else {
+                throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+            }
+        }
+    }
+}
+
+extension EmulatorStore {
+    static let blobNotFound = ServiceError(404, "BlobNotFound", "The specified blob does not exist.")
+
+    static func blob(_ container: String, _ name: String, _ db: Database) throws -> BlobRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM blobs WHERE container = ? AND name = ?", arguments: [container, name]).map(BlobRecord.init(row:))
+    }
+
+    func blob(_ container: String, _ name: String) async throws -> (ContainerRecord?, BlobRecord?) {
+        try await read { db in (try Self.container(container, db), try Self.blob(container, name, db)) }
+    }
+
+    /// Stores a whole blob (Put Blob), replacing any blob of that name and its uncommitted blocks.
+    func putBlob(container: String, name: String, body: Data, properties: BlobHTTPProperties,
+                 metadata: [(String, String)], conditions: WriteConditions) async throws -> BlobRecord {
+        let dataID = try bytes.put(body)
+        return try await commitBlob(container: container, name: name, dataID: dataID, size: body.count, blocks: [],
+                                    properties: properties, metadata: metadata, conditions: conditions)
+    }
+
+    /// Points a blob at stored bytes in one transaction, then frees what it replaced.
+    private func commitBlob(container: String, name: String, dataID: String, size: Int, blocks: [CommittedBlock],
+                            properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions) async throws -> BlobRecord {
+        let now = clock.now()
+        let outcome: (BlobRecord, [String])
+        do {
+            outcome = try await write { db in
+                guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+                let existing = try Self.blob(container, name, db)
+                try conditions.check(existing: existing)
+                var freed = try String.fetchAll(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+                if let existing { freed.append(existing.data) }
+                try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
+                        contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [container, name, dataID, size, properties.contentType, properties.contentMD5,
+                                     properties.contentEncoding, properties.contentLanguage, properties.contentDisposition,
+                                     properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
+                                     MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) })])
+                return (try Self.blob(container, name, db)!, freed.filter { $0 != dataID })
+            }
+        } catch {
+            bytes.delete(dataID)
+            throw error
+        }
+        for id in outcome.1 { bytes.delete(id) }
+        return outcome.0
+    }
+
+    /// Stages a block (Put Block); a block with the same id replaces the earlier one.
+    func putBlock(container: String, blob: String, blockID: String, body: Data) async throws {
+        let dataID = try bytes.put(body)
+        let replaced: String?
+        do {
+            replaced = try await write { db in
+                guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+                let old = try String.fetchOne(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? AND blockID = ?",
+                                              arguments: [container, blob, blockID])
+                try db.execute(sql: "INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [container, blob, blockID, dataID, body.count])
+                return old
+            }
+        } catch {
+            bytes.delete(dataID)
+            throw error
+        }
+        if let replaced { bytes.delete(replaced) }
+    }
+
+    /// Which list a Put Block List entry names its block from.
+    enum BlockSource: Sendable { case committed, uncommitted, latest }
+
+    /// Commits a block list: the blob becomes the listed blocks in order.
+    func putBlockList(container: String, name: String, list: [(BlockSource, String)], properties: BlobHTTPProperties,
+                      metadata: [(String, String)], conditions: WriteConditions) async throws -> BlobRecord {
+        let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
+            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            let staged = try Row.fetchAll(db, sql: "SELECT blockID, data, size FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+            var uncommitted: [String: (String, Int)] = [:]
+            for row in staged { uncommitted[row["blockID"]] = (row["data"], row["size"]) }
+            var committed: [String: (String, Int, Int)] = [:]
+            if let existing = try Self.blob(container, name, db) {
+                var offset = 0
+                for block in existing.blocks {
+                    committed[block.id] = (existing.data, offset, block.size)
+                    offset += block.size
+                }
+            }
+            var pieces: [(id: String, offset: Int, length: Int)] = []
+            var blocks: [CommittedBlock] = []
+            for (source, id) in list {
+                let found: (String, Int, Int)?
+                switch source {
+                case .committed: found = committed[id]
+                case .uncommitted: found = uncommitted[id].map { ($0.0, 0, $0.1) }
+                case .latest: found = uncommitted[id].map { ($0.0, 0, $0.1) } ?? committed[id]
+                }
+                guard let found else { throw ServiceError(400, "InvalidBlockList", "The specified block list is invalid.") }
+                pieces.append((found.0, found.1, found.2))
+                blocks.append(CommittedBlock(id: id, size: found.2))
+            }
+            return (pieces, blocks)
+        }
+        let dataID = try bytes.concatenate(pieces)
+        return try await commitBlob(container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
+                                    blocks: blocks, properties: properties, metadata: metadata, conditions: conditions)
+    }
+
+    /// The committed blocks of a blob and the uncommitted ones staged for it.
+    func blockList(container: String, name: String) async throws -> (BlobRecord?, [CommittedBlock]) {
+        try await read { db in
+            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            let staged = try Row.fetchAll(db, sql: "SELECT blockID, size FROM blocks WHERE container = ? AND blob = ? ORDER BY blockID",
+                                          arguments: [container, name]).map { CommittedBlock(id: $0["blockID"], size: $0["size"]) }
+            return (try Self.blob(container, name, db), staged)
+        }
+    }
+
+    func deleteBlob(container: String, name: String, conditions: WriteConditions) async throws {
+        let freed = try await write { db -> [String] in
+            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
+            try conditions.check(existing: existing)
+            var ids = try String.fetchAll(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+            ids.append(existing.data)
+            try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+            try db.execute(sql: "DELETE FROM blobs WHERE container = ? AND name = ?", arguments: [container, name])
+            return ids
+        }
+        for id in freed { bytes.delete(id) }
+    }
+
+    /// Replaces a blob's HTTP properties or metadata without touching its bytes.
+    func updateBlob(container: String, name: String, properties: BlobHTTPProperties?, metadata: [(String, String)]?,
+                    conditions: WriteConditions) async throws -> BlobRecord {
+        let now = clock.now()
+        return try await write { db in
+            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
+            try conditions.check(existing: existing)
+            if let p = properties {
+                try db.execute(sql: """
+                    UPDATE blobs SET contentType = ?, contentMD5 = ?, contentEncoding = ?, contentLanguage = ?,
+                        contentDisposition = ?, cacheControl = ? WHERE container = ? AND name = ?
+                    """, arguments: [p.contentType, p.contentMD5, p.contentEncoding, p.contentLanguage, p.contentDisposition,
+                                     p.cacheControl, container, name])
+            }
+            if let metadata {
+                try db.execute(sql: "UPDATE blobs SET metadata = ? WHERE container = ? AND name = ?",
+                               arguments: [MetadataCoding.encode(metadata), container, name])
+            }
+            try db.execute(sql: "UPDATE blobs SET modified = ?, etag = ? WHERE container = ? AND name = ?",
+                           arguments: [now.ticks, ServerClock.etag(now), container, name])
+            return try Self.blob(container, name, db)!
+        }
+    }
+
+    /// Blobs in name order with `prefix`, from `marker` on, at most `limit`; the next marker when more follow.
+    func listBlobs(container: String, prefix: String, marker: String, limit: Int) async throws -> ([BlobRecord], String?) {
+        try await read { db in
+            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT * FROM blobs WHERE container = ? AND name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?
+                """, arguments: [container, marker, prefix, prefix, limit + 1])
+            let records = rows.map(BlobRecord.init(row:))
+            return (Array(records.prefix(limit)), records.count > limit ? records[limit].name : nil)
+        }
+    }
+
+    /// Reads a blob's bytes; the blob row is re-read once if a concurrent overwrite freed the file.
+    func readBlob(_ record: BlobRecord, offset: Int, length: Int) async throws -> (BlobRecord, Data) {
+        do {
+            return (record, try bytes.read(record.data, offset: offset, length: length))
+        } catch {
+            let (_, again) = try await blob(record.container, record.name)
+            guard let again, again.size >= offset + length else { throw Self.blobNotFound }
+            return (again, try bytes.read(again.data, offset: offset, length: length))
+        }
+    }
+}

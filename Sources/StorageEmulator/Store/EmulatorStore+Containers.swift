@@ -1,0 +1,75 @@
+import AzureStorage
+import Foundation
+import GRDB
+
+extension EmulatorStore {
+    static let containerNotFound = ServiceError(404, "ContainerNotFound", "The specified container does not exist.")
+
+    func container(_ name: String) async throws -> ContainerRecord? {
+        try await read { db in try Self.container(name, db) }
+    }
+
+    static func container(_ name: String, _ db: Database) throws -> ContainerRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM containers WHERE name = ?", arguments: [name]).map(ContainerRecord.init(row:))
+    }
+
+    func createContainer(_ name: String, access: String, metadata: [(String, String)]) async throws -> ContainerRecord {
+        let now = clock.now()
+        return try await write { db in
+            if try Self.container(name, db) != nil {
+                throw ServiceError(409, "ContainerAlreadyExists", "The specified container already exists.")
+            }
+            try db.execute(sql: "INSERT INTO containers (name, access, created, modified, etag, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [name, access, now.ticks, now.ticks, ServerClock.etag(now), MetadataCoding.encode(metadata)])
+            return try Self.container(name, db)!
+        }
+    }
+
+    /// Sets the public access level and the signed identifiers.
+    func setContainerACL(_ name: String, access: String, acl: String, ifMatch: String?) async throws -> ContainerRecord {
+        let now = clock.now()
+        return try await write { db in
+            guard let existing = try Self.container(name, db) else { throw Self.containerNotFound }
+            if let ifMatch, ifMatch != "*", ifMatch != existing.etag {
+                throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+            }
+            try db.execute(sql: "UPDATE containers SET access = ?, acl = ?, modified = ?, etag = ? WHERE name = ?",
+                           arguments: [access, acl, now.ticks, ServerClock.etag(now), name])
+            return try Self.container(name, db)!
+        }
+    }
+
+    func setContainerMetadata(_ name: String, metadata: [(String, String)]) async throws -> ContainerRecord {
+        let now = clock.now()
+        return try await write { db in
+            guard try Self.container(name, db) != nil else { throw Self.containerNotFound }
+            try db.execute(sql: "UPDATE containers SET metadata = ?, modified = ?, etag = ? WHERE name = ?",
+                           arguments: [MetadataCoding.encode(metadata), now.ticks, ServerClock.etag(now), name])
+            return try Self.container(name, db)!
+        }
+    }
+
+    /// Deletes a container and every blob and uncommitted block in it.
+    func deleteContainer(_ name: String) async throws {
+        let freed = try await write { db -> [String] in
+            guard try Self.container(name, db) != nil else { throw Self.containerNotFound }
+            let ids = try String.fetchAll(db, sql: "SELECT data FROM blobs WHERE container = ? UNION ALL SELECT data FROM blocks WHERE container = ?",
+                                          arguments: [name, name])
+            try db.execute(sql: "DELETE FROM blobs WHERE container = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM blocks WHERE container = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM containers WHERE name = ?", arguments: [name])
+            return ids
+        }
+        for id in freed { bytes.delete(id) }
+    }
+
+    /// Containers in name order from `marker` on, at most `limit`; the next marker when more follow.
+    func listContainers(prefix: String, marker: String, limit: Int) async throws -> ([ContainerRecord], String?) {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM containers WHERE name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?",
+                                        arguments: [marker, prefix, prefix, limit + 1])
+            let records = rows.map(ContainerRecord.init(row:))
+            return (Array(records.prefix(limit)), records.count > limit ? records[limit].name : nil)
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import AzureStorage
+import Foundation
+import GRDB
+
+/// One entity write, as a single request or one operation of a `$batch`.
+enum EntityOperation: Sendable {
+    /// POST: fails when the entity exists.
+    case insert(TableEntity)
+    /// PUT: replace; with no `If-Match` it inserts when absent.
+    case replace(TableEntity, ifMatch: String?)
+    /// MERGE / PATCH: merge properties; with no `If-Match` it inserts when absent.
+    case merge(TableEntity, ifMatch: String?)
+    case delete(partitionKey: String, rowKey: String, ifMatch: String)
+
+    var partitionKey: String {
+        switch self {
+        case .insert(let e), .replace(let e, _), .merge(let e, _): e.partitionKey
+        case .delete(let pk, _, _): pk
+        }
+    }
+
+    var rowKey: String {
+        switch self {
+        case .insert(let e), .replace(let e, _), .merge(let e, _): e.rowKey
+        case .delete(_, let rk, _): rk
+        }
+    }
+}
+
+extension EmulatorStore {
+    static let tableNotFound = ServiceError(404, "TableNotFound", "The table specified does not exist.")
+    static let entityNotFound = ServiceError(404, "ResourceNotFound", "The specified resource does not exist.")
+
+    /// Table names are case-insensitive; rows are keyed by the lower-cased name.
+    static func tableKey(_ name: String) -> String { name.lowercased() }
+
+    static func tableName(_ name: String, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT name FROM tables WHERE key = ?", arguments: [tableKey(name)])
+    }
+
+    func createTable(_ name: String) async throws {
+        try await write { db in
+            if try Self.tableName(name, db) != nil {
+                throw ServiceError(409, "TableAlreadyExists", "The table specified already exists.")
+            }
+            try db.execute(sql: "INSERT INTO tables (key, name) VALUES (?, ?)", arguments: [Self.tableKey(name), name])
+        }
+    }
+
+    func deleteTable(_ name: String) async throws {
+        try await write { db in
+            guard try Self.tableName(name, db) != nil else { throw Self.entityNotFound }
+            try db.execute(sql: "DELETE FROM entities WHERE tableKey = ?", arguments: [Self.tableKey(name)])
+            try db.execute(sql: "DELETE FROM tables WHERE key = ?", arguments: [Self.tableKey(name)])
+        }
+    }
+
+    /// Table names in order after `after` (exclusive), up to `limit` rows scanned.
+    func tables(after: String?, limit: Int) async throws -> [String] {
+        try await read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM tables WHERE key > ? ORDER BY key LIMIT ?",
+                                arguments: [after.map(Self.tableKey) ?? "", limit])
+        }
+    }
+
+    func tableExists(_ name: String) async throws -> Bool {
+        try await read { db in try Self.tableName(name, db) != nil }
+    }
+
+    static func decodeEntity(_ row: Row) throws -> StoredEntity {
+        let body: Data = row["body"]
+        let node = try JSONParser.parse(body)
+        let decoded = try EntityJSONDecoder.decode(node)
+        return StoredEntity(entity: decoded.entity, timestamp: EdmDateTime(ticks: row["timestamp"]))
+    }
+
+    static func entity(_ tableKey: String, _ pk: String, _ rk: String, _ db: Database) throws -> StoredEntity? {
+        try Row.fetchOne(db, sql: "SELECT timestamp, body FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?",
+                         arguments: [tableKey, pk, rk]).map(decodeEntity)
+    }
+
+    func entity(table: String, partitionKey: String, rowKey: String) async throws -> StoredEntity {
+        try await read { db in
+            guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
+            guard let found = try Self.entity(Self.tableKey(table), partitionKey, rowKey, db) else { throw Self.entityNotFound }
+            return found
+        }
+    }
+
+    /// Applies entity operations in one transaction: all of them, or (on the first failure,
+    /// thrown with its index) none.
+    func apply(_ operations: [EntityOperation], table: String) async throws -> [StoredEntity?] {
+        let clock = self.clock
+        return try await write { db in
+            guard try Self.tableName(table, db) != nil else { throw IndexedServiceError(index: 0, error: Self.tableNotFound) }
+            let key = Self.tableKey(table)
+            var results: [StoredEntity?] = []
+            for (index, operation) in operations.enumerated() {
+                do {
+                    results.append(try Self.apply(operation, tableKey: key, now: clock.now(), db))
+                } catch let error as ServiceError {
+                    throw IndexedServiceError(index: index, error: error)
+                }
+            }
+            return results
+        }
+    }
+
+    private static func apply(_ operation: EntityOperation, tableKey: String, now: EdmDateTime, _ db: Database) throws -> StoredEntity? {
+        let existing = try entity(tableKey, operation.partitionKey, operation.rowKey, db)
+        func checkETag(_ ifMatch: String?) throws {
+            guard let ifMatch else { return }
+            guard let existing else { throw entityNotFound }
+            if ifMatch != "*" && ifMatch != existing.etag {
+                throw ServiceError(412, "UpdateConditionNotSatisfied", "The update condition specified in the request was not satisfied.")
+            }
+        }
+        let result: TableEntity
+        switch operation {
+        case .insert(let e):
+            if existing != nil { throw ServiceError(409, "EntityAlreadyExists", "The specified entity already exists.") }
+            result = e
+        case .replace(let e, let ifMatch):
+            try checkETag(ifMatch)
+            result = e
+        case .merge(let e, let ifMatch):
+            try checkETag(ifMatch)
+            var merged = existing?.entity ?? TableEntity(partitionKey: e.partitionKey, rowKey: e.rowKey)
+            for (name, value) in e.properties { merged.properties[name] = value }
+            try EntityRules.checkSize(merged)
+            result = merged
+        case .delete(let pk, let rk, let ifMatch):
+            try checkETag(ifMatch)
+            try db.execute(sql: "DELETE FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?", arguments: [tableKey, pk, rk])
+            return nil
+        }
+        try db.execute(sql: "INSERT OR REPLACE INTO entities (tableKey, pk, rk, timestamp, body) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [tableKey, result.partitionKey, result.rowKey, now.ticks, Data(EntityJSONEncoder.encode(result))])
+        return StoredEntity(entity: result, timestamp: now)
+    }
+
+    /// Entities of a table in key order strictly after `after`, optionally of one partition,
+    /// at most `limit` rows.
+    func scanEntities(table: String, partition: String?, after: (String, String)?, limit: Int) async throws -> [StoredEntity] {
+        try await read { db in
+            guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
+            var sql = "SELECT timestamp, body FROM entities WHERE tableKey = ?"
+            var arguments: StatementArguments = [Self.tableKey(table)]
+            if let partition {
+                sql += " AND pk = ?"
+                arguments += [partition]
+            }
+            if let after {
+                sql += " AND (pk, rk) > (?, ?)"
+                arguments += [after.0, after.1]
+            }
+            sql += " ORDER BY pk, rk LIMIT ?"
+            arguments += [limit]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.decodeEntity)
+        }
+    }
+}
+
+/// A failure of one operation among several, with its 0-based index (for `$batch` messages).
+struct IndexedServiceError: Error, Sendable {
+    var index: Int
+    var error: ServiceError
+}

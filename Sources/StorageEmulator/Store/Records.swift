@@ -1,0 +1,106 @@
+import AzureStorage
+import Foundation
+import GRDB
+
+/// A container as stored.
+struct ContainerRecord: Sendable {
+    var name: String
+    /// `container`, `blob`, or empty for private.
+    var access: String
+    var created: EdmDateTime
+    var modified: EdmDateTime
+    var etag: String
+    var metadata: [(String, String)]
+    /// The Set ACL body's signed identifiers, kept as sent.
+    var acl: String
+
+    init(row: Row) {
+        name = row["name"]
+        access = row["access"]
+        created = EdmDateTime(ticks: row["created"])
+        modified = EdmDateTime(ticks: row["modified"])
+        etag = row["etag"]
+        metadata = MetadataCoding.decode(row["metadata"])
+        acl = row["acl"]
+    }
+}
+
+/// A committed block of a block blob: its id and length, in order.
+struct CommittedBlock: Sendable, Equatable {
+    var id: String
+    var size: Int
+}
+
+/// A blob as stored: properties in SQLite, bytes in the byte store under `data`.
+struct BlobRecord: Sendable {
+    var container: String
+    var name: String
+    var data: String
+    var size: Int
+    var contentType: String
+    var contentMD5: String?
+    var contentEncoding: String?
+    var contentLanguage: String?
+    var contentDisposition: String?
+    var cacheControl: String?
+    var created: EdmDateTime
+    var modified: EdmDateTime
+    var etag: String
+    var metadata: [(String, String)]
+    var blocks: [CommittedBlock]
+
+    init(row: Row) {
+        container = row["container"]
+        name = row["name"]
+        data = row["data"]
+        size = row["size"]
+        contentType = row["contentType"]
+        contentMD5 = row["contentMD5"]
+        contentEncoding = row["contentEncoding"]
+        contentLanguage = row["contentLanguage"]
+        contentDisposition = row["contentDisposition"]
+        cacheControl = row["cacheControl"]
+        created = EdmDateTime(ticks: row["created"])
+        modified = EdmDateTime(ticks: row["modified"])
+        etag = row["etag"]
+        metadata = MetadataCoding.decode(row["metadata"])
+        blocks = MetadataCoding.decode(row["blocks"]).map { CommittedBlock(id: $0.0, size: Int($0.1) ?? 0) }
+    }
+}
+
+/// The HTTP-settable properties of a blob, read from `x-ms-blob-*` headers.
+struct BlobHTTPProperties: Sendable {
+    var contentType: String
+    var contentMD5: String?
+    var contentEncoding: String?
+    var contentLanguage: String?
+    var contentDisposition: String?
+    var cacheControl: String?
+}
+
+/// Name/value pairs as a JSON array of two-element arrays, order kept.
+enum MetadataCoding {
+    static func encode(_ pairs: [(String, String)]) -> String {
+        let array = pairs.map { [$0.0, $0.1] }
+        guard let data = try? JSONSerialization.data(withJSONObject: array) else { return "[]" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decode(_ text: String) -> [(String, String)] {
+        guard let array = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String]] else { return [] }
+        return array.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+    }
+}
+
+/// An entity as stored, with the server-owned Timestamp.
+struct StoredEntity: Sendable {
+    var entity: TableEntity
+    var timestamp: EdmDateTime
+
+    /// `W/"datetime'<url-encoded timestamp>'"` (fact sheet §0.9).
+    var etag: String { Self.etag(timestamp) }
+
+    static func etag(_ timestamp: EdmDateTime) -> String {
+        "W/\"datetime'" + timestamp.iso8601.replacingOccurrences(of: ":", with: "%3A") + "'\""
+    }
+}

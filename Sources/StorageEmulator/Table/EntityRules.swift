@@ -1,0 +1,52 @@
+import AzureStorage
+
+/// The Table service's limits on an entity (fact sheet §6), with its error codes.
+enum EntityRules {
+    /// Keys, property names and values of an entity about to be written.
+    static func check(_ entity: TableEntity) throws(ServiceError) {
+        for (label, key) in [("PartitionKey", entity.partitionKey), ("RowKey", entity.rowKey)] {
+            if let problem = StorageNames.keyProblem(key) {
+                throw ServiceError(400, "OutOfRangeInput", "The '\(label)' parameter of value '\(key)' is out of range: \(problem).")
+            }
+        }
+        guard entity.properties.count <= StorageNames.maxProperties else {
+            throw ServiceError(400, "TooManyProperties", "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
+        }
+        for (name, value) in entity.properties {
+            if name.count > 255 {
+                throw ServiceError(400, "PropertyNameTooLong", "The property name exceeds the maximum allowed length (255).")
+            }
+            if let problem = StorageNames.propertyProblem(name) {
+                throw ServiceError(400, "PropertyNameInvalid", "The property name '\(name)' is invalid: \(problem).")
+            }
+            let tooLarge: Bool
+            switch value {
+            case .string(let s): tooLarge = s.utf16.count > StorageNames.maxStringUTF16
+            case .binary(let b): tooLarge = b.count > StorageNames.maxBinaryBytes
+            default: tooLarge = false
+            }
+            if tooLarge {
+                throw ServiceError(400, "PropertyValueTooLarge", "The property value of '\(name)' exceeds the maximum allowed size (64KB).")
+            }
+        }
+        try checkSize(entity)
+    }
+
+    /// The whole entity, sized as the service documents it, is at most 1 MiB.
+    static func checkSize(_ entity: TableEntity) throws(ServiceError) {
+        var size = 4 + entity.partitionKey.utf16.count * 2 + entity.rowKey.utf16.count * 2
+        for (name, value) in entity.properties {
+            size += 8 + name.utf16.count * 2
+            switch value {
+            case .string(let s): size += s.utf16.count * 2 + 4
+            case .binary(let b): size += b.count + 4
+            case .int32, .boolean: size += 4
+            case .int64, .double, .dateTime: size += 8
+            case .guid: size += 16
+            }
+        }
+        guard size <= StorageNames.maxEntityBytes else {
+            throw ServiceError(400, "EntityTooLarge", "The entity is larger than the maximum allowed size (1MB).")
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import AzureStorage
+import Foundation
+
+extension TableService {
+    /// Entity group transaction (fact sheet §5): every operation or none. A failure still
+    /// answers 202; the changeset then holds one part with the failing operation's status
+    /// and an error whose message starts with its 0-based index.
+    func batch(_ c: Context) async throws -> HTTPResponse {
+        guard let contentType = c.request.headers["Content-Type"], contentType.lowercased().hasPrefix("multipart/mixed") else {
+            throw ServiceError.invalidInput("A $batch request must have Content-Type multipart/mixed with a boundary.")
+        }
+        let inner: [BatchInnerRequest]
+        do { inner = try BatchRequestParser.parse(c.request.body, contentType: contentType) } catch {
+            throw ServiceError.invalidInput("\(error)")
+        }
+        guard !inner.isEmpty else { throw ServiceError.invalidInput("The $batch request holds no operations.") }
+        let requestID = c.request.headers["x-ms-client-request-id"] ?? UUID().uuidString.lowercased()
+        if inner.count > 100 {
+            return batchResponse(.failure(index: 100, ServiceError(400, "InvalidInput",
+                "The batch request operation exceeds the maximum 100 changes per change set.")), requestID: requestID)
+        }
+        var table: String?
+        var operations: [EntityOperation] = []
+        var wantsContent: [Bool] = []
+        var seen = Set<String>()
+        for (index, request) in inner.enumerated() {
+            do {
+                let target = try TableTarget.parse(Self.path(ofAbsolute: request.url), account: account)
+                if request.method == "GET" {
+                    throw ServiceError(400, "InvalidInput", "A query cannot be part of a change set.")
+                }
+                let (name, operation) = try Self.operation(method: request.method, target: target, headers: request.headers, body: request.body)
+                if let table, table.lowercased() != name.lowercased() || operation.partitionKey != operations[0].partitionKey {
+                    throw ServiceError(400, "CommandsInBatchActOnDifferentPartitions", "All commands in a batch must operate on same entity group.")
+                }
+                table = name
+                guard seen.insert(operation.rowKey).inserted else {
+                    throw ServiceError(400, "InvalidDuplicateRow",
+                        "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.")
+                }
+                operations.append(operation)
+                wantsContent.append(request.headers["Prefer"] != "return-no-content")
+            } catch let error as ServiceError {
+                return batchResponse(.failure(index: index, error), requestID: requestID)
+            }
+        }
+        do {
+            let results = try await store.apply(operations, table: table!)
+            let writer = EntityResponseWriter(level: .minimal, base: c.base, table: table!)
+            return batchResponse(.success(zip(operations, results).enumerated().map { i, pair in
+                let (operation, stored) = pair
+                var body: [UInt8]?
+                if case .insert = operation, wantsContent[i], let stored {
+                    var out: [UInt8] = []
+                    writer.append(stored, to: &out, element: true)
+                    body = out
+                }
+                return (stored?.etag, body)
+            }), requestID: requestID)
+        } catch let indexed as IndexedServiceError {
+            return batchResponse(.failure(index: indexed.index, indexed.error), requestID: requestID)
+        }
+    }
+
+    /// The path of an absolute URL (`http://host:port/account/…`), or the text itself when it is a path.
+    static func path(ofAbsolute url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        guard let slash = rest.firstIndex(of: "/") else { return "/" }
+        let path = rest[slash...]
+        return String(path.prefix { $0 != "?" })
+    }
+
+    enum BatchOutcome {
+        /// Per operation: the new ETag (nil for deletes) and the entity body when an insert asked for it.
+        case success([(String?, [UInt8]?)])
+        case failure(index: Int, ServiceError)
+    }
+
+    func batchResponse(_ outcome: BatchOutcome, requestID: String) -> HTTPResponse {
+        let batchBoundary = "batchresponse_" + UUID().uuidString.lowercased()
+        let changesetBoundary = "changesetresponse_" + UUID().uuidString.lowercased()
+        var out = "--\(batchBoundary)\r\nContent-Type: multipart/mixed; boundary=\(changesetBoundary)\r\n\r\n"
+        func part(status: Int, reason: String, contentID: Int, headers: [(String, String)], body: String) {
+            out += "--\(changesetBoundary)\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+            out += "HTTP/1.1 \(status) \(reason)\r\nContent-ID: \(contentID)\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"
+            for (n, v) in headers { out += "\(n): \(v)\r\n" }
+            out += "\r\n" + body + "\r\n"
+        }
+        switch outcome {
+        case .success(let results):
+            for (i, (etag, body)) in results.enumerated() {
+                var headers: [(String, String)] = [("DataServiceVersion", "3.0;")]
+                if let etag { headers.append(("ETag", etag)) }
+                if let body {
+                    headers.append(("Content-Type", MetadataLevel.minimal.contentType))
+                    part(status: 201, reason: "Created", contentID: i + 1, headers: headers, body: String(decoding: body, as: UTF8.self))
+                } else {
+                    part(status: 204, reason: "No Content", contentID: i + 1, headers: headers, body: "")
+                }
+            }
+        case .failure(let index, let error):
+            let body = ErrorBodies.tableJSON(error, requestID: requestID, messagePrefix: "\(index):")
+            part(status: error.status, reason: HTTPReason.phrase(error.status), contentID: index + 1,
+                 headers: [("DataServiceVersion", "3.0;"), ("Content-Type", MetadataLevel.minimal.contentType)],
+                 body: String(decoding: body, as: UTF8.self))
+        }
+        out += "--\(changesetBoundary)--\r\n--\(batchBoundary)--\r\n"
+        return HTTPResponse(status: 202, headers: HTTPHeaders([("Content-Type", "multipart/mixed; boundary=\(batchBoundary)"),
+                                                               ("DataServiceVersion", "3.0;")]), body: Data(out.utf8))
+    }
+}
+
+/// Reason phrases for the status lines inside `$batch` responses.
+enum HTTPReason {
+    static func phrase(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 400: "Bad Request"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 409: "Conflict"
+        case 412: "Precondition Failed"
+        case 413: "Request Entity Too Large"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "Status \(status)"
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import AzureStorage
+import Foundation
+
+extension TableService {
+    /// Reads an entity body; keys in the URL (PUT/MERGE/PATCH) take the place of keys in the body.
+    static func entity(from body: Data, partitionKey: String? = nil, rowKey: String? = nil) throws(ServiceError) -> TableEntity {
+        var node = try jsonBody(body)
+        if let partitionKey, let rowKey, case .object(var members) = node {
+            members.removeAll { $0.0 == "PartitionKey" || $0.0 == "RowKey" }
+            members.insert(("RowKey", .string(rowKey)), at: 0)
+            members.insert(("PartitionKey", .string(partitionKey)), at: 0)
+            node = .object(members)
+        }
+        guard node["PartitionKey"]?.stringValue != nil, node["RowKey"]?.stringValue != nil else {
+            throw ServiceError(400, "PropertiesNeedValue", "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+        }
+        let entity: TableEntity
+        do { entity = try EntityJSONDecoder.decode(node).entity } catch {
+            throw ServiceError(400, "InvalidInput", "An entity property is not valid: \(error).")
+        }
+        try EntityRules.check(entity)
+        return entity
+    }
+
+    /// The operation a request (outer or inside a `$batch`) asks for.
+    static func operation(method: String, target: TableTarget, headers: HTTPHeaders, body: Data) throws(ServiceError) -> (table: String, EntityOperation) {
+        switch (method, target) {
+        case ("POST", .entities(let table)):
+            return (table, .insert(try entity(from: body)))
+        case ("PUT", .entity(let table, let pk, let rk)):
+            return (table, .replace(try entity(from: body, partitionKey: pk, rowKey: rk), ifMatch: headers["If-Match"]))
+        case ("MERGE", .entity(let table, let pk, let rk)), ("PATCH", .entity(let table, let pk, let rk)):
+            return (table, .merge(try entity(from: body, partitionKey: pk, rowKey: rk), ifMatch: headers["If-Match"]))
+        case ("DELETE", .entity(let table, let pk, let rk)):
+            guard let ifMatch = headers["If-Match"] else {
+                throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: If-Match.")
+            }
+            return (table, .delete(partitionKey: pk, rowKey: rk, ifMatch: ifMatch))
+        default:
+            throw ServiceError.unsupportedVerb(method)
+        }
+    }
+
+    func insert(_ c: Context, _ table: String) async throws -> HTTPResponse {
+        let (_, operation) = try Self.operation(method: "POST", target: .entities(table), headers: c.request.headers, body: c.request.body)
+        let stored = try await applyOne(operation, table: table)!
+        let location = "\(c.base)/\(table)(PartitionKey='\(EntityResponseWriter.keyText(stored.entity.partitionKey))',RowKey='\(EntityResponseWriter.keyText(stored.entity.rowKey))')"
+        let headers = [("ETag", stored.etag), ("Location", location), ("DataServiceId", location)]
+        if c.prefersNoContent { return c.noContent(headers: headers) }
+        var out: [UInt8] = []
+        EntityResponseWriter(level: c.level, base: c.base, table: table).append(stored, to: &out, element: true)
+        return c.json(201, out, headers: headers)
+    }
+
+    func writeEntity(_ c: Context, _ target: TableTarget) async throws -> HTTPResponse {
+        let (table, operation) = try Self.operation(method: c.request.method, target: target, headers: c.request.headers, body: c.request.body)
+        let stored = try await applyOne(operation, table: table)
+        return c.noContent(headers: stored.map { [("ETag", $0.etag)] } ?? [])
+    }
+
+    private func applyOne(_ operation: EntityOperation, table: String) async throws -> StoredEntity? {
+        do {
+            return try await store.apply([operation], table: table)[0]
+        } catch let indexed as IndexedServiceError {
+            throw indexed.error
+        }
+    }
+
+    func getEntity(_ c: Context, _ table: String, _ pk: String, _ rk: String, _ query: QueryParameters) async throws -> HTTPResponse {
+        let stored = try await store.entity(table: table, partitionKey: pk, rowKey: rk)
+        var out: [UInt8] = []
+        EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query)).append(stored, to: &out, element: true)
+        return c.json(200, out, headers: [("ETag", stored.etag)])
+    }
+
+    /// A page of a query: at most `$top` matches in key order, and a continuation when the
+    /// scan stopped before the end (the next page may then be empty, as Azure's may).
+    func queryEntities(_ c: Context, _ table: String, _ query: QueryParameters) async throws -> HTTPResponse {
+        let filter = try Self.filter(query)
+        let top = try Self.top(query)
+        let partition = filter?.requiredPartitionKey
+        var after: (String, String)?
+        if let npk = query["NextPartitionKey"] {
+            after = (try Self.decodeToken(npk), try Self.decodeToken(query["NextRowKey"] ?? "1!"))
+        }
+        var matches: [StoredEntity] = []
+        var scanned = 0
+        var more = false
+        scan: while true {
+            let chunk = try await store.scanEntities(table: table, partition: partition, after: after, limit: 1000)
+            for stored in chunk {
+                scanned += 1
+                if filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true {
+                    matches.append(stored)
+                }
+                after = (stored.entity.partitionKey, stored.entity.rowKey)
+                if matches.count == top || scanned >= scanBudget {
+                    more = try await !store.scanEntities(table: table, partition: partition, after: after, limit: 1).isEmpty
+                    break scan
+                }
+            }
+            if chunk.count < 1000 { break }
+        }
+        let writer = EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query))
+        var out: [UInt8] = Array("{".utf8)
+        if c.level != .none {
+            out += Array("\"odata.metadata\":".utf8)
+            JSONText.appendString("\(c.base)/$metadata#\(table)", to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out += Array("\"value\":[".utf8)
+        for (i, stored) in matches.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            writer.append(stored, to: &out, element: false)
+        }
+        out += Array("]}".utf8)
+        var headers: [(String, String)] = []
+        if more, let after {
+            headers = [("x-ms-continuation-NextPartitionKey", Self.encodeToken(after.0)),
+                       ("x-ms-continuation-NextRowKey", Self.encodeToken(after.1))]
+        }
+        return c.json(200, out, headers: headers)
+    }
+}
+
+extension FilterExpression {
+    /// The PartitionKey every match must have, when the filter says `PartitionKey eq '…'`
+    /// at the top level (alone or and-ed): the query then reads only that partition.
+    var requiredPartitionKey: String? {
+        switch self {
+        case .comparison(.property("PartitionKey"), .eq, .literal(.string(let pk))),
+             .comparison(.literal(.string(let pk)), .eq, .property("PartitionKey")):
+            return pk
+        case .and(let a, let b): return a.requiredPartitionKey ?? b.requiredPartitionKey
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import AzureStorage
+import Foundation
+
+/// The Table service (fact sheet §4–6): tables, entities, queries with `$filter`,
+/// `$select`, `$top` and continuation, and entity group transactions.
+struct TableService: Sendable {
+    let store: EmulatorStore
+    let account: String
+    /// Entities read from SQLite per query page at most, so one query cannot hold the store for long.
+    var scanBudget = 50_000
+
+    func respond(_ request: HTTPRequest, caller: Caller) async throws -> HTTPResponse {
+        // The Table service has no anonymous access.
+        guard caller == .account else { throw ServiceError.resourceNotFound }
+        let target = try TableTarget.parse(request.path, account: account)
+        let query = QueryParameters(request.query)
+        let context = Context(request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
+                              level: MetadataLevel(accept: request.headers["Accept"]))
+        switch (request.method, target) {
+        case ("POST", .tables): return try await createTable(context)
+        case ("GET", .tables): return try await queryTables(context, query)
+        case ("GET", .table(let name)): return try await getTable(context, name)
+        case ("DELETE", .table(let name)): return try await deleteTable(name)
+        case ("POST", .batch): return try await batch(context)
+        case ("POST", .entities(let table)): return try await insert(context, table)
+        case ("GET", .entities(let table)): return try await queryEntities(context, table, query)
+        case ("GET", .entity(let table, let pk, let rk)): return try await getEntity(context, table, pk, rk, query)
+        case ("PUT", .entity), ("MERGE", .entity), ("PATCH", .entity), ("DELETE", .entity):
+            return try await writeEntity(context, target)
+        default: throw ServiceError.unsupportedVerb(request.method)
+        }
+    }
+
+    struct Context {
+        var request: HTTPRequest
+        var base: String
+        var level: MetadataLevel
+
+        var prefersNoContent: Bool { request.headers["Prefer"] == "return-no-content" }
+
+        func json(_ status: Int, _ body: [UInt8], headers extra: [(String, String)] = []) -> HTTPResponse {
+            var headers = HTTPHeaders([("Content-Type", level.contentType), ("DataServiceVersion", "3.0;")])
+            for (n, v) in extra { headers[n] = v }
+            if request.headers["Prefer"] != nil { headers["Preference-Applied"] = "return-content" }
+            return HTTPResponse(status: status, headers: headers, body: Data(body))
+        }
+
+        func noContent(headers extra: [(String, String)] = []) -> HTTPResponse {
+            var headers = HTTPHeaders([("DataServiceVersion", "3.0;")])
+            for (n, v) in extra { headers[n] = v }
+            if prefersNoContent { headers["Preference-Applied"] = "return-no-content" }
+            return HTTPResponse(status: 204, headers: headers)
+        }
+    }
+
+    /// Parses a JSON request body as an object node.
+    static func jsonBody(_ data: Data) throws(ServiceError) -> JSONNode {
+        do {
+            let node = try JSONParser.parse(data)
+            guard case .object = node else { throw ServiceError.invalidInput("The request body must be a JSON object.") }
+            return node
+        } catch let error as JSONParseError {
+            throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: \(error).")
+        } catch {
+            throw error as! ServiceError
+        }
+    }
+
+    // MARK: Tables
+
+    func createTable(_ c: Context) async throws -> HTTPResponse {
+        let body = try Self.jsonBody(c.request.body)
+        guard let name = body["TableName"]?.stringValue else {
+            throw ServiceError(400, "PropertiesNeedValue", "The values are not specified for all properties in the entity: TableName.")
+        }
+        if let problem = StorageNames.tableProblem(name) {
+            throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
+        }
+        try await store.createTable(name)
+        let location = "\(c.base)/Tables('\(name)')"
+        let headers = [("Location", location), ("DataServiceId", location)]
+        if c.prefersNoContent { return c.noContent(headers: headers) }
+        return c.json(201, tableJSON(c, name, element: true), headers: headers)
+    }
+
+    private func tableJSON(_ c: Context, _ name: String, element: Bool) -> [UInt8] {
+        var out: [UInt8] = Array("{".utf8)
+        if element && c.level != .none {
+            out += Array("\"odata.metadata\":".utf8)
+            JSONText.appendString("\(c.base)/$metadata#Tables/@Element", to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        if c.level == .full {
+            out += Array("\"odata.type\":".utf8)
+            JSONText.appendString("\(account).Tables", to: &out)
+            out += Array(",\"odata.id\":".utf8)
+            JSONText.appendString("\(c.base)/Tables('\(name)')", to: &out)
+            out += Array(",\"odata.editLink\":".utf8)
+            JSONText.appendString("Tables('\(name)')", to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out += Array("\"TableName\":".utf8)
+        JSONText.appendString(name, to: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    func getTable(_ c: Context, _ name: String) async throws -> HTTPResponse {
+        guard try await store.tableExists(name) else { throw EmulatorStore.tableNotFound }
+        return c.json(200, tableJSON(c, name, element: true))
+    }
+
+    func deleteTable(_ name: String) async throws -> HTTPResponse {
+        try await store.deleteTable(name)
+        return HTTPResponse(status: 204)
+    }
+
+    func queryTables(_ c: Context, _ query: QueryParameters) async throws -> HTTPResponse {
+        let filter = try Self.filter(query)
+        let top = try Self.top(query)
+        var after = try query["NextTableName"].map(Self.decodeToken)
+        var names: [String] = []
+        var next: String?
+        scan: while true {
+            let chunk = try await store.tables(after: after, limit: 1000)
+            for name in chunk {
+                if names.count == top { next = name; break scan }
+                let row = TableEntity(partitionKey: "", rowKey: "", properties: ["TableName": .string(name)])
+                if filter?.matches(row) ?? true { names.append(name) }
+            }
+            guard chunk.count == 1000, let last = chunk.last else { break }
+            after = last
+        }
+        var out: [UInt8] = Array("{".utf8)
+        if c.level != .none {
+            out += Array("\"odata.metadata\":".utf8)
+            JSONText.appendString("\(c.base)/$metadata#Tables", to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out += Array("\"value\":[".utf8)
+        for (i, name) in names.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out += tableJSON(c, name, element: false)
+        }
+        out += Array("]}".utf8)
+        // The token carries the last table returned; the next page starts strictly after it.
+        let headers = next == nil ? [] : [("x-ms-continuation-NextTableName", Self.encodeToken(names.last ?? ""))]
+
+
+        return c.json(200, out, headers: headers)
+    }
+
+    // MARK: Query options
+
+    static func filter(_ query: QueryParameters) throws(ServiceError) -> FilterExpression? {
+        guard let text = query["$filter"], !text.isEmpty else { return nil }
+        let expression: FilterExpression
+        do { expression = try FilterParser.parse(text) } catch { throw ServiceError.invalidInput("The $filter is not valid: \(error)") }
+        guard expression.comparisonCount <= 15 else {
+            throw ServiceError.invalidInput("The $filter has \(expression.comparisonCount) comparisons; at most 15 are allowed.")
+        }
+        return expression
+    }
+
+    /// `$top`: 1…1000 a page (default 1000).
+    static func top(_ query: QueryParameters) throws(ServiceError) -> Int {
+        guard let text = query["$top"] else { return 1000 }
+        guard let n = Int(text), (1...1000).contains(n) else {
+            throw ServiceError.invalidInput("The $top value '\(text)' is not an integer from 1 to 1000.")
+        }
+        return n
+    }
+
+    static func select(_ query: QueryParameters) -> [String]? {
+        guard let text = query["$select"], !text.isEmpty, text != "*" else { return nil }
+        return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Continuation tokens are opaque to clients; these carry a key as base64 of its UTF-8.
+    static func encodeToken(_ key: String) -> String { "1!" + Data(key.utf8).base64EncodedString() }
+
+    static func decodeToken(_ token: String) throws(ServiceError) -> String {
+        guard token.hasPrefix("1!"), let data = Data(base64Encoded: String(token.dropFirst(2))) else {
+            throw ServiceError.invalidInput("The continuation token '\(token)' is not valid.")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

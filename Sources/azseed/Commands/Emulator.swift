@@ -1,0 +1,71 @@
+import ArgumentParser
+import AzureStorage
+import Foundation
+import StorageEmulator
+
+/// `azseed emulator`: serve the embedded storage (Blob and Table, the development account).
+struct Emulator: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve Azure-compatible Blob and Table storage from a local folder.",
+        discussion: """
+            The account is devstoreaccount1 with the well-known development key, path-style URLs as
+            with Azurite: on the default ports, clients connect with 'UseDevelopmentStorage=true'.
+            Data lives in --data-dir (default .azseed/storage, the folder every azseed storage
+            command uses when given no connection string). Stop with Ctrl-C.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The address to listen on.", valueName: "address"))
+    var host = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("The Blob service port (0 picks a free one).", valueName: "port"))
+    var blobPort = 10000
+
+    @Option(help: ArgumentHelp("The Table service port (0 picks a free one).", valueName: "port"))
+    var tablePort = 10002
+
+    @Option(help: ArgumentHelp("The folder holding the data.", valueName: "dir"))
+    var dataDir: String?
+
+    @Flag(help: "Keep everything in memory; nothing is written to disk.")
+    var inMemory = false
+
+    @Option(help: ArgumentHelp("The largest Put Blob or Put Block body, in MiB.", valueName: "MiB"))
+    var maxBlobMib = 256
+
+    @Option(help: ArgumentHelp("Fail this fraction of requests as Azure can (503 ServerBusy, 500 OperationTimedOut after applying, dropped connections).", valueName: "P"))
+    var faultRate = 0.0
+
+    @Option(help: ArgumentHelp("The seed choosing which requests fail.", valueName: "S"))
+    var faultSeed: UInt64 = 1
+
+    func validate() throws {
+        guard (0...65535).contains(blobPort), (0...65535).contains(tablePort) else {
+            throw ValidationError("ports are 0 to 65535 (0 picks a free port)")
+        }
+        guard blobPort != tablePort || blobPort == 0 else { throw ValidationError("--blob-port and --table-port must differ") }
+        guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
+        guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
+        if inMemory && dataDir != nil { throw ValidationError("--in-memory and --data-dir exclude each other") }
+    }
+
+    func run() async throws {
+        let directory = inMemory ? nil : URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory)
+        let configuration = EmulatorConfiguration(dataDirectory: directory, host: host, blobPort: blobPort, tablePort: tablePort,
+                                                  maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
+        let server = try await EmulatorServer.start(configuration, shutdownOnSignals: true)
+        let account = server.account
+        var lines = ["azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",
+                     "  blob:  \(account.blobEndpoint.absoluteString)",
+                     "  table: \(account.tableEndpoint.absoluteString)"]
+        if faultRate > 0 { lines.append("  faults: \(faultRate) of requests (seed \(faultSeed))") }
+        if blobPort == 10000 && tablePort == 10002 && (host == "127.0.0.1" || host == "localhost") {
+            lines.append("  connect with: UseDevelopmentStorage=true")
+        } else {
+            lines.append("  connect with: DefaultEndpointsProtocol=http;AccountName=\(account.name);AccountKey=<the development key>;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)")
+        }
+        // Written in one go and unbuffered, so a script reading the ports sees them at once.
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try await server.wait()
+    }
+}
