@@ -78,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StorageEmulatorTests",
-            dependencies: ["StorageEmulator", "AzureStorage"]
+            dependencies: ["StorageEmulator", "AzureStorage", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ],
     swiftLanguageModes: [.v6]
