@@ -68,6 +68,11 @@ let package = Package(
             dependencies: ["SeedKit", "AzureStorage"],
             path: "Benchmarks/GenerateBenchmark"
         ),
+        .executableTarget(
+            name: "emulator-benchmark",
+            dependencies: ["StorageEmulator", "AzureStorage"],
+            path: "Benchmarks/EmulatorBenchmark"
+        ),
         .testTarget(
             name: "SeedKitTests",
             dependencies: ["SeedKit", "AzureStorage", .product(name: "Crypto", package: "swift-crypto")]

@@ -16,3 +16,8 @@ echo "== azseed generate --events 1000000 (to $out)"
   .build/release/azseed generate --out "$out/fx" --events 1000000 --from 2026-01-01 --to 2027-01-01 --seed 42
 du -sh "$out/fx/tables"
 rm -rf "$out"
+
+# Emulator ingest (release): 100,000 SpeakEasy-shaped events in batches of 100, 500 blobs of
+# 64 KiB, then the partition read back; on disk, in memory, and in-process without HTTP.
+swift build -c release --product emulator-benchmark >/dev/null
+.build/release/emulator-benchmark 100000 500 8

@@ -14,10 +14,25 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// The value of a header; setting nil removes it.
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        get { fields.first { Self.sameName($0.name, name) }?.value }
         set {
-            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            fields.removeAll { Self.sameName($0.name, name) }
             if let newValue { fields.append((name, newValue)) }
+        }
+    }
+
+    /// Header names are ASCII tokens: compare them byte by byte, folding A–Z only
+    /// (Foundation's locale-aware comparison was a hot spot under load).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        var x = a.utf8.makeIterator(), y = b.utf8.makeIterator()
+        while true {
+            switch (x.next(), y.next()) {
+            case (nil, nil): return true
+            case (let p?, let q?):
+                if p != q && (p | 0x20) != (q | 0x20) { return false }
+                if p != q && !((p | 0x20) >= 0x61 && (p | 0x20) <= 0x7A) { return false }
+            default: return false
+            }
         }
     }
 

@@ -152,7 +152,14 @@ public struct JSONParser {
 
     private mutating func string() throws(JSONParseError) -> String {
         i += 1
-        var out: [UInt8] = []
+        // Fast path: most strings hold no escapes and become a String straight from the bytes.
+        let start = i
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            i += 1
+            return String(decoding: bytes[start..<i - 1], as: UTF8.self)
+        }
+        var out: [UInt8] = Array(bytes[start..<i])
         while i < bytes.count {
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {

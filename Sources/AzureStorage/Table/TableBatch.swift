@@ -112,31 +112,32 @@ public enum TableBatchCodec {
 
     /// The inner responses of a `$batch` answer, in order.
     public static func decodeResponse(_ body: Data, contentType: String?) throws(TableBatchError) -> [Part] {
-        let text = String(decoding: body, as: UTF8.self)
-        // The changeset's boundary is declared inside the batch part; fall back to scanning
-        // every part of the outer boundary.
+        let bytes = MultipartBytes.withoutCarriageReturns(body)
+        // The changeset's boundary is declared inside the batch part; fall back to the outer one.
         var boundary = contentType.flatMap(Self.boundary(of:))
-        if let inner = text.range(of: "boundary=changesetresponse_") {
-            let rest = text[inner.lowerBound...].dropFirst("boundary=".count)
-            boundary = String(rest.prefix { !$0.isWhitespace && $0 != ";" })
+        let marker = Array("boundary=changesetresponse_".utf8)
+        if let at = MultipartBytes.find(marker, in: bytes[...], from: 0) {
+            let start = at + "boundary=".count
+            let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: " ") } ?? bytes.endIndex
+            boundary = String(decoding: bytes[start..<end], as: UTF8.self)
         }
         guard let boundary else { throw TableBatchError(status: 0, message: "the batch response has no multipart boundary") }
         var parts: [Part] = []
-        for chunk in text.components(separatedBy: "--\(boundary)").dropFirst() {
-            guard let statusRange = chunk.range(of: "HTTP/1.1 ") else { continue }
-            let afterStatus = chunk[statusRange.upperBound...]
-            let code = Int(afterStatus.prefix(3)) ?? 0
-            let lines = afterStatus.components(separatedBy: "\r\n")
+        for chunk in MultipartBytes.parts(of: bytes[...], boundary: boundary) {
+            let (_, http) = MultipartBytes.headerBlock(chunk)
+            let (head, payload) = MultipartBytes.headerBlock(http)
+            let lines = head.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+            guard let status = lines.first, status.hasPrefix("HTTP/1.1 ") else { continue }
+            let code = Int(status.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
             var headers = HTTPHeaders()
-            var index = 1
-            while index < lines.count, !lines[index].isEmpty {
-                if let colon = lines[index].firstIndex(of: ":") {
-                    headers[String(lines[index][..<colon])] = lines[index][lines[index].index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            for line in lines.dropFirst() {
+                if let colon = line.firstIndex(of: ":") {
+                    headers[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                 }
-                index += 1
             }
-            let bodyText = index + 1 < lines.count ? lines[(index + 1)...].joined(separator: "\r\n") : ""
-            parts.append(Part(status: code, headers: headers, body: Data(bodyText.trimmingCharacters(in: .whitespacesAndNewlines).utf8)))
+            var body = payload
+            while let last = body.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: " ") { body = body.dropLast() }
+            parts.append(Part(status: code, headers: headers, body: Data(body)))
         }
         return parts
     }

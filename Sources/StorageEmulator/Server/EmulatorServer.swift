@@ -60,7 +60,10 @@ public final class EmulatorServer: Sendable {
             return EmulatorServer(blobPort: blob, tablePort: table, configuration: configuration, group: group, runner: runner)
         } catch {
             await group.triggerGracefulShutdown()
-            throw EmulatorStartError(description: "cannot listen on \(configuration.host) ports \(configuration.blobPort) and \(configuration.tablePort): \(error)")
+            let reason = "\(error)".contains("Address already in use")
+                ? "a port is already in use (another emulator or Azurite?); stop it, or pick ports with --blob-port/--table-port (0 = any free port)"
+                : "\(error)"
+            throw EmulatorStartError(description: "cannot listen on \(configuration.host) ports \(configuration.blobPort) and \(configuration.tablePort): \(reason)")
         }
     }
 

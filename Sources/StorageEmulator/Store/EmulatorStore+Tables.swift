@@ -75,7 +75,8 @@ extension EmulatorStore {
     }
 
     static func entity(_ tableKey: String, _ pk: String, _ rk: String, _ db: Database) throws -> StoredEntity? {
-        try Row.fetchOne(db, sql: "SELECT timestamp, body FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?",
+        // Cached statements: compiling SQL per entity was a measurable share of a batch.
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT timestamp, body FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?"),
                          arguments: [tableKey, pk, rk]).map(decodeEntity)
     }
 
@@ -131,11 +132,11 @@ extension EmulatorStore {
             result = merged
         case .delete(let pk, let rk, let ifMatch):
             try checkETag(ifMatch)
-            try db.execute(sql: "DELETE FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?", arguments: [tableKey, pk, rk])
+            try db.cachedStatement(sql: "DELETE FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?").execute(arguments: [tableKey, pk, rk])
             return nil
         }
-        try db.execute(sql: "INSERT OR REPLACE INTO entities (tableKey, pk, rk, timestamp, body) VALUES (?, ?, ?, ?, ?)",
-                       arguments: [tableKey, result.partitionKey, result.rowKey, now.ticks, Data(EntityJSONEncoder.encode(result))])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO entities (tableKey, pk, rk, timestamp, body) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [tableKey, result.partitionKey, result.rowKey, now.ticks, Data(EntityJSONEncoder.encode(result))])
         return StoredEntity(entity: result, timestamp: now)
     }
 

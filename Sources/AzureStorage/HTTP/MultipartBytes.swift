@@ -1,0 +1,66 @@
+import Foundation
+
+/// Byte-level pieces of `multipart/mixed` bodies (entity group transactions), shared by the
+/// client (reading responses) and the emulator (reading requests). Bytes, not `String`
+/// searches: Foundation's string search was most of a batch's cost.
+public enum MultipartBytes {
+    static let newline = UInt8(ascii: "\n")
+
+    /// CRLF → LF, so both line endings read the same.
+    public static func withoutCarriageReturns(_ data: Data) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(data.count)
+        var previousCR = false
+        let bytes = [UInt8](data)
+        for b in bytes {
+            if previousCR && b != newline { out.append(UInt8(ascii: "\r")) }
+            previousCR = b == UInt8(ascii: "\r")
+            if !previousCR { out.append(b) }
+        }
+        if previousCR { out.append(UInt8(ascii: "\r")) }
+        return out
+    }
+
+    /// The first index of `needle` in `hay` at or after `from`.
+    public static func find(_ needle: [UInt8], in hay: ArraySlice<UInt8>, from: Int) -> Int? {
+        guard !needle.isEmpty, hay.endIndex - from >= needle.count else { return nil }
+        let first = needle[0]
+        var i = from
+        let last = hay.endIndex - needle.count
+        while i <= last {
+            if hay[i] == first {
+                var j = 1
+                while j < needle.count && hay[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return i }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The parts between `--boundary` delimiters, up to `--boundary--`.
+    public static func parts(of bytes: ArraySlice<UInt8>, boundary: String) -> [ArraySlice<UInt8>] {
+        let delimiter = Array(("--" + boundary).utf8)
+        var out: [ArraySlice<UInt8>] = []
+        guard var start = find(delimiter, in: bytes, from: bytes.startIndex) else { return out }
+        while true {
+            var partStart = start + delimiter.count
+            if partStart + 1 < bytes.endIndex, bytes[partStart] == UInt8(ascii: "-"), bytes[partStart + 1] == UInt8(ascii: "-") { break }
+            if partStart < bytes.endIndex, bytes[partStart] == newline { partStart += 1 }
+            guard let next = find(delimiter, in: bytes, from: partStart) else {
+                out.append(bytes[partStart...])
+                break
+            }
+            out.append(bytes[partStart..<next])
+            start = next
+        }
+        return out
+    }
+
+    /// The bytes up to the first blank line, and the rest after it.
+    public static func headerBlock(_ bytes: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
+        guard let blank = find([newline, newline], in: bytes, from: bytes.startIndex) else { return (bytes, bytes[bytes.endIndex...]) }
+        return (bytes[..<blank], bytes[(blank + 2)...])
+    }
+
+}
