@@ -247,3 +247,18 @@ def test_blob_names_cannot_escape_the_data_directory(emulator, service, name):
     for blob in names:
         r = emulator.raw("GET", f"{emulator.blob}/{name}/" + quote(blob, safe=""))
         assert r.status_code == 200 and r.content == b"inside"
+
+
+def test_set_properties_and_metadata(service, name):
+    container = service.create_container(name)
+    container.set_container_metadata({"purpose": "fixtures"})
+    assert container.get_container_properties().metadata == {"purpose": "fixtures"}
+    blob = container.upload_blob("b.txt", b"text", metadata={"a": "1"})
+    etag = blob.get_blob_properties().etag
+    blob.set_http_headers(ContentSettings(content_type="text/plain", cache_control="no-cache"))
+    props = blob.get_blob_properties()
+    assert props.content_settings.content_type == "text/plain" and props.content_settings.cache_control == "no-cache"
+    assert props.etag != etag and props.metadata == {"a": "1"}
+    blob.set_blob_metadata({"b": "2"})
+    assert blob.get_blob_properties().metadata == {"b": "2"}
+    assert blob.download_blob().readall() == b"text"
