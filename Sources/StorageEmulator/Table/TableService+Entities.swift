@@ -102,18 +102,7 @@ extension TableService {
             if chunk.count < 1000 { break }
         }
         let writer = EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query))
-        var out: [UInt8] = Array("{".utf8)
-        if c.level != .none {
-            out += Array("\"odata.metadata\":".utf8)
-            JSONText.appendString("\(c.base)/$metadata#\(table)", to: &out)
-            out.append(UInt8(ascii: ","))
-        }
-        out += Array("\"value\":[".utf8)
-        for (i, stored) in matches.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            writer.append(stored, to: &out, element: false)
-        }
-        out += Array("]}".utf8)
+        let out = Self.collection(c, metadata: table, count: matches.count) { i, out in writer.append(matches[i], to: &out, element: false) }
         var headers: [(String, String)] = []
         if more, let after {
             headers = [("x-ms-continuation-NextPartitionKey", Self.encodeToken(after.0)),

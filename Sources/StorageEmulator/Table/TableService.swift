@@ -131,23 +131,27 @@ struct TableService: Sendable {
             guard chunk.count == 1000, let last = chunk.last else { break }
             after = last
         }
+        let out = Self.collection(c, metadata: "Tables", count: names.count) { i, out in out += tableJSON(c, names[i], element: false) }
+        // The token carries the last table returned; the next page starts strictly after it.
+        let headers = next == nil ? [] : [("x-ms-continuation-NextTableName", Self.encodeToken(names.last ?? ""))]
+        return c.json(200, out, headers: headers)
+    }
+
+    /// `{"odata.metadata":"…#<fragment>","value":[…]}` (no metadata member at `nometadata`).
+    static func collection(_ c: Context, metadata fragment: String, count: Int, _ item: (Int, inout [UInt8]) -> Void) -> [UInt8] {
         var out: [UInt8] = Array("{".utf8)
         if c.level != .none {
             out += Array("\"odata.metadata\":".utf8)
-            JSONText.appendString("\(c.base)/$metadata#Tables", to: &out)
+            JSONText.appendString("\(c.base)/$metadata#\(fragment)", to: &out)
             out.append(UInt8(ascii: ","))
         }
         out += Array("\"value\":[".utf8)
-        for (i, name) in names.enumerated() {
+        for i in 0..<count {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out += tableJSON(c, name, element: false)
+            item(i, &out)
         }
         out += Array("]}".utf8)
-        // The token carries the last table returned; the next page starts strictly after it.
-        let headers = next == nil ? [] : [("x-ms-continuation-NextTableName", Self.encodeToken(names.last ?? ""))]
-
-
-        return c.json(200, out, headers: headers)
+        return out
     }
 
     // MARK: Query options
