@@ -109,12 +109,17 @@ def test_acknowledged_writes_survive_kill_9(azseed, tmp_path):
     threads = [threading.Thread(target=write_entities), threading.Thread(target=write_blobs)]
     for t in threads:
         t.start()
-    time.sleep(3)
+    # Kill once a fair amount is acknowledged (bounded wait), while both writers are busy.
+    deadline = time.time() + 30
+    while (len(acknowledged_entities) < 500 or len(acknowledged_blobs) < 20) and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
     os.kill(emulator.process.pid, signal.SIGKILL)  # mid-write, no chance to flush anything
     emulator.process.wait()
     stop.set()
     for t in threads:
         t.join()
+    print(f"acknowledged before kill -9: {len(acknowledged_entities)} entities, {len(acknowledged_blobs)} blobs")
     assert len(acknowledged_entities) >= 500 and len(acknowledged_blobs) >= 20, (len(acknowledged_entities), len(acknowledged_blobs))
 
     restarted = start_emulator(azseed, "--data-dir", str(data))
