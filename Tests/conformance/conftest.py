@@ -22,6 +22,7 @@ import subprocess
 import uuid
 
 import http.client
+from email.utils import formatdate
 import urllib.parse
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.core.pipeline import PipelineContext, PipelineRequest
@@ -48,17 +49,15 @@ class Emulator:
         """Sends one request as written, signed with the official SDK's own policy."""
         headers = dict(headers or {})
         headers.setdefault("x-ms-version", "2026-10-06" if service == "blob" else "2019-02-02")
-        headers.setdefault("x-ms-date", __import__("email.utils").utils.formatdate(usegmt=True))
+        headers.setdefault("x-ms-date", formatdate(usegmt=True))
+        if service == "table":
+            headers.setdefault("Date", headers["x-ms-date"])  # the tables SDK sends both
         if body and "Content-Length" not in headers:
             headers["Content-Length"] = str(len(body))
         if sign:
             request = HttpRequest(method, url, headers=headers)
-            if service == "blob":
-                BlobPolicy(ACCOUNT, KEY).on_request(PipelineRequest(request, PipelineContext(None)))
-            else:
-                headers.setdefault("Date", headers["x-ms-date"])
-                request = HttpRequest(method, url, headers=headers)
-                TablePolicy(AzureNamedKeyCredential(ACCOUNT, KEY)).on_request(PipelineRequest(request, PipelineContext(None)))
+            policy = BlobPolicy(ACCOUNT, KEY) if service == "blob" else TablePolicy(AzureNamedKeyCredential(ACCOUNT, KEY))
+            policy.on_request(PipelineRequest(request, PipelineContext(None)))
             headers = dict(request.headers)
         return send(method, url, headers, body, timeout)
 

@@ -16,8 +16,8 @@ from azure.core.pipeline.transport import HttpRequest
 from azure.data.tables._authentication import SharedKeyCredentialPolicy as TablePolicy
 from azure.storage.blob._shared.authentication import SharedKeyCredentialPolicy as BlobPolicy
 
-ACCOUNT = "devstoreaccount1"
-KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+from conftest import ACCOUNT, KEY
+
 BLOB = "http://127.0.0.1:10000/devstoreaccount1"
 TABLE = "http://127.0.0.1:10002/devstoreaccount1"
 

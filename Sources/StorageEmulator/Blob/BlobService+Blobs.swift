@@ -42,7 +42,6 @@ extension BlobService {
         guard type == "BlockBlob" else {
             throw ServiceError(400, "InvalidHeaderValue", "This emulator stores block blobs only; x-ms-blob-type '\(type)' is not supported.")
         }
-        guard request.body.count <= maxBodyBytes else { throw ServiceError.bodyTooLarge }
         let md5 = try checkTransactionalMD5(request)
         let record = try await store.putBlob(container: container, name: blob, body: request.body,
                                              properties: httpProperties(request, computedMD5: md5),
@@ -57,7 +56,6 @@ extension BlobService {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
-        guard request.body.count <= maxBodyBytes else { throw ServiceError.bodyTooLarge }
         let md5 = try checkTransactionalMD5(request)
         try await store.putBlock(container: container, blob: blob, blockID: id, body: request.body)
         return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))

@@ -6,8 +6,6 @@ import Foundation
 struct BlobService: Sendable {
     let store: EmulatorStore
     let account: String
-    /// The largest request body accepted for one Put Blob or Put Block.
-    let maxBodyBytes: Int
 
     /// What the request addresses.
     struct Target {

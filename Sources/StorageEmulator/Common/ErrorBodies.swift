@@ -32,13 +32,6 @@ enum ErrorBodies {
     }
 
     static func fullMessage(_ error: ServiceError, requestID: String) -> String {
-        "\(error.message)\nRequestId:\(requestID)\nTime:\(EmulatorClockText.now())"
-    }
-}
-
-/// The current time as Azure prints it in error messages (ISO 8601, 7 digits).
-enum EmulatorClockText {
-    static func now() -> String {
-        EdmDateTime(ticks: EdmDateTime(unixSeconds: 0).ticks + Int64(Date().timeIntervalSince1970 * 10_000_000)).iso8601
+        "\(error.message)\nRequestId:\(requestID)\nTime:\(ServerClock.wallClock().iso8601)"
     }
 }

@@ -7,10 +7,14 @@ final class ServerClock: @unchecked Sendable {
     private let lock = NSLock()
     private var last: Int64 = 0
 
+    /// The wall clock in .NET ticks (100 ns), not made monotonic.
+    static func wallClock() -> EdmDateTime {
+        EdmDateTime(ticks: EdmDateTime(unixSeconds: 0).ticks + Int64(Date().timeIntervalSince1970 * 10_000_000))
+    }
+
     /// Now, in .NET ticks, later than any value returned before.
     func now() -> EdmDateTime {
-        let seconds = Date().timeIntervalSince1970
-        let ticks = EdmDateTime(unixSeconds: 0).ticks + Int64(seconds * 10_000_000)
+        let ticks = Self.wallClock().ticks
         return lock.withLock {
             last = max(ticks, last + 1)
             return EdmDateTime(ticks: last)

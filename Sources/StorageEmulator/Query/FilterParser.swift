@@ -103,21 +103,8 @@ struct FilterParser {
 
     private mutating func quoted() throws(FilterSyntaxError) -> String {
         i += 1
-        var out = ""
-        while i < chars.count {
-            if chars[i] == "'" {
-                if i + 1 < chars.count, chars[i + 1] == "'" {
-                    out.append("'")
-                    i += 2
-                    continue
-                }
-                i += 1
-                return out
-            }
-            out.append(chars[i])
-            i += 1
-        }
-        throw fail("unterminated string")
+        guard let text = QuotedLiteral.read(chars, at: &i) else { throw fail("unterminated string") }
+        return text
     }
 
     private mutating func number() throws(FilterSyntaxError) -> EdmValue {

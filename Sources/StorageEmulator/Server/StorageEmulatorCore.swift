@@ -23,11 +23,12 @@ public final class StorageEmulatorCore: Sendable {
         store = try EmulatorStore(dataDirectory: configuration.dataDirectory)
         authenticator = RequestAuthenticator(signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey))
         faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
-        blob = BlobService(store: store, account: configuration.accountName, maxBodyBytes: configuration.maxBlobBodyBytes)
+        blob = BlobService(store: store, account: configuration.accountName)
         table = TableService(store: store, account: configuration.accountName)
     }
 
-    /// The largest body the server should read for a request to `service`.
+    /// The largest body the server reads for a request to `service`; the HTTP layer enforces
+    /// it while reading, so an oversized body is never buffered.
     public func maxBodyBytes(_ service: EmulatorServiceKind) -> Int {
         service == .table ? EmulatorConfiguration.maxTableBodyBytes : configuration.maxBlobBodyBytes
     }

@@ -88,14 +88,19 @@ extension TableService {
         var more = false
         scan: while true {
             let chunk = try await store.scanEntities(table: table, partition: partition, after: after, limit: 1000)
-            for stored in chunk {
+            for (index, stored) in chunk.enumerated() {
                 scanned += 1
                 if filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true {
                     matches.append(stored)
                 }
                 after = (stored.entity.partitionKey, stored.entity.rowKey)
                 if matches.count == top || scanned >= scanBudget {
-                    more = try await !store.scanEntities(table: table, partition: partition, after: after, limit: 1).isEmpty
+                    // Only at the end of a chunk does it take a read to know whether rows follow.
+                    if index < chunk.count - 1 {
+                        more = true
+                    } else if chunk.count == 1000 {
+                        more = try await !store.scanEntities(table: table, partition: partition, after: after, limit: 1).isEmpty
+                    }
                     break scan
                 }
             }

@@ -55,15 +55,12 @@ struct TableService: Sendable {
 
     /// Parses a JSON request body as an object node.
     static func jsonBody(_ data: Data) throws(ServiceError) -> JSONNode {
-        do {
-            let node = try JSONParser.parse(data)
-            guard case .object = node else { throw ServiceError.invalidInput("The request body must be a JSON object.") }
-            return node
-        } catch let error as JSONParseError {
+        let node: JSONNode
+        do { node = try JSONParser.parse(data) } catch {
             throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: \(error).")
-        } catch {
-            throw error as! ServiceError
         }
+        guard case .object = node else { throw ServiceError.invalidInput("The request body must be a JSON object.") }
+        return node
     }
 
     // MARK: Tables

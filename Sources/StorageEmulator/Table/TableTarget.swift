@@ -69,22 +69,6 @@ enum TableTarget: Equatable {
         }
 
         /// The key up to its closing quote (already past the opening one).
-        mutating func quoted() -> String? {
-            var out = ""
-            while i < text.count {
-                if text[i] == "'" {
-                    if i + 1 < text.count, text[i + 1] == "'" {
-                        out.append("'")
-                        i += 2
-                        continue
-                    }
-                    i += 1
-                    return out
-                }
-                out.append(text[i])
-                i += 1
-            }
-            return nil
-        }
+        mutating func quoted() -> String? { QuotedLiteral.read(text, at: &i) }
     }
 }
