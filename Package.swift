@@ -54,10 +54,15 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        .target(
+            name: "SeedRunner",
+            dependencies: ["SeedKit", "AzureStorage"]
+        ),
         .executableTarget(
             name: "azseed",
             dependencies: [
                 "SeedKit",
+                "SeedRunner",
                 "AzureStorage",
                 "StorageEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -76,6 +81,10 @@ let package = Package(
         .testTarget(
             name: "SeedKitTests",
             dependencies: ["SeedKit", "AzureStorage", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "SeedRunnerTests",
+            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator"]
         ),
         .testTarget(
             name: "AzureStorageTests",

@@ -87,6 +87,17 @@ public struct KindSpec: Sendable {
     public var storedNames: [String] {
         (columns + fields.filter { !$0.isRef }.map(\.name)).filter { !omit.contains($0) }
     }
+
+    /// Stored fields that hold another kind's RowKey (`from: <ref>.RowKey`), with that
+    /// kind: when the planner keeps a referenced entity under a foreign RowKey, these
+    /// fields must point at the RowKey it really has.
+    public var rowKeyReferences: [(field: String, kind: String)] {
+        fields.compactMap { field in
+            guard case .from(let ref, "RowKey") = field.generator, !omit.contains(field.name),
+                  case .ref(let target)? = self.field(named: ref)?.generator else { return nil }
+            return (field.name, target)
+        }
+    }
 }
 
 /// One explicit row of a kind.

@@ -43,6 +43,14 @@ public struct GenerationOptions: Sendable {
 }
 
 extension DesiredState {
+    /// Every kind with its table, each after the kinds it references: the order in which
+    /// the planner matches entities and the executor writes them (speakers before events).
+    public var kindsInDependencyOrder: [(table: DesiredTable, kind: KindSpec)] {
+        DesiredState.dependencyOrder(dataset).compactMap { kind in
+            tables.first { $0.name == kind.table }.map { ($0, kind) }
+        }
+    }
+
     /// Builds the desired state of `dataset`. Rows, referenced kinds and every container's
     /// files are made and checked here; generated kinds are made again on each iteration.
     public static func make(_ dataset: Dataset, options: GenerationOptions) throws(GenerationError) -> DesiredState {
@@ -84,7 +92,7 @@ extension DesiredState {
 
     /// Kinds ordered so that every kind comes after the kinds it references (the validator
     /// has already ruled out cycles); ties keep declaration order.
-    private static func dependencyOrder(_ dataset: Dataset) -> [KindSpec] {
+    static func dependencyOrder(_ dataset: Dataset) -> [KindSpec] {
         var done: Set<String> = []
         var order: [KindSpec] = []
         func visit(_ kind: KindSpec) {

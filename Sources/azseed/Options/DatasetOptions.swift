@@ -34,6 +34,11 @@ struct DatasetOptions: ParsableArguments {
         _ = try parsedCounts()
     }
 
+    /// Whether any flag that changes what is generated was given (not the dataset folder).
+    var changesGeneration: Bool {
+        seed != nil || events != nil || !counts.isEmpty || now != nil || from != nil || to != nil || access != nil
+    }
+
     func parsedCounts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
         if let events { counts["event"] = events }

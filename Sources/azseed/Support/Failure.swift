@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import AzureStorage
 import SeedKit
+import SeedRunner
+import StorageEmulator
 
 /// Turns any error into one line on stderr and the documented exit code: 64 for usage
 /// errors, 1 for everything else. Help and version requests print as usual.
@@ -13,6 +16,21 @@ enum Failure {
             code = e.isUsage ? 64 : 1
             message = e.message
         case let e as DatasetError:
+            code = 1
+            message = e.description
+        case let e as ConnectionStringError:
+            code = 64
+            message = "\(e); fix it or unset \(ConnectionString.environmentVariable)"
+        case let e as RunError:
+            code = 1
+            message = e.description
+        case let e as RunFailure:
+            code = 1
+            message = e.description
+        case let e as PlanFileError:
+            code = 1
+            message = e.description
+        case let e as EmulatorStartError:
             code = 1
             message = e.description
         case let e as ExitCode:

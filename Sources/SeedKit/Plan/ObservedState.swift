@@ -1,0 +1,77 @@
+import AzureStorage
+
+/// What a target account holds of a dataset's storage, as observed: its containers with
+/// their blobs, and its tables with the entities of the dataset's partitions.
+public struct ObservedState: Sendable {
+    /// Containers by name; a missing name means the container does not exist.
+    public var containers: [String: ObservedContainer]
+    /// Tables by name; a missing name means the table does not exist.
+    public var tables: [String: ObservedTable]
+
+    public init(containers: [String: ObservedContainer] = [:], tables: [String: ObservedTable] = [:]) {
+        self.containers = containers
+        self.tables = tables
+    }
+}
+
+/// An existing container: its public access level and its blobs by name.
+public struct ObservedContainer: Sendable {
+    public var access: AccessLevel
+    public var blobs: [String: ObservedBlob]
+
+    public init(access: AccessLevel, blobs: [String: ObservedBlob] = [:]) {
+        self.access = access
+        self.blobs = blobs
+    }
+}
+
+/// An existing blob as its listing describes it.
+public struct ObservedBlob: Sendable, Equatable {
+    public var name: String
+    public var size: Int
+    /// Content-MD5 as base64; nil when the service stored none.
+    public var md5: String?
+    public var contentType: String?
+
+    public init(name: String, size: Int, md5: String?, contentType: String?) {
+        self.name = name
+        self.size = size
+        self.md5 = md5
+        self.contentType = contentType
+    }
+}
+
+/// An existing table and the entities of the partitions the dataset owns.
+public struct ObservedTable: Sendable {
+    /// Entities by PartitionKey, then RowKey.
+    public var partitions: [String: [String: TableEntity]]
+
+    public init(partitions: [String: [String: TableEntity]] = [:]) {
+        self.partitions = partitions
+    }
+
+    public var entityCount: Int { partitions.values.reduce(0) { $0 + $1.count } }
+
+    public mutating func add(_ entity: TableEntity) {
+        partitions[entity.partitionKey, default: [:]][entity.rowKey] = entity
+    }
+}
+
+extension AccessLevel {
+    /// The access level as the client's public-access header value.
+    public var publicAccess: PublicAccess {
+        switch self {
+        case .container: .container
+        case .blob: .blob
+        case .private: .none
+        }
+    }
+
+    public init(_ access: PublicAccess) {
+        switch access {
+        case .container: self = .container
+        case .blob: self = .blob
+        case .none: self = .private
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import AzureStorage
+
+/// What an action does to one resource.
+public enum PlanChange: String, Sendable, Equatable {
+    case create, update, unchanged, delete
+}
+
+/// The actions that take a target to a desired state (design §6), in execution order:
+/// containers, blobs, tables, then entities kind by kind (referenced kinds first), then
+/// deletes. Unchanged entities are counted, not listed, unless they were recognised by
+/// their natural key under a foreign RowKey.
+public struct Plan: Sendable {
+    public var header: PlanHeader
+    public var containers: [ContainerAction]
+    public var blobs: [BlobAction]
+    public var tables: [TableAction]
+    /// Entity creates and updates, kind by kind, then natural-key matches left unchanged.
+    public var entities: [EntityAction]
+    /// Entity deletes (only with prune), by table, PartitionKey, RowKey.
+    public var entityDeletes: [EntityAction]
+    /// Unchanged entities by table (not listed in ``entities``).
+    public var unchangedEntities: [String: Int]
+    /// Entities in the dataset's partitions that the dataset does not hold, left in place
+    /// because the plan does not prune.
+    public var extraEntities: [String: Int]
+    /// Blobs in the dataset's containers that the dataset does not hold, left in place.
+    public var extraBlobs: [String: Int]
+
+    public var summary: PlanSummary {
+        var s = PlanSummary()
+        for c in containers.map(\.change) + blobs.map(\.change) + tables.map(\.change) + entities.map(\.change) + entityDeletes.map(\.change) {
+            s.count(c)
+        }
+        s.unchanged += unchangedEntities.values.reduce(0, +)
+        return s
+    }
+
+    /// True when applying the plan would change nothing.
+    public var isEmpty: Bool { let s = summary; return s.create + s.update + s.delete == 0 }
+}
+
+/// Counts of a plan's actions.
+public struct PlanSummary: Sendable, Equatable {
+    public var create = 0, update = 0, delete = 0, unchanged = 0
+
+    public init() {}
+
+    mutating func count(_ change: PlanChange) {
+        switch change {
+        case .create: create += 1
+        case .update: update += 1
+        case .delete: delete += 1
+        case .unchanged: unchanged += 1
+        }
+    }
+}
+
+/// What a plan was made from and against: enough to make it again and to tell whether the
+/// target or the dataset changed since (the digests).
+public struct PlanHeader: Sendable, Equatable {
+    public var target: PlanTarget
+    public var dataset: String
+    /// The dataset folder, absolute.
+    public var datasetDirectory: String
+    public var seed: UInt64
+    public var window: ResolvedWindow
+    /// Entity counts by kind that overrode the dataset's.
+    public var counts: [String: Int]
+    /// The access level that overrode the dataset's, if any.
+    public var access: AccessLevel?
+    public var prune: Bool
+    /// SHA-256 of the desired state, hex.
+    public var desiredDigest: String
+    /// SHA-256 of what was observed, hex.
+    public var observedDigest: String
+
+    public init(target: PlanTarget, dataset: String, datasetDirectory: String, seed: UInt64, window: ResolvedWindow,
+                counts: [String: Int], access: AccessLevel?, prune: Bool, desiredDigest: String = "", observedDigest: String = "") {
+        self.target = target
+        self.dataset = dataset
+        self.datasetDirectory = datasetDirectory
+        self.seed = seed
+        self.window = window
+        self.counts = counts
+        self.access = access
+        self.prune = prune
+        self.desiredDigest = desiredDigest
+        self.observedDigest = observedDigest
+    }
+}
+
+/// The account a plan is for, without secrets.
+public struct PlanTarget: Sendable, Equatable {
+    public var account: String
+    public var blobEndpoint: String
+    public var tableEndpoint: String
+    /// The embedded storage's data folder (absolute) when the target is the embedded storage.
+    public var embeddedDataDirectory: String?
+
+    public init(account: String, blobEndpoint: String, tableEndpoint: String, embeddedDataDirectory: String? = nil) {
+        self.account = account
+        self.blobEndpoint = blobEndpoint
+        self.tableEndpoint = tableEndpoint
+        self.embeddedDataDirectory = embeddedDataDirectory
+    }
+
+    /// How the target reads in messages.
+    public var displayName: String {
+        if let embeddedDataDirectory { return "the embedded storage in \(embeddedDataDirectory)" }
+        return "\(account) (\(tableEndpoint))"
+    }
+}
+
+public struct ContainerAction: Sendable, Equatable {
+    public var name: String
+    public var change: PlanChange
+    public var access: AccessLevel
+    /// The current access level when the action changes it.
+    public var currentAccess: AccessLevel?
+}
+
+public struct BlobAction: Sendable, Equatable {
+    public var container: String
+    public var name: String
+    public var change: PlanChange
+    /// The desired blob (nil for a delete).
+    public var blob: DesiredBlob?
+    /// What differs, for an update: `md5`, `contentType`.
+    public var reasons: [String]
+    /// The observed MD5, for updates and deletes.
+    public var currentMD5: String?
+    public var currentContentType: String?
+}
+
+public struct TableAction: Sendable, Equatable {
+    public var name: String
+    public var change: PlanChange
+}
+
+/// One property's change in an entity update; nil means absent.
+public struct PropertyChange: Sendable, Equatable {
+    public var name: String
+    public var from: EdmValue?
+    public var to: EdmValue?
+}
+
+public struct EntityAction: Sendable {
+    public var table: String
+    /// The kind the entity belongs to; nil for an entity the dataset does not hold.
+    public var kind: String?
+    public var partitionKey: String
+    /// The RowKey written or deleted: the existing one when the entity was recognised by
+    /// its natural key.
+    public var rowKey: String
+    public var change: PlanChange
+    /// Property changes of an update, sorted by name.
+    public var changes: [PropertyChange]
+    /// The entity to write (creates and updates).
+    public var entity: TableEntity?
+    /// Set when an existing entity under another RowKey was recognised by its natural key:
+    /// the RowKey the dataset would have given it.
+    public var desiredRowKey: String?
+    /// The natural key as `Field=value` pairs, for messages.
+    public var naturalKey: [(String, String)]
+}

@@ -1,0 +1,148 @@
+import AzureStorage
+import Foundation
+
+/// The plan as JSON (design §6): what `--output json` prints and `--out FILE` saves.
+/// Never holds a secret: the target is its account name and endpoints.
+extension Plan {
+    public static let formatVersion: Int64 = 1
+
+    public func json() -> JSONValue {
+        let s = summary
+        var actions: [JSONValue] = []
+        for c in containers {
+            var members: [(String, JSONValue)] = [("kind", .string("container")), ("name", .string(c.name)), ("action", .string(c.change.rawValue)),
+                                                  ("access", .string(c.access.rawValue))]
+            if let current = c.currentAccess { members.append(("currentAccess", .string(current.rawValue))) }
+            actions.append(.object(members))
+        }
+        for b in blobs {
+            var members: [(String, JSONValue)] = [("kind", .string("blob")), ("container", .string(b.container)), ("name", .string(b.name)),
+                                                  ("action", .string(b.change.rawValue))]
+            if let blob = b.blob {
+                members += [("md5", .string(blob.md5Base64)), ("contentType", .string(blob.contentType)), ("size", .int(Int64(blob.size)))]
+            }
+            if b.change != .create {
+                members.append(("currentMd5", b.currentMD5.map(JSONValue.string) ?? .null))
+                if b.change == .update { members.append(("currentContentType", b.currentContentType.map(JSONValue.string) ?? .null)) }
+            }
+            if !b.reasons.isEmpty { members.append(("differs", .array(b.reasons.map(JSONValue.string)))) }
+            actions.append(.object(members))
+        }
+        for t in tables {
+            var members: [(String, JSONValue)] = [("kind", .string("table")), ("name", .string(t.name)), ("action", .string(t.change.rawValue))]
+            if let n = unchangedEntities[t.name], n > 0 { members.append(("unchangedEntities", .int(Int64(n)))) }
+            if let n = extraEntities[t.name], n > 0 { members.append(("entitiesNotInDataset", .int(Int64(n)))) }
+            actions.append(.object(members))
+        }
+        for e in entities + entityDeletes {
+            var members: [(String, JSONValue)] = [("kind", .string("entity")), ("table", .string(e.table)), ("partitionKey", .string(e.partitionKey)),
+                                                  ("rowKey", .string(e.rowKey)), ("action", .string(e.change.rawValue))]
+            if let kind = e.kind { members.append(("entityKind", .string(kind))) }
+            if let desiredRowKey = e.desiredRowKey {
+                members.append(("matchedBy", .string("naturalKey")))
+                members.append(("datasetRowKey", .string(desiredRowKey)))
+            }
+            if !e.naturalKey.isEmpty { members.append(("naturalKey", .object(e.naturalKey.map { ($0.0, .string($0.1)) }))) }
+            if e.change == .update {
+                members.append(("changes", .object(e.changes.map { ($0.name, Self.json($0)) })))
+            }
+            actions.append(.object(members))
+        }
+        var extra: [(String, JSONValue)] = []
+        for (name, n) in extraBlobs.sorted(by: { $0.key < $1.key }) { extra.append(("blobs:\(name)", .int(Int64(n)))) }
+        for (name, n) in extraEntities.sorted(by: { $0.key < $1.key }) { extra.append(("entities:\(name)", .int(Int64(n)))) }
+        return .object([
+            ("version", .int(Self.formatVersion)),
+            ("target", header.target.json()),
+            ("dataset", .string(header.dataset)),
+            ("datasetDirectory", .string(header.datasetDirectory)),
+            ("seed", .uint(header.seed)),
+            ("window", .object([("from", .string(header.window.from.iso8601)), ("to", .string(header.window.to.iso8601))])),
+            ("counts", .object(header.counts.sorted(by: { $0.key < $1.key }).map { ($0.key, .int(Int64($0.value))) })),
+            ("access", header.access.map { .string($0.rawValue) } ?? .null),
+            ("prune", .bool(header.prune)),
+            ("digests", .object([("desired", .string(header.desiredDigest)), ("observed", .string(header.observedDigest))])),
+            ("summary", .object([("create", .int(Int64(s.create))), ("update", .int(Int64(s.update))),
+                                 ("delete", .int(Int64(s.delete))), ("unchanged", .int(Int64(s.unchanged)))])),
+            ("notInDataset", .object(extra)),
+            ("actions", .array(actions)),
+        ])
+    }
+
+    private static func json(_ change: PropertyChange) -> JSONValue {
+        var members: [(String, JSONValue)] = [("from", change.from.map { .string($0.text) } ?? .null),
+                                              ("to", change.to.map { .string($0.text) } ?? .null)]
+        let types = [change.from, change.to].compactMap { $0?.type }
+        if types.contains(where: { $0 != .string }) {
+            members.append(("fromType", change.from.map { .string($0.type.rawValue) } ?? .null))
+            members.append(("toType", change.to.map { .string($0.type.rawValue) } ?? .null))
+        }
+        return .object(members)
+    }
+}
+
+extension PlanTarget {
+    func json() -> JSONValue {
+        var members: [(String, JSONValue)] = [("account", .string(account)), ("blobEndpoint", .string(blobEndpoint)),
+                                              ("tableEndpoint", .string(tableEndpoint))]
+        if let embeddedDataDirectory { members.append(("embeddedDataDirectory", .string(embeddedDataDirectory))) }
+        return .object(members)
+    }
+}
+
+/// Why a saved plan cannot be used.
+public struct PlanFileError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension PlanHeader {
+    /// Reads the header of a saved plan: what it was made from and against.
+    public static func read(contentsOf file: URL) throws(PlanFileError) -> PlanHeader {
+        let path = file.relativePathForMessages
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw PlanFileError("\(path): cannot read the plan file; check the path")
+        }
+        let root: JSONNode
+        do { root = try JSONParser.parse(Array(data)) } catch {
+            throw PlanFileError("\(path): not a plan file (\(error)); save one with 'azseed plan --out FILE'")
+        }
+        func string(_ node: JSONNode?, _ name: String) throws(PlanFileError) -> String {
+            guard let s = node?.stringValue else { throw PlanFileError("\(path): not a plan file: '\(name)' is missing or not a string") }
+            return s
+        }
+        guard case .number(let version)? = root["version"], version == String(Plan.formatVersion) else {
+            throw PlanFileError("\(path): not a version \(Plan.formatVersion) azseed plan; make it again with 'azseed plan --out FILE'")
+        }
+        let target = root["target"]
+        var embedded: String?
+        if let node = target?["embeddedDataDirectory"] { embedded = try string(node, "target.embeddedDataDirectory") }
+        let planTarget = PlanTarget(account: try string(target?["account"], "target.account"),
+                                    blobEndpoint: try string(target?["blobEndpoint"], "target.blobEndpoint"),
+                                    tableEndpoint: try string(target?["tableEndpoint"], "target.tableEndpoint"),
+                                    embeddedDataDirectory: embedded)
+        guard case .number(let seedText)? = root["seed"], let seed = UInt64(seedText) else { throw PlanFileError("\(path): not a plan file: 'seed' is missing") }
+        guard let from = EdmDateTime(iso8601: try string(root["window"]?["from"], "window.from")),
+              let to = EdmDateTime(iso8601: try string(root["window"]?["to"], "window.to")) else {
+            throw PlanFileError("\(path): not a plan file: the window is not two ISO 8601 timestamps")
+        }
+        var counts: [String: Int] = [:]
+        if case .object(let members)? = root["counts"] {
+            for (name, value) in members {
+                guard case .number(let n) = value, let count = Int(n) else { throw PlanFileError("\(path): not a plan file: counts.\(name) is not a number") }
+                counts[name] = count
+            }
+        }
+        var access: AccessLevel?
+        if let node = root["access"], node != .null {
+            guard let level = AccessLevel(rawValue: try string(node, "access")) else { throw PlanFileError("\(path): not a plan file: unknown access level") }
+            access = level
+        }
+        guard case .bool(let prune)? = root["prune"] else { throw PlanFileError("\(path): not a plan file: 'prune' is missing") }
+        return PlanHeader(target: planTarget, dataset: try string(root["dataset"], "dataset"),
+                          datasetDirectory: try string(root["datasetDirectory"], "datasetDirectory"),
+                          seed: seed, window: ResolvedWindow(from: from, to: to), counts: counts, access: access, prune: prune,
+                          desiredDigest: try string(root["digests"]?["desired"], "digests.desired"),
+                          observedDigest: try string(root["digests"]?["observed"], "digests.observed"))
+    }
+}

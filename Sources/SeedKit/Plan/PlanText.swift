@@ -1,0 +1,116 @@
+import AzureStorage
+
+/// The plan as a `terraform plan`-like diff: `+` create, `~` update, `-` delete, `=` an
+/// existing entity recognised by its natural key, then one summary line.
+public struct PlanTextRenderer: Sendable {
+    /// ANSI colours (only when printing to a terminal).
+    public var colour: Bool
+    /// At most this many creates (and deletes) are listed per kind; JSON lists them all.
+    public var listLimit: Int
+
+    public init(colour: Bool = false, listLimit: Int = 20) {
+        self.colour = colour
+        self.listLimit = listLimit
+    }
+
+    public func render(_ plan: Plan) -> String {
+        var lines: [String] = []
+        for c in plan.containers {
+            switch c.change {
+            case .create: lines.append(mark(.create) + " container \(c.name) (access: \(c.access.rawValue))")
+            case .update: lines.append(mark(.update) + " container \(c.name): access \(c.currentAccess?.rawValue ?? "?") -> \(c.access.rawValue)")
+            default: break
+            }
+        }
+        for b in plan.blobs {
+            let path = "\(b.container)/\(b.name)"
+            switch b.change {
+            case .create: lines.append(mark(.create) + " blob \(path) (\(b.blob!.contentType), \(b.blob!.size) bytes)")
+            case .update:
+                var why: [String] = []
+                if b.reasons.contains("md5") { why.append("content differs: md5 \(b.currentMD5 ?? "none") -> \(b.blob!.md5Base64)") }
+                if b.reasons.contains("contentType") { why.append("content type \(b.currentContentType ?? "none") -> \(b.blob!.contentType)") }
+                lines.append(mark(.update) + " blob \(path) (\(why.joined(separator: "; ")))")
+            case .delete: lines.append(mark(.delete) + " blob \(path) (not in the dataset)")
+            case .unchanged: break
+            }
+        }
+        for t in plan.tables where t.change == .create { lines.append(mark(.create) + " table \(t.name)") }
+        var shown: [String: Int] = [:], hidden: [String: (change: PlanChange, count: Int)] = [:]
+        var hiddenOrder: [String] = []
+        for e in plan.entities + plan.entityDeletes {
+            let group = "\(e.change.rawValue) \(e.table) \(e.kind ?? "")"
+            if e.change != .update && e.desiredRowKey == nil {
+                if shown[group, default: 0] >= listLimit {
+                    if hidden[group] == nil { hiddenOrder.append(group) }
+                    hidden[group, default: (e.change, 0)].count += 1
+                    continue
+                }
+                shown[group, default: 0] += 1
+            }
+            lines += entityLines(e)
+        }
+        for group in hiddenOrder {
+            let (change, count) = hidden[group]!
+            let parts = group.split(separator: " ", omittingEmptySubsequences: false)
+            let what = parts[2].isEmpty ? "entities not in the dataset" : "\(parts[2]) entities"
+            lines.append(mark(change) + " … and \(count) more \(what) in \(parts[1]) to \(change.rawValue) (--output json lists every action)")
+        }
+        for (container, n) in plan.extraBlobs.sorted(by: { $0.key < $1.key }) {
+            lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the dataset, kept (--prune deletes them)")
+        }
+        for (table, n) in plan.extraEntities.sorted(by: { $0.key < $1.key }) {
+            lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in the dataset's partitions of table \(table) not in the dataset, kept (--prune deletes them)")
+        }
+        let s = plan.summary
+        if plan.isEmpty {
+            lines.append("No changes: \(plan.header.target.displayName) already matches the dataset (\(s.unchanged) unchanged).")
+        } else {
+            if !lines.isEmpty { lines.append("") }
+            lines.append("Plan: \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func entityLines(_ e: EntityAction) -> [String] {
+        let key = e.naturalKey.map { "\($0.0)=\(quoted($0.1))" }.joined(separator: " ")
+        let label = "entity \(e.table) (\(e.partitionKey), \(e.rowKey))" + (e.kind.map { " \($0)" } ?? "") + (key.isEmpty ? "" : " \(key)")
+        var lines: [String] = []
+        if let datasetKey = e.desiredRowKey {
+            let sign = e.change == .update ? mark(.update) : paint("  =", "36")
+            lines.append(sign + " \(label): recognised by its natural key under a foreign RowKey (the dataset's would be \(datasetKey)); kept, not created again")
+        } else if e.change == .delete {
+            lines.append(mark(.delete) + " \(label) (not in the dataset)")
+        } else {
+            lines.append(mark(e.change) + " \(label)")
+        }
+        for change in e.changes {
+            lines.append("      \(change.name): \(show(change.from)) -> \(show(change.to))")
+        }
+        return lines
+    }
+
+    private func show(_ value: EdmValue?) -> String {
+        guard let value else { return "(absent)" }
+        if case .string(let s) = value { return quoted(s) }
+        return "\(value.text) (\(value.type.rawValue))"
+    }
+
+    private func quoted(_ s: String) -> String {
+        let short = s.count > 60 ? String(s.prefix(57)) + "..." : s
+        return "\"" + short.replacingOccurrences(of: "\n", with: "\\n") + "\""
+    }
+
+    private func mark(_ change: PlanChange) -> String {
+        switch change {
+        case .create: paint("  +", "32")
+        case .update: paint("  ~", "33")
+        case .delete: paint("  -", "31")
+        case .unchanged: "   "
+        }
+    }
+
+    private func paint(_ text: String, _ code: String) -> String {
+        colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+}

@@ -1,0 +1,135 @@
+import AzureStorage
+import Crypto
+
+/// Compares a desired state with an observed one and lists the actions between them. Pure:
+/// no I/O, the same inputs always give the same plan.
+public enum Planner {
+    /// The plan that takes `observed` to `desired`. `header` names the inputs; its digests
+    /// are filled in here. Deletes are planned only when `header.prune` is set.
+    public static func plan(desired: DesiredState, observed: ObservedState, header: PlanHeader) throws -> Plan {
+        var digest = SHA256()
+        var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
+                        unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
+        planContainers(desired, observed, &plan, &digest)
+        for table in desired.tables {
+            digest.update(data: Array("table\u{0}\(table.name)\n".utf8))
+            plan.tables.append(TableAction(name: table.name, change: observed.tables[table.name] == nil ? .create : .unchanged))
+        }
+        var matcher = EntityMatcher(observed: observed, desired: desired)
+        for (table, kind) in desired.kindsInDependencyOrder {
+            try matcher.planKind(kind, of: table, into: &plan, digest: &digest)
+        }
+        matcher.planLeftovers(desired: desired, into: &plan)
+        plan.header.desiredDigest = hex(digest.finalize())
+        plan.header.observedDigest = observedDigest(observed)
+        return plan
+    }
+
+    private static func planContainers(_ desired: DesiredState, _ observed: ObservedState, _ plan: inout Plan, _ digest: inout SHA256) {
+        for container in desired.containers {
+            digest.update(data: Array("container\u{0}\(container.name)\u{0}\(container.access.rawValue)\n".utf8))
+            let existing = observed.containers[container.name]
+            switch existing {
+            case nil:
+                plan.containers.append(ContainerAction(name: container.name, change: .create, access: container.access))
+            case let current? where current.access != container.access:
+                plan.containers.append(ContainerAction(name: container.name, change: .update, access: container.access, currentAccess: current.access))
+            default:
+                plan.containers.append(ContainerAction(name: container.name, change: .unchanged, access: container.access))
+            }
+            let blobs = existing?.blobs ?? [:]
+            for blob in container.blobs {
+                digest.update(data: Array("blob\u{0}\(container.name)\u{0}\(blob.name)\u{0}\(blob.md5Base64)\u{0}\(blob.contentType)\n".utf8))
+                var action = BlobAction(container: container.name, name: blob.name, change: .create, blob: blob, reasons: [])
+                if let current = blobs[blob.name] {
+                    action.currentMD5 = current.md5
+                    action.currentContentType = current.contentType
+                    if current.md5 != blob.md5Base64 { action.reasons.append("md5") }
+                    if current.contentType != blob.contentType { action.reasons.append("contentType") }
+                    action.change = action.reasons.isEmpty ? .unchanged : .update
+                }
+                plan.blobs.append(action)
+            }
+            let wanted = Set(container.blobs.map(\.name))
+            let extra = blobs.keys.filter { !wanted.contains($0) }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            if plan.header.prune {
+                for name in extra {
+                    let current = blobs[name]!
+                    plan.blobs.append(BlobAction(container: container.name, name: name, change: .delete, blob: nil, reasons: [],
+                                                 currentMD5: current.md5, currentContentType: current.contentType))
+                }
+            } else if !extra.isEmpty {
+                plan.extraBlobs[container.name] = extra.count
+            }
+        }
+    }
+
+    /// SHA-256 of everything observed, in a canonical order: what `apply --plan` compares
+    /// to refuse a plan whose target changed since it was made.
+    public static func observedDigest(_ observed: ObservedState) -> String {
+        var digest = SHA256()
+        for name in observed.containers.keys.sorted() {
+            let container = observed.containers[name]!
+            digest.update(data: Array("container\u{0}\(name)\u{0}\(container.access.rawValue)\n".utf8))
+            for blobName in container.blobs.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                let blob = container.blobs[blobName]!
+                digest.update(data: Array("blob\u{0}\(name)\u{0}\(blobName)\u{0}\(blob.md5 ?? "")\u{0}\(blob.contentType ?? "")\u{0}\(blob.size)\n".utf8))
+            }
+        }
+        var line: [UInt8] = []
+        for name in observed.tables.keys.sorted() {
+            digest.update(data: Array("table\u{0}\(name)\n".utf8))
+            let table = observed.tables[name]!
+            for pk in table.partitions.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                let rows = table.partitions[pk]!
+                for rk in rows.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                    line.removeAll(keepingCapacity: true)
+                    EntityJSONEncoder.append(rows[rk]!, to: &line)
+                    line.append(UInt8(ascii: "\n"))
+                    digest.update(data: line)
+                }
+            }
+        }
+        return hex(digest.finalize())
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in digest {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Planner {
+    /// What `reset` does: delete the dataset's blobs that exist and every entity of the
+    /// dataset's partitions. Containers and tables stay.
+    public static func resetPlan(desired: DesiredState, observed: ObservedState, header: PlanHeader) -> Plan {
+        var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
+                        unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
+        plan.header.prune = true
+        for container in desired.containers {
+            guard let existing = observed.containers[container.name] else { continue }
+            for blob in container.blobs {
+                guard let current = existing.blobs[blob.name] else { continue }
+                plan.blobs.append(BlobAction(container: container.name, name: blob.name, change: .delete, blob: nil, reasons: [],
+                                             currentMD5: current.md5, currentContentType: current.contentType))
+            }
+        }
+        for table in desired.tables {
+            guard let existing = observed.tables[table.name] else { continue }
+            for partition in table.partitions {
+                let rows = existing.partitions[partition] ?? [:]
+                for rowKey in rows.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                    plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete,
+                                                           changes: [], entity: nil, desiredRowKey: nil, naturalKey: []))
+                }
+            }
+        }
+        plan.header.observedDigest = observedDigest(observed)
+        return plan
+    }
+}

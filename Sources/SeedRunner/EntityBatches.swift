@@ -1,0 +1,57 @@
+import AzureStorage
+import SeedKit
+
+/// Splits entity actions into entity group transactions: one partition each, at most 100
+/// operations and comfortably under the 4 MiB body limit.
+enum EntityBatches {
+    /// Headroom for each operation's MIME headers and request line inside the batch body.
+    static let perOperationOverhead = 512
+    /// The body budget: 4 MiB less room for the batch's own framing.
+    static let bodyBudget = TableBatchCodec.maxBodyBytes - 64 * 1024
+
+    static func make(_ actions: [EntityAction]) -> [[TableBatchOperation]] {
+        var byPartition: [String: [TableBatchOperation]] = [:]
+        var order: [String] = []
+        for action in actions {
+            guard let op = operation(action) else { continue }
+            if byPartition[action.partitionKey] == nil { order.append(action.partitionKey) }
+            byPartition[action.partitionKey, default: []].append(op)
+        }
+        var batches: [[TableBatchOperation]] = []
+        for partition in order {
+            var current: [TableBatchOperation] = [], bytes = 0
+            for op in byPartition[partition]! {
+                let size = estimatedSize(op)
+                if !current.isEmpty && (current.count == TableBatchCodec.maxOperations || bytes + size > bodyBudget) {
+                    batches.append(current)
+                    current = []
+                    bytes = 0
+                }
+                current.append(op)
+                bytes += size
+            }
+            if !current.isEmpty { batches.append(current) }
+        }
+        return batches
+    }
+
+    /// Inserts where the plan knows the entity is absent, whole-entity upserts for updates
+    /// (the entity must end up exactly as the dataset says), deletes without a condition.
+    static func operation(_ action: EntityAction) -> TableBatchOperation? {
+        switch action.change {
+        case .create: action.entity.map(TableBatchOperation.insert)
+        case .update: action.entity.map(TableBatchOperation.upsertReplace)
+        case .delete: .delete(partitionKey: action.partitionKey, rowKey: action.rowKey, etag: "*")
+        case .unchanged: nil
+        }
+    }
+
+    static func estimatedSize(_ op: TableBatchOperation) -> Int {
+        switch op {
+        case .insert(let e), .upsertReplace(let e), .upsertMerge(let e), .update(let e, _), .merge(let e, _):
+            return EntityJSONEncoder.encode(e).count + perOperationOverhead + 2 * (e.partitionKey.utf8.count + e.rowKey.utf8.count)
+        case .delete(let pk, let rk, _):
+            return perOperationOverhead + 3 * (pk.utf8.count + rk.utf8.count)
+        }
+    }
+}

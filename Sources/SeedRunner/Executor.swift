@@ -1,0 +1,166 @@
+import AzureStorage
+import Foundation
+import SeedKit
+import Synchronization
+
+/// What an apply did.
+public struct ExecutionReport: Sendable {
+    public var created = 0, updated = 0, deleted = 0, unchanged = 0
+    /// Entities written or deleted.
+    public var entityOperations = 0
+    public var seconds = 0.0
+
+    public init() {}
+}
+
+/// Progress of an apply: operations (blobs and entities) done of the total.
+public struct ExecutionProgress: Sendable {
+    public var done: Int
+    public var total: Int
+}
+
+/// Carries out a plan: containers, then blobs (concurrently), then tables, then entities
+/// kind by kind (referenced kinds first) in concurrent entity group transactions, then
+/// deletes. Every step is idempotent, so running a plan again after an interruption
+/// converges without a journal.
+public struct Executor: Sendable {
+    public let blobs: BlobClient
+    public let tables: TableClient
+    /// Requests in flight at most.
+    public let concurrency: Int
+    public let onProgress: (@Sendable (ExecutionProgress) -> Void)?
+
+    public init(blobs: BlobClient, tables: TableClient, concurrency: Int = 8, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) {
+        self.blobs = blobs
+        self.tables = tables
+        self.concurrency = max(1, concurrency)
+        self.onProgress = onProgress
+    }
+
+    public func execute(_ plan: Plan) async throws -> ExecutionReport {
+        let started = Date()
+        let summary = plan.summary
+        var report = ExecutionReport()
+        report.unchanged = summary.unchanged
+        let blobWork = plan.blobs.filter { $0.change != .unchanged }
+        let entityWork = plan.entities.filter { $0.change != .unchanged } + plan.entityDeletes
+        let counter = ProgressCounter(total: blobWork.count + entityWork.count, report: onProgress)
+
+        for container in plan.containers where container.change != .unchanged {
+            try await apply(container)
+        }
+        try await forEachConcurrently(blobWork, limit: concurrency) { action in
+            try await apply(action)
+            counter.add(1)
+        }
+        for table in plan.tables where table.change == .create {
+            do { try await tables.ensureTable(table.name) } catch { throw RunError.explaining(error, while: "creating table '\(table.name)'") }
+        }
+        // Kind by kind, so a referenced entity (a speaker) exists before what points at it;
+        // deletes last.
+        var groups: [[EntityAction]] = []
+        for action in entityWork {
+            if let first = groups.last?.first, first.table == action.table, first.kind == action.kind, (first.change == .delete) == (action.change == .delete) {
+                groups[groups.count - 1].append(action)
+            } else {
+                groups.append([action])
+            }
+        }
+        for actions in groups {
+            let table = actions[0].table
+            try await forEachConcurrently(EntityBatches.make(actions), limit: concurrency) { batch in
+                try await submit(batch, to: table)
+                counter.add(batch.count)
+            }
+        }
+        report.created = summary.create
+        report.updated = summary.update
+        report.deleted = summary.delete
+        report.entityOperations = entityWork.count
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    private func apply(_ container: ContainerAction) async throws {
+        let doing = container.change == .create ? "creating container '\(container.name)'" : "setting the access of container '\(container.name)'"
+        do {
+            if container.change == .create {
+                do {
+                    try await blobs.createContainer(container.name, access: container.access.publicAccess)
+                    return
+                } catch let error as AzureStorageError where error.code == "ContainerAlreadyExists" {
+                    // Made since the plan (or by a retried create): set the access it must have.
+                }
+            }
+            try await blobs.setContainerAccess(container.name, access: container.access.publicAccess)
+        } catch let error as AzureStorageError where error.code == "PublicAccessNotPermitted" {
+            throw RunError("\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with --access private (anonymous image URLs will not work) or allow blob public access on the storage account")
+        } catch {
+            throw RunError.explaining(error, while: doing)
+        }
+    }
+
+    private func apply(_ action: BlobAction) async throws {
+        do {
+            if action.change == .delete {
+                do { try await blobs.deleteBlob(container: action.container, name: action.name) } catch let error as AzureStorageError where error.status == 404 {
+                    // Already gone (a retried delete that had succeeded): the goal is met.
+                }
+                return
+            }
+            guard let blob = action.blob else { return }
+            try await blobs.upload(file: blob.file, container: action.container, name: action.name, options: BlobUploadOptions(contentType: blob.contentType))
+        } catch {
+            throw RunError.explaining(error, while: "\(action.change == .delete ? "deleting" : "uploading") blob '\(action.container)/\(action.name)'")
+        }
+    }
+
+    /// Submits one batch, reconciling what a retried request finds: an insert whose earlier
+    /// attempt was applied (409 EntityAlreadyExists) is sent again as an upsert; a delete
+    /// whose earlier attempt was applied (404) is dropped.
+    private func submit(_ batch: [TableBatchOperation], to table: String) async throws {
+        var ops = batch
+        while !ops.isEmpty {
+            do {
+                try await tables.submit(ops, to: table)
+                return
+            } catch let error as TableBatchError {
+                guard let index = error.index, index < ops.count else { throw RunError("writing to table '\(table)': \(error)") }
+                switch ops[index] {
+                case .insert where error.code == "EntityAlreadyExists":
+                    ops = ops.map { op in
+                        if case .insert(let entity) = op { return .upsertReplace(entity) }
+                        return op
+                    }
+                case .delete where error.status == 404:
+                    ops.remove(at: index)
+                default:
+                    throw RunError("writing to table '\(table)': \(error)")
+                }
+            } catch {
+                throw RunError.explaining(error, while: "writing to table '\(table)'")
+            }
+        }
+    }
+}
+
+/// Counts finished operations across concurrent tasks and reports them.
+final class ProgressCounter: Sendable {
+    private let done = Mutex(0)
+    private let total: Int
+    private let report: (@Sendable (ExecutionProgress) -> Void)?
+
+    init(total: Int, report: (@Sendable (ExecutionProgress) -> Void)?) {
+        self.total = total
+        self.report = report
+        report?(ExecutionProgress(done: 0, total: total))
+    }
+
+    func add(_ n: Int) {
+        let now = done.withLock { value in
+            value += n
+            return value
+        }
+        report?(ExecutionProgress(done: now, total: total))
+    }
+}

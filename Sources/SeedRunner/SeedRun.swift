@@ -1,0 +1,58 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// One storage command's work against one target: observe, plan, execute, and the checks
+/// a saved plan must pass before it runs.
+public struct SeedRun: Sendable {
+    public let target: PlanTarget
+    public let blobs: BlobClient
+    public let tables: TableClient
+
+    public init(account: StorageAccount, target: PlanTarget, transport: any HTTPTransport = URLSessionTransport(),
+                configuration: ClientConfiguration = ClientConfiguration()) {
+        self.target = target
+        blobs = BlobClient(account: account, transport: transport, configuration: configuration)
+        tables = TableClient(account: account, transport: transport, configuration: configuration)
+    }
+
+    /// The header of a plan for `desired` against this target.
+    public func header(for desired: DesiredState, counts: [String: Int], access: AccessLevel?, prune: Bool) -> PlanHeader {
+        PlanHeader(target: target, dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.standardizedFileURL.path,
+                   seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune)
+    }
+
+    /// Observes the target and plans the way to `desired`.
+    public func plan(_ desired: DesiredState, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+        let observed = try await Observer(blobs: blobs, tables: tables).observe(desired, onEntities: onRead)
+        return try Planner.plan(desired: desired, observed: observed, header: header)
+    }
+
+    /// Observes the target and plans deleting what the dataset owns.
+    public func resetPlan(_ desired: DesiredState, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+        let observed = try await Observer(blobs: blobs, tables: tables).observe(desired, onEntities: onRead)
+        return Planner.resetPlan(desired: desired, observed: observed, header: header)
+    }
+
+    public func execute(_ plan: Plan, concurrency: Int, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) async throws -> ExecutionReport {
+        try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, onProgress: onProgress).execute(plan)
+    }
+
+    /// Refuses a saved plan made against another target.
+    public func checkTarget(of saved: PlanHeader, file: String) throws(RunError) {
+        guard saved.target == target else {
+            throw RunError("\(file): the plan was made for \(saved.target.displayName), not \(target.displayName); make a plan for this target with 'azseed plan --out FILE'")
+        }
+    }
+
+    /// Refuses a saved plan when the plan made again now differs: the dataset files or the
+    /// target changed since it was saved.
+    public static func checkUnchanged(saved: PlanHeader, fresh: Plan, file: String) throws(RunError) {
+        if saved.desiredDigest != fresh.header.desiredDigest {
+            throw RunError("\(file): the dataset files in \(saved.datasetDirectory) changed since the plan was made; make a new plan with 'azseed plan --out FILE'")
+        }
+        if saved.observedDigest != fresh.header.observedDigest {
+            throw RunError("\(file): \(fresh.header.target.displayName) changed since the plan was made; nothing was written. Review the changes with 'azseed plan' and save a new plan")
+        }
+    }
+}

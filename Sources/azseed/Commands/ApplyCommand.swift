@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import SeedKit
+import SeedRunner
+
+/// `azseed apply`: plan, then carry the plan out.
+struct ApplyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Make the target hold the dataset: plan, then create, update (and with --prune delete) what differs.",
+        discussion: "Re-running converges: what already matches is left alone, so an interrupted apply is finished by running it again."
+    )
+
+    @OptionGroup var datasetOptions: DatasetOptions
+    @OptionGroup var target: TargetOptions
+    @OptionGroup var outputOptions: PlanOutputOptions
+
+    @Flag(help: "Only show the plan (the same as 'azseed plan').")
+    var dryRun = false
+
+    @Option(help: ArgumentHelp("Carry out a plan saved with 'azseed plan --out FILE'; refused if the target or the dataset changed since.", valueName: "file"))
+    var plan: String?
+
+    @Flag(help: "Also delete blobs and entities of the dataset's container and partitions that the dataset does not hold.")
+    var prune = false
+
+    @Option(help: ArgumentHelp("Requests in flight at most.", valueName: "n"))
+    var concurrency = 8
+
+    @Flag(help: "Confirm deletes (--prune) against an endpoint that is not loopback.")
+    var yes = false
+
+    func validate() throws {
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256, not \(concurrency)") }
+        if plan != nil {
+            if dryRun { throw ValidationError("--plan and --dry-run exclude each other; 'azseed plan' shows a plan") }
+            if datasetOptions.changesGeneration || prune {
+                throw ValidationError("--plan takes the seed, counts, window, access and --prune from the saved plan; drop those flags")
+            }
+        }
+    }
+
+    func run() async throws {
+        if dryRun {
+            let plan = try await Planning.plan(datasetOptions, target: target, prune: prune)
+            try outputOptions.emit(plan)
+            let code = outputOptions.exitCode(for: plan)
+            if code != .success { throw code }
+            return
+        }
+        if let file = plan {
+            try await applySaved(file)
+            return
+        }
+        if prune { try Safety.confirmDeletes("--prune", target: target, yes: yes) }
+        let desired = try Planning.desiredState(datasetOptions, target: target)
+        try await StorageSession.with(target) { session in
+            let plan = try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune)
+            try await execute(plan, in: session)
+        }
+    }
+
+    /// Makes the saved plan again from its own inputs and carries it out only if nothing
+    /// changed since it was saved.
+    private func applySaved(_ file: String) async throws {
+        let saved = try PlanHeader.read(contentsOf: URL(fileURLWithPath: file))
+        if let chosen = datasetOptions.dataset {
+            let dataset = try Dataset.load(directory: URL(fileURLWithPath: chosen))
+            if dataset.name != saved.dataset || dataset.directory.standardizedFileURL.path != saved.datasetDirectory {
+                throw RunFailure("\(file): the plan is for dataset '\(saved.dataset)' (\(saved.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'")
+            }
+        }
+        if saved.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: yes) }
+        let dataset = try Dataset.load(directory: URL(fileURLWithPath: saved.datasetDirectory))
+        guard dataset.name == saved.dataset else {
+            throw RunFailure("\(file): \(saved.datasetDirectory) now holds dataset '\(dataset.name)', not '\(saved.dataset)'; make a new plan")
+        }
+        let options = GenerationOptions(seed: saved.seed, counts: saved.counts, now: saved.window.from, from: saved.window.from, to: saved.window.to,
+                                        access: saved.access, blobEndpoint: try target.blobEndpoint())
+        let desired = try DesiredState.make(dataset, options: options)
+        try await StorageSession.with(target) { session in
+            try session.run.checkTarget(of: saved, file: file)
+            let fresh = try await Planning.plan(desired, in: session, counts: saved.counts, access: saved.access, prune: saved.prune)
+            try SeedRun.checkUnchanged(saved: saved, fresh: fresh, file: file)
+            try await execute(fresh, in: session)
+        }
+    }
+
+    private func execute(_ plan: Plan, in session: StorageSession) async throws {
+        try outputOptions.emit(plan)
+        if plan.isEmpty {
+            if let note = Safety.servingNote(session) { Console.note(note) }
+            return
+        }
+        let bar = ProgressBar(label: "applying")
+        let report = try await session.run.execute(plan, concurrency: concurrency) { bar.update($0) }
+        bar.finish()
+        let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
+        let line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s).\n"
+        if outputOptions.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
+        if let note = Safety.servingNote(session) { Console.note(note) }
+    }
+}
+
+/// Deletes away from loopback need `--yes`; the embedded storage's whereabouts.
+enum Safety {
+    static func confirmDeletes(_ what: String, target: TargetOptions, yes: Bool) throws {
+        guard !yes, try target.needsConfirmationForDeletes(), let account = try target.explicitAccount() else { return }
+        throw ValidationError("\(what) deletes data in \(account.name) at \(account.blobEndpoint.host ?? "?"), which is not a loopback address; add --yes to confirm")
+    }
+
+    /// Where embedded data lives and how to serve it, or nil for another target.
+    static func servingNote(_ session: StorageSession) -> String? {
+        guard let directory = session.run.target.embeddedDataDirectory else { return nil }
+        return "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(session.run.target.blobEndpoint), table \(session.run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import SeedKit
+import SeedRunner
+
+/// `azseed plan`: the dry-run diff between the dataset and the target; writes nothing.
+struct PlanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show what apply would change in the target (a dry run; writes nothing).",
+        discussion: "Lines start with + (create), ~ (update), - (delete, only with --prune) or = (an existing entity recognised by its natural key)."
+    )
+
+    @OptionGroup var datasetOptions: DatasetOptions
+    @OptionGroup var target: TargetOptions
+    @OptionGroup var outputOptions: PlanOutputOptions
+
+    @Flag(help: "Also plan deleting blobs and entities of the dataset's container and partitions that the dataset does not hold.")
+    var prune = false
+
+    func run() async throws {
+        let plan = try await Planning.plan(datasetOptions, target: target, prune: prune)
+        try outputOptions.emit(plan)
+        let code = outputOptions.exitCode(for: plan)
+        if code != .success { throw code }
+    }
+}
+
+/// Building a desired state and planning it against a target, shared by the commands.
+enum Planning {
+    /// Opens the target, makes the desired state and plans (closing the target after).
+    static func plan(_ datasetOptions: DatasetOptions, target: TargetOptions, prune: Bool) async throws -> Plan {
+        let desired = try desiredState(datasetOptions, target: target)
+        return try await StorageSession.with(target) { session in
+            try await plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune)
+        }
+    }
+
+    /// The desired state, made and checked before anything touches storage.
+    static func desiredState(_ datasetOptions: DatasetOptions, target: TargetOptions) throws -> DesiredState {
+        let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
+        return try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: try target.blobEndpoint()))
+    }
+
+    static func plan(_ desired: DesiredState, in session: StorageSession, counts: [String: Int], access: AccessLevel?, prune: Bool) async throws -> Plan {
+        Console.note("dataset \(desired.dataset.name), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
+        let header = session.run.header(for: desired, counts: counts, access: access, prune: prune)
+        let bar = ProgressBar(label: "reading the target")
+        defer { bar.finish() }
+        return try await session.run.plan(desired, header: header) { bar.update(done: $0, total: nil) }
+    }
+}

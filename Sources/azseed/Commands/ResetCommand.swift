@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import SeedKit
+
+/// `azseed reset`: delete what the dataset owns.
+struct ResetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Delete what the dataset owns: its blobs and every entity of its partitions (containers and tables stay).",
+        discussion: "Against an endpoint that is not loopback, --yes is required."
+    )
+
+    @OptionGroup var datasetOptions: DatasetOptions
+    @OptionGroup var target: TargetOptions
+
+    @Flag(help: "Only show what would be deleted.")
+    var dryRun = false
+
+    @Option(help: ArgumentHelp("Requests in flight at most.", valueName: "n"))
+    var concurrency = 8
+
+    @Flag(help: "Confirm deleting on an endpoint that is not loopback.")
+    var yes = false
+
+    func validate() throws {
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256, not \(concurrency)") }
+    }
+
+    func run() async throws {
+        if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: yes) }
+        let desired = try Planning.desiredState(datasetOptions, target: target)
+        try await StorageSession.with(target) { session in
+            let header = session.run.header(for: desired, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true)
+            let plan = try await session.run.resetPlan(desired, header: header)
+            Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
+            guard !dryRun, !plan.isEmpty else { return }
+            let bar = ProgressBar(label: "deleting")
+            let report = try await session.run.execute(plan, concurrency: concurrency) { bar.update($0) }
+            bar.finish()
+            Console.print("Reset complete: \(report.deleted) deleted in \(String(format: "%.2f", report.seconds)) s.\n")
+        }
+    }
+}

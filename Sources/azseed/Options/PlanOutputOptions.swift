@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import SeedKit
+
+/// How a plan is shown and saved.
+struct PlanOutputOptions: ParsableArguments {
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+    @Option(help: "How to print the plan: text (a diff) or json.")
+    var output: Format = .text
+
+    @Option(help: ArgumentHelp("Also save the plan as JSON to this file (for 'azseed apply --plan FILE').", valueName: "file"))
+    var out: String?
+
+    @Flag(help: "Exit 0 when there are no changes and 2 when there are.")
+    var detailedExitcode = false
+
+    /// Prints the plan and saves it when asked.
+    func emit(_ plan: Plan) throws {
+        switch output {
+        case .text: Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
+        case .json: Console.print(plan.json().pretty())
+        }
+        if let out {
+            do {
+                try Data(plan.json().pretty().utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
+            } catch {
+                throw RunFailure("cannot save the plan to \(out): \((error as NSError).localizedDescription); check the folder exists and is writable")
+            }
+            if output == .text { Console.print("Saved the plan to \(out); apply exactly it with: azseed apply --plan \(out)\n") }
+        }
+    }
+
+    /// `--detailed-exitcode`: 2 when the plan changes something.
+    func exitCode(for plan: Plan) -> ExitCode {
+        detailedExitcode && !plan.isEmpty ? ExitCode(2) : .success
+    }
+}
+
+/// A command failure already phrased for the user (exit 1).
+struct RunFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

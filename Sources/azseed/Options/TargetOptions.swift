@@ -1,0 +1,81 @@
+import ArgumentParser
+import AzureStorage
+import Foundation
+import SeedKit
+import SeedRunner
+import StorageEmulator
+
+/// Where a storage command works: `--connection-string`, else the environment variable,
+/// else the embedded storage (the emulator started in-process over `--data-dir`).
+struct TargetOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The storage account's connection string (default: $AZURE_STORAGE_CONNECTION_STRING, else the embedded storage).", valueName: "string"))
+    var connectionString: String?
+
+    @Option(help: ArgumentHelp("The embedded storage's folder, used when no connection string is given.", valueName: "dir"))
+    var dataDir: String?
+
+    func validate() throws {
+        if let connectionString {
+            do { _ = try ConnectionString.parse(connectionString) } catch { throw ValidationError("--connection-string: \(error)") }
+            if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
+        }
+    }
+
+    /// The account named by the flag or the environment; nil means the embedded storage.
+    func explicitAccount() throws -> StorageAccount? {
+        if let connectionString { return try ConnectionString.parse(connectionString) }
+        return try ConnectionString.fromEnvironment()
+    }
+
+    /// Whether deletes here need `--yes` (anything but loopback does).
+    func needsConfirmationForDeletes() throws -> Bool {
+        guard let account = try explicitAccount() else { return false }
+        return !account.isLoopback
+    }
+
+    /// Connects: to the explicit account, or starts the embedded storage and says so.
+    func open() async throws -> StorageSession {
+        if let account = try explicitAccount() {
+            let target = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
+                                    tableEndpoint: account.tableEndpoint.absoluteString)
+            return StorageSession(run: SeedRun(account: account, target: target), server: nil)
+        }
+        let directory = URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory)
+        let server = try await EmbeddedStorage.start(dataDirectory: directory)
+        let canonical = StorageAccount.development()
+        let target = PlanTarget(account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
+                                tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
+        Console.note("using the embedded storage in \(dataDir ?? EmbeddedStorage.defaultDataDirectory) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
+        return StorageSession(run: SeedRun(account: server.account, target: target), server: server)
+    }
+
+    /// The endpoint generated blob URLs point into: the account's blob endpoint, or for the
+    /// embedded storage the emulator's well-known one (where `azseed emulator` serves the
+    /// same folder), not the free port of this run.
+    func blobEndpoint() throws -> String {
+        guard let account = try explicitAccount() else { return GenerationOptions.developmentBlobEndpoint }
+        let url = account.blobEndpoint.absoluteString
+        return url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+}
+
+/// An open target: the run, and the embedded server to stop afterwards.
+struct StorageSession {
+    let run: SeedRun
+    let server: EmulatorServer?
+
+    func close() async { await server?.stop() }
+
+    /// Runs `body`, then closes the session whether or not it threw.
+    static func with<T>(_ options: TargetOptions, _ body: (StorageSession) async throws -> T) async throws -> T {
+        let session = try await options.open()
+        do {
+            let result = try await body(session)
+            await session.close()
+            return result
+        } catch {
+            await session.close()
+            throw error
+        }
+    }
+}
