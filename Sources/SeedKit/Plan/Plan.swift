@@ -162,4 +162,17 @@ public struct EntityAction: Sendable {
     public var desiredRowKey: String?
     /// The natural key as `Field=value` pairs, for messages.
     public var naturalKey: [(String, String)]
+
+    public init(table: String, kind: String?, partitionKey: String, rowKey: String, change: PlanChange, changes: [PropertyChange] = [],
+                entity: TableEntity? = nil, desiredRowKey: String? = nil, naturalKey: [(String, String)] = []) {
+        self.table = table
+        self.kind = kind
+        self.partitionKey = partitionKey
+        self.rowKey = rowKey
+        self.change = change
+        self.changes = changes
+        self.entity = entity
+        self.desiredRowKey = desiredRowKey
+        self.naturalKey = naturalKey
+    }
 }

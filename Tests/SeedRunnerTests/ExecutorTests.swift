@@ -1,0 +1,135 @@
+import AzureStorage
+import Foundation
+import SeedKit
+@testable import SeedRunner
+import StorageEmulator
+import Synchronization
+import Testing
+
+/// The executor against the emulator over sockets, and against scripted answers for what
+/// the emulator cannot produce.
+@Suite struct ExecutorTests {
+    static let speakeasy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Seeds/speakeasy")
+
+    static func desired(events: Int = 30, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> DesiredState {
+        try DesiredState.make(try Dataset.load(directory: speakeasy),
+                              options: GenerationOptions(counts: ["event": events], now: EdmDateTime(iso8601: "2026-11-21")!, blobEndpoint: blobEndpoint))
+    }
+
+    static func run(_ server: EmulatorServer, configuration: ClientConfiguration = ClientConfiguration(),
+                    transport: any HTTPTransport = URLSessionTransport()) -> SeedRun {
+        let account = server.account
+        return SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
+                                                             tableEndpoint: account.tableEndpoint.absoluteString),
+                       transport: transport, configuration: configuration)
+    }
+
+    static func withEmulator<T>(faultRate: Double = 0, _ body: (EmulatorServer) async throws -> T) async throws -> T {
+        let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: nil, blobPort: 0, tablePort: 0, faultRate: faultRate, faultSeed: 5))
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    @Test func applyThenReplanIsEmpty() async throws {
+        try await Self.withEmulator { server in
+            let run = Self.run(server)
+            let desired = try Self.desired()
+            let header = run.header(for: desired, counts: [:], access: nil, prune: false)
+            let plan = try await run.plan(desired, header: header)
+            let progress = Mutex<[Int]>([])
+            let report = try await run.execute(plan, concurrency: 4) { p in progress.withLock { $0.append(p.done) } }
+            #expect(report.created == 1 + 8 + 1 + 8 + 30)
+            #expect(progress.withLock { $0.max() } == 8 + 38)
+            let again = try await run.plan(desired, header: header)
+            #expect(again.isEmpty)
+        }
+    }
+
+    /// A create whose entity appeared since the plan (as when a retried insert had been
+    /// applied) is written as an upsert instead of failing; a delete that finds nothing is
+    /// done.
+    @Test func conflictsFromEarlierAttemptsAreReconciled() async throws {
+        try await Self.withEmulator { server in
+            let run = Self.run(server)
+            let desired = try Self.desired()
+            let header = run.header(for: desired, counts: [:], access: nil, prune: false)
+            let plan = try await run.plan(desired, header: header)
+            let target = try #require(plan.entities.last?.entity)
+            try await run.tables.createTable("events")
+            try await run.tables.insert(TableEntity(partitionKey: target.partitionKey, rowKey: target.rowKey, properties: ["EventName": .string("stale")]), into: "events")
+            _ = try await run.execute(plan, concurrency: 2)
+            let stored = try #require(try await run.tables.get(partitionKey: target.partitionKey, rowKey: target.rowKey, from: "events"))
+            #expect(stored.entity == target)
+
+            var deletes = plan
+            deletes.containers = []
+            deletes.blobs = []
+            deletes.tables = []
+            deletes.entities = []
+            deletes.entityDeletes = [EntityAction(table: "events", kind: nil, partitionKey: "Events", rowKey: "never-there", change: .delete,
+                                                  changes: [], entity: nil, desiredRowKey: nil, naturalKey: [])]
+            _ = try await run.execute(deletes, concurrency: 1)
+        }
+    }
+
+    /// Injected faults (ServerBusy, timeouts after applying, dropped connections) are retried
+    /// and reconciled: the target ends exactly as planned.
+    @Test func applyConvergesThroughInjectedFaults() async throws {
+        try await Self.withEmulator(faultRate: 0.1) { server in
+            let configuration = ClientConfiguration(retry: RetryPolicy(maxRetries: 10, initialDelay: .milliseconds(5), maxDelay: .milliseconds(50)))
+            let run = Self.run(server, configuration: configuration, transport: URLSessionTransport(timeout: 2))
+            let desired = try Self.desired(events: 300)
+            let header = run.header(for: desired, counts: [:], access: nil, prune: true)
+            let plan = try await run.plan(desired, header: header)
+            _ = try await run.execute(plan, concurrency: 4)
+            let after = try await run.plan(desired, header: header)
+            #expect(after.isEmpty, "\(after.summary)")
+        }
+    }
+
+    /// An account that forbids public access stops the run at the container, before any
+    /// blob or entity is written, with the way out.
+    @Test func publicAccessNotPermittedStopsBeforeAnythingElse() async throws {
+        let sent = Mutex<[String]>([])
+        let transport = ClosureTransport { request in
+            sent.withLock { $0.append("\(request.method) \(request.path)") }
+            let body = Data("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>PublicAccessNotPermitted</Code><Message>Public access is not permitted on this storage account.</Message></Error>".utf8)
+            return HTTPResponse(status: 409, headers: HTTPHeaders([("x-ms-error-code", "PublicAccessNotPermitted")]), body: body)
+        }
+        let account = StorageAccount.development()
+        let run = SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: "b", tableEndpoint: "t"), transport: transport)
+        let desired = try Self.desired()
+        let plan = try Planner.plan(desired: desired, observed: ObservedState(), header: run.header(for: desired, counts: [:], access: nil, prune: false))
+        await #expect {
+            _ = try await run.execute(plan, concurrency: 4)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("PublicAccessNotPermitted") && text.contains("--access private") && text.contains("nothing else was written")
+        }
+        #expect(sent.withLock { $0 } == ["PUT /devstoreaccount1/speakers"])
+    }
+
+    @Test func batchesKeepToOnePartitionAHundredOperationsAndTheBodyLimit() {
+        let big = String(repeating: "x", count: 30_000)
+        var actions: [EntityAction] = []
+        for i in 0..<250 {
+            let entity = TableEntity(partitionKey: i < 230 ? "a" : "b", rowKey: "r\(i)", properties: ["Text": .string(i < 200 ? "small" : big)])
+            actions.append(EntityAction(table: "t", kind: "k", partitionKey: entity.partitionKey, rowKey: entity.rowKey, change: .create,
+                                        changes: [], entity: entity, desiredRowKey: nil, naturalKey: []))
+        }
+        let batches = EntityBatches.make(actions)
+        #expect(batches.map(\.count) == [100, 100, 30, 20])
+        for batch in batches {
+            #expect(Set(batch.map(\.partitionKey)).count == 1)
+            let tableURL = "http://127.0.0.1:10002/devstoreaccount1/t"
+            #expect(TableBatchCodec.encode(batch, tableURL: tableURL).body.count <= TableBatchCodec.maxBodyBytes)
+        }
+    }
+}
