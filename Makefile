@@ -1,5 +1,5 @@
 # azseed — everything a fresh machine needs goes through these targets.
-#   make seed   generate the SpeakEasy fixture (the main job)
+#   make seed   seed the SpeakEasy dataset into the embedded storage (the main job)
 #   make test   install what is missing, build, run every test
 SWIFT      ?= swift
 APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev
@@ -38,8 +38,10 @@ test: deps venv
 	TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build
 	$(VENV)/bin/python -m pytest -q Tests/conformance
 
+# Plans and applies the SpeakEasy dataset on the embedded storage (.azseed/storage); a re-run
+# converges. azseed prints where the data lives and how to serve it.
 seed: build
-	$(AZSEED) generate --out fixture --force
+	$(AZSEED) apply
 
 bench: deps
 	Benchmarks/run.sh

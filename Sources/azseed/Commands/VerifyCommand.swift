@@ -26,7 +26,8 @@ struct VerifyCommand: AsyncParsableCommand {
         if output == .text {
             Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
             let s = plan.summary
-            Console.print("Drift: \(s.create) missing, \(s.update) different, \(s.delete) not in the dataset; 'azseed apply --prune' repairs it.\n")
+            let repair = s.delete > 0 ? "azseed apply --prune" : "azseed apply"
+            Console.print("Drift: \(s.create) missing, \(s.update) different, \(s.delete) not in the dataset; '\(repair)' repairs it.\n")
         }
         throw ExitCode(2)
     }
