@@ -26,15 +26,7 @@ import Testing
     }
 
     static func withEmulator<T>(faultRate: Double = 0, _ body: (EmulatorServer) async throws -> T) async throws -> T {
-        let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: nil, blobPort: 0, tablePort: 0, faultRate: faultRate, faultSeed: 5))
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await EmulatorServer.withRunning(EmulatorConfiguration(dataDirectory: nil, blobPort: 0, tablePort: 0, faultRate: faultRate, faultSeed: 5), body)
     }
 
     @Test func applyThenReplanIsEmpty() async throws {

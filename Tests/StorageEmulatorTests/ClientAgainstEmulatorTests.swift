@@ -16,16 +16,8 @@ import Testing
     /// Runs `body` against an emulator on free loopback ports, stopping it afterwards.
     static func withEmulator<T>(dataDirectory: URL? = nil, faultRate: Double = 0,
                                 _ body: (EmulatorServer) async throws -> T) async throws -> T {
-        let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: dataDirectory, blobPort: 0, tablePort: 0,
-                                                                          faultRate: faultRate, faultSeed: 11))
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await EmulatorServer.withRunning(EmulatorConfiguration(dataDirectory: dataDirectory, blobPort: 0, tablePort: 0,
+                                                                   faultRate: faultRate, faultSeed: 11), body)
     }
 
     static let fast = ClientConfiguration(retry: .noRetry)

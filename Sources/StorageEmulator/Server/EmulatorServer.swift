@@ -73,6 +73,19 @@ public final class EmulatorServer: Sendable {
         _ = try? await runner.value
     }
 
+    /// Starts a server, runs `body` with it, and stops it whether or not `body` threw.
+    public static func withRunning<T>(_ configuration: EmulatorConfiguration, _ body: (EmulatorServer) async throws -> T) async throws -> T {
+        let server = try await start(configuration)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     /// Returns when the server stops (a signal, when started with `shutdownOnSignals`).
     public func wait() async throws {
         try await runner.value

@@ -15,24 +15,14 @@ enum Failure {
         case let e as GenerationError:
             code = e.isUsage ? 64 : 1
             message = e.message
-        case let e as DatasetError:
-            code = 1
-            message = e.description
         case let e as ConnectionStringError:
+            // A flag's connection string is checked as a usage error; this one is the variable's.
             code = 64
             message = "\(e); fix it or unset \(ConnectionString.environmentVariable)"
-        case let e as RunError:
+        case is DatasetError, is RunError, is RunFailure, is PlanFileError, is EmulatorStartError:
+            // Already phrased for the user: what failed, where, what to do.
             code = 1
-            message = e.description
-        case let e as RunFailure:
-            code = 1
-            message = e.description
-        case let e as PlanFileError:
-            code = 1
-            message = e.description
-        case let e as EmulatorStartError:
-            code = 1
-            message = e.description
+            message = "\(error)"
         case let e as ExitCode:
             Foundation.exit(e.rawValue)
         default:
