@@ -306,6 +306,12 @@ ROOT_SEEDS = ROOT / "Seeds"
     (["apply", "--prune", "--connection-string", f"DefaultEndpointsProtocol=https;AccountName=prod;AccountKey={KEY};EndpointSuffix=core.windows.net"], 64, "--yes"),
     (["reset", "--connection-string", f"DefaultEndpointsProtocol=https;AccountName=prod;AccountKey={KEY};EndpointSuffix=core.windows.net"], 64, "--yes"),
     (["apply", "--plan", "/nonexistent/plan.json"], 1, "cannot read the plan file"),
+    (["plan", "--dataset", "/nonexistent/dataset"], 1, "/nonexistent/dataset"),
+    (["apply", "--events", "0"], 64, "--events"),
+    (["verify", "--from", "2026-07-01", "--to", "2026-01-01"], 64, "not before its end"),
+    (["apply", "--events", "99999999999"], 64, "cannot make 99999999999 unique entities"),
+    (["apply", "--plan", "x.json", "--dry-run"], 64, "exclude each other"),
+    (["plan", "--output", "yaml"], 64, "--output"),
 ])
 def test_bad_input_gets_one_line_and_writes_nothing(azseed, tmp_path, args, code, words):
     done = run(azseed, *args, cwd=tmp_path)

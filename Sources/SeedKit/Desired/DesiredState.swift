@@ -78,6 +78,8 @@ extension DesiredState {
             let context = GenerationContext(dataset: dataset, seed: seed, window: window, counts: options.counts,
                                             blobEndpoint: options.blobEndpoint, containers: containers, engines: engines)
             var engine = try KindEngine(spec: kind, context: context)
+            // Refuse an impossible count now, before a storage command touches the target.
+            if let keySpace = engine.keySpace { try engine.checkCapacity(keySpace, datasetFile: dataset.file) }
             if kind.rows != nil || referenced.contains(kind.name) {
                 engine = try engine.materialize(datasetFile: dataset.file)
             }

@@ -130,6 +130,16 @@ final class KindEngine: Sendable {
         }
     }
 
+    /// The key space's size, or a usage error when it cannot hold ``count`` distinct keys.
+    @discardableResult
+    func checkCapacity(_ keySpace: KeySpace, datasetFile: String) throws(GenerationError) -> UInt128 {
+        guard let capacity = keySpace.capacity, capacity >= UInt128(count) else {
+            let limit = keySpace.capacity.map { "\($0)" } ?? "more than 2^128"
+            throw GenerationError(usage: true, "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)")
+        }
+        return capacity
+    }
+
     /// Every identity with its RowKey, sorted by RowKey. Holds 32 bytes an entity: the
     /// only memory that grows with the count.
     func sortedIdentities(datasetFile: String) throws(GenerationError) -> [(rowKey: RowKeyBits, identity: UInt128)] {
@@ -146,10 +156,7 @@ final class KindEngine: Sendable {
                 keyed.append((key, UInt128(i)))
             }
         } else if let keySpace {
-            guard let capacity = keySpace.capacity, capacity >= UInt128(count) else {
-                let limit = keySpace.capacity.map { "\($0)" } ?? "more than 2^128"
-                throw GenerationError(usage: true, "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)")
-            }
+            let capacity = try checkCapacity(keySpace, datasetFile: datasetFile)
             var indices: [UInt128] = []
             indices.reserveCapacity(count)
             var random = SeedRandom(seed: stream)
