@@ -13,9 +13,13 @@ public struct Observer: Sendable {
         self.tables = tables
     }
 
+    /// Above this many owned partitions a table is read whole and filtered, rather than one
+    /// query a partition.
+    static let partitionQueryLimit = 16
+
     /// Observes every container and table `desired` names. `onEntities` is called with the
     /// number of entities read so far, after each page.
-    public func observe(_ desired: DesiredState, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ObservedState {
+    public func observe(_ desired: DesiredStorage, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ObservedState {
         var observed = ObservedState()
         try Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
         do {
@@ -33,9 +37,11 @@ public struct Observer: Sendable {
             for table in desired.tables {
                 guard try await tables.tableExists(table.name) else { continue }
                 var found = ObservedTable()
-                for partition in table.partitions {
-                    for try await page in tables.query(table.name, filter: .partition(partition)) {
-                        for decoded in page { found.add(decoded.entity) }
+                let owned = Set(table.partitions)
+                let filters: [TableFilter?] = owned.count > Self.partitionQueryLimit ? [nil] : table.partitions.map { .partition($0) }
+                for filter in filters {
+                    for try await page in tables.query(table.name, filter: filter) {
+                        for decoded in page where owned.contains(decoded.entity.partitionKey) { found.add(decoded.entity) }
                         read += page.count
                         onEntities?(read)
                     }

@@ -18,18 +18,18 @@ public struct SeedRun: Sendable {
 
     /// The header of a plan for `desired` against this target.
     public func header(for desired: DesiredState, counts: [String: Int], access: AccessLevel?, prune: Bool) -> PlanHeader {
-        PlanHeader(target: target, dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.standardizedFileURL.path,
+        PlanHeader(target: target, source: .dataset, dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.standardizedFileURL.path,
                    seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune)
     }
 
     /// Observes the target and plans the way to `desired`.
-    public func plan(_ desired: DesiredState, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+    public func plan(_ desired: DesiredStorage, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
         let observed = try await Observer(blobs: blobs, tables: tables).observe(desired, onEntities: onRead)
         return try Planner.plan(desired: desired, observed: observed, header: header)
     }
 
     /// Observes the target and plans deleting what the dataset owns.
-    public func resetPlan(_ desired: DesiredState, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+    public func resetPlan(_ desired: DesiredStorage, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
         let observed = try await Observer(blobs: blobs, tables: tables).observe(desired, onEntities: onRead)
         return Planner.resetPlan(desired: desired, observed: observed, header: header)
     }

@@ -36,7 +36,7 @@ import Testing
 
     @Test func anEmptyTargetGetsEverythingCreated() throws {
         let desired = try Self.desired()
-        let plan = try Planner.plan(desired: desired, observed: ObservedState(), header: Self.header(desired))
+        let plan = try Planner.plan(desired: desired.storage, observed: ObservedState(), header: Self.header(desired))
         #expect(plan.summary == PlanSummary(create: 1 + 8 + 1 + 8 + 40))
         #expect(plan.containers.map(\.change) == [.create])
         // Referenced kinds come first: speakers are written before the events naming them.
@@ -48,11 +48,11 @@ import Testing
     @Test func aSeededTargetHasNoChangesAndTheSameDigests() throws {
         let desired = try Self.desired()
         let observed = try Self.seeded(desired)
-        let plan = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired))
+        let plan = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired))
         #expect(plan.isEmpty)
         #expect(plan.summary.unchanged == 1 + 8 + 1 + 48)
         #expect(plan.entities.isEmpty)
-        let again = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired))
+        let again = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired))
         #expect(again.header.desiredDigest == plan.header.desiredDigest)
         #expect(again.header.observedDigest == plan.header.observedDigest)
     }
@@ -67,7 +67,7 @@ import Testing
         changed["EventName"] = .string("Renamed")
         changed["Extra"] = .int32(1)
         observed.tables["events"]!.add(changed)
-        let plan = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired))
+        let plan = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired))
         #expect(plan.summary == PlanSummary(update: 1, unchanged: 1 + 8 + 1 + 47))
         let update = try #require(plan.entities.first)
         #expect(update.rowKey == rowKey)
@@ -105,7 +105,7 @@ import Testing
         }
         var observed = seeded
         observed.tables["events"] = table
-        let plan = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired, prune: true))
+        let plan = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired, prune: true))
         #expect(plan.summary.create == 0 && plan.summary.update == 0 && plan.summary.delete == 0)
         #expect(plan.entities.count == 48)
         #expect(plan.entities.allSatisfy { $0.change == .unchanged && $0.desiredRowKey != nil && $0.desiredRowKey != $0.rowKey })
@@ -123,7 +123,7 @@ import Testing
             table.add(copy)
         }
         observed.tables["events"] = table
-        let plan = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired))
+        let plan = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired))
         let events = plan.entities.filter { $0.kind == "event" }
         #expect(events.count == 40 && events.allSatisfy { $0.change == .create })
         #expect(events.allSatisfy { kept.contains($0.entity!["SpeakerKey"]!.text) })
@@ -136,16 +136,16 @@ import Testing
         observed.tables["events"]!.add(TableEntity(partitionKey: "other", rowKey: "keep"))
         observed.containers["speakers"]!.blobs["notes.txt"] = ObservedBlob(name: "notes.txt", size: 5, md5: "x", contentType: "text/plain")
 
-        let kept = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired))
+        let kept = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired))
         #expect(kept.isEmpty)
         #expect(kept.extraEntities == ["events": 1] && kept.extraBlobs == ["speakers": 1])
 
-        let pruned = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired, prune: true))
+        let pruned = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired, prune: true))
         #expect(pruned.summary.delete == 2)
         #expect(pruned.entityDeletes.map(\.rowKey) == ["stray"])
         #expect(pruned.blobs.filter { $0.change == .delete }.map(\.name) == ["notes.txt"])
 
-        let reset = Planner.resetPlan(desired: desired, observed: observed, header: Self.header(desired))
+        let reset = Planner.resetPlan(desired: desired.storage, observed: observed, header: Self.header(desired))
         #expect(reset.entityDeletes.count == 49 && reset.blobs.count == 8)
         #expect(!reset.entityDeletes.contains { $0.partitionKey == "other" })
     }
@@ -156,7 +156,7 @@ import Testing
         observed.containers["speakers"]!.access = .private
         observed.containers["speakers"]!.blobs["BJohnson.jpg"]!.md5 = "AAAAAAAAAAAAAAAAAAAAAA=="
         observed.containers["speakers"]!.blobs["CJones.jpg"]!.contentType = "application/octet-stream"
-        let plan = try Planner.plan(desired: desired, observed: observed, header: Self.header(desired))
+        let plan = try Planner.plan(desired: desired.storage, observed: observed, header: Self.header(desired))
         #expect(plan.containers == [ContainerAction(name: "speakers", change: .update, access: .container, currentAccess: .private)])
         let updates = plan.blobs.filter { $0.change == .update }
         #expect(updates.map(\.name) == ["BJohnson.jpg", "CJones.jpg"])
@@ -170,7 +170,7 @@ import Testing
         let desired = try Self.desired()
         var header = Self.header(desired, prune: true)
         header.access = .blob
-        let plan = try Planner.plan(desired: desired, observed: ObservedState(), header: header)
+        let plan = try Planner.plan(desired: desired.storage, observed: ObservedState(), header: header)
         let file = try TestSupport.temporaryDirectory().appendingPathComponent("plan.json")
         try Data(plan.json().pretty().utf8).write(to: file)
         #expect(try PlanHeader.read(contentsOf: file) == plan.header)
@@ -178,7 +178,7 @@ import Testing
 
     @Test func theTextDiffListsAFewCreatesPerKindAndCountsTheRest() throws {
         let desired = try Self.desired()
-        let plan = try Planner.plan(desired: desired, observed: ObservedState(), header: Self.header(desired))
+        let plan = try Planner.plan(desired: desired.storage, observed: ObservedState(), header: Self.header(desired))
         let text = PlanTextRenderer(colour: false, listLimit: 5).render(plan)
         #expect(text.contains("+ … and 35 more event entities in events to create"))
         #expect(text.contains("+ … and 3 more speaker entities in events to create"))

@@ -34,12 +34,12 @@ import Testing
             let run = Self.run(server)
             let desired = try Self.desired()
             let header = run.header(for: desired, counts: [:], access: nil, prune: false)
-            let plan = try await run.plan(desired, header: header)
+            let plan = try await run.plan(desired.storage, header: header)
             let progress = Mutex<[Int]>([])
             let report = try await run.execute(plan, concurrency: 4) { p in progress.withLock { $0.append(p.done) } }
             #expect(report.created == 1 + 8 + 1 + 8 + 30)
             #expect(progress.withLock { $0.max() } == 8 + 38)
-            let again = try await run.plan(desired, header: header)
+            let again = try await run.plan(desired.storage, header: header)
             #expect(again.isEmpty)
         }
     }
@@ -52,7 +52,7 @@ import Testing
             let run = Self.run(server)
             let desired = try Self.desired()
             let header = run.header(for: desired, counts: [:], access: nil, prune: false)
-            let plan = try await run.plan(desired, header: header)
+            let plan = try await run.plan(desired.storage, header: header)
             let target = try #require(plan.entities.last?.entity)
             try await run.tables.createTable("events")
             try await run.tables.insert(TableEntity(partitionKey: target.partitionKey, rowKey: target.rowKey, properties: ["EventName": .string("stale")]), into: "events")
@@ -79,9 +79,9 @@ import Testing
             let run = Self.run(server, configuration: configuration, transport: URLSessionTransport(timeout: 2))
             let desired = try Self.desired(events: 300)
             let header = run.header(for: desired, counts: [:], access: nil, prune: true)
-            let plan = try await run.plan(desired, header: header)
+            let plan = try await run.plan(desired.storage, header: header)
             _ = try await run.execute(plan, concurrency: 4)
-            let after = try await run.plan(desired, header: header)
+            let after = try await run.plan(desired.storage, header: header)
             #expect(after.isEmpty, "\(after.summary)")
         }
     }
@@ -98,7 +98,7 @@ import Testing
         let account = StorageAccount.development()
         let run = SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: "b", tableEndpoint: "t"), transport: transport)
         let desired = try Self.desired()
-        let plan = try Planner.plan(desired: desired, observed: ObservedState(), header: run.header(for: desired, counts: [:], access: nil, prune: false))
+        let plan = try Planner.plan(desired: desired.storage, observed: ObservedState(), header: run.header(for: desired, counts: [:], access: nil, prune: false))
         await #expect {
             _ = try await run.execute(plan, concurrency: 4)
         } throws: { error in

@@ -1,7 +1,7 @@
 import AzureStorage
 import Crypto
 
-/// Matches desired entities with observed ones, kind by kind: by RowKey first, then by
+/// Matches desired entities with observed ones, group by group: by RowKey first, then by
 /// natural key, so entities written with foreign RowKeys (the original program's random
 /// GUIDs) are recognised instead of created again.
 ///
@@ -9,73 +9,71 @@ import Crypto
 /// references to it (`SpeakerKey`) in later kinds point at the RowKey it really has.
 struct EntityMatcher {
     let observed: ObservedState
-    let desired: DesiredState
+    let desired: DesiredStorage
     /// Observed entities already matched, by table, partition, RowKey.
     private var consumed: [String: [String: Set<String>]] = [:]
     /// Desired RowKey → the RowKey it exists under, per kind, for recognised entities.
     private var remap: [String: [String: String]] = [:]
-    /// The dataset's RowKeys by table and partition, built when a partition holds entities
-    /// under RowKeys the dataset does not know (only then is a natural-key search needed).
+    /// The desired RowKeys by table and partition, built when a partition holds entities
+    /// under RowKeys the groups do not know (only then is a natural-key search needed).
     private var desiredKeys: [String: [String: Set<String>]] = [:]
 
-    init(observed: ObservedState, desired: DesiredState) {
+    init(observed: ObservedState, desired: DesiredStorage) {
         self.observed = observed
         self.desired = desired
     }
 
-    mutating func planKind(_ kind: KindSpec, of table: DesiredTable, into plan: inout Plan, digest: inout SHA256) throws {
-        let existing = observed.tables[table.name]?.partitions[kind.partition] ?? [:]
-        let index = try naturalKeyIndex(kind, table: table, existing: existing)
-        let references = kind.rowKeyReferences
-        var kindRemap: [String: String] = [:]
-        var taken = consumed[table.name]?[kind.partition] ?? []
+    mutating func plan(_ group: EntityGroup, into plan: inout Plan, digest: inout SHA256) throws {
+        let partitions = observed.tables[group.table]?.partitions ?? [:]
+        let index = try naturalKeyIndex(group, partitions: partitions)
+        var groupRemap: [String: String] = [:]
+        var taken = consumed[group.table] ?? [:]
         var line: [UInt8] = []
         var unchanged = 0
-        try table.forEachEntity(ofKind: kind.name) { generated in
+        try group.forEach { wanted in
             line.removeAll(keepingCapacity: true)
-            EntityJSONEncoder.append(partitionKey: generated.partitionKey, rowKey: generated.rowKey, names: generated.names,
-                                     values: generated.values, to: &line)
+            EntityJSONEncoder.append(wanted, to: &line)
             line.append(UInt8(ascii: "\n"))
             digest.update(data: line)
 
-            var entity = generated.tableEntity
-            for (field, target) in references {
+            var entity = wanted
+            for (field, target) in group.rowKeyReferences {
                 if case .string(let key)? = entity[field], let actual = remap[target]?[key] { entity[field] = .string(actual) }
             }
+            let existing = partitions[entity.partitionKey]
             var recognisedFrom: String?
-            var current = existing[entity.rowKey]
-            if current == nil, !index.isEmpty, let key = Self.naturalKey(of: entity, fields: kind.key),
-               let candidate = index[key]?.first(where: { !taken.contains($0) }) {
-                current = existing[candidate]
+            var current = existing?[entity.rowKey]
+            if current == nil, !index.isEmpty, let key = Self.naturalKey(of: entity, fields: group.key),
+               let candidate = index[key]?.first(where: { !(taken[entity.partitionKey]?.contains($0) ?? false) }) {
+                current = existing?[candidate]
                 recognisedFrom = entity.rowKey
-                kindRemap[entity.rowKey] = candidate
+                groupRemap[entity.rowKey] = candidate
                 entity.rowKey = candidate
             }
             guard let current else {
-                plan.entities.append(EntityAction(table: table.name, kind: kind.name, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
-                                                  change: .create, changes: [], entity: entity, desiredRowKey: nil,
-                                                  naturalKey: Self.describe(entity, fields: kind.key)))
+                plan.entities.append(EntityAction(table: group.table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
+                                                  change: .create, entity: entity, naturalKey: Self.describe(entity, fields: group.key)))
                 return
             }
-            taken.insert(current.rowKey)
+            taken[entity.partitionKey, default: []].insert(current.rowKey)
             let changes = Self.changes(from: current, to: entity)
             if changes.isEmpty && recognisedFrom == nil {
                 unchanged += 1
                 return
             }
-            plan.entities.append(EntityAction(table: table.name, kind: kind.name, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
+            plan.entities.append(EntityAction(table: group.table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
                                               change: changes.isEmpty ? .unchanged : .update, changes: changes,
                                               entity: changes.isEmpty ? nil : entity, desiredRowKey: recognisedFrom,
-                                              naturalKey: Self.describe(entity, fields: kind.key)))
+                                              naturalKey: Self.describe(entity, fields: group.key)))
         }
-        plan.unchangedEntities[table.name, default: 0] += unchanged
-        consumed[table.name, default: [:]][kind.partition] = taken
-        remap[kind.name] = kindRemap
+        plan.unchangedEntities[group.table, default: 0] += unchanged
+        consumed[group.table] = taken
+        if let kind = group.kind { remap[kind] = groupRemap }
     }
 
-    /// Observed entities of the dataset's partitions that no desired entity matched: deleted
+    /// Observed entities of the owned partitions that no desired entity matched: deleted
     /// with prune, counted otherwise.
-    func planLeftovers(desired: DesiredState, into plan: inout Plan) {
+    func planLeftovers(into plan: inout Plan) {
         for table in desired.tables {
             guard let existing = observed.tables[table.name] else { continue }
             var extra = 0
@@ -84,8 +82,7 @@ struct EntityMatcher {
                 let rows = existing.partitions[partition] ?? [:]
                 for rowKey in rows.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where !taken.contains(rowKey) {
                     if plan.header.prune {
-                        plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete,
-                                                               changes: [], entity: nil, desiredRowKey: nil, naturalKey: []))
+                        plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete))
                     } else {
                         extra += 1
                     }
@@ -95,16 +92,22 @@ struct EntityMatcher {
         }
     }
 
-    /// Natural key → RowKeys of observed entities of `kind`'s partition that the dataset
-    /// does not hold under their RowKey. Empty (and free) when every observed RowKey is one
-    /// of the dataset's.
-    private mutating func naturalKeyIndex(_ kind: KindSpec, table: DesiredTable, existing: [String: TableEntity]) throws -> [[UInt8]: [String]] {
-        guard !existing.isEmpty, kind.key.allSatisfy(kind.storedNames.contains) else { return [:] }
-        if desiredKeys[table.name] == nil { desiredKeys[table.name] = try table.rowKeysByPartition() }
-        let known = desiredKeys[table.name]?[kind.partition] ?? []
+    /// Natural key → RowKeys of observed entities of the group's partition that no group
+    /// holds under their RowKey. Empty (and free) when the group has no natural key or
+    /// every observed RowKey is a desired one.
+    private mutating func naturalKeyIndex(_ group: EntityGroup, partitions: [String: [String: TableEntity]]) throws -> [[UInt8]: [String]] {
+        guard !group.key.isEmpty, group.partitions.count == 1, let existing = partitions[group.partitions[0]], !existing.isEmpty else { return [:] }
+        if desiredKeys[group.table] == nil {
+            var keys: [String: Set<String>] = [:]
+            for other in desired.groups where other.table == group.table {
+                for (partition, set) in try other.rowKeys() { keys[partition, default: []].formUnion(set) }
+            }
+            desiredKeys[group.table] = keys
+        }
+        let known = desiredKeys[group.table]?[group.partitions[0]] ?? []
         var index: [[UInt8]: [String]] = [:]
         for rowKey in existing.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where !known.contains(rowKey) {
-            if let key = Self.naturalKey(of: existing[rowKey]!, fields: kind.key) { index[key, default: []].append(rowKey) }
+            if let key = Self.naturalKey(of: existing[rowKey]!, fields: group.key) { index[key, default: []].append(rowKey) }
         }
         return index
     }

@@ -58,12 +58,18 @@ public struct PlanSummary: Sendable, Equatable {
 /// What a plan was made from and against: enough to make it again and to tell whether the
 /// target or the dataset changed since (the digests).
 public struct PlanHeader: Sendable, Equatable {
+    /// What the desired state came from.
+    public enum Source: String, Sendable { case dataset, snapshot }
+
     public var target: PlanTarget
+    public var source: Source
+    /// The dataset's name (for a snapshot, the dataset recorded in it, if any).
     public var dataset: String
-    /// The dataset folder, absolute.
+    /// The dataset or snapshot folder, absolute.
     public var datasetDirectory: String
-    public var seed: UInt64
-    public var window: ResolvedWindow
+    /// The seed and window; nil for a snapshot that did not record them.
+    public var seed: UInt64?
+    public var window: ResolvedWindow?
     /// Entity counts by kind that overrode the dataset's.
     public var counts: [String: Int]
     /// The access level that overrode the dataset's, if any.
@@ -74,9 +80,10 @@ public struct PlanHeader: Sendable, Equatable {
     /// SHA-256 of what was observed, hex.
     public var observedDigest: String
 
-    public init(target: PlanTarget, dataset: String, datasetDirectory: String, seed: UInt64, window: ResolvedWindow,
+    public init(target: PlanTarget, source: Source = .dataset, dataset: String, datasetDirectory: String, seed: UInt64?, window: ResolvedWindow?,
                 counts: [String: Int], access: AccessLevel?, prune: Bool, desiredDigest: String = "", observedDigest: String = "") {
         self.target = target
+        self.source = source
         self.dataset = dataset
         self.datasetDirectory = datasetDirectory
         self.seed = seed

@@ -54,10 +54,11 @@ extension Plan {
         return .object([
             ("version", .int(Self.formatVersion)),
             ("target", header.target.json()),
+            ("source", .string(header.source.rawValue)),
             ("dataset", .string(header.dataset)),
             ("datasetDirectory", .string(header.datasetDirectory)),
-            ("seed", .uint(header.seed)),
-            ("window", .object([("from", .string(header.window.from.iso8601)), ("to", .string(header.window.to.iso8601))])),
+            ("seed", header.seed.map(JSONValue.uint) ?? .null),
+            ("window", header.window.map { .object([("from", .string($0.from.iso8601)), ("to", .string($0.to.iso8601))]) } ?? .null),
             ("counts", .object(header.counts.sorted(by: { $0.key < $1.key }).map { ($0.key, .int(Int64($0.value))) })),
             ("access", header.access.map { .string($0.rawValue) } ?? .null),
             ("prune", .bool(header.prune)),
@@ -121,10 +122,21 @@ extension PlanHeader {
                                     blobEndpoint: try string(target?["blobEndpoint"], "target.blobEndpoint"),
                                     tableEndpoint: try string(target?["tableEndpoint"], "target.tableEndpoint"),
                                     embeddedDataDirectory: embedded)
-        guard case .number(let seedText)? = root["seed"], let seed = UInt64(seedText) else { throw PlanFileError("\(path): not a plan file: 'seed' is missing") }
-        guard let from = EdmDateTime(iso8601: try string(root["window"]?["from"], "window.from")),
-              let to = EdmDateTime(iso8601: try string(root["window"]?["to"], "window.to")) else {
-            throw PlanFileError("\(path): not a plan file: the window is not two ISO 8601 timestamps")
+        guard let source = PlanHeader.Source(rawValue: try string(root["source"], "source")) else {
+            throw PlanFileError("\(path): not a plan file: unknown 'source'")
+        }
+        var seed: UInt64?
+        if case .number(let seedText)? = root["seed"] {
+            guard let value = UInt64(seedText) else { throw PlanFileError("\(path): not a plan file: 'seed' is not a UInt64") }
+            seed = value
+        }
+        var window: ResolvedWindow?
+        if let node = root["window"], node != .null {
+            guard let from = EdmDateTime(iso8601: try string(node["from"], "window.from")),
+                  let to = EdmDateTime(iso8601: try string(node["to"], "window.to")) else {
+                throw PlanFileError("\(path): not a plan file: the window is not two ISO 8601 timestamps")
+            }
+            window = ResolvedWindow(from: from, to: to)
         }
         var counts: [String: Int] = [:]
         if case .object(let members)? = root["counts"] {
@@ -139,9 +151,9 @@ extension PlanHeader {
             access = level
         }
         guard case .bool(let prune)? = root["prune"] else { throw PlanFileError("\(path): not a plan file: 'prune' is missing") }
-        return PlanHeader(target: planTarget, dataset: try string(root["dataset"], "dataset"),
+        return PlanHeader(target: planTarget, source: source, dataset: try string(root["dataset"], "dataset"),
                           datasetDirectory: try string(root["datasetDirectory"], "datasetDirectory"),
-                          seed: seed, window: ResolvedWindow(from: from, to: to), counts: counts, access: access, prune: prune,
+                          seed: seed, window: window, counts: counts, access: access, prune: prune,
                           desiredDigest: try string(root["digests"]?["desired"], "digests.desired"),
                           observedDigest: try string(root["digests"]?["observed"], "digests.observed"))
     }

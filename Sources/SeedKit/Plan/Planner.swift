@@ -6,7 +6,7 @@ import Crypto
 public enum Planner {
     /// The plan that takes `observed` to `desired`. `header` names the inputs; its digests
     /// are filled in here. Deletes are planned only when `header.prune` is set.
-    public static func plan(desired: DesiredState, observed: ObservedState, header: PlanHeader) throws -> Plan {
+    public static func plan(desired: DesiredStorage, observed: ObservedState, header: PlanHeader) throws -> Plan {
         var digest = SHA256()
         var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
                         unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
@@ -16,16 +16,16 @@ public enum Planner {
             plan.tables.append(TableAction(name: table.name, change: observed.tables[table.name] == nil ? .create : .unchanged))
         }
         var matcher = EntityMatcher(observed: observed, desired: desired)
-        for (table, kind) in desired.kindsInDependencyOrder {
-            try matcher.planKind(kind, of: table, into: &plan, digest: &digest)
+        for group in desired.groups {
+            try matcher.plan(group, into: &plan, digest: &digest)
         }
-        matcher.planLeftovers(desired: desired, into: &plan)
+        matcher.planLeftovers(into: &plan)
         plan.header.desiredDigest = hex(digest.finalize())
         plan.header.observedDigest = observedDigest(observed)
         return plan
     }
 
-    private static func planContainers(_ desired: DesiredState, _ observed: ObservedState, _ plan: inout Plan, _ digest: inout SHA256) {
+    private static func planContainers(_ desired: DesiredStorage, _ observed: ObservedState, _ plan: inout Plan, _ digest: inout SHA256) {
         for container in desired.containers {
             digest.update(data: Array("container\u{0}\(container.name)\u{0}\(container.access.rawValue)\n".utf8))
             let existing = observed.containers[container.name]
@@ -107,7 +107,7 @@ public enum Planner {
 extension Planner {
     /// What `reset` does: delete the dataset's blobs that exist and every entity of the
     /// dataset's partitions. Containers and tables stay.
-    public static func resetPlan(desired: DesiredState, observed: ObservedState, header: PlanHeader) -> Plan {
+    public static func resetPlan(desired: DesiredStorage, observed: ObservedState, header: PlanHeader) -> Plan {
         var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
                         unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
         plan.header.prune = true
@@ -124,8 +124,7 @@ extension Planner {
             for partition in table.partitions {
                 let rows = existing.partitions[partition] ?? [:]
                 for rowKey in rows.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                    plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete,
-                                                           changes: [], entity: nil, desiredRowKey: nil, naturalKey: []))
+                    plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete))
                 }
             }
         }

@@ -64,6 +64,9 @@ struct ApplyCommand: AsyncParsableCommand {
     /// changed since it was saved.
     private func applySaved(_ file: String) async throws {
         let saved = try PlanHeader.read(contentsOf: URL(fileURLWithPath: file))
+        guard saved.source == .dataset, let seed = saved.seed, let window = saved.window else {
+            throw RunFailure("\(file): the plan was made by 'azseed import' from the snapshot \(saved.datasetDirectory); run the import again instead")
+        }
         if let chosen = datasetOptions.dataset {
             let dataset = try Dataset.load(directory: URL(fileURLWithPath: chosen))
             if dataset.name != saved.dataset || dataset.directory.standardizedFileURL.path != saved.datasetDirectory {
@@ -75,7 +78,7 @@ struct ApplyCommand: AsyncParsableCommand {
         guard dataset.name == saved.dataset else {
             throw RunFailure("\(file): \(saved.datasetDirectory) now holds dataset '\(dataset.name)', not '\(saved.dataset)'; make a new plan")
         }
-        let options = GenerationOptions(seed: saved.seed, counts: saved.counts, now: saved.window.from, from: saved.window.from, to: saved.window.to,
+        let options = GenerationOptions(seed: seed, counts: saved.counts, now: window.from, from: window.from, to: window.to,
                                         access: saved.access, blobEndpoint: try target.blobEndpoint())
         let desired = try DesiredState.make(dataset, options: options)
         try await StorageSession.with(target) { session in

@@ -45,8 +45,13 @@ enum Planning {
     static func plan(_ desired: DesiredState, in session: StorageSession, counts: [String: Int], access: AccessLevel?, prune: Bool) async throws -> Plan {
         Console.note("dataset \(desired.dataset.name), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
         let header = session.run.header(for: desired, counts: counts, access: access, prune: prune)
+        return try await plan(desired.storage, header: header, in: session)
+    }
+
+    /// Observes and plans, with a count of entities read on a terminal.
+    static func plan(_ storage: DesiredStorage, header: PlanHeader, in session: StorageSession) async throws -> Plan {
         let bar = ProgressBar(label: "reading the target")
         defer { bar.finish() }
-        return try await session.run.plan(desired, header: header) { bar.update(done: $0, total: nil) }
+        return try await session.run.plan(storage, header: header) { bar.update(done: $0, total: nil) }
     }
 }

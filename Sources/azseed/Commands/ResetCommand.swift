@@ -31,7 +31,7 @@ struct ResetCommand: AsyncParsableCommand {
         let desired = try Planning.desiredState(datasetOptions, target: target)
         try await StorageSession.with(target) { session in
             let header = session.run.header(for: desired, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true)
-            let plan = try await session.run.resetPlan(desired, header: header)
+            let plan = try await session.run.resetPlan(desired.storage, header: header)
             Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
             guard !dryRun, !plan.isEmpty else { return }
             let bar = ProgressBar(label: "deleting")

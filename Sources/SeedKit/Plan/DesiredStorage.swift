@@ -1,0 +1,71 @@
+import AzureStorage
+
+/// What a plan aims for, whatever made it — a dataset's desired state or a snapshot:
+/// containers with their blobs, the tables and partitions owned, and the entities in groups
+/// written one after another (referenced kinds first).
+public struct DesiredStorage: Sendable {
+    public var containers: [DesiredContainer]
+    public var tables: [OwnedTable]
+    public var groups: [EntityGroup]
+
+    public init(containers: [DesiredContainer], tables: [OwnedTable], groups: [EntityGroup]) {
+        self.containers = containers
+        self.tables = tables
+        self.groups = groups
+    }
+}
+
+/// A table and the partitions in it that the desired state owns: only those are read,
+/// compared, pruned and reset.
+public struct OwnedTable: Sendable {
+    public var name: String
+    public var partitions: [String]
+
+    public init(name: String, partitions: [String]) {
+        self.name = name
+        self.partitions = partitions
+    }
+}
+
+/// Entities planned and written together: one dataset kind, or one snapshot table.
+public struct EntityGroup: Sendable {
+    public var table: String
+    /// The dataset kind; nil for a snapshot's table.
+    public var kind: String?
+    public var partitions: [String]
+    /// Natural key fields; empty means entities match by RowKey only.
+    public var key: [String]
+    /// Fields holding another kind's RowKey.
+    public var rowKeyReferences: [(field: String, kind: String)]
+    /// Calls its argument with every entity of the group.
+    let enumerate: @Sendable (_ body: (TableEntity) throws -> Void) throws -> Void
+    /// The group's RowKeys by partition, without building entities where possible.
+    let rowKeys: @Sendable () throws -> [String: Set<String>]
+
+    public init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
+                enumerate: @escaping @Sendable (_ body: (TableEntity) throws -> Void) throws -> Void,
+                rowKeys: @escaping @Sendable () throws -> [String: Set<String>]) {
+        self.table = table
+        self.kind = kind
+        self.partitions = partitions
+        self.key = key
+        self.rowKeyReferences = rowKeyReferences
+        self.enumerate = enumerate
+        self.rowKeys = rowKeys
+    }
+
+    public func forEach(_ body: (TableEntity) throws -> Void) throws { try enumerate(body) }
+}
+
+extension DesiredState {
+    /// The desired state as a plan's target: one group per kind, referenced kinds first.
+    public var storage: DesiredStorage {
+        let groups = kindsInDependencyOrder.map { table, kind in
+            EntityGroup(table: table.name, kind: kind.name, partitions: [kind.partition], key: kind.key,
+                        rowKeyReferences: kind.rowKeyReferences,
+                        enumerate: { body in try table.forEachEntity(ofKind: kind.name) { try body($0.tableEntity) } },
+                        rowKeys: { try table.rowKeysByPartition() })
+        }
+        return DesiredStorage(containers: containers, tables: tables.map { OwnedTable(name: $0.name, partitions: $0.partitions) }, groups: groups)
+    }
+}
