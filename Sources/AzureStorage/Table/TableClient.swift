@@ -169,11 +169,14 @@ public struct TableClient: Sendable {
 
     /// Entities matching a filter, page by page (at most 1,000 a page, or `top`), following
     /// continuation tokens until the service has no more.
-    public func query(_ table: String, filter: TableFilter? = nil, select: [String]? = nil, top: Int? = nil) -> TableQuery {
-        TableQuery(client: self, table: table, filter: filter, select: select, top: top)
+    /// `fullMetadata` asks the service to annotate every typed value (Edm.Double included),
+    /// for readers that must keep types exactly (snapshots).
+    public func query(_ table: String, filter: TableFilter? = nil, select: [String]? = nil, top: Int? = nil, fullMetadata: Bool = false) -> TableQuery {
+        TableQuery(client: self, table: table, filter: filter, select: select, top: top, fullMetadata: fullMetadata)
     }
 
-    func queryPage(_ table: String, filter: TableFilter?, select: [String]?, top: Int?, next: (String, String?)?) async throws -> (entities: [EntityJSONDecoder.Decoded], next: (String, String?)?) {
+    func queryPage(_ table: String, filter: TableFilter?, select: [String]?, top: Int?, fullMetadata: Bool = false,
+                   next: (String, String?)?) async throws -> (entities: [EntityJSONDecoder.Decoded], next: (String, String?)?) {
         try check(table: table, operation: "Query Entities")
         if let filter, filter.comparisonCount > 15 {
             throw AzureStorageError(kind: .invalidRequest, operation: "Query Entities", url: pipeline.origin + pipeline.basePath + "/" + table, message: "a filter may hold at most 15 comparisons, not \(filter.comparisonCount)")
@@ -186,7 +189,8 @@ public struct TableClient: Sendable {
             query.append(("NextPartitionKey", pk))
             if let rk { query.append(("NextRowKey", rk)) }
         }
-        let response = try await pipeline.send(pipeline.request("GET", "/\(table)()", query: query, headers: Self.jsonHeaders), operation: "Query Entities", expected: [200])
+        let headers = fullMetadata ? HTTPHeaders([("Accept", "application/json;odata=fullmetadata")]) : Self.jsonHeaders
+        let response = try await pipeline.send(pipeline.request("GET", "/\(table)()", query: query, headers: headers), operation: "Query Entities", expected: [200])
         var entities: [EntityJSONDecoder.Decoded] = []
         let root = try JSONParser.parse(response.body)
         if case .array(let items)? = root["value"] {
@@ -242,6 +246,7 @@ public struct TableQuery: AsyncSequence, Sendable {
     let filter: TableFilter?
     let select: [String]?
     let top: Int?
+    let fullMetadata: Bool
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let query: TableQuery
@@ -250,7 +255,8 @@ public struct TableQuery: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> [EntityJSONDecoder.Decoded]? {
             while !finished {
-                let page = try await query.client.queryPage(query.table, filter: query.filter, select: query.select, top: query.top, next: next)
+                let page = try await query.client.queryPage(query.table, filter: query.filter, select: query.select, top: query.top,
+                                                                  fullMetadata: query.fullMetadata, next: next)
                 next = page.next
                 finished = page.next == nil
                 // The service may answer an empty page with a continuation: keep going.

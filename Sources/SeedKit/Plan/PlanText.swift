@@ -53,7 +53,7 @@ public struct PlanTextRenderer: Sendable {
         for group in hiddenOrder {
             let (change, count) = hidden[group]!
             let parts = group.split(separator: " ", omittingEmptySubsequences: false)
-            let what = parts[2].isEmpty ? "entities not in the dataset" : "\(parts[2]) entities"
+            let what = parts[2].isEmpty ? (change == .delete ? "entities not in the dataset" : "entities") : "\(parts[2]) entities"
             lines.append(mark(change) + " … and \(count) more \(what) in \(parts[1]) to \(change.rawValue) (--output json lists every action)")
         }
         for (container, n) in plan.extraBlobs.sorted(by: { $0.key < $1.key }) {
@@ -64,7 +64,7 @@ public struct PlanTextRenderer: Sendable {
         }
         let s = plan.summary
         if plan.isEmpty {
-            lines.append("No changes: \(plan.header.target.displayName) already matches the dataset (\(s.unchanged) unchanged).")
+            lines.append("No changes: \(plan.header.target.displayName) already matches the \(plan.header.source == .snapshot ? "snapshot" : "dataset") (\(s.unchanged) unchanged).")
         } else {
             if !lines.isEmpty { lines.append("") }
             lines.append("Plan: \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")

@@ -90,18 +90,7 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     private func execute(_ plan: Plan, in session: StorageSession) async throws {
-        try outputOptions.emit(plan)
-        if plan.isEmpty {
-            if let note = Safety.servingNote(session) { Console.note(note) }
-            return
-        }
-        let bar = ProgressBar(label: "applying")
-        let report = try await session.run.execute(plan, concurrency: concurrency) { bar.update($0) }
-        bar.finish()
-        let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
-        let line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s).\n"
-        if outputOptions.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
-        if let note = Safety.servingNote(session) { Console.note(note) }
+        try await Applying.execute(plan, in: session, concurrency: concurrency, output: outputOptions)
     }
 }
 
@@ -116,5 +105,23 @@ enum Safety {
     static func servingNote(_ session: StorageSession) -> String? {
         guard let directory = session.run.target.embeddedDataDirectory else { return nil }
         return "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(session.run.target.blobEndpoint), table \(session.run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
+    }
+}
+
+/// Carrying out a plan and reporting it, shared by apply and import.
+enum Applying {
+    static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions) async throws {
+        try output.emit(plan)
+        if plan.isEmpty {
+            if let note = Safety.servingNote(session) { Console.note(note) }
+            return
+        }
+        let bar = ProgressBar(label: "applying")
+        let report = try await session.run.execute(plan, concurrency: concurrency) { bar.update($0) }
+        bar.finish()
+        let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
+        let line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s).\n"
+        if output.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
+        if let note = Safety.servingNote(session) { Console.note(note) }
     }
 }

@@ -1,0 +1,113 @@
+import AzureStorage
+import Crypto
+import Foundation
+
+/// Writes a snapshot folder (design §7) piece by piece — blobs, then tables a line at a
+/// time, then the manifest — into a staging folder that replaces the destination only on
+/// ``commit(source:)``, so a failure leaves nothing behind. `generate` and `export` both
+/// write through it, so their folders have one format.
+public final class SnapshotBuilder {
+    private let output: OutputDirectory
+    private var containers: [(name: String, access: AccessLevel, blobs: [JSONValue])] = []
+    private var tables: [JSONValue] = []
+    private var summary: SnapshotSummary
+
+    public init(destination: URL, force: Bool) throws {
+        output = try OutputDirectory(destination, force: force)
+        summary = SnapshotSummary(directory: output.destination, blobs: 0, blobBytes: 0, entities: [])
+    }
+
+    public func addContainer(_ name: String, access: AccessLevel) {
+        containers.append((name, access, []))
+    }
+
+    /// Adds a blob of the last container added, from bytes or by copying a file; returns
+    /// the MD5 (base64) recorded for it.
+    @discardableResult
+    public func addBlob(_ name: String, contentType: String, data: Data) throws -> String {
+        let md5 = Data(Insecure.MD5.hash(data: data)).base64EncodedString()
+        try data.write(to: try blobURL(name))
+        record(name, contentType: contentType, md5: md5, size: data.count)
+        return md5
+    }
+
+    public func addBlob(_ name: String, contentType: String, copying file: URL, md5: String, size: Int) throws {
+        try FileManager.default.copyItem(at: file, to: try blobURL(name))
+        record(name, contentType: contentType, md5: md5, size: size)
+    }
+
+    private func blobURL(_ name: String) throws -> URL {
+        let container = containers[containers.count - 1].name
+        guard let path = SnapshotFormat.blobFile(container: container, blob: name) else {
+            throw GenerationError("blob '\(name)' of container '\(container)' cannot be stored as a file; rename it")
+        }
+        return try output.file(path)
+    }
+
+    private func record(_ name: String, contentType: String, md5: String, size: Int) {
+        containers[containers.count - 1].blobs.append(.object([("name", .string(name)), ("contentType", .string(contentType)),
+                                                                ("md5", .string(md5)), ("size", .int(Int64(size)))]))
+        summary.blobs += 1
+        summary.blobBytes += size
+    }
+
+    /// Starts a table's entity file; append its entities sorted by PartitionKey then RowKey.
+    public func openTable(_ name: String) throws -> SnapshotTableWriter {
+        SnapshotTableWriter(name: name, writer: try BufferedFileWriter(url: try output.file(SnapshotFormat.tableFile(name))))
+    }
+
+    /// Records a finished table file.
+    public func close(_ table: SnapshotTableWriter) throws {
+        let sha = try table.writer.finish()
+        tables.append(.object([("name", .string(table.name)), ("file", .string(SnapshotFormat.tableFile(table.name))),
+                               ("entities", .int(Int64(table.count))), ("sha256", .string(sha))]))
+        summary.entities.append((table.name, table.count))
+    }
+
+    /// Writes the manifest with `source` (what made the snapshot) and moves the folder into place.
+    public func commit(source: JSONValue) throws -> SnapshotSummary {
+        let manifest = JSONValue.object([
+            ("format", .string(SnapshotFormat.formatName)),
+            ("version", .int(SnapshotFormat.version)),
+            ("source", source),
+            ("containers", .array(containers.map { .object([("name", .string($0.name)), ("access", .string($0.access.rawValue)), ("blobs", .array($0.blobs))]) })),
+            ("tables", .array(tables)),
+        ])
+        try Data(manifest.pretty().utf8).write(to: try output.file(SnapshotFormat.manifestFile))
+        try output.commit()
+        return summary
+    }
+
+    /// Removes the staging folder after a failure.
+    public func discard() { output.discard() }
+}
+
+/// One table's entity file inside a snapshot being written.
+public final class SnapshotTableWriter {
+    let name: String
+    let writer: BufferedFileWriter
+    public private(set) var count = 0
+
+    init(name: String, writer: BufferedFileWriter) {
+        self.name = name
+        self.writer = writer
+    }
+
+    /// Appends an entity in the canonical form.
+    public func append(_ entity: TableEntity) throws {
+        try writer.write { out in
+            EntityJSONEncoder.append(entity, to: &out)
+            out.append(UInt8(ascii: "\n"))
+        }
+        count += 1
+    }
+
+    /// Appends an entity given as sorted names and aligned values (the generator's form).
+    public func append(partitionKey: String, rowKey: String, names: [String], values: [EdmValue]) throws {
+        try writer.write { out in
+            EntityJSONEncoder.append(partitionKey: partitionKey, rowKey: rowKey, names: names, values: values, to: &out)
+            out.append(UInt8(ascii: "\n"))
+        }
+        count += 1
+    }
+}

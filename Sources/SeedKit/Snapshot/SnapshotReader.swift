@@ -1,0 +1,179 @@
+import AzureStorage
+import Crypto
+import Foundation
+
+/// A snapshot folder read back and checked against its manifest: what `import` plans from.
+public struct Snapshot: Sendable {
+    public var directory: URL
+    /// The dataset recorded by `generate` (or given to `export`), if any.
+    public var dataset: String?
+    public var seed: UInt64?
+    public var window: ResolvedWindow?
+    public var containers: [DesiredContainer]
+    public var tables: [SnapshotTable]
+
+    /// The snapshot as a plan's target: each table one group matched by RowKey, owning the
+    /// partitions the snapshot holds.
+    public var storage: DesiredStorage {
+        let groups = tables.map { table in
+            EntityGroup(table: table.name, kind: nil, partitions: table.partitions, key: [], rowKeyReferences: [],
+                        enumerate: { body in try table.forEachEntity(body) }, rowKeys: { [:] })
+        }
+        return DesiredStorage(containers: containers, tables: tables.map { OwnedTable(name: $0.name, partitions: $0.partitions) }, groups: groups)
+    }
+}
+
+/// A table of a snapshot: its file, entity count and partitions.
+public struct SnapshotTable: Sendable {
+    public var name: String
+    public var file: URL
+    public var entityCount: Int
+    public var partitions: [String]
+
+    /// Reads the entities back, in file order.
+    public func forEachEntity(_ body: (TableEntity) throws -> Void) throws {
+        let path = file.relativePathForMessages
+        try LineReader(url: file).forEachLine { bytes, line in
+            try body(try SnapshotReader.decode(bytes, at: "\(path):\(line)"))
+        }
+    }
+}
+
+/// Why a snapshot cannot be used: the file and what is wrong with it.
+public struct SnapshotError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads `manifest.json` and checks every file against it: each blob's size and MD5, each
+/// table file's SHA-256, entity count and every line's JSON. A tampered, truncated or
+/// incomplete snapshot is refused with the file named, before anything is written.
+public enum SnapshotReader {
+    public static func read(_ directory: URL) throws(SnapshotError) -> Snapshot {
+        let folder = directory.relativePathForMessages
+        let manifestURL = directory.appendingPathComponent(SnapshotFormat.manifestFile)
+        guard let data = FileManager.default.contents(atPath: manifestURL.path) else {
+            throw SnapshotError("\(folder): no \(SnapshotFormat.manifestFile); not a snapshot folder (make one with 'azseed export' or 'azseed generate')")
+        }
+        let manifestPath = manifestURL.relativePathForMessages
+        let root: JSONNode
+        do { root = try JSONParser.parse(Array(data)) } catch { throw SnapshotError("\(manifestPath): \(error); the manifest is damaged") }
+        guard root["format"]?.stringValue == SnapshotFormat.formatName, root["version"] == .number(String(SnapshotFormat.version)) else {
+            throw SnapshotError("\(manifestPath): not a version \(SnapshotFormat.version) \(SnapshotFormat.formatName) manifest")
+        }
+        func bad(_ what: String) -> SnapshotError { SnapshotError("\(manifestPath): \(what); the manifest is damaged") }
+
+        var snapshot = Snapshot(directory: directory, containers: [], tables: [])
+        if let source = root["source"] {
+            snapshot.dataset = source["dataset"]?.stringValue
+            if case .number(let n)? = source["seed"] { snapshot.seed = UInt64(n) }
+            if let from = source["window"]?["from"]?.stringValue.flatMap(EdmDateTime.init(iso8601:)),
+               let to = source["window"]?["to"]?.stringValue.flatMap(EdmDateTime.init(iso8601:)) {
+                snapshot.window = ResolvedWindow(from: from, to: to)
+            }
+        }
+        var listed: Set<String> = []
+        guard case .array(let containers)? = root["containers"] else { throw bad("'containers' is missing") }
+        for node in containers {
+            guard let name = node["name"]?.stringValue, StorageNames.containerProblem(name) == nil,
+                  let access = node["access"]?.stringValue.flatMap(AccessLevel.init(rawValue:)),
+                  case .array(let blobs)? = node["blobs"] else { throw bad("a container entry is incomplete") }
+            var container = DesiredContainer(name: name, access: access, blobs: [])
+            for blob in blobs {
+                guard let blobName = blob["name"]?.stringValue, let type = blob["contentType"]?.stringValue,
+                      let md5 = blob["md5"]?.stringValue, let md5Bytes = Data(base64Encoded: md5), md5Bytes.count == 16,
+                      case .number(let sizeText)? = blob["size"], let size = Int(sizeText),
+                      let relative = SnapshotFormat.blobFile(container: name, blob: blobName) else {
+                    throw bad("a blob entry of container '\(name)' is incomplete")
+                }
+                let file = directory.appendingPathComponent(relative)
+                try check(blob: file, size: size, md5: md5)
+                listed.insert(relative)
+                container.blobs.append(DesiredBlob(name: blobName, file: file, size: size, md5: Array(md5Bytes), contentType: type))
+            }
+            snapshot.containers.append(container)
+        }
+        try checkNoStrayBlobs(directory, listed: listed)
+        guard case .array(let tables)? = root["tables"] else { throw bad("'tables' is missing") }
+        for node in tables {
+            guard let name = node["name"]?.stringValue, StorageNames.tableProblem(name) == nil,
+                  node["file"]?.stringValue == SnapshotFormat.tableFile(name),
+                  case .number(let countText)? = node["entities"], let count = Int(countText),
+                  let sha = node["sha256"]?.stringValue else { throw bad("a table entry is incomplete") }
+            let file = directory.appendingPathComponent(SnapshotFormat.tableFile(name))
+            let partitions = try check(table: file, entities: count, sha256: sha)
+            snapshot.tables.append(SnapshotTable(name: name, file: file, entityCount: count, partitions: partitions))
+        }
+        return snapshot
+    }
+
+    private static func check(blob file: URL, size: Int, md5: String) throws(SnapshotError) {
+        let path = file.relativePathForMessages
+        guard let data = FileManager.default.contents(atPath: file.path) else {
+            throw SnapshotError("\(path): missing from the snapshot; the snapshot is incomplete")
+        }
+        guard data.count == size else {
+            throw SnapshotError("\(path): \(data.count) bytes where the manifest records \(size); the snapshot is truncated or was changed")
+        }
+        guard Data(Insecure.MD5.hash(data: data)).base64EncodedString() == md5 else {
+            throw SnapshotError("\(path): its MD5 differs from the manifest's; the file was changed since the snapshot was made")
+        }
+    }
+
+    private static func checkNoStrayBlobs(_ directory: URL, listed: Set<String>) throws(SnapshotError) {
+        let blobs = directory.appendingPathComponent(SnapshotFormat.blobsFolder)
+        guard let walker = FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.isRegularFileKey]) else { return }
+        let base = directory.standardizedFileURL.path
+        for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+            let relative = String(url.standardizedFileURL.path.dropFirst(base.count + 1))
+            if !listed.contains(relative) {
+                throw SnapshotError("\(url.relativePathForMessages): not in the manifest; the snapshot was changed since it was made")
+            }
+        }
+    }
+
+    /// Hashes and counts the file and checks every line; returns the partitions, sorted.
+    private static func check(table file: URL, entities: Int, sha256: String) throws(SnapshotError) -> [String] {
+        let path = file.relativePathForMessages
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            throw SnapshotError("\(path): missing from the snapshot; the snapshot is incomplete")
+        }
+        var hasher = SHA256()
+        var count = 0
+        var partitions: Set<String> = []
+        var previous: (String, String)?
+        do {
+            try LineReader(url: file).forEachLine(onBytes: { hasher.update(bufferPointer: $0) }) { bytes, line in
+                let entity = try decode(bytes, at: "\(path):\(line)")
+                let keys = (entity.partitionKey, entity.rowKey)
+                if let previous, !(previous.0.utf8.lexicographicallyPrecedes(keys.0.utf8)
+                                   || (previous.0 == keys.0 && previous.1.utf8.lexicographicallyPrecedes(keys.1.utf8))) {
+                    throw SnapshotError("\(path):\(line): not sorted by PartitionKey then RowKey after (\(previous.0), \(previous.1)); the file was changed")
+                }
+                previous = keys
+                partitions.insert(entity.partitionKey)
+                count += 1
+            }
+        } catch let error as SnapshotError {
+            throw error
+        } catch {
+            throw SnapshotError("\(path): cannot read: \(error)")
+        }
+        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        guard digest == sha256 else {
+            throw SnapshotError("\(path): its SHA-256 differs from the manifest's; the file was changed or truncated since the snapshot was made")
+        }
+        guard count == entities else {
+            throw SnapshotError("\(path): \(count) entities where the manifest records \(entities); the snapshot is truncated")
+        }
+        return partitions.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    static func decode(_ bytes: [UInt8], at place: String) throws(SnapshotError) -> TableEntity {
+        do {
+            return try EntityJSONDecoder.decode(try JSONParser.parse(bytes)).entity
+        } catch {
+            throw SnapshotError("\(place): not an entity: \(error)")
+        }
+    }
+}

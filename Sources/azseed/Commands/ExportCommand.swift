@@ -1,0 +1,58 @@
+import ArgumentParser
+import AzureStorage
+import Foundation
+import SeedKit
+import SeedRunner
+
+/// `azseed export --out DIR`: a snapshot of the target's container and table.
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Snapshot the target's container and table (every blob, every entity of every partition) to a folder.",
+        discussion: "The folder has the format 'azseed generate' writes, so 'azseed import' takes either."
+    )
+
+    @OptionGroup var target: TargetOptions
+
+    @Option(help: ArgumentHelp("The folder to write.", valueName: "dir"))
+    var out: String
+
+    @Flag(help: "Replace --out if it exists and is not empty.")
+    var force = false
+
+    @Option(help: ArgumentHelp("The dataset whose container and table names are exported (default: SpeakEasy).", valueName: "dir"))
+    var dataset: String?
+
+    @Option(help: ArgumentHelp("A container to export instead of the dataset's (repeatable).", valueName: "name"))
+    var container: [String] = []
+
+    @Option(help: ArgumentHelp("A table to export instead of the dataset's (repeatable).", valueName: "name"))
+    var table: [String] = []
+
+    func validate() throws {
+        for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
+        for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
+    }
+
+    func run() async throws {
+        var datasetName: String?
+        var containers = container, tables = table
+        if containers.isEmpty || tables.isEmpty || dataset != nil {
+            let loaded = try Dataset.load(directory: dataset.map { URL(fileURLWithPath: $0) } ?? DatasetLocator.defaultDataset())
+            datasetName = loaded.name
+            if containers.isEmpty { containers = loaded.containers.map(\.name) }
+            if tables.isEmpty { tables = loaded.tables.map(\.name) }
+        }
+        let summary = try await StorageSession.with(target) { session in
+            let bar = ProgressBar(label: "exporting")
+            defer { bar.finish() }
+            let started = Date()
+            var summary = try await Exporter(run: session.run).export(containers: containers, tables: tables, dataset: datasetName,
+                                                                      to: URL(fileURLWithPath: out), force: force) { bar.update(done: $0, total: nil) }
+            summary.seconds = Date().timeIntervalSince(started)
+            return summary
+        }
+        let entities = summary.entities.map { "\($0.count) entities of \($0.table)" }.joined(separator: ", ")
+        Console.print("Exported to \(out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n")
+    }
+}

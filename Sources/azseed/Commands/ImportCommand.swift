@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import SeedKit
+import SeedRunner
+
+/// `azseed import DIR`: a snapshot becomes the desired state, planned and applied like a dataset.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Make the target hold a snapshot (from 'azseed export' or 'azseed generate'): plan, then apply.",
+        discussion: "Every file is checked against the manifest first; a changed or truncated snapshot is refused before anything is written."
+    )
+
+    @Argument(help: ArgumentHelp("The snapshot folder.", valueName: "dir"))
+    var snapshot: String
+
+    @OptionGroup var target: TargetOptions
+    @OptionGroup var outputOptions: PlanOutputOptions
+
+    @Flag(help: "Only show the plan.")
+    var dryRun = false
+
+    @Flag(help: "Also delete blobs and entities of the snapshot's containers and partitions that it does not hold.")
+    var prune = false
+
+    @Option(help: ArgumentHelp("Requests in flight at most.", valueName: "n"))
+    var concurrency = 8
+
+    @Flag(help: "Confirm deletes (--prune) against an endpoint that is not loopback.")
+    var yes = false
+
+    func validate() throws {
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256, not \(concurrency)") }
+    }
+
+    func run() async throws {
+        let folder = URL(fileURLWithPath: snapshot)
+        let read = try SnapshotReader.read(folder)
+        if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: yes) }
+        try await StorageSession.with(target) { session in
+            let header = PlanHeader(target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot",
+                                    datasetDirectory: folder.standardizedFileURL.path, seed: read.seed, window: read.window,
+                                    counts: [:], access: nil, prune: prune)
+            Console.note("snapshot \(snapshot): \(read.containers.map { "\($0.blobs.count) blobs in \($0.name)" }.joined(separator: ", ")), \(read.tables.map { "\($0.entityCount) entities in \($0.name)" }.joined(separator: ", "))")
+            let plan = try await Planning.plan(read.storage, header: header, in: session)
+            if dryRun {
+                try outputOptions.emit(plan)
+                let code = outputOptions.exitCode(for: plan)
+                if code != .success { throw code }
+                return
+            }
+            try await Applying.execute(plan, in: session, concurrency: concurrency, output: outputOptions)
+        }
+    }
+}
