@@ -21,3 +21,6 @@ rm -rf "$out"
 # 64 KiB, then the partition read back; on disk, in memory, and in-process without HTTP.
 swift build -c release --product emulator-benchmark >/dev/null
 .build/release/emulator-benchmark 100000 500 8
+
+# Seeding, export and import through the azseed command against emulators on disk.
+Benchmarks/snapshots.sh 100000

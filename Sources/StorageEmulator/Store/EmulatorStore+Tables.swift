@@ -147,11 +147,19 @@ extension EmulatorStore {
             guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
             var sql = "SELECT timestamp, body FROM entities WHERE tableKey = ?"
             var arguments: StatementArguments = [Self.tableKey(table)]
+            // Written so SQLite walks the primary key in order: a row value `(pk, rk) > (?, ?)`
+            // next to `pk = ?` made it sort the rest of the partition for every page.
             if let partition {
                 sql += " AND pk = ?"
                 arguments += [partition]
-            }
-            if let after {
+                if let after {
+                    if after.0 > partition { return [] }
+                    if after.0 == partition {
+                        sql += " AND rk > ?"
+                        arguments += [after.1]
+                    }
+                }
+            } else if let after {
                 sql += " AND (pk, rk) > (?, ?)"
                 arguments += [after.0, after.1]
             }
