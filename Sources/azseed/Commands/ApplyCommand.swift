@@ -24,14 +24,10 @@ struct ApplyCommand: AsyncParsableCommand {
     @Flag(help: "Also delete blobs and entities of the dataset's container and partitions that the dataset does not hold.")
     var prune = false
 
-    @Option(help: ArgumentHelp("Requests in flight at most.", valueName: "n"))
-    var concurrency = 8
+    @OptionGroup var execution: ExecutionOptions
 
-    @Flag(help: "Confirm deletes (--prune) against an endpoint that is not loopback.")
-    var yes = false
 
     func validate() throws {
-        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256, not \(concurrency)") }
         if plan != nil {
             if dryRun { throw ValidationError("--plan and --dry-run exclude each other; 'azseed plan' shows a plan") }
             if datasetOptions.changesGeneration || prune {
@@ -52,7 +48,7 @@ struct ApplyCommand: AsyncParsableCommand {
             try await applySaved(file)
             return
         }
-        if prune { try Safety.confirmDeletes("--prune", target: target, yes: yes) }
+        if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         let desired = try Planning.desiredState(datasetOptions, target: target)
         try await StorageSession.with(target) { session in
             let plan = try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune)
@@ -73,7 +69,7 @@ struct ApplyCommand: AsyncParsableCommand {
                 throw RunFailure("\(file): the plan is for dataset '\(saved.dataset)' (\(saved.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'")
             }
         }
-        if saved.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: yes) }
+        if saved.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
         let dataset = try Dataset.load(directory: URL(fileURLWithPath: saved.datasetDirectory))
         guard dataset.name == saved.dataset else {
             throw RunFailure("\(file): \(saved.datasetDirectory) now holds dataset '\(dataset.name)', not '\(saved.dataset)'; make a new plan")
@@ -90,7 +86,7 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     private func execute(_ plan: Plan, in session: StorageSession) async throws {
-        try await Applying.execute(plan, in: session, concurrency: concurrency, output: outputOptions)
+        try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions)
     }
 }
 

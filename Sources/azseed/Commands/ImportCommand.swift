@@ -23,20 +23,14 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(help: "Also delete blobs and entities of the snapshot's containers and partitions that it does not hold.")
     var prune = false
 
-    @Option(help: ArgumentHelp("Requests in flight at most.", valueName: "n"))
-    var concurrency = 8
+    @OptionGroup var execution: ExecutionOptions
 
-    @Flag(help: "Confirm deletes (--prune) against an endpoint that is not loopback.")
-    var yes = false
 
-    func validate() throws {
-        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256, not \(concurrency)") }
-    }
 
     func run() async throws {
         let folder = URL(fileURLWithPath: snapshot)
         let read = try SnapshotReader.read(folder)
-        if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: yes) }
+        if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         try await StorageSession.with(target) { session in
             let header = PlanHeader(target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot",
                                     datasetDirectory: folder.standardizedFileURL.path, seed: read.seed, window: read.window,
@@ -49,7 +43,7 @@ struct ImportCommand: AsyncParsableCommand {
                 if code != .success { throw code }
                 return
             }
-            try await Applying.execute(plan, in: session, concurrency: concurrency, output: outputOptions)
+            try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions)
         }
     }
 }

@@ -16,18 +16,12 @@ struct ResetCommand: AsyncParsableCommand {
     @Flag(help: "Only show what would be deleted.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Requests in flight at most.", valueName: "n"))
-    var concurrency = 8
+    @OptionGroup var execution: ExecutionOptions
 
-    @Flag(help: "Confirm deleting on an endpoint that is not loopback.")
-    var yes = false
 
-    func validate() throws {
-        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256, not \(concurrency)") }
-    }
 
     func run() async throws {
-        if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: yes) }
+        if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: execution.yes) }
         let desired = try Planning.desiredState(datasetOptions, target: target)
         try await StorageSession.with(target) { session in
             let header = session.run.header(for: desired, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true)
@@ -35,7 +29,7 @@ struct ResetCommand: AsyncParsableCommand {
             Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
             guard !dryRun, !plan.isEmpty else { return }
             let bar = ProgressBar(label: "deleting")
-            let report = try await session.run.execute(plan, concurrency: concurrency) { bar.update($0) }
+            let report = try await session.run.execute(plan, concurrency: execution.concurrency) { bar.update($0) }
             bar.finish()
             Console.print("Reset complete: \(report.deleted) deleted in \(String(format: "%.2f", report.seconds)) s.\n")
         }
