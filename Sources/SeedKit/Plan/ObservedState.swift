@@ -50,8 +50,6 @@ public struct ObservedTable: Sendable {
         self.partitions = partitions
     }
 
-    public var entityCount: Int { partitions.values.reduce(0) { $0 + $1.count } }
-
     public mutating func add(_ entity: TableEntity) {
         partitions[entity.partitionKey, default: [:]][entity.rowKey] = entity
     }
