@@ -76,13 +76,27 @@ import Testing
     @Test func applyConvergesThroughInjectedFaults() async throws {
         try await Self.withEmulator(faultRate: 0.1) { server in
             let configuration = ClientConfiguration(retry: RetryPolicy(maxRetries: 10, initialDelay: .milliseconds(5), maxDelay: .milliseconds(50)))
-            let run = Self.run(server, configuration: configuration, transport: URLSessionTransport(timeout: 2))
+            // Counts the faults that reached the client, so the test shows it was tested.
+            let faults = Mutex(0)
+            let network = URLSessionTransport(timeout: 2)
+            let counting = ClosureTransport { request in
+                do {
+                    let response = try await network.send(request)
+                    if response.status >= 500 { faults.withLock { $0 += 1 } }
+                    return response
+                } catch {
+                    faults.withLock { $0 += 1 }
+                    throw error
+                }
+            }
+            let run = Self.run(server, configuration: configuration, transport: counting)
             let desired = try Self.desired(events: 300)
             let header = run.header(for: desired, counts: [:], access: nil, prune: true)
             let plan = try await run.plan(desired.storage, header: header)
             _ = try await run.execute(plan, concurrency: 4)
             let after = try await run.plan(desired.storage, header: header)
             #expect(after.isEmpty, "\(after.summary)")
+            #expect(faults.withLock { $0 } > 0)
         }
     }
 

@@ -8,12 +8,13 @@ import subprocess
 import time
 import urllib.request
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 from azure.data.tables import TableServiceClient, UpdateMode
 from azure.storage.blob import BlobServiceClient
 
-from conftest import KEY, start_emulator, stop_emulator
+from conftest import KEY, ROOT, start_emulator, stop_emulator
 
 NOW = ["--now", "2026-11-21"]
 
@@ -139,7 +140,6 @@ def original_program_data(azseed, account, tmp_path):
         else:
             entity["RowKey"] = str(uuid.uuid4())
             entity["SpeakerKey"] = foreign[row["SpeakerKey"]]
-            from datetime import datetime, timezone
             entity["EventDate"] = datetime.strptime(row["EventDate"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
         entities.append(entity)
     return entities
@@ -289,14 +289,10 @@ def test_a_saved_plan_runs_only_while_the_target_is_unchanged(azseed, account, t
     finally:
         stop_emulator(other)
 
-    chat = run(azseed, "apply", *cs(account), "--plan", str(saved), "--dataset", str(ROOT_SEEDS / "chat"))
+    chat = run(azseed, "apply", *cs(account), "--plan", str(saved), "--dataset", str(ROOT / "Seeds" / "chat"))
     assert chat.returncode == 1 and "the plan is for dataset 'speakeasy'" in one_error(chat.stderr)
     flags = run(azseed, "apply", *cs(account), "--plan", str(saved), "--seed", "3")
     assert flags.returncode == 64
-
-
-from conftest import ROOT  # noqa: E402
-ROOT_SEEDS = ROOT / "Seeds"
 
 
 @pytest.mark.parametrize("args, code, words", [

@@ -36,14 +36,16 @@ public struct PlanTextRenderer: Sendable {
             }
         }
         for t in plan.tables where t.change == .create { lines.append(mark(.create) + " table \(t.name)") }
-        var shown: [String: Int] = [:], hidden: [String: (change: PlanChange, count: Int)] = [:]
-        var hiddenOrder: [String] = []
+        // Creates and deletes are listed up to `listLimit` per table, kind and change; the
+        // rest are counted in one line each.
+        var shown: [ListGroup: Int] = [:], hidden: [ListGroup: Int] = [:]
+        var hiddenOrder: [ListGroup] = []
         for e in plan.entities + plan.entityDeletes {
-            let group = "\(e.change.rawValue) \(e.table) \(e.kind ?? "")"
             if e.change != .update && e.desiredRowKey == nil {
+                let group = ListGroup(change: e.change, table: e.table, kind: e.kind)
                 if shown[group, default: 0] >= listLimit {
                     if hidden[group] == nil { hiddenOrder.append(group) }
-                    hidden[group, default: (e.change, 0)].count += 1
+                    hidden[group, default: 0] += 1
                     continue
                 }
                 shown[group, default: 0] += 1
@@ -51,10 +53,8 @@ public struct PlanTextRenderer: Sendable {
             lines += entityLines(e)
         }
         for group in hiddenOrder {
-            let (change, count) = hidden[group]!
-            let parts = group.split(separator: " ", omittingEmptySubsequences: false)
-            let what = parts[2].isEmpty ? (change == .delete ? "entities not in the dataset" : "entities") : "\(parts[2]) entities"
-            lines.append(mark(change) + " … and \(count) more \(what) in \(parts[1]) to \(change.rawValue) (--output json lists every action)")
+            let what = group.kind.map { "\($0) entities" } ?? (group.change == .delete ? "entities not in the dataset" : "entities")
+            lines.append(mark(group.change) + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue) (--output json lists every action)")
         }
         for (container, n) in plan.extraBlobs.sorted(by: { $0.key < $1.key }) {
             lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the dataset, kept (--prune deletes them)")
@@ -70,6 +70,12 @@ public struct PlanTextRenderer: Sendable {
             lines.append("Plan: \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    private struct ListGroup: Hashable {
+        var change: PlanChange
+        var table: String
+        var kind: String?
     }
 
     private func entityLines(_ e: EntityAction) -> [String] {

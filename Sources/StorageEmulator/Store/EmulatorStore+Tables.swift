@@ -153,7 +153,8 @@ extension EmulatorStore {
                 sql += " AND pk = ?"
                 arguments += [partition]
                 if let after {
-                    if after.0 > partition { return [] }
+                    // Byte order, as SQLite compares the keys (Swift's `<` on String does not).
+                    if partition.utf8.lexicographicallyPrecedes(after.0.utf8) { return [] }
                     if after.0 == partition {
                         sql += " AND rk > ?"
                         arguments += [after.1]

@@ -39,9 +39,7 @@ struct ApplyCommand: AsyncParsableCommand {
     func run() async throws {
         if dryRun {
             let plan = try await Planning.plan(datasetOptions, target: target, prune: prune)
-            try outputOptions.emit(plan)
-            let code = outputOptions.exitCode(for: plan)
-            if code != .success { throw code }
+            try outputOptions.finishDryRun(plan)
             return
         }
         if let file = plan {
@@ -63,11 +61,10 @@ struct ApplyCommand: AsyncParsableCommand {
         guard saved.source == .dataset, let seed = saved.seed, let window = saved.window else {
             throw RunFailure("\(file): the plan was made by 'azseed import' from the snapshot \(saved.datasetDirectory); run the import again instead")
         }
-        if let chosen = datasetOptions.dataset {
+        if let chosen = datasetOptions.dataset, URL(fileURLWithPath: chosen).standardizedFileURL.path != saved.datasetDirectory {
+            // Loaded only to name it in the message; the plan's own folder is loaded below.
             let dataset = try Dataset.load(directory: URL(fileURLWithPath: chosen))
-            if dataset.name != saved.dataset || dataset.directory.standardizedFileURL.path != saved.datasetDirectory {
-                throw RunFailure("\(file): the plan is for dataset '\(saved.dataset)' (\(saved.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'")
-            }
+            throw RunFailure("\(file): the plan is for dataset '\(saved.dataset)' (\(saved.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'")
         }
         if saved.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
         let dataset = try Dataset.load(directory: URL(fileURLWithPath: saved.datasetDirectory))
@@ -93,7 +90,8 @@ struct ApplyCommand: AsyncParsableCommand {
 /// Deletes away from loopback need `--yes`; the embedded storage's whereabouts.
 enum Safety {
     static func confirmDeletes(_ what: String, target: TargetOptions, yes: Bool) throws {
-        guard !yes, try target.needsConfirmationForDeletes(), let account = try target.explicitAccount() else { return }
+        // The embedded storage (no account named) is always loopback.
+        guard !yes, let account = try target.explicitAccount(), !account.isLoopback else { return }
         throw ValidationError("\(what) deletes data in \(account.name) at \(account.blobEndpoint.host ?? "?"), which is not a loopback address; add --yes to confirm")
     }
 

@@ -14,11 +14,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     @OptionGroup var target: TargetOptions
 
-    @Option(help: ArgumentHelp("The folder to write.", valueName: "dir"))
-    var out: String
-
-    @Flag(help: "Replace --out if it exists and is not empty.")
-    var force = false
+    @OptionGroup var folder: OutputFolderOptions
 
     @Option(help: ArgumentHelp("The dataset whose container and table names are exported (default: SpeakEasy).", valueName: "dir"))
     var dataset: String?
@@ -48,11 +44,11 @@ struct ExportCommand: AsyncParsableCommand {
             defer { bar.finish() }
             let started = Date()
             var summary = try await Exporter(run: session.run).export(containers: containers, tables: tables, dataset: datasetName,
-                                                                      to: URL(fileURLWithPath: out), force: force) { bar.update(done: $0, total: nil) }
+                                                                      to: URL(fileURLWithPath: folder.out), force: folder.force) { bar.update(done: $0, total: nil) }
             summary.seconds = Date().timeIntervalSince(started)
             return summary
         }
         let entities = summary.entities.map { "\($0.count) entities of \($0.table)" }.joined(separator: ", ")
-        Console.print("Exported to \(out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n")
+        Console.print("Exported to \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n")
     }
 }

@@ -11,11 +11,7 @@ struct Generate: AsyncParsableCommand {
 
     @OptionGroup var datasetOptions: DatasetOptions
 
-    @Option(help: ArgumentHelp("The folder to write.", valueName: "dir"))
-    var out: String
-
-    @Flag(help: "Replace --out if it exists and is not empty.")
-    var force = false
+    @OptionGroup var folder: OutputFolderOptions
 
     @Option(help: ArgumentHelp("The blob endpoint that blob URLs point into.", valueName: "url"))
     var blobEndpoint: String = "http://127.0.0.1:10000/devstoreaccount1"
@@ -31,10 +27,10 @@ struct Generate: AsyncParsableCommand {
         let endpoint = blobEndpoint.hasSuffix("/") ? String(blobEndpoint.dropLast()) : blobEndpoint
         let state = try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
         let started = Date()
-        let summary = try SnapshotWriter.write(state, to: URL(fileURLWithPath: out), force: force)
+        let summary = try SnapshotWriter.write(state, to: URL(fileURLWithPath: folder.out), force: folder.force)
         let seconds = Date().timeIntervalSince(started)
         let tables = summary.entities.map { "\($0.count) entities in \($0.table)" }.joined(separator: ", ")
         print("Dataset \(dataset.name), seed \(state.seed), window \(state.window.from.shortISO8601) to \(state.window.to.shortISO8601)")
-        print("Wrote \(out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", seconds)) s")
+        print("Wrote \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", seconds)) s")
     }
 }

@@ -20,9 +20,7 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plan = try await Planning.plan(datasetOptions, target: target, prune: prune)
-        try outputOptions.emit(plan)
-        let code = outputOptions.exitCode(for: plan)
-        if code != .success { throw code }
+        try outputOptions.finishDryRun(plan)
     }
 }
 

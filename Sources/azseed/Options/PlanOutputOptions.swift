@@ -17,13 +17,15 @@ struct PlanOutputOptions: ParsableArguments {
 
     /// Prints the plan and saves it when asked.
     func emit(_ plan: Plan) throws {
+        // The JSON is made once, for printing and saving alike.
+        let json = output == .json || out != nil ? plan.json().pretty() : ""
         switch output {
         case .text: Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
-        case .json: Console.print(plan.json().pretty())
+        case .json: Console.print(json)
         }
         if let out {
             do {
-                try Data(plan.json().pretty().utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
+                try Data(json.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
             } catch {
                 throw RunFailure("cannot save the plan to \(out): \((error as NSError).localizedDescription); check the folder exists and is writable")
             }
@@ -31,9 +33,11 @@ struct PlanOutputOptions: ParsableArguments {
         }
     }
 
-    /// `--detailed-exitcode`: 2 when the plan changes something.
-    func exitCode(for plan: Plan) -> ExitCode {
-        detailedExitcode && !plan.isEmpty ? ExitCode(2) : .success
+    /// A dry run's end: prints (and saves) the plan, then with `--detailed-exitcode` exits 2
+    /// when it changes something.
+    func finishDryRun(_ plan: Plan) throws {
+        try emit(plan)
+        if detailedExitcode && !plan.isEmpty { throw ExitCode(2) }
     }
 }
 

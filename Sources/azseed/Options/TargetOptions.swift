@@ -27,12 +27,6 @@ struct TargetOptions: ParsableArguments {
         return try ConnectionString.fromEnvironment()
     }
 
-    /// Whether deletes here need `--yes` (anything but loopback does).
-    func needsConfirmationForDeletes() throws -> Bool {
-        guard let account = try explicitAccount() else { return false }
-        return !account.isLoopback
-    }
-
     /// Connects: to the explicit account, or starts the embedded storage and says so.
     func open() async throws -> StorageSession {
         if let account = try explicitAccount() {
