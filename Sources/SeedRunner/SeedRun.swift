@@ -22,10 +22,10 @@ public struct SeedRun: Sendable {
                    seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune)
     }
 
-    /// Observes the target and plans the way to `desired`.
-    public func plan(_ desired: DesiredStorage, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+    /// Observes the target and plans the way to `desired`; `digests` as in ``Planner``.
+    public func plan(_ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
         let observed = try await Observer(blobs: blobs, tables: tables).observe(desired, onEntities: onRead)
-        return try Planner.plan(desired: desired, observed: observed, header: header)
+        return try Planner.plan(desired: desired, observed: observed, header: header, digests: digests)
     }
 
     /// Observes the target and plans deleting what the dataset owns.

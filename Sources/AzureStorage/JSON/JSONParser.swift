@@ -40,12 +40,13 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A strict RFC 8259 parser over UTF-8 bytes, with a depth limit so hostile input cannot
-/// exhaust the stack.
+/// exhaust the stack. Its cursor is module-internal so ``EntityJSONReader`` can read
+/// entities straight from the bytes.
 public struct JSONParser {
-    private let bytes: [UInt8]
-    private var i = 0
-    private var depth = 0
-    private static let maxDepth = 64
+    let bytes: [UInt8]
+    var i = 0
+    var depth = 0
+    static let maxDepth = 64
 
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONNode {
         var parser = JSONParser(bytes: Array(bytes))
@@ -56,11 +57,11 @@ public struct JSONParser {
         return value
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8]) { self.bytes = bytes }
 
-    private func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
 
-    private mutating func skipSpace() {
+    mutating func skipSpace() {
         while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
     }
 
@@ -71,7 +72,7 @@ public struct JSONParser {
         return node
     }
 
-    private mutating func value() throws(JSONParseError) -> JSONNode {
+    mutating func value() throws(JSONParseError) -> JSONNode {
         guard i < bytes.count else { throw fail("unexpected end") }
         switch bytes[i] {
         case UInt8(ascii: "{"): return try object()
@@ -150,7 +151,7 @@ public struct JSONParser {
         return .number(String(decoding: bytes[start..<i], as: UTF8.self))
     }
 
-    private mutating func string() throws(JSONParseError) -> String {
+    mutating func string() throws(JSONParseError) -> String {
         i += 1
         // Fast path: most strings hold no escapes and become a String straight from the bytes.
         let start = i

@@ -159,7 +159,7 @@ public struct TableClient: Sendable {
         do {
             let response = try await pipeline.send(pipeline.request("GET", "/\(table)" + Self.entityPath(partitionKey, rowKey), query: query, headers: Self.jsonHeaders),
                                                    operation: "Get Entity", expected: [200])
-            var decoded = try EntityJSONDecoder.decode(try JSONParser.parse(response.body))
+            var decoded = try EntityJSONReader.entity(response.body)
             decoded.etag = decoded.etag ?? response.headers["ETag"]
             return decoded
         } catch let error as AzureStorageError where error.status == 404 && (error.code == "ResourceNotFound" || error.code == "EntityNotFound") {
@@ -175,8 +175,14 @@ public struct TableClient: Sendable {
         TableQuery(client: self, table: table, filter: filter, select: select, top: top, fullMetadata: fullMetadata)
     }
 
-    func queryPage(_ table: String, filter: TableFilter?, select: [String]?, top: Int?, fullMetadata: Bool = false,
-                   next: (String, String?)?) async throws -> (entities: [EntityJSONDecoder.Decoded], next: (String, String?)?) {
+    /// One page of a query, not yet decoded: its body and the continuation, if any.
+    struct RawPage: Sendable {
+        var body: Data
+        var next: (String, String?)?
+    }
+
+    func fetchPage(_ table: String, filter: TableFilter?, select: [String]?, top: Int?, fullMetadata: Bool = false,
+                   next: (String, String?)?) async throws -> RawPage {
         try check(table: table, operation: "Query Entities")
         if let filter, filter.comparisonCount > 15 {
             throw AzureStorageError(kind: .invalidRequest, operation: "Query Entities", url: pipeline.origin + pipeline.basePath + "/" + table, message: "a filter may hold at most 15 comparisons, not \(filter.comparisonCount)")
@@ -191,13 +197,12 @@ public struct TableClient: Sendable {
         }
         let headers = fullMetadata ? HTTPHeaders([("Accept", "application/json;odata=fullmetadata")]) : Self.jsonHeaders
         let response = try await pipeline.send(pipeline.request("GET", "/\(table)()", query: query, headers: headers), operation: "Query Entities", expected: [200])
-        var entities: [EntityJSONDecoder.Decoded] = []
-        let root = try JSONParser.parse(response.body)
-        if case .array(let items)? = root["value"] {
-            for item in items { entities.append(try EntityJSONDecoder.decode(item)) }
-        }
         let nextPK = response.headers["x-ms-continuation-NextPartitionKey"]
-        return (entities, nextPK.map { ($0, response.headers["x-ms-continuation-NextRowKey"]) })
+        return RawPage(body: response.body, next: nextPK.map { ($0, response.headers["x-ms-continuation-NextRowKey"]) })
+    }
+
+    static func decodePage(_ body: Data) throws -> [EntityJSONDecoder.Decoded] {
+        try EntityJSONReader.page(body)
     }
 
     // MARK: Entity group transactions
@@ -248,19 +253,45 @@ public struct TableQuery: AsyncSequence, Sendable {
     let top: Int?
     let fullMetadata: Bool
 
+    /// Fetches page n + 1 while page n is decoded and used, so the service and the client
+    /// work at the same time.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let query: TableQuery
-        var next: (String, String?)?
-        var finished = false
+        var pending: Task<TableClient.RawPage, any Error>?
+        var started = false
+
+        func fetch(after next: (String, String?)?) -> Task<TableClient.RawPage, any Error> {
+            let query = self.query
+            return Task {
+                try await query.client.fetchPage(query.table, filter: query.filter, select: query.select, top: query.top,
+                                                 fullMetadata: query.fullMetadata, next: next)
+            }
+        }
 
         public mutating func next() async throws -> [EntityJSONDecoder.Decoded]? {
-            while !finished {
-                let page = try await query.client.queryPage(query.table, filter: query.filter, select: query.select, top: query.top,
-                                                                  fullMetadata: query.fullMetadata, next: next)
-                next = page.next
-                finished = page.next == nil
+            if !started {
+                started = true
+                pending = fetch(after: nil)
+            }
+            while let task = pending {
+                let page: TableClient.RawPage
+                do {
+                    page = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+                } catch {
+                    pending = nil
+                    throw error
+                }
+                pending = page.next.map { fetch(after: $0) }
+                let entities: [EntityJSONDecoder.Decoded]
+                do {
+                    entities = try TableClient.decodePage(page.body)
+                } catch {
+                    pending?.cancel()
+                    pending = nil
+                    throw error
+                }
                 // The service may answer an empty page with a continuation: keep going.
-                if !page.entities.isEmpty || finished { return page.entities.isEmpty ? nil : page.entities }
+                if !entities.isEmpty { return entities }
             }
             return nil
         }

@@ -23,18 +23,22 @@ struct EntityMatcher {
         self.desired = desired
     }
 
-    mutating func plan(_ group: EntityGroup, into plan: inout Plan, digest: inout SHA256) throws {
+    mutating func plan(_ group: EntityGroup, into plan: inout Plan, digest: inout SHA256?) throws {
         let partitions = observed.tables[group.table]?.partitions ?? [:]
-        let index = try naturalKeyIndex(group, partitions: partitions)
+        // Built at the first desired entity missing under its RowKey: a re-plan of an
+        // account that already holds everything never needs it.
+        var index: [[UInt8]: [String]]?
         var groupRemap: [String: String] = [:]
         var taken = consumed[group.table] ?? [:]
         var line: [UInt8] = []
         var unchanged = 0
         try group.forEach { wanted in
-            line.removeAll(keepingCapacity: true)
-            EntityJSONEncoder.append(wanted, to: &line)
-            line.append(UInt8(ascii: "\n"))
-            digest.update(data: line)
+            if digest != nil {
+                line.removeAll(keepingCapacity: true)
+                EntityJSONEncoder.append(wanted, to: &line)
+                line.append(UInt8(ascii: "\n"))
+                digest!.update(data: line)
+            }
 
             var entity = wanted
             for (field, target) in group.rowKeyReferences {
@@ -43,7 +47,8 @@ struct EntityMatcher {
             let existing = partitions[entity.partitionKey]
             var recognisedFrom: String?
             var current = existing?[entity.rowKey]
-            if current == nil, !index.isEmpty, let key = Self.naturalKey(of: entity, fields: group.key),
+            if current == nil, index == nil { index = try naturalKeyIndex(group, partitions: partitions) }
+            if current == nil, let index, !index.isEmpty, let key = Self.naturalKey(of: entity, fields: group.key),
                let candidate = index[key]?.first(where: { !(taken[entity.partitionKey]?.contains($0) ?? false) }) {
                 current = existing?[candidate]
                 recognisedFrom = entity.rowKey
@@ -80,7 +85,7 @@ struct EntityMatcher {
             for partition in table.partitions {
                 let taken = consumed[table.name]?[partition] ?? []
                 let rows = existing.partitions[partition] ?? [:]
-                for rowKey in rows.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where !taken.contains(rowKey) {
+                for rowKey in rows.keys.filter({ !taken.contains($0) }).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                     if plan.header.prune {
                         plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete))
                     } else {
@@ -106,7 +111,7 @@ struct EntityMatcher {
         }
         let known = desiredKeys[group.table]?[group.partitions[0]] ?? []
         var index: [[UInt8]: [String]] = [:]
-        for rowKey in existing.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where !known.contains(rowKey) {
+        for rowKey in existing.keys.filter({ !known.contains($0) }).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             if let key = Self.naturalKey(of: existing[rowKey]!, fields: group.key) { index[key, default: []].append(rowKey) }
         }
         return index
@@ -130,6 +135,11 @@ struct EntityMatcher {
     /// Property-level differences, sorted by name. A double the service returned as an
     /// integer (JSON cannot tell `2.0` from `2` without an annotation) is the same value.
     static func changes(from current: TableEntity, to wanted: TableEntity) -> [PropertyChange] {
+        // Most entities of a re-plan are unchanged: say so without sorting names.
+        if current.properties.count == wanted.properties.count,
+           wanted.properties.allSatisfy({ name, value in current.properties[name].map { same(value, $0) } ?? false }) {
+            return []
+        }
         var names = Set(current.properties.keys)
         names.formUnion(wanted.properties.keys)
         var changes: [PropertyChange] = []

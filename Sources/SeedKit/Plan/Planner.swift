@@ -4,15 +4,17 @@ import Crypto
 /// Compares a desired state with an observed one and lists the actions between them. Pure:
 /// no I/O, the same inputs always give the same plan.
 public enum Planner {
-    /// The plan that takes `observed` to `desired`. `header` names the inputs; its digests
-    /// are filled in here. Deletes are planned only when `header.prune` is set.
-    public static func plan(desired: DesiredStorage, observed: ObservedState, header: PlanHeader) throws -> Plan {
-        var digest = SHA256()
+    /// The plan that takes `observed` to `desired`. `header` names the inputs; with
+    /// `digests` its digests are filled in here (only saved and JSON plans carry them, and
+    /// hashing every entity twice was a fifth of a large plan's time). Deletes are planned
+    /// only when `header.prune` is set.
+    public static func plan(desired: DesiredStorage, observed: ObservedState, header: PlanHeader, digests: Bool = true) throws -> Plan {
+        var digest: SHA256? = digests ? SHA256() : nil
         var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
                         unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
         planContainers(desired, observed, &plan, &digest)
         for table in desired.tables {
-            digest.update(data: Array("table\u{0}\(table.name)\n".utf8))
+            digest?.update(data: Array("table\u{0}\(table.name)\n".utf8))
             plan.tables.append(TableAction(name: table.name, change: observed.tables[table.name] == nil ? .create : .unchanged))
         }
         var matcher = EntityMatcher(observed: observed, desired: desired)
@@ -20,14 +22,16 @@ public enum Planner {
             try matcher.plan(group, into: &plan, digest: &digest)
         }
         matcher.planLeftovers(into: &plan)
-        plan.header.desiredDigest = hex(digest.finalize())
-        plan.header.observedDigest = observedDigest(observed)
+        if let digest {
+            plan.header.desiredDigest = hex(digest.finalize())
+            plan.header.observedDigest = observedDigest(observed)
+        }
         return plan
     }
 
-    private static func planContainers(_ desired: DesiredStorage, _ observed: ObservedState, _ plan: inout Plan, _ digest: inout SHA256) {
+    private static func planContainers(_ desired: DesiredStorage, _ observed: ObservedState, _ plan: inout Plan, _ digest: inout SHA256?) {
         for container in desired.containers {
-            digest.update(data: Array("container\u{0}\(container.name)\u{0}\(container.access.rawValue)\n".utf8))
+            digest?.update(data: Array("container\u{0}\(container.name)\u{0}\(container.access.rawValue)\n".utf8))
             let existing = observed.containers[container.name]
             switch existing {
             case nil:
@@ -39,7 +43,7 @@ public enum Planner {
             }
             let blobs = existing?.blobs ?? [:]
             for blob in container.blobs {
-                digest.update(data: Array("blob\u{0}\(container.name)\u{0}\(blob.name)\u{0}\(blob.md5Base64)\u{0}\(blob.contentType)\n".utf8))
+                digest?.update(data: Array("blob\u{0}\(container.name)\u{0}\(blob.name)\u{0}\(blob.md5Base64)\u{0}\(blob.contentType)\n".utf8))
                 var action = BlobAction(container: container.name, name: blob.name, change: .create, blob: blob, reasons: [])
                 if let current = blobs[blob.name] {
                     action.currentMD5 = current.md5

@@ -171,7 +171,7 @@ public enum SnapshotReader {
 
     static func decode(_ bytes: [UInt8], at place: String) throws(SnapshotError) -> TableEntity {
         do {
-            return try EntityJSONDecoder.decode(try JSONParser.parse(bytes)).entity
+            return try EntityJSONReader.entity(bytes).entity
         } catch {
             throw SnapshotError("\(place): not an entity: \(error)")
         }

@@ -69,8 +69,7 @@ extension EmulatorStore {
 
     static func decodeEntity(_ row: Row) throws -> StoredEntity {
         let body: Data = row["body"]
-        let node = try JSONParser.parse(body)
-        let decoded = try EntityJSONDecoder.decode(node)
+        let decoded = try EntityJSONReader.entity(body)
         return StoredEntity(entity: decoded.entity, timestamp: EdmDateTime(ticks: row["timestamp"]))
     }
 

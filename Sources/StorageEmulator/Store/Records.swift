@@ -101,6 +101,16 @@ struct StoredEntity: Sendable {
     var etag: String { Self.etag(timestamp) }
 
     static func etag(_ timestamp: EdmDateTime) -> String {
-        "W/\"datetime'" + timestamp.iso8601.replacingOccurrences(of: ":", with: "%3A") + "'\""
+        // Built byte by byte: Foundation's replacingOccurrences was a fifth of a query's time.
+        var time: [UInt8] = []
+        time.reserveCapacity(28)
+        timestamp.appendISO8601(to: &time)
+        var out = Array("W/\"datetime'".utf8)
+        out.reserveCapacity(48)
+        for byte in time {
+            if byte == UInt8(ascii: ":") { out += [UInt8(ascii: "%"), UInt8(ascii: "3"), UInt8(ascii: "A")] } else { out.append(byte) }
+        }
+        out += [UInt8(ascii: "'"), UInt8(ascii: "\"")]
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -46,14 +46,13 @@ struct EntityResponseWriter {
         if element && level != .none {
             member("odata.metadata") { JSONText.appendString("\(base)/$metadata#\(table)/@Element", to: &$0) }
         }
+        let path = level == .full ? "\(table)(PartitionKey='\(Self.keyText(entity.partitionKey))',RowKey='\(Self.keyText(entity.rowKey))')" : ""
         if level == .full {
-            let path = "\(table)(PartitionKey='\(Self.keyText(entity.partitionKey))',RowKey='\(Self.keyText(entity.rowKey))')"
             member("odata.type") { JSONText.appendString("\(base.split(separator: "/").last ?? "").\(table)", to: &$0) }
             member("odata.id") { JSONText.appendString("\(base)/\(path)", to: &$0) }
         }
         if level != .none { member("odata.etag") { JSONText.appendString(stored.etag, to: &$0) } }
         if level == .full {
-            let path = "\(table)(PartitionKey='\(Self.keyText(entity.partitionKey))',RowKey='\(Self.keyText(entity.rowKey))')"
             member("odata.editLink") { JSONText.appendString(path, to: &$0) }
         }
         func wanted(_ name: String) -> Bool { select.map { $0.contains(name) } ?? true }
@@ -95,5 +94,7 @@ struct EntityResponseWriter {
     }
 
     /// A key as it appears inside `'…'` in a URL: quotes doubled.
-    static func keyText(_ key: String) -> String { key.replacingOccurrences(of: "'", with: "''") }
+    static func keyText(_ key: String) -> String {
+        key.utf8.contains(UInt8(ascii: "'")) ? key.replacingOccurrences(of: "'", with: "''") : key
+    }
 }

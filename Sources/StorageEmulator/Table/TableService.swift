@@ -137,6 +137,8 @@ struct TableService: Sendable {
     /// `{"odata.metadata":"…#<fragment>","value":[…]}` (no metadata member at `nometadata`).
     static func collection(_ c: Context, metadata fragment: String, count: Int, _ item: (Int, inout [UInt8]) -> Void) -> [UInt8] {
         var out: [UInt8] = Array("{".utf8)
+        // Roughly an entity's size, so a page of 1,000 is not copied as it grows.
+        out.reserveCapacity(256 + count * 512)
         if c.level != .none {
             out += Array("\"odata.metadata\":".utf8)
             JSONText.appendString("\(c.base)/$metadata#\(fragment)", to: &out)

@@ -38,7 +38,7 @@ struct ApplyCommand: AsyncParsableCommand {
 
     func run() async throws {
         if dryRun {
-            let plan = try await Planning.plan(datasetOptions, target: target, prune: prune)
+            let plan = try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON)
             try outputOptions.finishDryRun(plan)
             return
         }
@@ -49,7 +49,8 @@ struct ApplyCommand: AsyncParsableCommand {
         if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         let desired = try Planning.desiredState(datasetOptions, target: target)
         try await StorageSession.with(target) { session in
-            let plan = try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune)
+            let plan = try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune,
+                                               digests: outputOptions.writesJSON)
             try await execute(plan, in: session)
         }
     }
@@ -76,7 +77,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let desired = try DesiredState.make(dataset, options: options)
         try await StorageSession.with(target) { session in
             try session.run.checkTarget(of: saved, file: file)
-            let fresh = try await Planning.plan(desired, in: session, counts: saved.counts, access: saved.access, prune: saved.prune)
+            let fresh = try await Planning.plan(desired, in: session, counts: saved.counts, access: saved.access, prune: saved.prune, digests: true)
             try SeedRun.checkUnchanged(saved: saved, fresh: fresh, file: file)
             try await execute(fresh, in: session)
         }

@@ -36,7 +36,7 @@ struct ImportCommand: AsyncParsableCommand {
                                     datasetDirectory: folder.standardizedFileURL.path, seed: read.seed, window: read.window,
                                     counts: [:], access: nil, prune: prune)
             Console.note("snapshot \(snapshot): \(read.containers.map { "\($0.blobs.count) blobs in \($0.name)" }.joined(separator: ", ")), \(read.tables.map { "\($0.entityCount) entities in \($0.name)" }.joined(separator: ", "))")
-            let plan = try await Planning.plan(read.storage, header: header, in: session)
+            let plan = try await Planning.plan(read.storage, header: header, in: session, digests: outputOptions.writesJSON)
             if dryRun {
                 try outputOptions.finishDryRun(plan)
                 return

@@ -19,7 +19,7 @@ struct PlanCommand: AsyncParsableCommand {
     var prune = false
 
     func run() async throws {
-        let plan = try await Planning.plan(datasetOptions, target: target, prune: prune)
+        let plan = try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON)
         try outputOptions.finishDryRun(plan)
     }
 }
@@ -27,10 +27,10 @@ struct PlanCommand: AsyncParsableCommand {
 /// Building a desired state and planning it against a target, shared by the commands.
 enum Planning {
     /// Opens the target, makes the desired state and plans (closing the target after).
-    static func plan(_ datasetOptions: DatasetOptions, target: TargetOptions, prune: Bool) async throws -> Plan {
+    static func plan(_ datasetOptions: DatasetOptions, target: TargetOptions, prune: Bool, digests: Bool) async throws -> Plan {
         let desired = try desiredState(datasetOptions, target: target)
         return try await StorageSession.with(target) { session in
-            try await plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune)
+            try await plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune, digests: digests)
         }
     }
 
@@ -40,16 +40,18 @@ enum Planning {
         return try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: try target.blobEndpoint()))
     }
 
-    static func plan(_ desired: DesiredState, in session: StorageSession, counts: [String: Int], access: AccessLevel?, prune: Bool) async throws -> Plan {
+    static func plan(_ desired: DesiredState, in session: StorageSession, counts: [String: Int], access: AccessLevel?, prune: Bool,
+                     digests: Bool) async throws -> Plan {
         Console.note("dataset \(desired.dataset.name), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
         let header = session.run.header(for: desired, counts: counts, access: access, prune: prune)
-        return try await plan(desired.storage, header: header, in: session)
+        return try await plan(desired.storage, header: header, in: session, digests: digests)
     }
 
-    /// Observes and plans, with a count of entities read on a terminal.
-    static func plan(_ storage: DesiredStorage, header: PlanHeader, in session: StorageSession) async throws -> Plan {
+    /// Observes and plans, with a count of entities read on a terminal. `digests`: whether
+    /// the plan will be written as JSON or checked against a saved one.
+    static func plan(_ storage: DesiredStorage, header: PlanHeader, in session: StorageSession, digests: Bool) async throws -> Plan {
         let bar = ProgressBar(label: "reading the target")
         defer { bar.finish() }
-        return try await session.run.plan(storage, header: header) { bar.update(done: $0, total: nil) }
+        return try await session.run.plan(storage, header: header, digests: digests) { bar.update(done: $0, total: nil) }
     }
 }

@@ -15,6 +15,9 @@ struct PlanOutputOptions: ParsableArguments {
     @Flag(help: "Exit 0 when there are no changes and 2 when there are.")
     var detailedExitcode = false
 
+    /// Whether the plan is printed or saved as JSON (and so needs its digests).
+    var writesJSON: Bool { output == .json || out != nil }
+
     /// Prints the plan and saves it when asked.
     func emit(_ plan: Plan) throws {
         // The JSON is made once, for printing and saving alike.

@@ -1,0 +1,138 @@
+/// Reads entities straight from OData JSON bytes, without building a ``JSONNode`` tree for
+/// the whole document: the hot path of query pages (client) and stored entities
+/// (emulator). Types and errors are those of ``EntityJSONDecoder``.
+public enum EntityJSONReader {
+    /// The entities of a query response (`{"odata.metadata":…,"value":[…]}`).
+    public static func page(_ bytes: some Collection<UInt8>) throws -> [EntityJSONDecoder.Decoded] {
+        var parser = JSONParser(bytes: Array(bytes))
+        var entities: [EntityJSONDecoder.Decoded] = []
+        try parser.objectMembers { parser, name in
+            guard name == "value" else {
+                _ = try parser.value()
+                return
+            }
+            guard parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "[") else {
+                throw parser.fail("'value' must be an array")
+            }
+            try parser.arrayItems { parser in entities.append(try parser.entity()) }
+        }
+        try parser.end()
+        return entities
+    }
+
+    /// One entity object (a stored entity, a snapshot line, a response body).
+    public static func entity(_ bytes: some Collection<UInt8>) throws -> EntityJSONDecoder.Decoded {
+        var parser = JSONParser(bytes: Array(bytes))
+        let decoded = try parser.entity()
+        try parser.end()
+        return decoded
+    }
+}
+
+extension JSONParser {
+    /// The end of the document: only white space may follow.
+    mutating func end() throws(JSONParseError) {
+        skipSpace()
+        guard i == bytes.count else { throw fail("unexpected text after the value") }
+    }
+
+    /// Calls `member` at each member's value (the cursor on its first byte); `member` must
+    /// consume the value.
+    mutating func objectMembers(_ member: (inout JSONParser, String) throws -> Void) throws {
+        skipSpace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
+        depth += 1
+        defer { depth -= 1 }
+        if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
+        i += 1
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
+        while true {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let name = try string()
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipSpace()
+            try member(&self, name)
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end in object") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; return }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    /// Calls `item` at each element of an array (the cursor on its first byte).
+    mutating func arrayItems(_ item: (inout JSONParser) throws -> Void) throws {
+        depth += 1
+        defer { depth -= 1 }
+        if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
+        i += 1
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
+        while true {
+            skipSpace()
+            try item(&self)
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end in array") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "]") { i += 1; return }
+            throw fail("expected ',' or ']'")
+        }
+    }
+
+    /// An entity object at the cursor: keys, server values and typed properties.
+    mutating func entity() throws -> EntityJSONDecoder.Decoded {
+        skipSpace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw EntityDecodingError("an entity must be a JSON object") }
+        // Annotations may come before or after their values, so values wait for the end.
+        var annotations: [(String, String)] = []
+        var values: [(String, JSONNode)] = []
+        var pk: String?, rk: String?, etag: String?, timestamp: EdmDateTime?
+        try objectMembers { parser, name in
+            let value = try parser.value()
+            if let property = Self.annotatedProperty(name) {
+                guard let type = value.stringValue else { throw EntityDecodingError("\(name) must be a string") }
+                annotations.append((property, type))
+            } else if Self.isODataControl(name) {
+                if name == "odata.etag" { etag = value.stringValue }
+            } else {
+                switch name {
+                case "PartitionKey": pk = value.stringValue
+                case "RowKey": rk = value.stringValue
+                case "Timestamp": if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
+                default: values.append((name, value))
+                }
+            }
+        }
+        guard let pk else { throw EntityDecodingError("the entity has no PartitionKey string") }
+        guard let rk else { throw EntityDecodingError("the entity has no RowKey string") }
+        var properties = [String: EdmValue](minimumCapacity: values.count)
+        for (name, value) in values {
+            let annotation = annotations.last { $0.0 == name }?.1
+            properties[name] = try EntityJSONDecoder.decodeValue(value, annotation: annotation, property: name)
+        }
+        for (name, _) in annotations where properties[name] == nil && name != "PartitionKey" && name != "RowKey" && name != "Timestamp" {
+            throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
+        }
+        return EntityJSONDecoder.Decoded(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
+    }
+
+    private static let typeSuffix = Array("@odata.type".utf8)
+
+    /// `Name` of a `Name@odata.type` member, else nil (compared as bytes: String's
+    /// `hasSuffix` compares grapheme by grapheme).
+    static func annotatedProperty(_ name: String) -> String? {
+        let utf8 = name.utf8
+        guard utf8.count > typeSuffix.count, utf8.suffix(typeSuffix.count).elementsEqual(typeSuffix) else { return nil }
+        return String(name.utf8.dropLast(typeSuffix.count))!
+    }
+
+    /// `odata.*` and `@odata.*` members carry metadata, not properties.
+    static func isODataControl(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        return utf8.starts(with: "odata.".utf8) || utf8.starts(with: "@odata.".utf8)
+    }
+}
