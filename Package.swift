@@ -27,9 +27,14 @@ let package = Package(
             path: "Sources/CJPEG",
             providers: [.apt(["libjpeg-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(
             name: "AzureStorage",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "SeedKit",

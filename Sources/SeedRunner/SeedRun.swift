@@ -9,7 +9,7 @@ public struct SeedRun: Sendable {
     public let blobs: BlobClient
     public let tables: TableClient
 
-    public init(account: StorageAccount, target: PlanTarget, transport: any HTTPTransport = URLSessionTransport(),
+    public init(account: StorageAccount, target: PlanTarget, transport: any HTTPTransport = CurlTransport(),
                 configuration: ClientConfiguration = ClientConfiguration()) {
         self.target = target
         blobs = BlobClient(account: account, transport: transport, configuration: configuration)

@@ -54,7 +54,7 @@ while True:
             portText += String(decoding: chunk, as: UTF8.self)
         }
         let port = try #require(Int(portText.trimmingCharacters(in: .whitespacesAndNewlines)))
-        let transport = URLSessionTransport(timeout: 10)
+        let transport = CurlTransport(timeout: 10)
         for method in ["PUT", "MERGE", "PATCH", "POST", "DELETE", "GET"] {
             let body = method == "GET" || method == "DELETE" ? Data() : Data("{\"a\":\"ü\"}".utf8)
             let request = HTTPRequest(method: method, origin: "http://127.0.0.1:\(port)", path: "/devstoreaccount1/t(PartitionKey='p%20k%27%271',RowKey='r')",
@@ -81,7 +81,7 @@ while True:
     }
 
     @Test func refusedConnectionIsATransportError() async throws {
-        let transport = URLSessionTransport(timeout: 5)
+        let transport = CurlTransport(timeout: 5)
         let client = TableClient(account: .development(host: "127.0.0.1", blobPort: 9, tablePort: 9), transport: transport,
                                  configuration: ClientConfiguration(retry: .noRetry))
         await #expect(performing: { try await client.createTable("events") }, throws: { error in

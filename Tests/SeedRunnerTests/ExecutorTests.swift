@@ -18,7 +18,7 @@ import Testing
     }
 
     static func run(_ server: EmulatorServer, configuration: ClientConfiguration = ClientConfiguration(),
-                    transport: any HTTPTransport = URLSessionTransport()) -> SeedRun {
+                    transport: any HTTPTransport = CurlTransport()) -> SeedRun {
         let account = server.account
         return SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
                                                              tableEndpoint: account.tableEndpoint.absoluteString),
@@ -78,7 +78,7 @@ import Testing
             let configuration = ClientConfiguration(retry: RetryPolicy(maxRetries: 10, initialDelay: .milliseconds(5), maxDelay: .milliseconds(50)))
             // Counts the faults that reached the client, so the test shows it was tested.
             let faults = Mutex(0)
-            let network = URLSessionTransport(timeout: 2)
+            let network = CurlTransport(timeout: 2)
             let counting = ClosureTransport { request in
                 do {
                     let response = try await network.send(request)

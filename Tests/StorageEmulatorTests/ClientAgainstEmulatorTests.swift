@@ -127,7 +127,7 @@ import Testing
     @Test func retriesRideThroughInjectedFaults() async throws {
         try await Self.withEmulator(faultRate: 0.15) { server in
             let configuration = ClientConfiguration(retry: RetryPolicy(maxRetries: 12, initialDelay: .milliseconds(1), maxDelay: .milliseconds(5)))
-            let tables = TableClient(account: server.account, transport: URLSessionTransport(timeout: 2), configuration: configuration)
+            let tables = TableClient(account: server.account, transport: CurlTransport(timeout: 2), configuration: configuration)
             _ = try await tables.ensureTable("chaos")
             for i in 0..<40 {
                 let entity = TableEntity(partitionKey: "p", rowKey: String(i), properties: ["v": .int32(Int32(i))])

@@ -9,7 +9,7 @@ public struct BlobClient: Sendable {
     public var singleUploadLimit = 32 * 1024 * 1024
     public var blockSize = 8 * 1024 * 1024
 
-    public init(account: StorageAccount, transport: any HTTPTransport = URLSessionTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
+    public init(account: StorageAccount, transport: any HTTPTransport = CurlTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
         pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .blob)
     }
 

@@ -107,6 +107,7 @@ struct RequestPipeline: Sendable {
 
     /// A transport error as one readable line (never a URL with a query string).
     static func describe(_ error: Error) -> String {
+        if let curl = error as? CurlError { return curl.message }
         let ns = error as NSError
         if ns.domain == NSURLErrorDomain {
             switch ns.code {

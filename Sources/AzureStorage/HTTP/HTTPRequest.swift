@@ -21,6 +21,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         }
     }
 
+    /// Adds a field, keeping any of the same name (a response may repeat one).
+    mutating func append(_ name: String, _ value: String) { fields.append((name, value)) }
+
     /// Header names are ASCII tokens: compare them byte by byte, folding A–Z only
     /// (Foundation's locale-aware comparison was a hot spot under load).
     static func sameName(_ a: String, _ b: String) -> Bool {

@@ -5,7 +5,7 @@ public struct TableClient: Sendable {
     let pipeline: RequestPipeline
     public var account: StorageAccount { pipeline.account }
 
-    public init(account: StorageAccount, transport: any HTTPTransport = URLSessionTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
+    public init(account: StorageAccount, transport: any HTTPTransport = CurlTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
         pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .table)
     }
 

@@ -1,0 +1,29 @@
+#ifndef AZSEED_CCURL_SHIM_H
+#define AZSEED_CCURL_SHIM_H
+// libcurl's easy interface for the AzureStorage transport. curl_easy_setopt and
+// curl_easy_getinfo are variadic, which Swift cannot call: these typed wrappers can.
+#include <curl/curl.h>
+
+typedef size_t (*azs_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+
+static inline CURLcode azs_curl_setopt_long(CURL *curl, CURLoption option, long value) {
+    return curl_easy_setopt(curl, option, value);
+}
+
+static inline CURLcode azs_curl_setopt_pointer(CURL *curl, CURLoption option, const void *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+
+static inline CURLcode azs_curl_setopt_offset(CURL *curl, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(curl, option, value);
+}
+
+static inline CURLcode azs_curl_setopt_callback(CURL *curl, CURLoption option, azs_curl_data_callback callback) {
+    return curl_easy_setopt(curl, option, callback);
+}
+
+static inline CURLcode azs_curl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
+    return curl_easy_getinfo(curl, info, value);
+}
+
+#endif
