@@ -122,3 +122,9 @@ public struct ConnectionStringError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { prefixed ? "malformed connection string: \(reason)" : "malformed connection string in \(reason)" }
 }
+
+extension ConnectionStringError {
+    /// A connection string without AccountKey or SharedAccessSignature where requests must be
+    /// signed (the Table service answers no anonymous request).
+    public static let noCredential = ConnectionStringError("it has neither AccountKey nor SharedAccessSignature; the Table service needs one")
+}

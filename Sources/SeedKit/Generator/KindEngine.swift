@@ -19,6 +19,8 @@ final class KindEngine: Sendable {
     let slotNames: [String]
     /// Stored property names, sorted byte-wise, and their slots.
     let storedNames: [String]
+    /// The dataset file, for messages.
+    let datasetFile: String
     let storedSlots: [Int]
     /// Slots of the key fields, in key order.
     let keySlots: [Int]
@@ -34,6 +36,7 @@ final class KindEngine: Sendable {
 
     init(spec: KindSpec, context: GenerationContext) throws(GenerationError) {
         self.spec = spec
+        datasetFile = context.dataset.file
         stream = SeedRandom.stream(seed: context.seed, name: "\(spec.table)/\(spec.name)")
         naturalKey = NaturalKey(dataset: context.dataset.name, kind: spec.name)
         let columns = spec.columns
@@ -60,6 +63,7 @@ final class KindEngine: Sendable {
 
     private init(copying other: KindEngine, materialized: [GeneratedEntity]) {
         spec = other.spec
+        datasetFile = other.datasetFile
         stream = other.stream
         naturalKey = other.naturalKey
         slotNames = other.slotNames

@@ -40,8 +40,8 @@ struct Emulator: AsyncParsableCommand {
     var faultSeed: UInt64 = 1
 
     func validate() throws {
-        guard (0...65535).contains(blobPort), (0...65535).contains(tablePort) else {
-            throw ValidationError("ports are 0 to 65535 (0 picks a free port)")
+        for (flag, port) in [("--blob-port", blobPort), ("--table-port", tablePort)] where !(0...65535).contains(port) {
+            throw ValidationError("\(flag) \(port): ports are 0 to 65535 (0 picks a free port)")
         }
         guard blobPort != tablePort || blobPort == 0 else { throw ValidationError("--blob-port and --table-port must differ") }
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }

@@ -31,6 +31,11 @@ struct DatasetOptions: ParsableArguments {
 
     func validate() throws {
         if let events, events < 1 { throw ValidationError("--events must be at least 1, not \(events)") }
+        for (flag, date) in [("--now", now), ("--from", from), ("--to", to)] {
+            if let date, !date.value.isInAzureRange && date.value != .endOfRange {
+                throw ValidationError("\(flag) \(date.text) is outside Edm.DateTime's range (1601-01-01 to 9999-12-31)")
+            }
+        }
         _ = try parsedCounts()
     }
 
@@ -69,10 +74,14 @@ struct DatasetOptions: ParsableArguments {
 /// A `YYYY-MM-DD` or ISO 8601 flag value.
 struct DateArgument: ExpressibleByArgument {
     var value: EdmDateTime
+    /// As given, for messages.
+    var text: String
 
     init?(argument: String) {
-        guard let value = EdmDateTime(iso8601: argument), value.isInAzureRange || value == .endOfRange else { return nil }
+        // Parsed here; Azure's range is checked in validate(), which can say why.
+        guard let value = EdmDateTime(iso8601: argument) else { return nil }
         self.value = value
+        text = argument
     }
 }
 

@@ -16,15 +16,21 @@ struct TargetOptions: ParsableArguments {
 
     func validate() throws {
         if let connectionString {
-            do { _ = try ConnectionString.parse(connectionString) } catch { throw ValidationError("--connection-string: \(error)") }
+            do { _ = try Self.signed(ConnectionString.parse(connectionString)) } catch { throw ValidationError("--connection-string: \(error)") }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
         }
     }
 
     /// The account named by the flag or the environment; nil means the embedded storage.
     func explicitAccount() throws -> StorageAccount? {
-        if let connectionString { return try ConnectionString.parse(connectionString) }
-        return try ConnectionString.fromEnvironment()
+        if let connectionString { return try Self.signed(ConnectionString.parse(connectionString)) }
+        return try ConnectionString.fromEnvironment().map(Self.signed)
+    }
+
+    /// Every command reads or writes tables, which take no anonymous request.
+    private static func signed(_ account: StorageAccount) throws(ConnectionStringError) -> StorageAccount {
+        if case .anonymous = account.credential { throw .noCredential }
+        return account
     }
 
     /// Connects: to the explicit account, or starts the embedded storage and says so.
