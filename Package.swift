@@ -79,6 +79,11 @@ let package = Package(
             path: "Benchmarks/GenerateBenchmark"
         ),
         .executableTarget(
+            name: "photo-fixture",
+            dependencies: ["SeedKit"],
+            path: "Benchmarks/PhotoFixture"
+        ),
+        .executableTarget(
             name: "emulator-benchmark",
             dependencies: ["StorageEmulator", "AzureStorage"],
             path: "Benchmarks/EmulatorBenchmark"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# azseed beside the Python SDK port of the original program (Benchmarks/python), release
+# build, each run against a fresh emulator on disk started from the same azseed binary.
+#
+#   Benchmarks/compare.sh [events] [photos]     (defaults: 100000 events, 1000 photos)
+#
+# Workloads: the SpeakEasy job with N events (azseed apply; the port sequential and with 8
+# threads); N photos of about 30 KB (azseed apply of a photo dataset; the port's uploads,
+# sequential and 8 threads); azseed plan against the account holding the N events; a cold
+# plan of the default dataset; azseed generate of 1,000,000 events. Each line: wall seconds,
+# peak RSS of the measured process, and the rate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events="${1:-100000}"
+photos="${2:-1000}"
+make -s venv >/dev/null
+swift build -c release --product azseed >/dev/null 2>&1
+swift build -c release --product photo-fixture >/dev/null 2>&1
+bin=$PWD/.build/release/azseed
+py=$PWD/.venv/bin/python
+port=$PWD/Benchmarks/python/speakeasy_port.py
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+start() {  # start NAME [--in-memory]: a new, empty emulator (in this shell, so the trap stops it)
+  local where=(--data-dir "$work/$1"); [ "${2:-}" = --in-memory ] && where=(--in-memory)
+  "$bin" emulator --blob-port 0 --table-port 0 "${where[@]}" >"$work/$1.out" 2>&1 &
+  for _ in $(seq 100); do grep -q 'table:' "$work/$1.out" 2>/dev/null && break; sleep 0.1; done
+}
+cs() {  # cs NAME -> the connection string of emulator NAME
+  echo "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=$(awk '/blob:/ {print $2}' "$work/$1.out");TableEndpoint=$(awk '/table:/ {print $2}' "$work/$1.out")"
+}
+measure() {  # measure LABEL COUNT UNIT command... -> one result line
+  local label=$1 count=$2 unit=$3; shift 3
+  /usr/bin/time -o "$work/time" -f "%e %M" "$@" >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
+  read -r wall rss <"$work/time"
+  printf "%-44s %8.2f s %7.0f MB %10s %s/s\n" "$label" "$wall" "$((rss / 1024))" "$(awk -v n="$count" -v s="$wall" 'BEGIN { printf "%.0f", n / s }')" "$unit"
+}
+window=(--now 2026-11-21 --from 2026-01-01 --to 2027-01-01)
+images=$PWD/Seeds/speakeasy/images
+
+echo "== SpeakEasy with $events events (8 photos, 8 speakers, the events), each into an empty account"
+start a1
+measure "azseed apply (--concurrency 8)" "$((events + 8))" entities "$bin" apply --connection-string "$(cs a1)" --events "$events" "${window[@]}"
+start p1
+measure "python port, sequential" "$((events + 8))" entities "$py" "$port" --connection-string "$(cs p1)" --events "$events" --images "$images"
+start p8
+measure "python port, 8 threads" "$((events + 8))" entities "$py" "$port" --connection-string "$(cs p8)" --events "$events" --images "$images" --threads 8
+
+"$PWD/.build/release/photo-fixture" "$work/photos" "$photos" >/dev/null
+bytes=$(du -sb "$work/photos/images" | cut -f1)
+echo "== $photos photos ($((bytes / photos / 1024)) KB each), each into an empty account"
+start b1
+measure "azseed apply (--concurrency 8)" "$photos" photos "$bin" apply --connection-string "$(cs b1)" --dataset "$work/photos"
+start q1
+measure "python port uploads, sequential" "$photos" photos "$py" "$port" --connection-string "$(cs q1)" --images "$work/photos/images" --only blobs
+start q8
+measure "python port uploads, 8 threads" "$photos" photos "$py" "$port" --connection-string "$(cs q8)" --images "$work/photos/images" --only blobs --threads 8
+# The same against an emulator in memory: without its fsync per blob, what the clients do.
+start m1 --in-memory
+measure "azseed apply, emulator in memory" "$photos" photos "$bin" apply --connection-string "$(cs m1)" --dataset "$work/photos"
+start m8 --in-memory
+measure "python port 8 threads, emulator in memory" "$photos" photos "$py" "$port" --connection-string "$(cs m8)" --images "$work/photos/images" --only blobs --threads 8
+
+echo "== plan"
+measure "plan against $events existing entities" "$((events + 8))" entities "$bin" plan --connection-string "$(cs a1)" --events "$events" "${window[@]}"
+start d1
+seeded=$(cs d1)
+"$bin" apply --connection-string "$seeded" "${window[@]}" >/dev/null 2>&1
+for run in 1 2 3; do
+  measure "cold plan, default dataset, seeded account ($run)" 116 entities "$bin" plan --connection-string "$seeded" "${window[@]}"
+done
+start e1
+empty=$(cs e1)
+measure "cold plan, default dataset, empty account" 116 entities "$bin" plan --connection-string "$empty" "${window[@]}"
+measure "cold plan, default dataset, embedded storage" 116 entities "$bin" plan --data-dir "$work/embedded" "${window[@]}"
+
+echo "== generate"
+measure "generate --events 1000000" 1000008 entities "$bin" generate --out "$work/fx" --events 1000000 "${window[@]}"
