@@ -7,6 +7,7 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 AZSEED     := .build/debug/azseed
 VENV       := .venv
 PYTHON     ?= python3
+SHELL      := /bin/bash
 
 .PHONY: all deps venv build test seed bench clean
 
@@ -31,20 +32,27 @@ $(VENV)/.installed: Tests/conformance/requirements.txt
 build: deps
 	$(SWIFT) build
 
-# Tests write their scratch folders under .build/test-tmp, emptied on every run.
+# Tests write their scratch folders under .build/test-tmp, emptied on every run. Everything
+# the suites print, and every output of azseed they record, lands in .build/test-output and
+# is scanned for account keys and SAS signatures at the end.
+OUTPUTS := .build/test-output
 test: deps venv
 	$(SWIFT) build --build-tests
-	rm -rf .build/test-tmp && mkdir -p .build/test-tmp
-	TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build
-	$(VENV)/bin/python -m pytest -q Tests/conformance
+	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
+	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
+	set -o pipefail; AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
+	$(VENV)/bin/python Tests/scan_secrets.py $(OUTPUTS)
 
 # Plans and applies the SpeakEasy dataset on the embedded storage (.azseed/storage); a re-run
 # converges. azseed prints where the data lives and how to serve it.
 seed: build
 	$(AZSEED) apply
 
-bench: deps
+# Release-build benchmarks: generation and emulator rates, then azseed beside the Python SDK
+# port of the original program (Benchmarks/compare.sh). Figures: Benchmarks/RESULTS.md.
+bench: deps venv
 	Benchmarks/run.sh
+	Benchmarks/compare.sh
 
 clean:
 	rm -rf .build fixture $(VENV)

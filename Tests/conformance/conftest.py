@@ -1,4 +1,5 @@
-"""Shared fixtures of the conformance suite: where the built azseed lives."""
+"""Shared fixtures of the conformance suite: where the built azseed lives, the emulator under
+test, and the record of every azseed output, scanned for secrets."""
 import os
 import pathlib
 
@@ -81,27 +82,88 @@ def send(method, url, headers, body=b"", timeout=10):
         connection.close()
 
 
-def start_emulator(azseed, *extra):
-    process = subprocess.Popen([azseed, "emulator", "--blob-port", "0", "--table-port", "0", *extra],
+# --- Secrets: every output of azseed is recorded and scanned ----------------------------
+
+# Account keys the suite uses (the development key, and any a test makes up) and SAS
+# signatures: none may appear in anything azseed prints.
+SECRETS = {KEY}
+SAS_SIGNATURE = re.compile(r"sig=(?!<|redacted)[A-Za-z0-9%+/=]{8,}")
+OUTPUT_LOG = pathlib.Path(os.environ.get("AZSEED_OUTPUT_LOG", ROOT / ".build" / "test-output" / "azseed-outputs.log"))
+_recorded = []
+
+
+def register_secret(secret):
+    """A key or SAS token a test passes to azseed: it must never come back out."""
+    SECRETS.add(secret)
+    return secret
+
+
+def leaked(text):
+    """The secrets found in `text` (masked), empty when it is clean."""
+    found = [f"account key {s[:4]}…" for s in SECRETS if s in text or urllib.parse.quote(s, safe="") in text]
+    found += [f"SAS signature {m.group(0)[:8]}…" for m in SAS_SIGNATURE.finditer(text)]
+    return found
+
+
+def record(args, stdout, stderr):
+    """Keeps one invocation's output for the end-of-session scan and checks it at once."""
+    stdout = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else (stdout or "")
+    stderr = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else (stderr or "")
+    shown = " ".join("<connection string>" if "AccountKey=" in a or "SharedAccessSignature=" in a else a for a in args[1:])
+    _recorded.append(f"$ azseed {shown}\n{stdout}{stderr}")
+    found = leaked(stdout + stderr)
+    assert not found, f"azseed {shown} printed a secret: {found}"
+
+
+def run(azseed, *args, cwd=None, env=None, timeout=300, input=None):
+    """Runs azseed with no connection string in the environment (unless `env` says), records
+    its output and fails the test if the output holds a secret."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
+    done = subprocess.run([azseed, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout, input=input)
+    record([azseed, *args], done.stdout, done.stderr)
+    return done
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Writes every recorded output to OUTPUT_LOG (for `make test`'s own scan) and fails the
+    session if any of it holds a secret."""
+    OUTPUT_LOG.parent.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(_recorded)
+    OUTPUT_LOG.write_text(text)
+    found = leaked(text)
+    if found:
+        print(f"\nsecrets found in azseed output: {found}")
+        session.exitstatus = 1
+
+
+def start_emulator(azseed, *extra, blob_port=0, table_port=0):
+    process = subprocess.Popen([azseed, "emulator", "--blob-port", str(blob_port), "--table-port", str(table_port), *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     blob = table = None
+    lines = []
     while blob is None or table is None:
         line = process.stdout.readline()
         if not line:
             raise RuntimeError("emulator did not start: " + process.stderr.read())
+        lines.append(line)
         if m := re.match(r"\s+blob:\s+(\S+)", line):
             blob = m.group(1)
         if m := re.match(r"\s+table:\s+(\S+)", line):
             table = m.group(1)
-    return Emulator(process, blob, table)
+    emulator = Emulator(process, blob, table)
+    emulator.args, emulator.started = [azseed, "emulator", *extra], "".join(lines)
+    return emulator
 
 
 def stop_emulator(emulator):
     emulator.process.terminate()
     try:
-        emulator.process.wait(timeout=10)
+        out, err = emulator.process.communicate(timeout=10)
     except subprocess.TimeoutExpired:
         emulator.process.kill()
+        out, err = emulator.process.communicate()
+    record(emulator.args, emulator.started + (out or ""), err)
 
 
 @pytest.fixture(scope="session")

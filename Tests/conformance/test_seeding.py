@@ -14,17 +14,9 @@ import pytest
 from azure.data.tables import TableServiceClient, UpdateMode
 from azure.storage.blob import BlobServiceClient
 
-from conftest import KEY, ROOT, start_emulator, stop_emulator
+from conftest import KEY, ROOT, record, run, start_emulator, stop_emulator
 
 NOW = ["--now", "2026-11-21"]
-
-
-def run(azseed, *args, cwd=None, timeout=300):
-    """Runs azseed with no connection string in the environment; no output may hold the key."""
-    env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
-    done = subprocess.run([azseed, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
-    assert KEY not in done.stdout + done.stderr
-    return done
 
 
 @pytest.fixture
@@ -218,7 +210,7 @@ def test_a_killed_apply_converges_when_run_again(azseed, tmp_path):
     try:
         args = ["apply", "--connection-string", emulator.connection_string, *NOW, "--events", "6000"]
         env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
-        process = subprocess.Popen([azseed, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen([azseed, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         table = TableServiceClient.from_connection_string(emulator.connection_string).get_table_client("events")
         deadline = time.time() + 120
         seen = 0
@@ -232,7 +224,7 @@ def test_a_killed_apply_converges_when_run_again(azseed, tmp_path):
             time.sleep(0.05)
         assert process.poll() is None, "apply finished before it could be killed; raise --events"
         process.send_signal(signal.SIGKILL)
-        process.wait()
+        record([azseed, *args], *process.communicate())
         partial = sum(1 for _ in table.query_entities("PartitionKey eq 'Events'", select=["RowKey"]))
         assert 300 <= partial < 6000
 

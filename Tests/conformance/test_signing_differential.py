@@ -16,7 +16,7 @@ from azure.core.pipeline.transport import HttpRequest
 from azure.data.tables._authentication import SharedKeyCredentialPolicy as TablePolicy
 from azure.storage.blob._shared.authentication import SharedKeyCredentialPolicy as BlobPolicy
 
-from conftest import ACCOUNT, KEY
+from conftest import ACCOUNT, KEY, record
 
 BLOB = "http://127.0.0.1:10000/devstoreaccount1"
 TABLE = "http://127.0.0.1:10002/devstoreaccount1"
@@ -143,6 +143,7 @@ def test_signatures_match_the_official_sdks(azseed):
     assert len(requests) >= 200
     lines = "\n".join(json.dumps(r, ensure_ascii=False) for r in requests) + "\n"
     result = subprocess.run([azseed, "sign-requests"], input=lines.encode(), capture_output=True, check=True)
+    record([azseed, "sign-requests"], result.stdout, result.stderr)
     ours = result.stdout.decode().splitlines()
     assert len(ours) == len(requests)
     mismatches = [(r["method"], r["url"], s, o) for r, s, o in zip(requests, map(sdk_sign, requests), ours) if s != o]
