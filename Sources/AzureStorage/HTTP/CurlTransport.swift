@@ -177,17 +177,18 @@ final class CurlHandle: @unchecked Sendable {
 nonisolated(unsafe) private let emptyBody = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
 private let curlHeaderCallback: azs_curl_data_callback = { data, size, count, context in
-    guard let data, let context else { return 0 }
-    let handle = Unmanaged<CurlHandle>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    data.withMemoryRebound(to: UInt8.self, capacity: length) { handle.header(UnsafeBufferPointer(start: $0, count: length)) }
-    return length
+    deliver(data, size * count, context) { $0.header($1) }
 }
 
 private let curlBodyCallback: azs_curl_data_callback = { data, size, count, context in
+    deliver(data, size * count, context) { $0.append($1) }
+}
+
+/// Hands a callback's bytes to the handle behind `context`; returns the count consumed.
+private func deliver(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, _ context: UnsafeMutableRawPointer?,
+                     _ body: (CurlHandle, UnsafeBufferPointer<UInt8>) -> Void) -> Int {
     guard let data, let context else { return 0 }
     let handle = Unmanaged<CurlHandle>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    data.withMemoryRebound(to: UInt8.self, capacity: length) { handle.append(UnsafeBufferPointer(start: $0, count: length)) }
+    data.withMemoryRebound(to: UInt8.self, capacity: length) { body(handle, UnsafeBufferPointer(start: $0, count: length)) }
     return length
 }
