@@ -137,6 +137,11 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+def port(endpoint):
+    """The port of an emulator endpoint such as http://127.0.0.1:10000/devstoreaccount1."""
+    return int(urllib.parse.urlsplit(endpoint).port)
+
+
 def start_emulator(azseed, *extra, blob_port=0, table_port=0):
     process = subprocess.Popen([azseed, "emulator", "--blob-port", str(blob_port), "--table-port", str(table_port), *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

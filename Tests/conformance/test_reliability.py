@@ -12,7 +12,7 @@ import pytest
 from azure.data.tables import TableServiceClient
 from azure.storage.blob import BlobServiceClient
 
-from conftest import record, run, start_emulator, stop_emulator
+from conftest import port, record, run, start_emulator, stop_emulator
 from test_seeding import NOW
 
 # Kill-and-rerun trials: `make test` runs 8; AZSEED_KILL_TRIALS=100 for a longer soak.
@@ -57,10 +57,6 @@ def test_apply_converges_through_injected_faults(azseed, tmp_path, fault_seed):
         stop_emulator(clean)
     # A dropped connection must cost a retry, not a 30-second transport timeout.
     assert elapsed < 60, f"apply through faults took {elapsed:.1f} s"
-
-
-def port(endpoint):
-    return int(endpoint.split(":")[2].split("/")[0])
 
 
 def entity_count(table):

@@ -108,16 +108,6 @@ struct RequestPipeline: Sendable {
     /// A transport error as one readable line (never a URL with a query string).
     static func describe(_ error: Error) -> String {
         if let curl = error as? CurlError { return curl.message }
-        let ns = error as NSError
-        if ns.domain == NSURLErrorDomain {
-            switch ns.code {
-            case NSURLErrorCannotConnectToHost: return "connection refused; is the endpoint right and the service running?"
-            case NSURLErrorTimedOut: return "timed out waiting for the service"
-            case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "the host name does not resolve"
-            case NSURLErrorNetworkConnectionLost: return "the connection was dropped"
-            default: return "network error \(ns.code)"
-            }
-        }
         return "\(type(of: error))"
     }
 }

@@ -52,30 +52,16 @@ public final class CurlTransport: HTTPTransport {
 
 /// Why libcurl could not complete a request (no URL with secrets: the caller names it).
 public struct CurlError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable { case refused, unresolved, timedOut, dropped, other }
-    public var kind: Kind
-    public var code: Int
     public var message: String
     public var description: String { message }
 
     init(_ code: CURLcode, detail: String) {
-        self.code = Int(code.rawValue)
         switch code {
-        case CURLE_COULDNT_CONNECT:
-            kind = .refused
-            message = "connection refused; is the endpoint right and the service running?"
-        case CURLE_COULDNT_RESOLVE_HOST:
-            kind = .unresolved
-            message = "the host name does not resolve"
-        case CURLE_OPERATION_TIMEDOUT:
-            kind = .timedOut
-            message = "timed out waiting for the service"
-        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:
-            kind = .dropped
-            message = "the connection was dropped"
-        default:
-            kind = .other
-            message = "network error \(code.rawValue)" + (detail.isEmpty ? "" : ": \(detail)")
+        case CURLE_COULDNT_CONNECT: message = "connection refused; is the endpoint right and the service running?"
+        case CURLE_COULDNT_RESOLVE_HOST: message = "the host name does not resolve"
+        case CURLE_OPERATION_TIMEDOUT: message = "timed out waiting for the service"
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: message = "the connection was dropped"
+        default: message = "network error \(code.rawValue)" + (detail.isEmpty ? "" : ": \(detail)")
         }
     }
 }
@@ -83,7 +69,6 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
 /// One libcurl easy handle and the response it is collecting. Used by one request at a time.
 final class CurlHandle: @unchecked Sendable {
     private let easy: UnsafeMutableRawPointer
-    private var status = 0
     private var headers = HTTPHeaders()
     private var body: [UInt8] = []
 
@@ -97,7 +82,6 @@ final class CurlHandle: @unchecked Sendable {
     func perform(_ request: HTTPRequest, timeout: Int) throws -> HTTPResponse {
         // Reset keeps the handle's live connections; only the options are cleared.
         curl_easy_reset(easy)
-        status = 0
         headers = HTTPHeaders()
         body = []
         var list: UnsafeMutablePointer<curl_slist>?

@@ -37,14 +37,8 @@ public struct TableClient: Sendable {
             if let problem = StorageNames.propertyProblem(name) {
                 throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)': \(problem)")
             }
-            switch value {
-            case .string(let s) where s.utf16.count > StorageNames.maxStringUTF16:
-                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) is longer than 32K characters")
-            case .binary(let b) where b.count > StorageNames.maxBinaryBytes:
-                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) is larger than 64 KiB")
-            case .dateTime(let d) where !d.isInAzureRange:
-                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) is outside Edm.DateTime's range")
-            default: break
+            if let problem = StorageNames.valueProblem(value) {
+                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) \(problem)")
             }
         }
     }
@@ -201,10 +195,6 @@ public struct TableClient: Sendable {
         return RawPage(body: response.body, next: nextPK.map { ($0, response.headers["x-ms-continuation-NextRowKey"]) })
     }
 
-    static func decodePage(_ body: Data) throws -> [EntityJSONDecoder.Decoded] {
-        try EntityJSONReader.page(body)
-    }
-
     // MARK: Entity group transactions
 
     /// Submits operations on one partition atomically; returns each operation's ETag.
@@ -284,7 +274,7 @@ public struct TableQuery: AsyncSequence, Sendable {
                 pending = page.next.map { fetch(after: $0) }
                 let entities: [EntityJSONDecoder.Decoded]
                 do {
-                    entities = try TableClient.decodePage(page.body)
+                    entities = try EntityJSONReader.page(page.body)
                 } catch {
                     pending?.cancel()
                     pending = nil

@@ -64,6 +64,17 @@ public enum StorageNames {
     /// The largest entity, in bytes.
     public static let maxEntityBytes = 1024 * 1024
 
+    /// Why Azure Tables would refuse a property value (too long, too large, out of range),
+    /// or nil; phrased to follow "property 'Name' …".
+    public static func valueProblem(_ value: EdmValue) -> String? {
+        switch value {
+        case .string(let s) where s.utf16.count > maxStringUTF16: "is longer than 32K characters (\(s.utf16.count) UTF-16 code units; Azure stores \(maxStringUTF16))"
+        case .binary(let b) where b.count > maxBinaryBytes: "is larger than 64 KiB (\(b.count) bytes)"
+        case .dateTime(let d) where !d.isInAzureRange: "is outside Edm.DateTime's range (1601-01-01 to 9999-12-31)"
+        default: nil
+        }
+    }
+
     private static func isLetter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) }
 
     static func isControl(_ s: Unicode.Scalar) -> Bool { s.value < 0x20 || (0x7F...0x9F).contains(s.value) }

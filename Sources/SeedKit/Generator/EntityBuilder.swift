@@ -61,21 +61,14 @@ struct EntityBuilder {
     mutating func build(identity: UInt128, ordinal: Int, rowKey: RowKeyBits) throws(GenerationError) -> GeneratedEntity {
         try evaluate(identity: identity, ordinal: ordinal)
         let stored = engine.storedSlots.map { values[$0] }
-        for (name, value) in zip(engine.storedNames, stored) { try checkLimits(name, value, rowKey: rowKey) }
-        return GeneratedEntity(partitionKey: engine.spec.partition, rowKey: rowKey.text, names: engine.storedNames, values: stored)
-    }
-
-    /// Azure's per-value limits, checked as entities are made, so a template or row that
-    /// makes a value too long fails before anything is written (not at the batch).
-    private func checkLimits(_ name: String, _ value: EdmValue, rowKey: RowKeyBits) throws(GenerationError) {
-        let place = "\(engine.datasetFile):\(engine.spec.line): kind '\(engine.spec.name)', entity (\(engine.spec.partition), \(rowKey.text))"
-        switch value {
-        case .string(let s) where s.utf16.count > StorageNames.maxStringUTF16:
-            throw GenerationError("\(place): property '\(name)' is \(s.utf16.count) characters long; Azure Tables store at most \(StorageNames.maxStringUTF16) — shorten its template or value")
-        case .binary(let b) where b.count > StorageNames.maxBinaryBytes:
-            throw GenerationError("\(place): property '\(name)' is \(b.count) bytes; Azure Tables store at most \(StorageNames.maxBinaryBytes)")
-        default: break
+        // Azure's value limits, checked as entities are made, so a template or row that makes
+        // a value too long fails before anything is written (not at the batch).
+        for (name, value) in zip(engine.storedNames, stored) {
+            if let problem = StorageNames.valueProblem(value) {
+                throw GenerationError("\(engine.datasetFile):\(engine.spec.line): kind '\(engine.spec.name)', entity (\(engine.spec.partition), \(rowKey.text)): property '\(name)' \(problem); shorten its template or value")
+            }
         }
+        return GeneratedEntity(partitionKey: engine.spec.partition, rowKey: rowKey.text, names: engine.storedNames, values: stored)
     }
 
     private mutating func evaluate(identity: UInt128, ordinal: Int) throws(GenerationError) {

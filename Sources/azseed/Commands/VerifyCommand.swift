@@ -17,7 +17,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
-        let plan = try await Planning.plan(datasetOptions, target: target, prune: true, digests: false)
+        let plan = try await Planning.plan(datasetOptions, target: target, prune: true, digests: output == .json)
         if output == .json { Console.print(plan.json().pretty()) }
         if plan.isEmpty {
             if output == .text { Console.print("Verified: \(plan.header.target.displayName) holds exactly dataset \(plan.header.dataset) (\(plan.summary.unchanged) unchanged).\n") }
