@@ -10,12 +10,14 @@ enum EntityBatches {
     static let bodyBudget = TableBatchCodec.maxBodyBytes - 64 * 1024
 
     static func make(_ actions: [EntityAction]) -> [[TableBatchOperation]] {
-        var byPartition: [String: [TableBatchOperation]] = [:]
-        var order: [String] = []
+        // Partitions by bytes: two keys Azure tells apart never share a batch.
+        var byPartition: [ExactString: [TableBatchOperation]] = [:]
+        var order: [ExactString] = []
         for action in actions {
             guard let op = operation(action) else { continue }
-            if byPartition[action.partitionKey] == nil { order.append(action.partitionKey) }
-            byPartition[action.partitionKey, default: []].append(op)
+            let partition = ExactString(action.partitionKey)
+            if byPartition[partition] == nil { order.append(partition) }
+            byPartition[partition, default: []].append(op)
         }
         var batches: [[TableBatchOperation]] = []
         for partition in order {

@@ -28,7 +28,7 @@ public struct Observer: Sendable {
                 var found = ObservedContainer(access: AccessLevel(access))
                 for try await page in blobs.list(container: container.name) {
                     for blob in page {
-                        found.blobs[blob.name] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType)
+                        found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType)
                     }
                 }
                 observed.containers[container.name] = found

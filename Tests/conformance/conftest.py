@@ -109,7 +109,8 @@ def record(args, stdout, stderr):
     """Keeps one invocation's output for the end-of-session scan and checks it at once."""
     stdout = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else (stdout or "")
     stderr = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else (stderr or "")
-    shown = " ".join("<connection string>" if "AccountKey=" in a or "SharedAccessSignature=" in a else a for a in args[1:])
+    shown = " ".join("<connection string>" if "AccountKey=" in a or "SharedAccessSignature=" in a
+                     else "<argument holding a secret>" if leaked(a) else a for a in args[1:])
     _recorded.append(f"$ azseed {shown}\n{stdout}{stderr}")
     found = leaked(stdout + stderr)
     assert not found, f"azseed {shown} printed a secret: {found}"

@@ -19,6 +19,8 @@ SPEAKEASY = ROOT / "Seeds" / "speakeasy"
 PROD = f"DefaultEndpointsProtocol=https;AccountName=prod;AccountKey={KEY};EndpointSuffix=core.windows.net"
 WRONG_KEY = register_secret(base64.b64encode(b"a wrong key, but well formed base64").decode())
 SAS = register_secret("sv=2022-11-02&ss=bt&srt=sco&sp=rwdlac&se=2030-01-01T00:00:00Z&sig=c2VjcmV0LXNpZ25hdHVyZS12YWx1ZQ%3D%3D")
+USERINFO_KEY = register_secret("dXNlcmluZm8ta2V5LW5vdC10by1iZS1zaG93bg")
+LOCAL = "http://127.0.0.1:1/x"
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +112,12 @@ CASES = [
     ("cs-wrong-key-apply", lambda a, t, e: ["apply", "--connection-string", with_key(e, WRONG_KEY), *NOW], 1, "403 AuthenticationFailed"),
     ("cs-sas-refused", lambda a, t, e: ["plan", "--connection-string", f"BlobEndpoint={e.blob};TableEndpoint={e.table};SharedAccessSignature={SAS}", *NOW], 1, "ResourceNotFound"),
     ("cs-refused-port", lambda a, t, e: ["apply", "--connection-string", f"AccountName=devstoreaccount1;AccountKey={KEY};BlobEndpoint=http://127.0.0.1:9/devstoreaccount1;TableEndpoint=http://127.0.0.1:9/devstoreaccount1", *NOW], 1, "connection refused"),
+    # Secrets inside the bad part are never echoed (issue 13, item 9).
+    ("cs-endpoint-sas", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint={LOCAL}?{SAS};TableEndpoint={LOCAL}"], 64, "query string"),
+    ("cs-endpoint-userinfo", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint=http://x:{USERINFO_KEY}@127.0.0.1:1/x;TableEndpoint={LOCAL}"], 64, "user-info"),
+    ("cs-endpoint-sas-not-url", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint=ftp://h/x?{SAS};TableEndpoint={LOCAL}"], 64, "not an http(s) URL"),
+    ("cs-env-endpoint-userinfo", lambda a, t, e: ["plan", *NOW, "--env", f"AZURE_STORAGE_CONNECTION_STRING=AccountName=x;SharedAccessSignature={SAS};BlobEndpoint=https://u:{USERINFO_KEY}@h/x;TableEndpoint={LOCAL}"], 64, "user-info"),
+    ("generate-blob-endpoint-sas", lambda a, t, e: ["generate", "--out", str(t / "fx"), "--blob-endpoint", f"ftp://h/x?{SAS}"], 64, "--blob-endpoint"),
     ("cs-env-garbage", lambda a, t, e: ["plan", *NOW, "--env", "AZURE_STORAGE_CONNECTION_STRING=AccountName=x"], 64, "AZURE_STORAGE_CONNECTION_STRING"),
     ("verify-cs-garbage", lambda a, t, e: ["verify", "--connection-string", "AccountName="], 64, "connection string"),
     ("reset-cs-garbage", lambda a, t, e: ["reset", "--connection-string", "x=y"], 64, "connection string"),
@@ -156,7 +164,9 @@ CASES = [
     ("flag-unknown", lambda a, t, e: ["plan", "--frobnicate"], 64, "--frobnicate"),
     ("flag-output-yaml", lambda a, t, e: ["plan", "--output", "yaml"], 64, "--output"),
     ("flag-access-public", lambda a, t, e: ["apply", "--access", "public"], 64, "--access"),
-    ("flag-seed-negative", lambda a, t, e: ["generate", "--out", str(t / "fx"), "--seed", "-1"], 64, "--seed"),
+    ("flag-seed-negative", lambda a, t, e: ["generate", "--out", str(t / "fx"), "--seed", "-1"], 64, "the seed is 0 to 2^64-1"),
+    ("flag-seed-too-big", lambda a, t, e: ["plan", "--seed", "18446744073709551616"], 64, "the seed is 0 to 2^64-1"),
+    ("flag-events-and-count-event", lambda a, t, e: ["generate", "--out", str(t / "fx"), "--count", "event=5", "--events", "7"], 64, "--events"),
     ("flag-plan-and-dry-run", lambda a, t, e: ["apply", "--plan", "x.json", "--dry-run"], 64, "exclude each other"),
     ("flag-plan-and-events", lambda a, t, e: ["apply", "--plan", "x.json", "--events", "5"], 64, "--plan"),
     ("flag-prune-remote", lambda a, t, e: ["apply", "--prune", "--connection-string", PROD], 64, "--yes"),
@@ -187,6 +197,17 @@ CASES = [
     ("export-out-is-file", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", str(a_file(t))], 64, "not a folder"),
     ("export-out-not-empty", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", str(a_full_folder(t))], 64, "--force"),
     ("generate-out-not-empty", lambda a, t, e: ["generate", *NOW, "--out", str(a_full_folder(t))], 64, "--force"),
+    # --force never replaces what is being read (issue 13, item 2).
+    ("generate-out-is-dataset", lambda a, t, e: ["generate", *NOW, "--dataset", str(dataset(t)), "--out", str(t / "ds"), "--force"], 64, "is the dataset folder"),
+    ("generate-out-inside-dataset", lambda a, t, e: ["generate", *NOW, "--dataset", str(dataset(t)), "--out", str(t / "ds" / "fixture")], 64, "is inside the dataset folder"),
+    ("generate-out-contains-dataset", lambda a, t, e: ["generate", *NOW, "--dataset", str(dataset(t)), "--out", str(t), "--force"], 64, "contains the dataset folder"),
+    ("export-out-is-data-dir", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", ".azseed/storage", "--force"], 64, "data folder"),
+    ("export-out-contains-data-dir", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", ".azseed", "--force"], 64, "contains the storage's data folder"),
+    ("export-out-is-dataset", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--dataset", str(dataset(t)), "--out", str(t / "ds"), "--force"], 64, "is the dataset folder"),
+    # No raw Foundation error (issue 13, item 8).
+    ("snap-blob-unsafe-name", lambda a, t, e: ["import", str(snapshot(a, t, e, lambda f: edit_manifest(f, lambda m: m["containers"][0]["blobs"][0].update(name="../x")))), "--connection-string", e.connection_string], 1, "unsafe name"),
+    ("image-symlink-outside", lambda a, t, e: ["apply", "--connection-string", e.connection_string, *NOW, "--dataset", str(linked_outside(t))], 1, "outside the dataset's folder"),
+    ("generate-out-under-a-file", lambda a, t, e: ["generate", *NOW, "--out", str(a_file(t) / "sub")], 64, "is a file, not a folder"),
 ]
 
 
@@ -198,6 +219,15 @@ def truncate(path):
 def edit_line(path):
     text = path.read_text()
     path.write_text(text.replace("Mobile Mondays", "Mobile Tuesdays", 1))
+
+
+def linked_outside(tmp_path):
+    """A dataset whose images folder holds a link to a file outside the dataset."""
+    folder = dataset(tmp_path)
+    secret = tmp_path / "outside.jpg"
+    secret.write_bytes(JPEG)
+    (folder / "images" / "Linked.jpg").symlink_to(secret)
+    return folder
 
 
 def a_file(tmp_path):

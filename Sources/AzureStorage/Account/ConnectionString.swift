@@ -90,10 +90,17 @@ public enum ConnectionString {
     private static func endpoint(_ text: String, _ what: String) throws(ConnectionStringError) -> URL {
         var trimmed = text
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
-        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil,
-              url.query == nil
-        else {
-            throw ConnectionStringError("\(what) '\(text)' is not an http(s) URL")
+        // Messages show the endpoint through SecretRedaction: a SAS in its query or a key in
+        // its user-info must not come back out.
+        let shown = SecretRedaction.redact(text)
+        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+            throw ConnectionStringError("\(what) '\(shown)' is not an http(s) URL")
+        }
+        guard url.user == nil && url.password == nil else {
+            throw ConnectionStringError("\(what) '\(shown)' carries user-info; put the credential in AccountKey or SharedAccessSignature")
+        }
+        guard url.query == nil else {
+            throw ConnectionStringError("\(what) '\(shown)' has a query string; put a SAS in SharedAccessSignature")
         }
         return url
     }

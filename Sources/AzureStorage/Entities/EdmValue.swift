@@ -75,11 +75,12 @@ public enum EdmValue: Sendable, CustomStringConvertible {
 }
 
 extension EdmValue: Hashable {
-    /// Values are equal when they have the same type and the same value; doubles compare by
-    /// bit pattern so that NaN equals NaN and a re-run reports it unchanged.
+    /// Values are equal when they have the same type and the same value; strings compare by
+    /// their bytes, as Azure does (not by canonical equivalence); doubles compare by bit
+    /// pattern so that NaN equals NaN and a re-run reports it unchanged.
     public static func == (lhs: EdmValue, rhs: EdmValue) -> Bool {
         switch (lhs, rhs) {
-        case (.string(let a), .string(let b)): a == b
+        case (.string(let a), .string(let b)): a.isExactly(b)
         case (.int32(let a), .int32(let b)): a == b
         case (.int64(let a), .int64(let b)): a == b
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern || (a == b && a != 0)
@@ -94,7 +95,7 @@ extension EdmValue: Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(type)
         switch self {
-        case .string(let v): hasher.combine(v)
+        case .string(let v): hasher.combine(ExactString(v))
         case .int32(let v): hasher.combine(v)
         case .int64(let v): hasher.combine(v)
         case .double(let v): hasher.combine(v.bitPattern)

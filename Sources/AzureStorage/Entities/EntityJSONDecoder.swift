@@ -12,30 +12,28 @@ public enum EntityJSONDecoder {
 
     public static func decode(_ node: JSONNode) throws(EntityDecodingError) -> Decoded {
         guard case .object(let members) = node else { throw EntityDecodingError("an entity must be a JSON object") }
-        var annotations: [String: String] = [:]
-        for (name, value) in members where name.hasSuffix("@odata.type") {
+        // Names are matched by their bytes (ExactString), as Azure matches them.
+        var annotations: [ExactString: String] = [:]
+        for (name, value) in members {
+            guard let property = JSONParser.annotatedProperty(name) else { continue }
             guard let type = value.stringValue else { throw EntityDecodingError("\(name) must be a string") }
-            annotations[String(name.dropLast("@odata.type".count))] = type
+            annotations[ExactString(property)] = type
         }
         var pk: String?, rk: String?, etag: String?, timestamp: EdmDateTime?
-        var properties: [String: EdmValue] = [:]
+        var properties = EntityProperties()
         for (name, value) in members {
-            if name.hasSuffix("@odata.type") || name.hasPrefix("odata.") || name.hasPrefix("@odata.") { 
-                if name == "odata.etag" { etag = value.stringValue }
+            if JSONParser.annotatedProperty(name) != nil || JSONParser.isODataControl(name) {
+                if name.isExactly("odata.etag") { etag = value.stringValue }
                 continue
             }
-            switch name {
-            case "PartitionKey": pk = value.stringValue
-            case "RowKey": rk = value.stringValue
-            case "Timestamp":
-                if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
-            default:
-                properties[name] = try decodeValue(value, annotation: annotations[name], property: name)
-            }
+            if name.isExactly("PartitionKey") { pk = value.stringValue }
+            else if name.isExactly("RowKey") { rk = value.stringValue }
+            else if name.isExactly("Timestamp") { if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) } }
+            else { properties[name] = try decodeValue(value, annotation: annotations[ExactString(name)], property: name) }
         }
         guard let pk else { throw EntityDecodingError("the entity has no PartitionKey string") }
         guard let rk else { throw EntityDecodingError("the entity has no RowKey string") }
-        for name in annotations.keys where properties[name] == nil && !["PartitionKey", "RowKey", "Timestamp"].contains(name) {
+        for name in annotations.keys where properties[name.string] == nil && !JSONParser.isKeyOrTimestamp(name.string) {
             throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
         }
         return Decoded(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)

@@ -97,24 +97,26 @@ extension JSONParser {
                 guard let type = value.stringValue else { throw EntityDecodingError("\(name) must be a string") }
                 annotations.append((property, type))
             } else if Self.isODataControl(name) {
-                if name == "odata.etag" { etag = value.stringValue }
+                if name.isExactly("odata.etag") { etag = value.stringValue }
+            } else if name.isExactly("PartitionKey") {
+                pk = value.stringValue
+            } else if name.isExactly("RowKey") {
+                rk = value.stringValue
+            } else if name.isExactly("Timestamp") {
+                if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
             } else {
-                switch name {
-                case "PartitionKey": pk = value.stringValue
-                case "RowKey": rk = value.stringValue
-                case "Timestamp": if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
-                default: values.append((name, value))
-                }
+                values.append((name, value))
             }
         }
         guard let pk else { throw EntityDecodingError("the entity has no PartitionKey string") }
         guard let rk else { throw EntityDecodingError("the entity has no RowKey string") }
-        var properties = [String: EdmValue](minimumCapacity: values.count)
+        // Names are matched by their bytes, as Azure matches them (ExactString).
+        var properties = EntityProperties(minimumCapacity: values.count)
         for (name, value) in values {
-            let annotation = annotations.last { $0.0 == name }?.1
+            let annotation = annotations.last { $0.0.isExactly(name) }?.1
             properties[name] = try EntityJSONDecoder.decodeValue(value, annotation: annotation, property: name)
         }
-        for (name, _) in annotations where properties[name] == nil && name != "PartitionKey" && name != "RowKey" && name != "Timestamp" {
+        for (name, _) in annotations where properties[name] == nil && !Self.isKeyOrTimestamp(name) {
             throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
         }
         return EntityJSONDecoder.Decoded(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
@@ -128,6 +130,12 @@ extension JSONParser {
         let utf8 = name.utf8
         guard utf8.count > typeSuffix.count, utf8.suffix(typeSuffix.count).elementsEqual(typeSuffix) else { return nil }
         return String(name.utf8.dropLast(typeSuffix.count))!
+    }
+
+    /// PartitionKey, RowKey or Timestamp, by bytes (`==` would take `Partition\u{212A}ey`, with
+    /// a Kelvin sign, for `PartitionKey`).
+    package static func isKeyOrTimestamp(_ name: String) -> Bool {
+        name.isExactly("PartitionKey") || name.isExactly("RowKey") || name.isExactly("Timestamp")
     }
 
     /// `odata.*` and `@odata.*` members carry metadata, not properties.

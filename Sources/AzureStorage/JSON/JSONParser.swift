@@ -13,9 +13,9 @@ public indirect enum JSONNode: Sendable, Equatable {
         case (.null, .null): true
         case (.bool(let x), .bool(let y)): x == y
         case (.number(let x), .number(let y)): x == y
-        case (.string(let x), .string(let y)): x == y
+        case (.string(let x), .string(let y)): x.isExactly(y)
         case (.array(let x), .array(let y)): x == y
-        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0.isExactly($1.0) && $0.1 == $1.1 }
         default: false
         }
     }
@@ -23,7 +23,7 @@ public indirect enum JSONNode: Sendable, Equatable {
     /// The member named `key` of an object.
     public subscript(key: String) -> JSONNode? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.0 == key }?.1
+        return members.first { $0.0.isExactly(key) }?.1
     }
 
     public var stringValue: String? {

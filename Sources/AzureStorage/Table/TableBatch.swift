@@ -54,13 +54,13 @@ public enum TableBatchCodec {
         if operations.isEmpty { return "a batch needs at least one operation" }
         if operations.count > maxOperations { return "a batch holds at most \(maxOperations) operations, not \(operations.count)" }
         let pk = operations[0].partitionKey
-        if let i = operations.firstIndex(where: { $0.partitionKey != pk }) {
+        if let i = operations.firstIndex(where: { !$0.partitionKey.isExactly(pk) }) {
             return "operation \(i) has PartitionKey '\(operations[i].partitionKey)'; every operation of a batch must use '\(pk)'"
         }
-        var seen: [String: Int] = [:]
+        var seen: [ExactString: Int] = [:]  // RowKeys by bytes, as Azure tells them apart
         for (i, op) in operations.enumerated() {
-            if let first = seen[op.rowKey] { return "operations \(first) and \(i) both change RowKey '\(op.rowKey)'; a batch changes each entity once" }
-            seen[op.rowKey] = i
+            if let first = seen[ExactString(op.rowKey)] { return "operations \(first) and \(i) both change RowKey '\(op.rowKey)'; a batch changes each entity once" }
+            seen[ExactString(op.rowKey)] = i
         }
         return nil
     }

@@ -42,16 +42,26 @@ public enum StorageNames {
         return nil
     }
 
+    private static func isIdentifierPart(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar == "_" || scalar.properties.isAlphabetic || scalar.properties.numericType != nil { return true }
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .decimalNumber, .connectorPunctuation, .format: return true
+        default: return false
+        }
+    }
+
     /// Property names: C# identifier rules, at most 255 characters, not a system property.
     public static func propertyProblem(_ name: String) -> String? {
         guard !name.isEmpty, name.count <= 255 else { return "a property name has 1 to 255 characters" }
         let scalars = Array(name.unicodeScalars)
         let first = scalars[0]
         guard first == "_" || first.properties.isAlphabetic else { return "a property name starts with a letter or '_'" }
-        guard scalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || $0.properties.numericType != nil }) else {
-            return "a property name uses only letters, digits and '_'"
+        // C# identifier-part characters: letters, digits, connectors, and the combining and
+        // formatting marks an NFD name is made of (`Cafe\u{301}`), as Azure accepts them.
+        guard scalars.allSatisfy(Self.isIdentifierPart) else {
+            return "a property name uses only letters, digits, combining marks and '_'"
         }
-        guard !["PartitionKey", "RowKey", "Timestamp"].contains(name) else { return "'\(name)' is a system property" }
+        guard !JSONParser.isKeyOrTimestamp(name) else { return "'\(name)' is a system property" }
         return nil
     }
 

@@ -22,6 +22,13 @@ public struct Dataset: Sendable {
     public var kinds: [KindSpec] { tables.flatMap(\.kinds) }
 
     public func kind(named name: String) -> KindSpec? { kinds.first { $0.name == name } }
+
+    /// The folders the dataset reads (its own, templates, images), each named for messages:
+    /// what an output folder must not replace.
+    public var inputFolders: [(what: String, folder: URL)] {
+        [("the dataset folder", directory), ("the dataset's templates folder", templatesDirectory)]
+            + containers.compactMap { spec in spec.filesDirectory.map { ("the files folder of container \(spec.name)", $0) } }
+    }
 }
 
 /// Public read access of a blob container.

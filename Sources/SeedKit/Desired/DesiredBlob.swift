@@ -21,7 +21,7 @@ public struct DesiredContainer: Sendable {
     public var access: AccessLevel
     public var blobs: [DesiredBlob]
 
-    public func blob(named name: String) -> DesiredBlob? { blobs.first { $0.name == name } }
+    public func blob(named name: String) -> DesiredBlob? { blobs.first { $0.name.isExactly(name) } }
 }
 
 extension DesiredContainer {
@@ -52,14 +52,30 @@ extension DesiredContainer {
     }
 
     private static func listFiles(_ folder: URL) throws(GenerationError) -> [String] {
-        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]) else {
+        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
+                                                          options: [.skipsHiddenFiles]) else {
             throw GenerationError("\(folder.relativePathForMessages): cannot list the folder")
         }
         let base = folder.standardizedFileURL.path
+        let realBase = folder.standardizedFileURL.resolvingSymlinksInPath().path
         var names: [String] = []
         for case let url as URL in walker {
-            guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
             let path = url.standardizedFileURL.path
+            // A link may point anywhere, and the file would be published in a container:
+            // only links that stay inside the folder are followed.
+            if (try? url.resourceValues(forKeys: [.isSymbolicLinkKey]).isSymbolicLink) == true {
+                let target = url.resolvingSymlinksInPath().path
+                guard target.hasPrefix(realBase + "/") else {
+                    throw GenerationError("\(url.relativePathForMessages): a symbolic link to \(target), outside the dataset's folder \(folder.relativePathForMessages); copy the file into the folder instead")
+                }
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
+                    throw GenerationError("\(url.relativePathForMessages): a symbolic link to \(target), which does not exist; fix or remove the link")
+                }
+                if isDirectory.boolValue { continue }
+            } else if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) != true {
+                continue
+            }
             names.append(String(path.dropFirst(base.count + 1)))
         }
         return names

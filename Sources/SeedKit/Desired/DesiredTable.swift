@@ -53,16 +53,17 @@ public struct DesiredTable: Sendable {
 
     /// The RowKeys of every entity of the table, by partition, without building the
     /// entities (32 bytes an entity while sorting, then the key strings).
-    public func rowKeysByPartition() throws -> [String: Set<String>] {
-        var keys: [String: Set<String>] = [:]
+    public func rowKeysByPartition() throws -> [ExactString: Set<ExactString>] {
+        var keys: [ExactString: Set<ExactString>] = [:]
         for engine in engines {
-            var set = keys[engine.spec.partition] ?? []
+            let partition = ExactString(engine.spec.partition)
+            var set = keys[partition] ?? []
             if let made = engine.materialized {
-                for entity in made { set.insert(entity.rowKey) }
+                for entity in made { set.insert(ExactString(entity.rowKey)) }
             } else {
-                for item in try engine.sortedIdentities(datasetFile: datasetFile) { set.insert(item.rowKey.text) }
+                for item in try engine.sortedIdentities(datasetFile: datasetFile) { set.insert(ExactString(item.rowKey.text)) }
             }
-            keys[engine.spec.partition] = set
+            keys[partition] = set
         }
         return keys
     }

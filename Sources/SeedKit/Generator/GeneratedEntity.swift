@@ -12,7 +12,9 @@ public struct GeneratedEntity: Sendable {
 
     /// The entity as a client-library value.
     public var tableEntity: TableEntity {
-        TableEntity(partitionKey: partitionKey, rowKey: rowKey, properties: Dictionary(uniqueKeysWithValues: zip(names, values)))
+        var properties = EntityProperties(minimumCapacity: names.count)
+        for (name, value) in zip(names, values) { properties[name] = value }
+        return TableEntity(partitionKey: partitionKey, rowKey: rowKey, properties: properties)
     }
 }
 

@@ -40,11 +40,11 @@ public struct EntityGroup: Sendable {
     /// Calls its argument with every entity of the group.
     let enumerate: @Sendable (_ body: (TableEntity) throws -> Void) throws -> Void
     /// The group's RowKeys by partition, without building entities where possible.
-    let rowKeys: @Sendable () throws -> [String: Set<String>]
+    let rowKeys: @Sendable () throws -> [ExactString: Set<ExactString>]
 
     public init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
                 enumerate: @escaping @Sendable (_ body: (TableEntity) throws -> Void) throws -> Void,
-                rowKeys: @escaping @Sendable () throws -> [String: Set<String>]) {
+                rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]) {
         self.table = table
         self.kind = kind
         self.partitions = partitions

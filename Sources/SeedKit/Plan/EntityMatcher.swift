@@ -7,16 +7,19 @@ import Crypto
 ///
 /// A recognised entity keeps its RowKey; the RowKey is recorded so that fields holding
 /// references to it (`SpeakerKey`) in later kinds point at the RowKey it really has.
+///
+/// Keys are matched by their bytes (`ExactString`), as Azure matches them: an NFC and an
+/// NFD RowKey are two entities.
 struct EntityMatcher {
     let observed: ObservedState
     let desired: DesiredStorage
     /// Observed entities already matched, by table, partition, RowKey.
-    private var consumed: [String: [String: Set<String>]] = [:]
+    private var consumed: [String: [ExactString: Set<ExactString>]] = [:]
     /// Desired RowKey → the RowKey it exists under, per kind, for recognised entities.
-    private var remap: [String: [String: String]] = [:]
+    private var remap: [String: [ExactString: String]] = [:]
     /// The desired RowKeys by table and partition, built when a partition holds entities
     /// under RowKeys the groups do not know (only then is a natural-key search needed).
-    private var desiredKeys: [String: [String: Set<String>]] = [:]
+    private var desiredKeys: [String: [ExactString: Set<ExactString>]] = [:]
 
     init(observed: ObservedState, desired: DesiredStorage) {
         self.observed = observed
@@ -27,8 +30,8 @@ struct EntityMatcher {
         let partitions = observed.tables[group.table]?.partitions ?? [:]
         // Built at the first desired entity missing under its RowKey: a re-plan of an
         // account that already holds everything never needs it.
-        var index: [[UInt8]: [String]]?
-        var groupRemap: [String: String] = [:]
+        var index: [[UInt8]: [ExactString]]?
+        var groupRemap: [ExactString: String] = [:]
         var taken = consumed[group.table] ?? [:]
         var line: [UInt8] = []
         var unchanged = 0
@@ -42,25 +45,26 @@ struct EntityMatcher {
 
             var entity = wanted
             for (field, target) in group.rowKeyReferences {
-                if case .string(let key)? = entity[field], let actual = remap[target]?[key] { entity[field] = .string(actual) }
+                if case .string(let key)? = entity[field], let actual = remap[target]?[ExactString(key)] { entity[field] = .string(actual) }
             }
-            let existing = partitions[entity.partitionKey]
+            let partition = ExactString(entity.partitionKey)
+            let existing = partitions[partition]
             var recognisedFrom: String?
-            var current = existing?[entity.rowKey]
+            var current = existing?[ExactString(entity.rowKey)]
             if current == nil, index == nil { index = try naturalKeyIndex(group, partitions: partitions) }
             if current == nil, let index, !index.isEmpty, let key = Self.naturalKey(of: entity, fields: group.key),
-               let candidate = index[key]?.first(where: { !(taken[entity.partitionKey]?.contains($0) ?? false) }) {
+               let candidate = index[key]?.first(where: { !(taken[partition]?.contains($0) ?? false) }) {
                 current = existing?[candidate]
                 recognisedFrom = entity.rowKey
-                groupRemap[entity.rowKey] = candidate
-                entity.rowKey = candidate
+                groupRemap[ExactString(entity.rowKey)] = candidate.string
+                entity.rowKey = candidate.string
             }
             guard let current else {
                 plan.entities.append(EntityAction(table: group.table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
                                                   change: .create, entity: entity, naturalKey: Self.describe(entity, fields: group.key)))
                 return
             }
-            taken[entity.partitionKey, default: []].insert(current.rowKey)
+            taken[partition, default: []].insert(ExactString(current.rowKey))
             let changes = Self.changes(from: current, to: entity)
             if changes.isEmpty && recognisedFrom == nil {
                 unchanged += 1
@@ -83,11 +87,11 @@ struct EntityMatcher {
             guard let existing = observed.tables[table.name] else { continue }
             var extra = 0
             for partition in table.partitions {
-                let taken = consumed[table.name]?[partition] ?? []
-                let rows = existing.partitions[partition] ?? [:]
-                for rowKey in rows.keys.filter({ !taken.contains($0) }).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                let taken = consumed[table.name]?[ExactString(partition)] ?? []
+                let rows = existing.partitions[ExactString(partition)] ?? [:]
+                for rowKey in rows.keys.filter({ !taken.contains($0) }).sorted() {
                     if plan.header.prune {
-                        plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete))
+                        plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
                     } else {
                         extra += 1
                     }
@@ -100,18 +104,19 @@ struct EntityMatcher {
     /// Natural key → RowKeys of observed entities of the group's partition that no group
     /// holds under their RowKey. Empty (and free) when the group has no natural key or
     /// every observed RowKey is a desired one.
-    private mutating func naturalKeyIndex(_ group: EntityGroup, partitions: [String: [String: TableEntity]]) throws -> [[UInt8]: [String]] {
-        guard !group.key.isEmpty, group.partitions.count == 1, let existing = partitions[group.partitions[0]], !existing.isEmpty else { return [:] }
+    private mutating func naturalKeyIndex(_ group: EntityGroup, partitions: [ExactString: [ExactString: TableEntity]]) throws -> [[UInt8]: [ExactString]] {
+        let partition = ExactString(group.partitions.first ?? "")
+        guard !group.key.isEmpty, group.partitions.count == 1, let existing = partitions[partition], !existing.isEmpty else { return [:] }
         if desiredKeys[group.table] == nil {
-            var keys: [String: Set<String>] = [:]
+            var keys: [ExactString: Set<ExactString>] = [:]
             for other in desired.groups where other.table == group.table {
                 for (partition, set) in try other.rowKeys() { keys[partition, default: []].formUnion(set) }
             }
             desiredKeys[group.table] = keys
         }
-        let known = desiredKeys[group.table]?[group.partitions[0]] ?? []
-        var index: [[UInt8]: [String]] = [:]
-        for rowKey in existing.keys.filter({ !known.contains($0) }).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+        let known = desiredKeys[group.table]?[partition] ?? []
+        var index: [[UInt8]: [ExactString]] = [:]
+        for rowKey in existing.keys.filter({ !known.contains($0) }).sorted() {
             if let key = Self.naturalKey(of: existing[rowKey]!, fields: group.key) { index[key, default: []].append(rowKey) }
         }
         return index
@@ -140,13 +145,13 @@ struct EntityMatcher {
            wanted.properties.allSatisfy({ name, value in current.properties[name].map { same(value, $0) } ?? false }) {
             return []
         }
-        var names = Set(current.properties.keys)
-        names.formUnion(wanted.properties.keys)
+        var names = Set(current.properties.exactKeys)
+        names.formUnion(wanted.properties.exactKeys)
         var changes: [PropertyChange] = []
-        for name in names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            let from = current[name], to = wanted[name]
+        for name in names.sorted() {
+            let from = current[name.string], to = wanted[name.string]
             if let from, let to, same(to, from) { continue }
-            changes.append(PropertyChange(name: name, from: from, to: to))
+            changes.append(PropertyChange(name: name.string, from: from, to: to))
         }
         return changes
     }

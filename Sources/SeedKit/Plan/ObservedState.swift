@@ -17,9 +17,10 @@ public struct ObservedState: Sendable {
 /// An existing container: its public access level and its blobs by name.
 public struct ObservedContainer: Sendable {
     public var access: AccessLevel
-    public var blobs: [String: ObservedBlob]
+    /// Blobs by name, matched by bytes (`ExactString`) as Azure matches names.
+    public var blobs: [ExactString: ObservedBlob]
 
-    public init(access: AccessLevel, blobs: [String: ObservedBlob] = [:]) {
+    public init(access: AccessLevel, blobs: [ExactString: ObservedBlob] = [:]) {
         self.access = access
         self.blobs = blobs
     }
@@ -43,15 +44,15 @@ public struct ObservedBlob: Sendable, Equatable {
 
 /// An existing table and the entities of the partitions the dataset owns.
 public struct ObservedTable: Sendable {
-    /// Entities by PartitionKey, then RowKey.
-    public var partitions: [String: [String: TableEntity]]
+    /// Entities by PartitionKey, then RowKey, keys matched by bytes (`ExactString`).
+    public var partitions: [ExactString: [ExactString: TableEntity]]
 
-    public init(partitions: [String: [String: TableEntity]] = [:]) {
+    public init(partitions: [ExactString: [ExactString: TableEntity]] = [:]) {
         self.partitions = partitions
     }
 
     public mutating func add(_ entity: TableEntity) {
-        partitions[entity.partitionKey, default: [:]][entity.rowKey] = entity
+        partitions[ExactString(entity.partitionKey), default: [:]][ExactString(entity.rowKey)] = entity
     }
 }
 

@@ -45,7 +45,7 @@ public enum Planner {
             for blob in container.blobs {
                 digest?.update(data: Array("blob\u{0}\(container.name)\u{0}\(blob.name)\u{0}\(blob.md5Base64)\u{0}\(blob.contentType)\n".utf8))
                 var action = BlobAction(container: container.name, name: blob.name, change: .create, blob: blob, reasons: [])
-                if let current = blobs[blob.name] {
+                if let current = blobs[ExactString(blob.name)] {
                     action.currentMD5 = current.md5
                     action.currentContentType = current.contentType
                     if current.md5 != blob.md5Base64 { action.reasons.append("md5") }
@@ -54,12 +54,12 @@ public enum Planner {
                 }
                 plan.blobs.append(action)
             }
-            let wanted = Set(container.blobs.map(\.name))
-            let extra = blobs.keys.filter { !wanted.contains($0) }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let wanted = Set(container.blobs.map { ExactString($0.name) })
+            let extra = blobs.keys.filter { !wanted.contains($0) }.sorted()
             if plan.header.prune {
                 for name in extra {
                     let current = blobs[name]!
-                    plan.blobs.append(BlobAction(container: container.name, name: name, change: .delete, blob: nil, reasons: [],
+                    plan.blobs.append(BlobAction(container: container.name, name: name.string, change: .delete, blob: nil, reasons: [],
                                                  currentMD5: current.md5, currentContentType: current.contentType))
                 }
             } else if !extra.isEmpty {
@@ -75,7 +75,7 @@ public enum Planner {
         for name in observed.containers.keys.sorted() {
             let container = observed.containers[name]!
             digest.update(data: Array("container\u{0}\(name)\u{0}\(container.access.rawValue)\n".utf8))
-            for blobName in container.blobs.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for blobName in container.blobs.keys.sorted() {
                 let blob = container.blobs[blobName]!
                 digest.update(data: Array("blob\u{0}\(name)\u{0}\(blobName)\u{0}\(blob.md5 ?? "")\u{0}\(blob.contentType ?? "")\u{0}\(blob.size)\n".utf8))
             }
@@ -84,9 +84,9 @@ public enum Planner {
         for name in observed.tables.keys.sorted() {
             digest.update(data: Array("table\u{0}\(name)\n".utf8))
             let table = observed.tables[name]!
-            for pk in table.partitions.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for pk in table.partitions.keys.sorted() {
                 let rows = table.partitions[pk]!
-                for rk in rows.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                for rk in rows.keys.sorted() {
                     line.removeAll(keepingCapacity: true)
                     EntityJSONEncoder.append(rows[rk]!, to: &line)
                     line.append(UInt8(ascii: "\n"))
@@ -118,7 +118,7 @@ extension Planner {
         for container in desired.containers {
             guard let existing = observed.containers[container.name] else { continue }
             for blob in container.blobs {
-                guard let current = existing.blobs[blob.name] else { continue }
+                guard let current = existing.blobs[ExactString(blob.name)] else { continue }
                 plan.blobs.append(BlobAction(container: container.name, name: blob.name, change: .delete, blob: nil, reasons: [],
                                              currentMD5: current.md5, currentContentType: current.contentType))
             }
@@ -126,9 +126,9 @@ extension Planner {
         for table in desired.tables {
             guard let existing = observed.tables[table.name] else { continue }
             for partition in table.partitions {
-                let rows = existing.partitions[partition] ?? [:]
-                for rowKey in rows.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                    plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey, change: .delete))
+                let rows = existing.partitions[ExactString(partition)] ?? [:]
+                for rowKey in rows.keys.sorted() {
+                    plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
                 }
             }
         }

@@ -21,15 +21,19 @@ struct OutputDirectory {
             }
         }
         let parent = self.destination.deletingLastPathComponent()
-        guard fm.fileExists(atPath: parent.path) else {
+        var parentIsDir: ObjCBool = false
+        guard fm.fileExists(atPath: parent.path, isDirectory: &parentIsDir) else {
             throw GenerationError(usage: true, "\(parent.relativePathForMessages) does not exist; create it or choose another --out")
+        }
+        guard parentIsDir.boolValue else {
+            throw GenerationError(usage: true, "\(parent.relativePathForMessages) is a file, not a folder; choose another --out")
         }
         staging = parent.appendingPathComponent(".\(self.destination.lastPathComponent).azseed-\(ProcessInfo.processInfo.processIdentifier)")
         try? fm.removeItem(at: staging)
         do {
             try fm.createDirectory(at: staging, withIntermediateDirectories: false)
         } catch {
-            throw GenerationError("cannot create \(staging.relativePathForMessages): \(error.localizedDescription)")
+            throw GenerationError("cannot create \(staging.relativePathForMessages): \(FileProblem.describe(error)); check the folder's permissions")
         }
     }
 

@@ -72,7 +72,9 @@ public enum SnapshotReader {
                 snapshot.window = ResolvedWindow(from: from, to: to)
             }
         }
-        var listed: Set<String> = []
+        // Relative file paths, by bytes: blob names that differ only by normalisation are
+        // two files.
+        var listed: Set<ExactString> = []
         guard case .array(let containers)? = root["containers"] else { throw bad("'containers' is missing") }
         for node in containers {
             guard let name = node["name"]?.stringValue, StorageNames.containerProblem(name) == nil,
@@ -82,13 +84,15 @@ public enum SnapshotReader {
             for blob in blobs {
                 guard let blobName = blob["name"]?.stringValue, let type = blob["contentType"]?.stringValue,
                       let md5 = blob["md5"]?.stringValue, let md5Bytes = Data(base64Encoded: md5), md5Bytes.count == 16,
-                      case .number(let sizeText)? = blob["size"], let size = Int(sizeText),
-                      let relative = SnapshotFormat.blobFile(container: name, blob: blobName) else {
+                      case .number(let sizeText)? = blob["size"], let size = Int(sizeText) else {
                     throw bad("a blob entry of container '\(name)' is incomplete")
+                }
+                guard let relative = SnapshotFormat.blobFile(container: name, blob: blobName) else {
+                    throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' has an unsafe name (empty, absolute, or with '.' or '..' segments) and no file of its own; the manifest was not written by azseed")
                 }
                 let file = directory.appendingPathComponent(relative)
                 try check(blob: file, size: size, md5: md5)
-                listed.insert(relative)
+                listed.insert(ExactString(relative))
                 container.blobs.append(DesiredBlob(name: blobName, file: file, size: size, md5: Array(md5Bytes), contentType: type))
             }
             snapshot.containers.append(container)
@@ -120,13 +124,13 @@ public enum SnapshotReader {
         }
     }
 
-    private static func checkNoStrayBlobs(_ directory: URL, listed: Set<String>) throws(SnapshotError) {
+    private static func checkNoStrayBlobs(_ directory: URL, listed: Set<ExactString>) throws(SnapshotError) {
         let blobs = directory.appendingPathComponent(SnapshotFormat.blobsFolder)
         guard let walker = FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.isRegularFileKey]) else { return }
         let base = directory.standardizedFileURL.path
         for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
             let relative = String(url.standardizedFileURL.path.dropFirst(base.count + 1))
-            if !listed.contains(relative) {
+            if !listed.contains(ExactString(relative)) {
                 throw SnapshotError("\(url.relativePathForMessages): not in the manifest; the snapshot was changed since it was made")
             }
         }
@@ -140,18 +144,18 @@ public enum SnapshotReader {
         }
         var hasher = SHA256()
         var count = 0
-        var partitions: Set<String> = []
+        var partitions: Set<ExactString> = []
         var previous: (String, String)?
         do {
             try LineReader(url: file).forEachLine(onBytes: { hasher.update(bufferPointer: $0) }) { bytes, line in
                 let entity = try decode(bytes, at: "\(path):\(line)")
                 let keys = (entity.partitionKey, entity.rowKey)
                 if let previous, !(previous.0.utf8.lexicographicallyPrecedes(keys.0.utf8)
-                                   || (previous.0 == keys.0 && previous.1.utf8.lexicographicallyPrecedes(keys.1.utf8))) {
+                                   || (previous.0.isExactly(keys.0) && previous.1.utf8.lexicographicallyPrecedes(keys.1.utf8))) {
                     throw SnapshotError("\(path):\(line): not sorted by PartitionKey then RowKey after (\(previous.0), \(previous.1)); the file was changed")
                 }
                 previous = keys
-                partitions.insert(entity.partitionKey)
+                partitions.insert(ExactString(entity.partitionKey))
                 count += 1
             }
         } catch let error as SnapshotError {
@@ -166,7 +170,7 @@ public enum SnapshotReader {
         guard count == entities else {
             throw SnapshotError("\(path): \(count) entities where the manifest records \(entities); the snapshot is truncated")
         }
-        return partitions.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return partitions.sorted().map(\.string)
     }
 
     static func decode(_ bytes: [UInt8], at place: String) throws(SnapshotError) -> TableEntity {

@@ -31,9 +31,11 @@ extension FilterExpression {
     private func value(of operand: Operand, in entity: TableEntity, timestamp: EdmDateTime?) -> EdmValue? {
         switch operand {
         case .literal(let v): return v
-        case .property("PartitionKey"): return .string(entity.partitionKey)
-        case .property("RowKey"): return .string(entity.rowKey)
-        case .property("Timestamp"): return timestamp.map(EdmValue.dateTime)
+        // Names by bytes: `case .property("RowKey")` would also take a name that is only
+        // canonically equivalent (a Kelvin sign for the K of PartitionKey).
+        case .property(let name) where name.isExactly("PartitionKey"): return .string(entity.partitionKey)
+        case .property(let name) where name.isExactly("RowKey"): return .string(entity.rowKey)
+        case .property(let name) where name.isExactly("Timestamp"): return timestamp.map(EdmValue.dateTime)
         case .property(let name): return entity.properties[name]
         }
     }
@@ -42,7 +44,7 @@ extension FilterExpression {
     static func compare(_ a: EdmValue, _ b: EdmValue) -> Int? {
         func sign<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x > y ? 1 : 0) }
         switch (a, b) {
-        case (.string(let x), .string(let y)): return x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : (x == y ? 0 : 1)
+        case (.string(let x), .string(let y)): return x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : (x.isExactly(y) ? 0 : 1)
         case (.int32(let x), .int32(let y)): return sign(x, y)
         case (.int64(let x), .int64(let y)): return sign(x, y)
         case (.double(let x), .double(let y)): return x.isNaN || y.isNaN ? (x.isNaN && y.isNaN ? 0 : nil) : sign(x, y)

@@ -55,14 +55,14 @@ struct EntityResponseWriter {
         if level == .full {
             member("odata.editLink") { JSONText.appendString(path, to: &$0) }
         }
-        func wanted(_ name: String) -> Bool { select.map { $0.contains(name) } ?? true }
+        func wanted(_ name: String) -> Bool { select.map { $0.contains { $0.isExactly(name) } } ?? true }
         if wanted("PartitionKey") { member("PartitionKey") { JSONText.appendString(entity.partitionKey, to: &$0) } }
         if wanted("RowKey") { member("RowKey") { JSONText.appendString(entity.rowKey, to: &$0) } }
         if wanted("Timestamp") {
             if level == .full { member("Timestamp@odata.type") { JSONText.appendString("Edm.DateTime", to: &$0) } }
             member("Timestamp") { JSONText.appendString(stored.timestamp.iso8601, to: &$0) }
         }
-        let names = select?.filter { !["PartitionKey", "RowKey", "Timestamp"].contains($0) } ?? entity.sortedPropertyNames
+        let names = select?.filter { !JSONParser.isKeyOrTimestamp($0) } ?? entity.sortedPropertyNames
         for name in names {
             guard let value = entity.properties[name] else {
                 member(name) { $0 += Array("null".utf8) }

@@ -22,7 +22,7 @@ extension TableService {
         var table: String?
         var operations: [EntityOperation] = []
         var wantsContent: [Bool] = []
-        var seen = Set<String>()
+        var seen = Set<ExactString>()  // RowKeys by bytes, as Azure tells them apart
         for (index, request) in inner.enumerated() {
             do {
                 let target = try TableTarget.parse(Self.path(ofAbsolute: request.url), account: account)
@@ -30,11 +30,11 @@ extension TableService {
                     throw ServiceError(400, "InvalidInput", "A query cannot be part of a change set.")
                 }
                 let (name, operation) = try Self.operation(method: request.method, target: target, headers: request.headers, body: request.body)
-                if let table, table.lowercased() != name.lowercased() || operation.partitionKey != operations[0].partitionKey {
+                if let table, table.lowercased() != name.lowercased() || !operation.partitionKey.isExactly(operations[0].partitionKey) {
                     throw ServiceError(400, "CommandsInBatchActOnDifferentPartitions", "All commands in a batch must operate on same entity group.")
                 }
                 table = name
-                guard seen.insert(operation.rowKey).inserted else {
+                guard seen.insert(ExactString(operation.rowKey)).inserted else {
                     throw ServiceError(400, "InvalidDuplicateRow",
                         "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.")
                 }

@@ -6,7 +6,7 @@ extension TableService {
     static func entity(from body: Data, partitionKey: String? = nil, rowKey: String? = nil) throws(ServiceError) -> TableEntity {
         var node = try jsonBody(body)
         if let partitionKey, let rowKey, case .object(var members) = node {
-            members.removeAll { $0.0 == "PartitionKey" || $0.0 == "RowKey" }
+            members.removeAll { $0.0.isExactly("PartitionKey") || $0.0.isExactly("RowKey") }
             members.insert(("RowKey", .string(rowKey)), at: 0)
             members.insert(("PartitionKey", .string(partitionKey)), at: 0)
             node = .object(members)
@@ -122,9 +122,8 @@ extension FilterExpression {
     /// at the top level (alone or and-ed): the query then reads only that partition.
     var requiredPartitionKey: String? {
         switch self {
-        case .comparison(.property("PartitionKey"), .eq, .literal(.string(let pk))),
-             .comparison(.literal(.string(let pk)), .eq, .property("PartitionKey")):
-            return pk
+        case .comparison(.property(let name), .eq, .literal(.string(let pk))) where name.isExactly("PartitionKey"): return pk
+        case .comparison(.literal(.string(let pk)), .eq, .property(let name)) where name.isExactly("PartitionKey"): return pk
         case .and(let a, let b): return a.requiredPartitionKey ?? b.requiredPartitionKey
         default: return nil
         }

@@ -33,12 +33,17 @@ struct ExportCommand: AsyncParsableCommand {
     func run() async throws {
         var datasetName: String?
         var containers = container, tables = table
+        // The embedded storage's folder is an input even with a connection string: an
+        // 'azseed emulator' may be serving it.
+        var inputs: [(what: String, folder: URL)] = [("the storage's data folder", target.dataDirectory)]
         if containers.isEmpty || tables.isEmpty || dataset != nil {
             let loaded = try Dataset.load(directory: dataset.map { URL(fileURLWithPath: $0) } ?? DatasetLocator.defaultDataset())
             datasetName = loaded.name
+            inputs += loaded.inputFolders
             if containers.isEmpty { containers = loaded.containers.map(\.name) }
             if tables.isEmpty { tables = loaded.tables.map(\.name) }
         }
+        try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
         let summary = try await StorageSession.with(target) { session in
             let bar = ProgressBar(label: "exporting")
             defer { bar.finish() }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import AzureStorage
 import SeedKit
 
 /// `azseed generate --out DIR`: the desired state as a snapshot, with no storage needed.
@@ -18,12 +19,13 @@ struct Generate: AsyncParsableCommand {
 
     func validate() throws {
         guard let url = URL(string: blobEndpoint), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            throw ValidationError("--blob-endpoint must be an http(s) URL, not '\(blobEndpoint)'")
+            throw ValidationError("--blob-endpoint must be an http(s) URL, not '\(SecretRedaction.redact(blobEndpoint))'")
         }
     }
 
     func run() async throws {
         let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
+        try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: dataset.inputFolders)
         let endpoint = blobEndpoint.hasSuffix("/") ? String(blobEndpoint.dropLast()) : blobEndpoint
         let state = try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
         let started = Date()

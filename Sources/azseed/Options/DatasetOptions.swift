@@ -8,8 +8,13 @@ struct DatasetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The dataset folder (holding dataset.yaml).", valueName: "dir"))
     var dataset: String?
 
-    @Option(help: "The seed (0 to 2^64-1); default: the dataset's.")
-    var seed: UInt64?
+    // Read as text, unconditionally: ArgumentParser would take `--seed -1` for a missing
+    // value followed by a flag; validate() says what a seed is instead.
+    @Option(name: .customLong("seed"), parsing: .unconditional, help: ArgumentHelp("The seed (0 to 2^64-1); default: the dataset's.", valueName: "seed"))
+    var seedText: String?
+
+    /// The seed given, checked by validate().
+    var seed: UInt64? { seedText.flatMap { UInt64($0) } }
 
     @Option(help: "How many events to generate (the kind named 'event').")
     var events: Int?
@@ -30,6 +35,9 @@ struct DatasetOptions: ParsableArguments {
     var access: AccessLevel?
 
     func validate() throws {
+        if let seedText, UInt64(seedText) == nil {
+            throw ValidationError("--seed \(seedText): the seed is 0 to 2^64-1, a whole number")
+        }
         if let events, events < 1 { throw ValidationError("--events must be at least 1, not \(events)") }
         for (flag, date) in [("--now", now), ("--from", from), ("--to", to)] {
             if let date, !date.value.isInAzureRange && date.value != .endOfRange {
@@ -41,7 +49,7 @@ struct DatasetOptions: ParsableArguments {
 
     /// Whether any flag that changes what is generated was given (not the dataset folder).
     var changesGeneration: Bool {
-        seed != nil || events != nil || !counts.isEmpty || now != nil || from != nil || to != nil || access != nil
+        seedText != nil || events != nil || !counts.isEmpty || now != nil || from != nil || to != nil || access != nil
     }
 
     func parsedCounts() throws -> [String: Int] {
@@ -53,6 +61,10 @@ struct DatasetOptions: ParsableArguments {
                 throw ValidationError("--count takes KIND=N, not '\(item)'")
             }
             guard n >= 1 else { throw ValidationError("--count \(parts[0]) must be at least 1, not \(n)") }
+            if let before = counts[parts[0]] {
+                let first = parts[0] == "event" && events != nil ? "--events \(before)" : "--count \(parts[0])=\(before)"
+                throw ValidationError("\(first) and --count \(item) both set how many \(parts[0]) entities to make; give one")
+            }
             counts[parts[0]] = n
         }
         return counts

@@ -21,6 +21,9 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
+    /// The embedded storage's folder: `--data-dir`, else `.azseed/storage`.
+    var dataDirectory: URL { URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory) }
+
     /// The account named by the flag or the environment; nil means the embedded storage.
     func explicitAccount() throws -> StorageAccount? {
         if let connectionString { return try Self.signed(ConnectionString.parse(connectionString)) }
@@ -40,7 +43,7 @@ struct TargetOptions: ParsableArguments {
                                     tableEndpoint: account.tableEndpoint.absoluteString)
             return StorageSession(run: SeedRun(account: account, target: target), server: nil)
         }
-        let directory = URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory)
+        let directory = dataDirectory
         let server = try await EmbeddedStorage.start(dataDirectory: directory)
         let canonical = StorageAccount.development()
         let target = PlanTarget(account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,

@@ -1,0 +1,39 @@
+/// An entity's custom properties by name, names matched by their bytes as Azure matches
+/// them: NFC `"Café"` and NFD `"Cafe\u{301}"` are two properties, never one (a `[String: …]`
+/// dictionary would merge them and lose a value).
+public struct EntityProperties: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    private var storage: [ExactString: EdmValue]
+
+    public init() { storage = [:] }
+
+    public init(minimumCapacity: Int) { storage = Dictionary(minimumCapacity: minimumCapacity) }
+
+    /// Literal names are distinct by construction; a repeated literal name keeps the last value.
+    public init(dictionaryLiteral elements: (String, EdmValue)...) {
+        storage = Dictionary(elements.map { (ExactString($0.0), $0.1) }, uniquingKeysWith: { $1 })
+    }
+
+    /// The value of the property whose name has exactly these bytes.
+    public subscript(name: String) -> EdmValue? {
+        get { storage[ExactString(name)] }
+        set { storage[ExactString(name)] = newValue }
+    }
+
+    public var count: Int { storage.count }
+    public var isEmpty: Bool { storage.isEmpty }
+
+    /// The names, in no particular order.
+    public var keys: [String] { storage.keys.map(\.string) }
+
+    /// The names, as exact strings for sets and dictionaries of names.
+    public var exactKeys: Dictionary<ExactString, EdmValue>.Keys { storage.keys }
+
+    public func makeIterator() -> Iterator { Iterator(base: storage.makeIterator()) }
+
+    public struct Iterator: IteratorProtocol {
+        var base: Dictionary<ExactString, EdmValue>.Iterator
+        public mutating func next() -> (key: String, value: EdmValue)? {
+            base.next().map { (key: $0.key.string, value: $0.value) }
+        }
+    }
+}

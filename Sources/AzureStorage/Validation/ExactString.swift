@@ -1,0 +1,36 @@
+/// A string that is equal to another only when their UTF-8 bytes are, hashed and ordered
+/// by those bytes.
+///
+/// Swift's `String` `==` and hashing treat canonically equivalent strings as equal: NFC
+/// `"Café"` (U+00E9) equals NFD `"Cafe\u{301}"`. Azure compares names, keys and values by
+/// their code units, so it stores both as different properties, rows or blobs. Wherever a
+/// name, key or value is matched — a dictionary key, a set, a comparison — it goes through
+/// this type or `String.isExactly(_:)`, never through `String ==`.
+public struct ExactString: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public var string: String
+
+    public init(_ string: String) { self.string = string }
+    public init(stringLiteral value: String) { string = value }
+
+    public static func == (a: ExactString, b: ExactString) -> Bool { a.string.isExactly(b.string) }
+
+    /// Byte order, which is also UTF-16 code unit order for text without surrogates.
+    public static func < (a: ExactString, b: ExactString) -> Bool { a.string.utf8.lexicographicallyPrecedes(b.string.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        var copy = string
+        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(0xFF as UInt8)  // never part of UTF-8: ends the bytes
+    }
+
+    public var description: String { string }
+}
+
+extension String {
+    /// Whether the two strings hold the same UTF-8 bytes (Azure's equality; `==` is
+    /// canonical equivalence).
+    @inlinable
+    public func isExactly(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && utf8.elementsEqual(other.utf8)
+    }
+}
