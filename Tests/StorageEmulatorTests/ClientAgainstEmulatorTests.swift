@@ -142,17 +142,54 @@ import Testing
     /// The embedded default: data written through one in-process emulator is there for the next.
     @Test func embeddedStoragePersistsAcrossStarts() async throws {
         let directory = try Self.scratch().appendingPathComponent("storage")
-        let first = try await EmbeddedStorage.start(dataDirectory: directory)
+        let first = try await Self.started(directory)
         try await TableClient(account: first.account, configuration: Self.fast).createTable("kept")
         try await TableClient(account: first.account, configuration: Self.fast).insert(TableEntity(partitionKey: "p", rowKey: "r"), into: "kept")
         try await BlobClient(account: first.account, configuration: Self.fast).createContainer("kept")
         try await BlobClient(account: first.account, configuration: Self.fast).putBlob(Data("hi".utf8), container: "kept", name: "b")
         await first.stop()
-        let second = try await EmbeddedStorage.start(dataDirectory: directory)
+        let second = try await Self.started(directory)
         #expect(try await TableClient(account: second.account, configuration: Self.fast).get(partitionKey: "p", rowKey: "r", from: "kept") != nil)
         #expect(try await BlobClient(account: second.account, configuration: Self.fast).download(container: "kept", name: "b") == Data("hi".utf8))
         #expect(second.account.tableEndpoint.host == "127.0.0.1")
         await second.stop()
+    }
+
+    static func started(_ directory: URL, command: String = "azseed test") async throws -> EmulatorServer {
+        guard case .started(let server) = try await EmbeddedStorage.open(dataDirectory: directory, command: command) else {
+            throw ServedElsewhere()
+        }
+        return server
+    }
+
+    struct ServedElsewhere: Error {}
+
+    /// One owner per data folder: a second opener is refused, naming the owner, while the
+    /// first runs; it talks to the first instead when that is an 'azseed emulator'; the
+    /// folder is free again once the owner stops.
+    @Test func aDataFolderHasOneOwner() async throws {
+        let directory = try Self.scratch().appendingPathComponent("storage")
+        let planning = try await Self.started(directory, command: "azseed plan")
+        do {
+            _ = try await EmbeddedStorage.open(dataDirectory: directory, command: "azseed apply")
+            Issue.record("a second owner must be refused")
+        } catch let busy as DataFolderBusy {
+            #expect(busy.owner?.command == "azseed plan" && busy.owner?.pid == getpid())
+            #expect(busy.description.contains("in use by 'azseed plan'"))
+        }
+        await planning.stop()
+
+        let serving = try await Self.started(directory, command: "azseed emulator")
+        try await BlobClient(account: serving.account, configuration: Self.fast).createContainer("shared")
+        guard case .served(let owner, let account) = try await EmbeddedStorage.open(dataDirectory: directory, command: "azseed apply") else {
+            Issue.record("a folder served by 'azseed emulator' must be reached through it")
+            return
+        }
+        #expect(owner.blobEndpoint == serving.account.blobEndpoint)
+        #expect(try await BlobClient(account: account, configuration: Self.fast).containerAccess("shared") != nil)
+        await serving.stop()
+        let again = try await Self.started(directory)
+        await again.stop()
     }
 
     @Test func busyPortIsAClearError() async throws {

@@ -4,12 +4,43 @@ import Foundation
 /// The embedded default: with no connection string, a storage command starts the emulator
 /// in-process on loopback (free ports) over the data directory and talks to it through the
 /// normal client and HTTP, exactly as it would to Azure.
+///
+/// A data folder has one owner (`DataFolderLock`). When an `azseed emulator` already serves
+/// the folder, the command talks to that emulator instead of opening the folder itself.
 public enum EmbeddedStorage {
     /// Where the embedded storage lives, relative to the working directory.
     public static let defaultDataDirectory = ".azseed/storage"
 
-    /// Starts the in-process emulator over `dataDirectory` on 127.0.0.1 with free ports.
-    public static func start(dataDirectory: URL) async throws -> EmulatorServer {
-        try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: dataDirectory, host: "127.0.0.1", blobPort: 0, tablePort: 0))
+    /// How a command reaches the embedded storage.
+    public enum Connection: Sendable {
+        /// Started in this process; stop it when done.
+        case started(EmulatorServer)
+        /// Served by the `azseed emulator` that owns the folder.
+        case served(by: DataFolderOwner, account: StorageAccount)
+
+        /// The account to talk to.
+        public var account: StorageAccount {
+            switch self {
+            case .started(let server): server.account
+            case .served(_, let account): account
+            }
+        }
+    }
+
+    /// Starts the in-process emulator over `dataDirectory` on 127.0.0.1 with free ports, or,
+    /// when an `azseed emulator` owns the folder, connects to it. `command` names this
+    /// process in the folder's lock. Throws `DataFolderBusy` when any other process owns it.
+    public static func open(dataDirectory: URL, command: String) async throws -> Connection {
+        var configuration = EmulatorConfiguration(dataDirectory: dataDirectory, host: "127.0.0.1", blobPort: 0, tablePort: 0)
+        configuration.command = command
+        do {
+            return .started(try await EmulatorServer.start(configuration))
+        } catch let busy as DataFolderBusy {
+            guard let owner = busy.owner, owner.isServing, let blob = owner.blobEndpoint, let table = owner.tableEndpoint else { throw busy }
+            var account = StorageAccount.development()
+            account.blobEndpoint = blob
+            account.tableEndpoint = table
+            return .served(by: owner, account: account)
+        }
     }
 }

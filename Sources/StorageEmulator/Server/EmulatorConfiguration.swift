@@ -15,6 +15,8 @@ public struct EmulatorConfiguration: Sendable {
     /// The fraction of requests that fail (0 = none), and the seed that picks them.
     public var faultRate: Double
     public var faultSeed: UInt64
+    /// The command that owns the data folder, written into its lock for a second opener to name.
+    public var command: String = "azseed"
     /// The account served; the development account by default.
     public var accountName: String
     public var accountKey: AccountKey

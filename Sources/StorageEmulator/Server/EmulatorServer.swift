@@ -12,6 +12,7 @@ public final class EmulatorServer: Sendable {
     public let configuration: EmulatorConfiguration
     private let group: ServiceGroup
     private let runner: Task<Void, any Error>
+    private let core: StorageEmulatorCore
 
     /// The account the emulator serves, with endpoints on its actual ports. Clients connect to
     /// loopback when the server listens on every address.
@@ -22,7 +23,9 @@ public final class EmulatorServer: Sendable {
                               tableEndpoint: URL(string: "http://\(host):\(tablePort)/\(configuration.accountName)")!)
     }
 
-    private init(blobPort: Int, tablePort: Int, configuration: EmulatorConfiguration, group: ServiceGroup, runner: Task<Void, any Error>) {
+    private init(blobPort: Int, tablePort: Int, configuration: EmulatorConfiguration, group: ServiceGroup, runner: Task<Void, any Error>,
+                 core: StorageEmulatorCore) {
+        self.core = core
         self.blobPort = blobPort
         self.tablePort = tablePort
         self.configuration = configuration
@@ -57,9 +60,13 @@ public final class EmulatorServer: Sendable {
         }
         do {
             let (blob, table) = try await startup.wait()
-            return EmulatorServer(blobPort: blob, tablePort: table, configuration: configuration, group: group, runner: runner)
+            let server = EmulatorServer(blobPort: blob, tablePort: table, configuration: configuration, group: group, runner: runner, core: core)
+            core.store.lock?.write(blob: server.account.blobEndpoint, table: server.account.tableEndpoint)
+            return server
         } catch {
             await group.triggerGracefulShutdown()
+            _ = try? await runner.value
+            core.store.close()
             let reason = "\(error)".contains("Address already in use")
                 ? "a port is already in use (another emulator or Azurite?); stop it, or pick ports with --blob-port/--table-port (0 = any free port)"
                 : "\(error)"
@@ -71,6 +78,7 @@ public final class EmulatorServer: Sendable {
     public func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await runner.value
+        core.store.close()
     }
 
     /// Starts a server, runs `body` with it, and stops it whether or not `body` threw.
@@ -88,6 +96,7 @@ public final class EmulatorServer: Sendable {
 
     /// Returns when the server stops (a signal, when started with `shutdownOnSignals`).
     public func wait() async throws {
+        defer { core.store.close() }
         try await runner.value
     }
 }

@@ -20,7 +20,7 @@ public final class StorageEmulatorCore: Sendable {
 
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
-        store = try EmulatorStore(dataDirectory: configuration.dataDirectory)
+        store = try EmulatorStore(dataDirectory: configuration.dataDirectory, command: configuration.command)
         authenticator = RequestAuthenticator(signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey))
         faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
         blob = BlobService(store: store, account: configuration.accountName)

@@ -15,8 +15,9 @@ protocol ByteStore: Sendable {
     /// `length` bytes from `offset`.
     func read(_ id: String, offset: Int, length: Int) throws -> Data
     func delete(_ id: String)
-    /// Every id present, for removing orphans left by a crash between writing bytes and committing metadata.
-    func allIDs() -> [String]
+    /// Ids last modified before `date`, for removing orphans left by a crash between writing
+    /// bytes and committing metadata; interrupted temporary files older than `date` go too.
+    func orphanCandidates(olderThan date: Date) -> [String]
 }
 
 struct ByteStoreError: Error, CustomStringConvertible {
@@ -121,14 +122,20 @@ final class FileByteStore: ByteStore {
         unlink(url(id).path)
     }
 
-    func allIDs() -> [String] {
+    func orphanCandidates(olderThan date: Date) -> [String] {
         let fm = FileManager.default
+        let limit = date.timeIntervalSince1970
         var ids: [String] = []
         for dir in (try? fm.contentsOfDirectory(atPath: root.path)) ?? [] {
             for name in (try? fm.contentsOfDirectory(atPath: root.appendingPathComponent(dir).path)) ?? [] {
+                let path = root.appendingPathComponent(dir).appendingPathComponent(name).path
+                var info = stat()
+                guard stat(path, &info) == 0 else { continue }
+                let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+                guard modified < limit else { continue }  // written since the sweep began: not ours to judge
                 if name.hasPrefix(".") && name.hasSuffix(".tmp") {
                     // An interrupted write: never acknowledged, safe to drop.
-                    unlink(root.appendingPathComponent(dir).appendingPathComponent(name).path)
+                    unlink(path)
                 } else {
                     ids.append(name)
                 }
@@ -170,5 +177,5 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
 
     func delete(_ id: String) { lock.withLock { _ = objects.removeValue(forKey: id) } }
 
-    func allIDs() -> [String] { lock.withLock { Array(objects.keys) } }
+    func orphanCandidates(olderThan date: Date) -> [String] { lock.withLock { Array(objects.keys) } }
 }

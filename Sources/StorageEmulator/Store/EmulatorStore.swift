@@ -9,28 +9,49 @@ import GRDB
 /// transaction that points at them commits, and old bytes are removed only after the
 /// transaction that stopped pointing at them. A crash in between leaves an unreferenced
 /// file, which the next start removes.
+///
+/// A data folder has one owner: the store takes the folder's lock (`DataFolderLock`) before
+/// opening the database or sweeping, and keeps it until `close()`.
 final class EmulatorStore: Sendable {
     let db: any DatabaseWriter
     let bytes: any ByteStore
     let clock = ServerClock()
+    /// The folder's lock; nil in memory.
+    let lock: DataFolderLock?
 
-    /// Opens the store in `dataDirectory`, or in memory when it is nil.
-    init(dataDirectory: URL?) throws {
-        db = try EmulatorDatabase.open(directory: dataDirectory)
+    /// Opens the store in `dataDirectory`, or in memory when it is nil; `command` is written
+    /// into the folder's lock so a second opener can name the owner.
+    init(dataDirectory: URL?, command: String = "azseed") throws {
         if let dataDirectory {
-            bytes = try FileByteStore(root: dataDirectory.appendingPathComponent("blobs", isDirectory: true))
+            let lock = try DataFolderLock(folder: dataDirectory, command: command)
+            do {
+                db = try EmulatorDatabase.open(directory: dataDirectory)
+                bytes = try FileByteStore(root: dataDirectory.appendingPathComponent("blobs", isDirectory: true))
+            } catch {
+                lock.release()
+                throw error
+            }
+            self.lock = lock
             try removeOrphans()
         } else {
+            db = try EmulatorDatabase.open(directory: nil)
             bytes = MemoryByteStore()
+            lock = nil
         }
     }
 
-    /// Deletes byte files no row refers to (left by a crash between writing bytes and committing).
+    /// Gives up the data folder (the lock); the store is not used afterwards.
+    func close() { lock?.release() }
+
+    /// Deletes byte files no row refers to (left by a crash between writing bytes and
+    /// committing). Files modified since the sweep began are never candidates: even if
+    /// another writer got past the lock, nothing it has just written is removed.
     private func removeOrphans() throws {
+        let started = Date()
         let referenced = try db.read { db in
             Set(try String.fetchAll(db, sql: "SELECT data FROM blobs UNION SELECT data FROM blocks"))
         }
-        for id in bytes.allIDs() where !referenced.contains(id) { bytes.delete(id) }
+        for id in bytes.orphanCandidates(olderThan: started) where !referenced.contains(id) { bytes.delete(id) }
     }
 
     /// Runs a write transaction; a `ServiceError` thrown inside rolls it back and is rethrown as is.

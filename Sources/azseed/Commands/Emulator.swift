@@ -51,8 +51,10 @@ struct Emulator: AsyncParsableCommand {
 
     func run() async throws {
         let directory = inMemory ? nil : URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory)
-        let configuration = EmulatorConfiguration(dataDirectory: directory, host: host, blobPort: blobPort, tablePort: tablePort,
+        var configuration = EmulatorConfiguration(dataDirectory: directory, host: host, blobPort: blobPort, tablePort: tablePort,
                                                   maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
+        // Named in the folder's lock: storage commands run on the same folder talk to it.
+        configuration.command = "azseed emulator"
         let server = try await EmulatorServer.start(configuration, shutdownOnSignals: true)
         let account = server.account
         var lines = ["azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",

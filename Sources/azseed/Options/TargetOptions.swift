@@ -44,12 +44,20 @@ struct TargetOptions: ParsableArguments {
             return StorageSession(run: SeedRun(account: account, target: target), server: nil)
         }
         let directory = dataDirectory
-        let server = try await EmbeddedStorage.start(dataDirectory: directory)
+        let shown = dataDir ?? EmbeddedStorage.defaultDataDirectory
+        let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
+        let connection = try await EmbeddedStorage.open(dataDirectory: directory, command: command)
         let canonical = StorageAccount.development()
         let target = PlanTarget(account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
                                 tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
-        Console.note("using the embedded storage in \(dataDir ?? EmbeddedStorage.defaultDataDirectory) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
-        return StorageSession(run: SeedRun(account: server.account, target: target), server: server)
+        switch connection {
+        case .started(let server):
+            Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
+            return StorageSession(run: SeedRun(account: server.account, target: target), server: server)
+        case .served(let owner, let account):
+            Console.note("using the embedded storage in \(shown) through the 'azseed emulator' that serves it (pid \(owner.pid), \(account.blobEndpoint.absoluteString))")
+            return StorageSession(run: SeedRun(account: account, target: target), server: nil)
+        }
     }
 
     /// The endpoint generated blob URLs point into: the account's blob endpoint, or for the

@@ -1,0 +1,94 @@
+"""No data lost (issue 13, items 1 and 2): one owner per data folder, and `--force` never
+replaces what a command reads. Driven as users drive it: `azseed emulator` serving uploads
+from the official SDK while storage commands run on the same folder."""
+import subprocess
+import threading
+import time
+
+from azure.storage.blob import BlobServiceClient
+
+from conftest import record, run, start_emulator, stop_emulator
+from test_seeding import NOW, one_error
+
+
+def test_storage_commands_beside_a_serving_emulator_lose_nothing(azseed, tmp_path):
+    """The reported loss: uploads acknowledged by the emulator while `azseed plan` opened the
+    same folder were deleted by the plan's start-up sweep. Now the plan talks to the
+    emulator, and every acknowledged upload is still there, byte for byte."""
+    folder = tmp_path / ".azseed" / "storage"
+    served = start_emulator(azseed, "--data-dir", str(folder))
+    try:
+        container = BlobServiceClient.from_connection_string(served.connection_string).create_container("uploads")
+        acknowledged, stop, failures = [], threading.Event(), []
+
+        def upload():
+            i = 0
+            while not stop.is_set():
+                name = f"blob-{i:05d}"
+                try:
+                    container.upload_blob(name, name.encode() * 50)
+                    acknowledged.append(name)
+                except Exception as error:  # noqa: BLE001 - a failed upload is allowed, a lost one is not
+                    failures.append(repr(error))
+                i += 1
+
+        writer = threading.Thread(target=upload)
+        writer.start()
+        try:
+            for _ in range(4):
+                done = run(azseed, "plan", *NOW, cwd=tmp_path)
+                assert done.returncode == 0, done.stderr
+                assert "through the 'azseed emulator' that serves it" in done.stderr
+        finally:
+            stop.set()
+            writer.join()
+        assert len(acknowledged) >= 20, (len(acknowledged), failures[:3])
+        for name in acknowledged:
+            assert container.download_blob(name).readall() == name.encode() * 50, name
+        # A write command through it works too, and its data is the emulator's.
+        done = run(azseed, "apply", *NOW, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert run(azseed, "verify", *NOW, cwd=tmp_path).returncode == 0
+        # A second emulator on the folder is refused, naming the first.
+        second = run(azseed, "emulator", "--data-dir", str(folder), "--blob-port", "0", "--table-port", "0", timeout=30)
+        assert second.returncode == 1, second.stderr
+        line = one_error(second.stderr)
+        assert "already served by 'azseed emulator'" in line and served.blob in line
+    finally:
+        stop_emulator(served)
+
+
+def test_a_second_process_on_a_busy_folder_is_refused_with_the_owner(azseed, tmp_path):
+    lock = tmp_path / ".azseed" / "storage" / "owner.lock"
+    applying = subprocess.Popen([azseed, "apply", *NOW, "--events", "20000"], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not (lock.exists() and "command=azseed apply" in lock.read_text()):
+            assert time.time() < deadline and applying.poll() is None, "apply did not take the folder"
+            time.sleep(0.05)
+        planned = run(azseed, "plan", *NOW, cwd=tmp_path, timeout=60)
+        assert applying.poll() is None, "apply finished before the second command ran; the test proves nothing"
+        assert planned.returncode == 1 and planned.stdout == ""
+        line = one_error(planned.stderr)
+        assert "in use by 'azseed apply' (pid " in line and "azseed emulator" in line, line
+    finally:
+        out, err = applying.communicate(timeout=300)
+        record([azseed, "apply"], out, err)
+    assert applying.returncode == 0, err
+    # The owner gone, the folder is free again.
+    assert run(azseed, "plan", *NOW, "--events", "20000", "--detailed-exitcode", cwd=tmp_path).returncode == 0
+
+
+def test_force_never_replaces_the_input(azseed, tmp_path):
+    """`export --out .azseed/storage --force` deleted the storage it exported from."""
+    assert run(azseed, "apply", *NOW, cwd=tmp_path).returncode == 0
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / ".azseed").rglob("*") if p.name != "owner.lock")
+    for out in (".azseed/storage", ".azseed", ".azseed/storage/blobs", "."):
+        done = run(azseed, "export", "--out", out, "--force", cwd=tmp_path)
+        assert done.returncode == 64, (out, done.stderr)
+        assert "data folder" in one_error(done.stderr)
+    after = sorted(p.relative_to(tmp_path) for p in (tmp_path / ".azseed").rglob("*") if p.name != "owner.lock")
+    assert after == before
+    plan = run(azseed, "plan", *NOW, "--detailed-exitcode", cwd=tmp_path)
+    assert plan.returncode == 0 and "No changes" in plan.stdout, plan.stdout + plan.stderr
