@@ -4,10 +4,19 @@ import Foundation
 /// Parses `$filter` text: `or` binds loosest, then `and`, then `not`; parentheses group.
 /// Literals: `'text'` (`''` escapes a quote), `123` (Int32), `123L` (Int64), `1.5`/`1e3`
 /// (Double), `true`/`false`, `datetime'…'`, `guid'…'`, `X'…'`/`binary'…'` (hex).
+///
+/// The parser and the evaluator recurse, so every way of nesting is bounded: `not` and
+/// parentheses together at most `maxDepth` deep, `and`/`or` chains at most `maxTerms`
+/// terms (Azure itself allows 15 comparisons). 8,000 nested `not`s once overflowed the stack
+/// and killed the server; now they are a 400.
 struct FilterParser {
+    static let maxDepth = 32
+    static let maxTerms = 100
+
     private let chars: [Character]
     private var i = 0
     private var depth = 0
+    private var terms = 0
 
     static func parse(_ text: String) throws(FilterSyntaxError) -> FilterExpression {
         var parser = FilterParser(chars: Array(text))
@@ -47,12 +56,24 @@ struct FilterParser {
         return left
     }
 
+    /// Enters one level of `not` or parentheses.
+    private mutating func nest() throws(FilterSyntaxError) {
+        depth += 1
+        if depth > Self.maxDepth { throw fail("'not' and parentheses nested more than \(Self.maxDepth) deep") }
+    }
+
     private mutating func unary() throws(FilterSyntaxError) -> FilterExpression {
-        if keyword("not") { return .not(try unary()) }
+        terms += 1
+        if terms > Self.maxTerms { throw fail("more than \(Self.maxTerms) terms; Azure allows 15 comparisons in one $filter") }
+        if keyword("not") {
+            try nest()
+            let inner = try unary()
+            depth -= 1
+            return .not(inner)
+        }
         skipSpace()
         if i < chars.count, chars[i] == "(" {
-            depth += 1
-            if depth > 32 { throw fail("parentheses nested too deeply") }
+            try nest()
             i += 1
             let inner = try orExpression()
             skipSpace()
