@@ -92,3 +92,55 @@ def test_force_never_replaces_the_input(azseed, tmp_path):
     assert after == before
     plan = run(azseed, "plan", *NOW, "--detailed-exitcode", cwd=tmp_path)
     assert plan.returncode == 0 and "No changes" in plan.stdout, plan.stdout + plan.stderr
+
+
+# --- Validation before the first write (issue 13, item 6) --------------------------------
+
+import base64
+import hashlib
+import json
+
+import pytest
+from azure.data.tables import TableServiceClient
+
+from test_seeding import account  # noqa: F401  (the fixture: a fresh in-memory emulator)
+
+
+def with_entity(folder, entity):
+    """Appends an entity (its PartitionKey sorts last) and re-seals the manifest."""
+    path = folder / "tables" / "events.jsonl"
+    path.write_bytes(path.read_bytes() + (json.dumps(entity, ensure_ascii=False) + "\n").encode())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["tables"][0].update(entities=manifest["tables"][0]["entities"] + 1, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def with_blob(folder, name, body=b"body"):
+    (folder / "blobs" / "speakers" / name).write_bytes(body)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["containers"][0]["blobs"].append({"name": name, "contentType": "text/plain", "size": len(body),
+                                                "md5": base64.b64encode(hashlib.md5(body).digest()).decode()})
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+INVALID = {
+    "row-key-slash": (lambda f: with_entity(f, {"PartitionKey": "zzz", "RowKey": "zz/bad"}), "invalid RowKey"),
+    "260-properties": (lambda f: with_entity(f, {"PartitionKey": "zzz", "RowKey": "many", **{f"P{i}": i for i in range(260)}}), "260 properties"),
+    "entity-1.5-MiB": (lambda f: with_entity(f, {"PartitionKey": "zzz", "RowKey": "big", **{f"S{i}": "x" * 30000 for i in range(26)}}), "1 MiB"),
+    "blob-ending-in-dot": (lambda f: with_blob(f, "zzz."), "zzz."),
+}
+
+
+@pytest.mark.parametrize("case", INVALID, ids=list(INVALID))
+def test_an_invalid_snapshot_writes_nothing(azseed, account, tmp_path, case):
+    tamper, words = INVALID[case]
+    folder = tmp_path / "snap"
+    assert run(azseed, "generate", *NOW, "--out", str(folder)).returncode == 0
+    tamper(folder)
+    done = run(azseed, "import", str(folder), "--connection-string", account.connection_string)
+    assert done.returncode == 1, done.stderr
+    line = one_error(done.stderr)
+    assert words in line and ("events.jsonl:109" in line or "manifest.json" in line), line
+    # Nothing at all was written: no container, no table, no entity.
+    assert list(BlobServiceClient.from_connection_string(account.connection_string).list_containers()) == []
+    assert list(TableServiceClient.from_connection_string(account.connection_string).list_tables()) == []

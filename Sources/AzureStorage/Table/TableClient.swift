@@ -25,21 +25,8 @@ public struct TableClient: Sendable {
 
     private func check(entity: TableEntity, table: String, operation: String) throws {
         let url = pipeline.origin + pipeline.basePath + "/" + table
-        for (what, key) in [("PartitionKey", entity.partitionKey), ("RowKey", entity.rowKey)] {
-            if let problem = StorageNames.keyProblem(key) {
-                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "\(what) '\(key)': \(problem)")
-            }
-        }
-        if entity.properties.count > StorageNames.maxProperties {
-            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "entity (\(entity.partitionKey), \(entity.rowKey)) has \(entity.properties.count) properties; Azure allows \(StorageNames.maxProperties)")
-        }
-        for (name, value) in entity.properties {
-            if let problem = StorageNames.propertyProblem(name) {
-                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)': \(problem)")
-            }
-            if let problem = StorageNames.valueProblem(value) {
-                throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "property '\(name)' of (\(entity.partitionKey), \(entity.rowKey)) \(problem)")
-            }
+        if let problem = StorageNames.entityProblem(entity) {
+            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "entity (\(entity.partitionKey), \(entity.rowKey)) \(problem)")
         }
     }
 

@@ -74,6 +74,42 @@ public enum StorageNames {
     /// The largest entity, in bytes.
     public static let maxEntityBytes = 1024 * 1024
 
+    /// The entity's size as the Table service documents it: 4 bytes, the keys in UTF-16, and
+    /// per property 8 bytes, its name in UTF-16 and its value.
+    public static func entitySize(_ entity: TableEntity) -> Int {
+        var size = 4 + entity.partitionKey.utf16.count * 2 + entity.rowKey.utf16.count * 2
+        for (name, value) in entity.properties {
+            size += 8 + name.utf16.count * 2
+            switch value {
+            case .string(let s): size += s.utf16.count * 2 + 4
+            case .binary(let b): size += b.count + 4
+            case .int32, .boolean: size += 4
+            case .int64, .double, .dateTime: size += 8
+            case .guid: size += 16
+            }
+        }
+        return size
+    }
+
+    /// Why Azure Tables would refuse the whole entity — a key, the number of properties, a
+    /// property name or value, the total size — or nil. Phrased to follow "entity (PK, RK) …".
+    /// Every path that writes entities checks all of them with this before the first write.
+    public static func entityProblem(_ entity: TableEntity) -> String? {
+        for (what, key) in [("PartitionKey", entity.partitionKey), ("RowKey", entity.rowKey)] {
+            if let problem = keyProblem(key) { return "has an invalid \(what): \(problem)" }
+        }
+        if entity.properties.count > maxProperties {
+            return "has \(entity.properties.count) properties; Azure allows \(maxProperties)"
+        }
+        for (name, value) in entity.properties {
+            if let problem = propertyProblem(name) { return "has an invalid property name '\(name)': \(problem)" }
+            if let problem = valueProblem(value) { return "has a property '\(name)' that \(problem)" }
+        }
+        let size = entitySize(entity)
+        if size > maxEntityBytes { return "is \(size) bytes as Azure counts them; an entity is at most \(maxEntityBytes) (1 MiB)" }
+        return nil
+    }
+
     /// Why Azure Tables would refuse a property value (too long, too large, out of range),
     /// or nil; phrased to follow "property 'Name' …".
     public static func valueProblem(_ value: EdmValue) -> String? {

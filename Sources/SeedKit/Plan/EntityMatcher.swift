@@ -36,6 +36,11 @@ struct EntityMatcher {
         var line: [UInt8] = []
         var unchanged = 0
         try group.forEach { wanted in
+            // The whole desired state is checked while planning, before apply writes anything:
+            // an entity Azure would refuse must not surface halfway through the batches.
+            if let problem = StorageNames.entityProblem(wanted) {
+                throw GenerationError("table \(group.table)\(group.kind.map { ", kind '\($0)'" } ?? ""): entity (\(wanted.partitionKey), \(wanted.rowKey)) \(problem); nothing was written")
+            }
             if digest != nil {
                 line.removeAll(keepingCapacity: true)
                 EntityJSONEncoder.append(wanted, to: &line)

@@ -87,6 +87,9 @@ public enum SnapshotReader {
                       case .number(let sizeText)? = blob["size"], let size = Int(sizeText) else {
                     throw bad("a blob entry of container '\(name)' is incomplete")
                 }
+                if let problem = StorageNames.blobProblem(blobName) {
+                    throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' cannot be written to Azure: \(problem); rename it in the source and export again")
+                }
                 guard let relative = SnapshotFormat.blobFile(container: name, blob: blobName) else {
                     throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' has an unsafe name (empty, absolute, or with '.' or '..' segments) and no file of its own; the manifest was not written by azseed")
                 }
@@ -149,6 +152,11 @@ public enum SnapshotReader {
         do {
             try LineReader(url: file).forEachLine(onBytes: { hasher.update(bufferPointer: $0) }) { bytes, line in
                 let entity = try decode(bytes, at: "\(path):\(line)")
+                // Everything Azure would refuse is found here, before the first request, so a
+                // bad snapshot never leaves a half-written account behind.
+                if let problem = StorageNames.entityProblem(entity) {
+                    throw SnapshotError("\(path):\(line): entity (\(entity.partitionKey), \(entity.rowKey)) \(problem); Azure would refuse it, so nothing is imported")
+                }
                 let keys = (entity.partitionKey, entity.rowKey)
                 if let previous, !(previous.0.utf8.lexicographicallyPrecedes(keys.0.utf8)
                                    || (previous.0.isExactly(keys.0) && previous.1.utf8.lexicographicallyPrecedes(keys.1.utf8))) {

@@ -34,18 +34,7 @@ enum EntityRules {
 
     /// The whole entity, sized as the service documents it, is at most 1 MiB.
     static func checkSize(_ entity: TableEntity) throws(ServiceError) {
-        var size = 4 + entity.partitionKey.utf16.count * 2 + entity.rowKey.utf16.count * 2
-        for (name, value) in entity.properties {
-            size += 8 + name.utf16.count * 2
-            switch value {
-            case .string(let s): size += s.utf16.count * 2 + 4
-            case .binary(let b): size += b.count + 4
-            case .int32, .boolean: size += 4
-            case .int64, .double, .dateTime: size += 8
-            case .guid: size += 16
-            }
-        }
-        guard size <= StorageNames.maxEntityBytes else {
+        guard StorageNames.entitySize(entity) <= StorageNames.maxEntityBytes else {
             throw ServiceError(400, "EntityTooLarge", "The entity is larger than the maximum allowed size (1MB).")
         }
     }
