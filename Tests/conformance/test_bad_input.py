@@ -149,6 +149,7 @@ CASES = [
     ("template-missing", lambda a, t, e: ["plan", "--connection-string", e.connection_string, *NOW, "--dataset", str(dataset(t, {"bio.mustache": "missing.mustache"}))], 1, "missing.mustache"),
     ("template-unclosed-section", lambda a, t, e: ["plan", "--connection-string", e.connection_string, *NOW, "--dataset", str(dataset(t, templates={"bio.mustache": "{{#Name}} never closed"}))], 1, "bio.mustache"),
     ("template-nested-deep", lambda a, t, e: ["plan", "--connection-string", e.connection_string, *NOW, "--dataset", str(dataset(t, templates={"bio.mustache": "{{#Name}}" * 1000 + "x" + "{{/Name}}" * 1000}))], 1, "bio.mustache:1: Mustache sections nested more than 100 deep"),
+    ("template-too-large", lambda a, t, e: ["generate", *NOW, "--out", str(t / "fx"), "--dataset", str(dataset(t, templates={"bio.mustache": "{{Name}} " * 40000}))], 1, "bio.mustache: the template is 360000 bytes"),
     ("template-unknown-field", lambda a, t, e: ["plan", "--connection-string", e.connection_string, *NOW, "--dataset", str(dataset(t, templates={"bio.mustache": "{{Nickname}} speaks"}))], 1, "Nickname"),
     # Images
     ("image-not-jpeg", lambda a, t, e: ["apply", "--connection-string", e.connection_string, *NOW, "--dataset", str(dataset(t, images={"BTubalinal.jpg": b"GIF89a not a jpeg"}))], 1, "BTubalinal.jpg"),
@@ -206,7 +207,7 @@ CASES = [
     ("export-out-contains-data-dir", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", ".azseed", "--force"], 64, "contains the storage's data folder"),
     ("export-out-is-dataset", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--dataset", str(dataset(t)), "--out", str(t / "ds"), "--force"], 64, "is the dataset folder"),
     # No raw Foundation error (issue 13, item 8).
-    ("snap-blob-unsafe-name", lambda a, t, e: ["import", str(snapshot(a, t, e, lambda f: edit_manifest(f, lambda m: m["containers"][0]["blobs"][0].update(name="../x")))), "--connection-string", e.connection_string], 1, "unsafe name"),
+    ("snap-blob-unsafe-name", lambda a, t, e: ["import", str(snapshot(a, t, e, lambda f: edit_manifest(f, lambda m: m["containers"][0]["blobs"][0].update(name="../x")))), "--connection-string", e.connection_string], 1, "'..' segments"),
     ("image-symlink-outside", lambda a, t, e: ["apply", "--connection-string", e.connection_string, *NOW, "--dataset", str(linked_outside(t))], 1, "outside the dataset's folder"),
     ("generate-out-under-a-file", lambda a, t, e: ["generate", *NOW, "--out", str(a_file(t) / "sub")], 64, "is a file, not a folder"),
 ]

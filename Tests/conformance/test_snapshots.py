@@ -169,3 +169,41 @@ def test_export_errors_are_one_line(azseed, two, tmp_path):
     (tmp_path / "full" / "f").write_text("x")
     taken = run(azseed, "export", "--connection-string", source.connection_string, "--out", str(tmp_path / "full"))
     assert taken.returncode == 64 and "--force" in one_error(taken.stderr)
+
+
+def test_blob_names_that_cannot_be_paths_export_and_import_exactly(azseed, two, tmp_path):
+    """`fd` and `fd/child` are both valid blob names, and a name segment may be longer than a
+    file name: export once failed with a raw NSCocoaErrorDomain error. Such blobs are kept
+    under encoded file names, the manifest records the real names, and they round-trip."""
+    source, target = two
+    long_segment = "s" * 300 + ".txt"
+    names = {"fd": b"the file", "fd/child": b"the child", "fd/child/grandchild": b"deeper",
+             f"dir/{long_segment}": b"long", "plain.txt": b"plain"}
+    container = BlobServiceClient.from_connection_string(source.connection_string).create_container("speakers")
+    for name, body in names.items():
+        container.upload_blob(name, body, content_settings=ContentSettings(content_type="text/plain"))
+    TableServiceClient.from_connection_string(source.connection_string).create_table("events")
+    snap = tmp_path / "snap"
+    done = run(azseed, "export", "--connection-string", source.connection_string, "--out", str(snap),
+               "--container", "speakers", "--table", "events")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((snap / "manifest.json").read_text())
+    recorded = {b["name"]: b.get("file") for b in manifest["containers"][0]["blobs"]}
+    assert set(recorded) == set(names)
+    assert recorded["plain.txt"] is None and recorded["fd"] is None
+    assert recorded["fd/child"].startswith("encoded/speakers/") and recorded[f"dir/{long_segment}"].startswith("encoded/speakers/")
+    done = run(azseed, "import", str(snap), "--connection-string", target.connection_string)
+    assert done.returncode == 0, done.stderr
+    copied = BlobServiceClient.from_connection_string(target.connection_string).get_container_client("speakers")
+    assert {b.name: copied.download_blob(b.name).readall() for b in copied.list_blobs()} == names
+    again = run(azseed, "import", str(snap), "--connection-string", target.connection_string, "--dry-run", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout
+    second = tmp_path / "second"
+    assert run(azseed, "export", "--connection-string", target.connection_string, "--out", str(second),
+               "--container", "speakers", "--table", "events").returncode == 0
+    first_files = {k: v for k, v in files(snap).items() if k != "manifest.json"}
+    assert first_files == {k: v for k, v in files(second).items() if k != "manifest.json"}
+    # A file the manifest does not list, under encoded/, is refused like any stray file.
+    (snap / "encoded" / "speakers" / "stray").write_bytes(b"x")
+    refused = run(azseed, "import", str(snap), "--connection-string", target.connection_string)
+    assert refused.returncode == 1 and "not in the manifest" in refused.stderr

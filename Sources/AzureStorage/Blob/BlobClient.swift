@@ -22,7 +22,7 @@ public struct BlobClient: Sendable {
         if let problem = StorageNames.containerProblem(container) {
             throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "container '\(container)': \(problem)")
         }
-        if let blob, let problem = StorageNames.blobProblem(blob) {
+        if let blob, let problem = StorageNames.addressableBlobProblem(blob) {
             throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "blob '\(blob)': \(problem)")
         }
     }

@@ -32,6 +32,17 @@ public enum StorageNames {
         return nil
     }
 
+    /// `blobProblem`, and the names this client cannot address: Azure stores a name with
+    /// `.` or `..` segments, but URLs resolve them (`speakers/../x` would reach another
+    /// container), so azseed neither sends nor imports one.
+    public static func addressableBlobProblem(_ name: String) -> String? {
+        if let problem = blobProblem(name) { return problem }
+        guard !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) else {
+            return "a blob name with '.' or '..' segments cannot be addressed safely (URLs resolve them)"
+        }
+        return nil
+    }
+
     /// PartitionKey and RowKey: at most 1 KiB of UTF-16, none of `/ \ # ?` or control characters.
     public static func keyProblem(_ key: String) -> String? {
         guard key.utf16.count <= 1024 else { return "a key is at most 1 KiB" }

@@ -33,7 +33,7 @@ extension DesiredContainer {
         var blobs: [DesiredBlob] = []
         for relative in try listFiles(folder) {
             let url = folder.appendingPathComponent(relative)
-            if let problem = StorageNames.blobProblem(relative) {
+            if let problem = StorageNames.addressableBlobProblem(relative) {
                 throw GenerationError("\(url.relativePathForMessages): cannot be a blob of container '\(spec.name)': \(problem); rename the file")
             }
             guard let data = FileManager.default.contents(atPath: url.path) else {

@@ -26,27 +26,52 @@ public final class SnapshotBuilder {
     @discardableResult
     public func addBlob(_ name: String, contentType: String, data: Data) throws -> String {
         let md5 = Data(Insecure.MD5.hash(data: data)).base64EncodedString()
-        try data.write(to: try blobURL(name))
-        record(name, contentType: contentType, md5: md5, size: data.count)
+        let (url, encoded) = try blobURL(name)
+        do { try data.write(to: url) } catch { throw GenerationError("cannot write \(url.relativePathForMessages): \(FileProblem.describe(error))") }
+        record(name, contentType: contentType, md5: md5, size: data.count, file: encoded)
         return md5
     }
 
     public func addBlob(_ name: String, contentType: String, copying file: URL, md5: String, size: Int) throws {
-        try FileManager.default.copyItem(at: file, to: try blobURL(name))
-        record(name, contentType: contentType, md5: md5, size: size)
-    }
-
-    private func blobURL(_ name: String) throws -> URL {
-        let container = containers[containers.count - 1].name
-        guard let path = SnapshotFormat.blobFile(container: container, blob: name) else {
-            throw GenerationError("blob '\(name)' of container '\(container)' cannot be stored as a file; rename it")
+        let (url, encoded) = try blobURL(name)
+        do { try FileManager.default.copyItem(at: file, to: url) } catch {
+            throw GenerationError("cannot copy \(file.relativePathForMessages) into the snapshot: \(FileProblem.describe(error))")
         }
-        return try output.file(path)
+        record(name, contentType: contentType, md5: md5, size: size, file: encoded)
     }
 
-    private func record(_ name: String, contentType: String, md5: String, size: Int) {
-        containers[containers.count - 1].blobs.append(.object([("name", .string(name)), ("contentType", .string(contentType)),
-                                                                ("md5", .string(md5)), ("size", .int(Int64(size)))]))
+    /// Where a blob's bytes go: its name as a path when that path is free, else the encoded
+    /// file (returned as the second value, for the manifest). Blobs arrive in name order, so
+    /// of `fd` and `fd/child` the second finds `fd` taken by a file and is encoded.
+    private func blobURL(_ name: String) throws -> (URL, String?) {
+        let container = containers[containers.count - 1].name
+        if let path = SnapshotFormat.blobFile(container: container, blob: name), isFree(path) {
+            return (try output.file(path), nil)
+        }
+        let encoded = SnapshotFormat.encodedBlobFile(container: container, blob: name)
+        return (try output.file(encoded), encoded)
+    }
+
+    /// Whether `path` can be created in the staging folder: nothing there yet, and every
+    /// folder on the way is a folder (or absent).
+    private func isFree(_ path: String) -> Bool {
+        let fm = FileManager.default
+        var url = output.staging
+        let parts = path.split(separator: "/")
+        for (i, part) in parts.enumerated() {
+            url.appendPathComponent(String(part))
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return true }
+            if i == parts.count - 1 || !isDirectory.boolValue { return false }
+        }
+        return false
+    }
+
+    private func record(_ name: String, contentType: String, md5: String, size: Int, file: String?) {
+        var fields: [(String, JSONValue)] = [("name", .string(name)), ("contentType", .string(contentType)),
+                                              ("md5", .string(md5)), ("size", .int(Int64(size)))]
+        if let file { fields.append(("file", .string(file))) }
+        containers[containers.count - 1].blobs.append(.object(fields))
         summary.blobs += 1
         summary.blobBytes += size
     }

@@ -87,10 +87,14 @@ public enum SnapshotReader {
                       case .number(let sizeText)? = blob["size"], let size = Int(sizeText) else {
                     throw bad("a blob entry of container '\(name)' is incomplete")
                 }
-                if let problem = StorageNames.blobProblem(blobName) {
+                if let problem = StorageNames.addressableBlobProblem(blobName) {
                     throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' cannot be written to Azure: \(problem); rename it in the source and export again")
                 }
-                guard let relative = SnapshotFormat.blobFile(container: name, blob: blobName) else {
+                let recordedFile = blob["file"]?.stringValue
+                if let recordedFile, recordedFile != SnapshotFormat.encodedBlobFile(container: name, blob: blobName) {
+                    throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' names the file '\(recordedFile)', which is not where azseed keeps it; the manifest is damaged")
+                }
+                guard let relative = recordedFile ?? SnapshotFormat.blobFile(container: name, blob: blobName) else {
                     throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' has an unsafe name (empty, absolute, or with '.' or '..' segments) and no file of its own; the manifest was not written by azseed")
                 }
                 let file = directory.appendingPathComponent(relative)
@@ -128,13 +132,15 @@ public enum SnapshotReader {
     }
 
     private static func checkNoStrayBlobs(_ directory: URL, listed: Set<ExactString>) throws(SnapshotError) {
-        let blobs = directory.appendingPathComponent(SnapshotFormat.blobsFolder)
-        guard let walker = FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.isRegularFileKey]) else { return }
         let base = directory.standardizedFileURL.path
-        for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-            let relative = String(url.standardizedFileURL.path.dropFirst(base.count + 1))
-            if !listed.contains(ExactString(relative)) {
-                throw SnapshotError("\(url.relativePathForMessages): not in the manifest; the snapshot was changed since it was made")
+        for folder in [SnapshotFormat.blobsFolder, SnapshotFormat.encodedFolder] {
+            let blobs = directory.appendingPathComponent(folder)
+            guard let walker = FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
+            for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                let relative = String(url.standardizedFileURL.path.dropFirst(base.count + 1))
+                if !listed.contains(ExactString(relative)) {
+                    throw SnapshotError("\(url.relativePathForMessages): not in the manifest; the snapshot was changed since it was made")
+                }
             }
         }
     }

@@ -12,6 +12,12 @@ public struct Template: Sendable {
 
     /// Parses `source`; `origin` names it in errors (a file path, or `file:line`).
     public init(source: String, origin: String) throws(DatasetError) {
+        // The Mustache library's parser measures the rest of the text at every tag, so its
+        // time grows with the square of the template's size (40,000 tags: 27 s). A value is at
+        // most 32K characters, so a template past 64 KiB has no use that justifies that.
+        guard source.utf8.count <= Self.maxSourceBytes else {
+            throw DatasetError(file: origin, line: nil, "the template is \(source.utf8.count) bytes; templates are at most \(Self.maxSourceBytes) (a generated value is at most 32K characters)")
+        }
         self.origin = origin
         self.source = source
         self.variables = try Template.scanVariables(source, origin: origin)
@@ -31,6 +37,9 @@ public struct Template: Sendable {
     /// How deep sections (`{{#Name}}`, `{{^Name}}`) may nest. The Mustache library parses and
     /// renders them recursively: 1,000 levels overflowed the stack (a segfault, no message).
     static let maxSectionDepth = 100
+
+    /// The largest template source, in bytes.
+    public static let maxSourceBytes = 64 * 1024
 
     /// Finds the names a template reads, so unknown ones can be rejected before generating,
     /// and refuses sections nested deeper than `maxSectionDepth`. Linear in the template's size.
