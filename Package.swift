@@ -13,9 +13,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
-        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        // Test-only: the Mustache library azseed's own renderer replaced, to compare outputs.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -43,7 +44,6 @@ let package = Package(
                 "CJPEG",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "Mustache", package: "swift-mustache"),
             ]
         ),
         .target(
@@ -90,7 +90,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SeedKitTests",
-            dependencies: ["SeedKit", "AzureStorage", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SeedKit", "AzureStorage", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Mustache", package: "swift-mustache")]
         ),
         .testTarget(
             name: "SeedRunnerTests",

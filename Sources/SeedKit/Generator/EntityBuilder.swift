@@ -135,16 +135,17 @@ struct EntityBuilder {
             }
         }
         if let hit = templateCaches[cache]?[key] { return hit }
-        var context: [String: Any] = [:]
+        var context: [ExactString: TemplateValue] = [:]
         for source in sources {
             switch source {
             case .slot(let name, let index):
-                context[name] = values[index].text
+                context[ExactString(name)] = .text(values[index].text)
             case .refProperty(let ref, let property, let slot, let propertyIndex):
                 guard case .ref(let target, _, _) = engine.ops[slot - engine.columnCount] else { continue }
-                var nested = context[ref] as? [String: String] ?? [:]
-                nested[property] = target.property(propertyIndex, of: target.materialized![refs[slot]]).text
-                context[ref] = nested
+                var nested: [ExactString: String] = [:]
+                if case .object(let fields)? = context[ExactString(ref)] { nested = fields }
+                nested[ExactString(property)] = target.property(propertyIndex, of: target.materialized![refs[slot]]).text
+                context[ExactString(ref)] = .object(nested)
             }
         }
         let text = template.render(context)

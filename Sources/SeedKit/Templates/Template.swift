@@ -1,45 +1,35 @@
 import AzureStorage
-import Mustache
 
-/// A Mustache template for generated text, rendered as plain text (no HTML escaping).
+/// A Mustache template for generated text, rendered as plain text (no HTML escaping) by
+/// `MustacheText`, in time linear in its size.
 public struct Template: Sendable {
     /// Where the template came from, for errors.
     public var origin: String
     public var source: String
     /// Every name the template reads (`Name`, `speaker.Name`, section names), in order of appearance.
     public var variables: [String]
-    let compiled: MustacheTemplate
+    let compiled: MustacheText
 
     /// Parses `source`; `origin` names it in errors (a file path, or `file:line`).
     public init(source: String, origin: String) throws(DatasetError) {
-        // The Mustache library's parser measures the rest of the text at every tag, so its
-        // time grows with the square of the template's size (40,000 tags: 27 s). A value is at
-        // most 32K characters, so a template past 64 KiB has no use that justifies that.
-        guard source.utf8.count <= Self.maxSourceBytes else {
-            throw DatasetError(file: origin, line: nil, "the template is \(source.utf8.count) bytes; templates are at most \(Self.maxSourceBytes) (a generated value is at most 32K characters)")
-        }
         self.origin = origin
         self.source = source
         self.variables = try Template.scanVariables(source, origin: origin)
         do {
-            // The pragma switches escaping off: generated text is data, not HTML.
-            self.compiled = try MustacheTemplate(string: "{{% CONTENT_TYPE: TEXT}}" + source)
+            self.compiled = try MustacheText.parse(source, maxDepth: Self.maxSectionDepth)
         } catch {
             throw DatasetError(file: origin, line: nil, "invalid Mustache template: \(error)")
         }
     }
 
-    /// Renders with a context of names to text (and refs to nested contexts).
-    public func render(_ context: [String: Any]) -> String {
+    /// Renders with a context of names to text (and refs to their entities' fields).
+    public func render(_ context: [ExactString: TemplateValue]) -> String {
         compiled.render(context)
     }
 
-    /// How deep sections (`{{#Name}}`, `{{^Name}}`) may nest. The Mustache library parses and
-    /// renders them recursively: 1,000 levels overflowed the stack (a segfault, no message).
+    /// How deep sections (`{{#Name}}`, `{{^Name}}`) may nest: parsing and rendering recurse
+    /// once per level (1,000 levels once overflowed the stack: a segfault, no message).
     static let maxSectionDepth = 100
-
-    /// The largest template source, in bytes.
-    public static let maxSourceBytes = 64 * 1024
 
     /// Finds the names a template reads, so unknown ones can be rejected before generating,
     /// and refuses sections nested deeper than `maxSectionDepth`. Linear in the template's size.
@@ -72,9 +62,9 @@ public struct Template: Sendable {
                 throw DatasetError(file: origin, line: line, "empty Mustache tag")
             }
             switch sigil {
-            case "!", "%": continue
-            case ">", "<", "$", "=":
-                throw DatasetError(file: origin, line: line, "unsupported Mustache tag '{{\(tag)}}' (partials, blocks and delimiter changes are not supported)")
+            case "!": continue
+            case ">", "<", "$", "=", "%":
+                throw DatasetError(file: origin, line: line, "unsupported Mustache tag '{{\(tag)}}' (partials, blocks, delimiter changes and pragmas are not supported)")
             case "#", "^":
                 depth += 1
                 if depth > maxSectionDepth {
