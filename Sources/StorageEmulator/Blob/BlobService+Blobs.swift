@@ -26,24 +26,31 @@ extension BlobService {
         HTTPHeaders([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
     }
 
-    /// Checks the body against a `Content-MD5` header, and returns the body's MD5.
-    func checkTransactionalMD5(_ request: HTTPRequest) throws -> String {
-        let computed = Self.md5(request.body)
+    /// The request's body in the byte store: streamed there by the HTTP layer, or stored now.
+    func upload(_ request: HTTPRequest, _ staged: StagedUpload?) async throws -> StagedUpload {
+        if let staged { return staged }
+        return try await StagedUpload.store(request.body, in: store.bytes)
+    }
+
+    /// Checks the body's MD5 against a `Content-MD5` header, and returns it.
+    func checkTransactionalMD5(_ request: HTTPRequest, _ upload: StagedUpload) throws -> String {
+        let computed = upload.md5
         if let sent = request.headers["Content-MD5"], sent != computed {
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         return computed
     }
 
-    func putBlob(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func putBlob(_ container: String, _ blob: String, _ request: HTTPRequest, _ staged: StagedUpload?) async throws -> HTTPResponse {
         guard let type = request.headers["x-ms-blob-type"] else {
             throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type.")
         }
         guard type == "BlockBlob" else {
             throw ServiceError(400, "InvalidHeaderValue", "This emulator stores block blobs only; x-ms-blob-type '\(type)' is not supported.")
         }
-        let md5 = try checkTransactionalMD5(request)
-        let record = try await store.putBlob(container: container, name: blob, body: request.body,
+        let upload = try await upload(request, staged)
+        let md5 = try checkTransactionalMD5(request, upload)
+        let record = try await store.putBlob(container: container, name: blob, upload: upload,
                                              properties: httpProperties(request, computedMD5: md5),
                                              metadata: metadataHeaders(request.headers), conditions: conditions(request))
         var headers = blobHeaders(record)
@@ -52,12 +59,13 @@ extension BlobService {
         return HTTPResponse(status: 201, headers: headers)
     }
 
-    func putBlock(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+    func putBlock(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters, _ staged: StagedUpload?) async throws -> HTTPResponse {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
-        let md5 = try checkTransactionalMD5(request)
-        try await store.putBlock(container: container, blob: blob, blockID: id, body: request.body)
+        let upload = try await upload(request, staged)
+        let md5 = try checkTransactionalMD5(request, upload)
+        try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)
         return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
     }
 
@@ -124,16 +132,22 @@ extension BlobService {
         return (start, end)
     }
 
-    func getBlob(_ container: String, _ blob: String, _ request: HTTPRequest, head: Bool) async throws -> HTTPResponse {
+    /// Get Blob and Get Blob Properties. The bytes are not read here: the reply carries the
+    /// open blob, and the HTTP layer streams it out in pieces (a range MD5, at most 4 MiB, is
+    /// the exception: it needs the bytes first).
+    func getBlob(_ container: String, _ blob: String, _ request: HTTPRequest, head: Bool) async throws -> BlobReply {
         let (containerRecord, found) = try await store.blob(container, blob)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
         if let ifNoneMatch = request.headers["If-None-Match"], ifNoneMatch == "*" || ifNoneMatch == record.etag {
-            return HTTPResponse(status: 304, headers: blobHeaders(record))
+            return BlobReply(HTTPResponse(status: 304, headers: blobHeaders(record)))
         }
         if let ifMatch = request.headers["If-Match"], ifMatch != "*", ifMatch != record.etag {
             throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
         }
+        // Opened before the range is worked out: a concurrent overwrite may swap the record.
+        var reader: (any ByteReader)?
+        if !head { (record, reader) = try await store.openBlob(record) }
         var status = 200
         var offset = 0, length = record.size
         var rangeMD5 = false
@@ -151,7 +165,12 @@ extension BlobService {
             }
         }
         var body = Data()
-        if !head { (record, body) = try await store.readBlob(record, offset: offset, length: length) }
+        if rangeMD5, let open = reader {
+            let (start, count) = (offset, length)
+            body = try await BlockingIO.run { try open.read(offset: start, length: count) }
+            open.close()
+            reader = nil
+        }
         var headers = blobHeaders(record)
         headers["Content-Length"] = String(length)
         headers["Content-Type"] = record.contentType
@@ -177,7 +196,9 @@ extension BlobService {
             headers["x-ms-access-tier"] = "Hot"
             headers["x-ms-access-tier-inferred"] = "true"
         }
-        return HTTPResponse(status: status, headers: headers, body: body)
+        let response = HTTPResponse(status: status, headers: headers, body: body)
+        guard let reader else { return BlobReply(response) }
+        return BlobReply(response, body: BlobBody(reader: reader, offset: offset, length: length))
     }
 
     func listBlobs(_ container: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {

@@ -13,7 +13,9 @@ struct BlobService: Sendable {
         var blob: String?
     }
 
-    func respond(_ request: HTTPRequest, caller: Caller) async throws -> HTTPResponse {
+    /// Answers one request; `upload` is its body when the HTTP layer streamed it into the
+    /// byte store (Put Blob, Put Block).
+    func respond(_ request: HTTPRequest, caller: Caller, upload: StagedUpload? = nil) async throws -> BlobReply {
         let target = try parseTarget(request.path)
         let query = QueryParameters(request.query)
         let restype = query["restype"], comp = query["comp"]
@@ -22,7 +24,7 @@ struct BlobService: Sendable {
         guard let container = target.container else {
             // The account itself: only List Containers.
             guard caller == .account else { throw ServiceError.resourceNotFound }
-            if method == "GET", comp == "list" { return try await listContainers(request, query) }
+            if method == "GET", comp == "list" { return BlobReply(try await listContainers(request, query)) }
             throw ServiceError.invalidQuery("comp", comp ?? "")
         }
         guard let blob = target.blob else {
@@ -33,13 +35,13 @@ struct BlobService: Sendable {
                 try await checkAnonymous(container: container, level: method == "GET" && comp == "list" || (method == "GET" || method == "HEAD") && comp == nil ? "container" : nil)
             }
             switch (method, comp) {
-            case ("PUT", nil): return try await createContainer(container, request)
-            case ("PUT", "acl"): return try await setContainerACL(container, request)
-            case ("PUT", "metadata"): return try await setContainerMetadata(container, request)
-            case ("GET", nil), ("HEAD", nil): return try await containerProperties(container)
-            case ("GET", "acl"), ("HEAD", "acl"): return try await containerACL(container)
-            case ("GET", "list"): return try await listBlobs(container, request, query)
-            case ("DELETE", nil): return try await deleteContainer(container)
+            case ("PUT", nil): return BlobReply(try await createContainer(container, request))
+            case ("PUT", "acl"): return BlobReply(try await setContainerACL(container, request))
+            case ("PUT", "metadata"): return BlobReply(try await setContainerMetadata(container, request))
+            case ("GET", nil), ("HEAD", nil): return BlobReply(try await containerProperties(container))
+            case ("GET", "acl"), ("HEAD", "acl"): return BlobReply(try await containerACL(container))
+            case ("GET", "list"): return BlobReply(try await listBlobs(container, request, query))
+            case ("DELETE", nil): return BlobReply(try await deleteContainer(container))
             case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
             default: throw ServiceError.unsupportedVerb(method)
             }
@@ -48,15 +50,15 @@ struct BlobService: Sendable {
             try await checkAnonymous(container: container, level: (method == "GET" || method == "HEAD") && comp == nil ? "blob" : nil)
         }
         switch (method, comp) {
-        case ("PUT", nil): return try await putBlob(container, blob, request)
-        case ("PUT", "block"): return try await putBlock(container, blob, request, query)
-        case ("PUT", "blocklist"): return try await putBlockList(container, blob, request)
-        case ("PUT", "properties"): return try await setBlobProperties(container, blob, request)
-        case ("PUT", "metadata"): return try await setBlobMetadata(container, blob, request)
+        case ("PUT", nil): return BlobReply(try await putBlob(container, blob, request, upload))
+        case ("PUT", "block"): return BlobReply(try await putBlock(container, blob, request, query, upload))
+        case ("PUT", "blocklist"): return BlobReply(try await putBlockList(container, blob, request))
+        case ("PUT", "properties"): return BlobReply(try await setBlobProperties(container, blob, request))
+        case ("PUT", "metadata"): return BlobReply(try await setBlobMetadata(container, blob, request))
         case ("GET", nil): return try await getBlob(container, blob, request, head: false)
         case ("HEAD", nil): return try await getBlob(container, blob, request, head: true)
-        case ("GET", "blocklist"): return try await getBlockList(container, blob, query)
-        case ("DELETE", nil): return try await deleteBlob(container, blob, request)
+        case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, query))
+        case ("DELETE", nil): return BlobReply(try await deleteBlob(container, blob, request))
         case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
         default: throw ServiceError.unsupportedVerb(method)
         }

@@ -1,4 +1,5 @@
 import AzureStorage
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -38,22 +39,80 @@ struct EmulatorResponder: HTTPResponder {
         if let length = headers["Content-Length"].flatMap(Int.init), length > limit {
             return Self.response(core.bodyTooLarge(azureRequest, service: service))
         }
-        var body = ByteBuffer()
-        for try await chunk in request.body {
-            guard body.readableBytes + chunk.readableBytes <= limit else {
+        let reply: EmulatorReply
+        if Self.streamsUpload(azureRequest, service: service) {
+            // Put Blob and Put Block bodies go to the byte store as they arrive: memory per
+            // upload is one network chunk, whatever the body's size.
+            guard let upload = try await stage(request.body, limit: limit) else {
                 return Self.response(core.bodyTooLarge(azureRequest, service: service))
             }
-            var chunk = chunk
-            body.writeBuffer(&chunk)
+            reply = await core.respond(azureRequest, service: service, upload: upload)
+        } else {
+            var body = ByteBuffer()
+            for try await chunk in request.body {
+                guard body.readableBytes + chunk.readableBytes <= limit else {
+                    return Self.response(core.bodyTooLarge(azureRequest, service: service))
+                }
+                var chunk = chunk
+                body.writeBuffer(&chunk)
+            }
+            azureRequest.body = Data(body.readableBytesView)
+            reply = await core.respond(azureRequest, service: service)
         }
-        azureRequest.body = Data(body.readableBytesView)
-        switch await core.respond(azureRequest, service: service) {
+        switch reply {
         case .response(let response):
             return Self.response(response)
+        case .streamed(let response, let blob):
+            return Self.response(response, streaming: blob)
         case .dropConnection:
             context.channel.close(promise: nil)
             throw CancellationError()
         }
+    }
+
+    /// Put Blob and Put Block: the requests whose bodies are blob bytes.
+    static func streamsUpload(_ request: AzureStorage.HTTPRequest, service: EmulatorServiceKind) -> Bool {
+        guard service == .blob, request.method == "PUT" else { return false }
+        let comp = request.query.first { $0.name == "comp" }?.value
+        guard comp == nil || comp == "block" else { return false }
+        // /account/container/blob: a blob, not a container.
+        return request.path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).count == 3
+            && !request.query.contains { $0.name == "restype" }
+    }
+
+    /// Writes the body into the byte store chunk by chunk (on the blocking-I/O threads),
+    /// hashing it on the way; nil when it grows past `limit` (what was written is dropped).
+    private func stage(_ body: RequestBody, limit: Int) async throws -> StagedUpload? {
+        let bytes = core.store.bytes
+        let writer = try await BlockingIO.run { try bytes.makeWriter() }
+        var md5 = Insecure.MD5()
+        var size = 0
+        do {
+            for try await chunk in body {
+                size += chunk.readableBytes
+                guard size <= limit else {
+                    _ = try? await BlockingIO.run { writer.discard() }
+                    return nil
+                }
+                chunk.withUnsafeReadableBytes { md5.update(bufferPointer: $0) }
+                try await BlockingIO.run { try chunk.withUnsafeReadableBytes { try writer.append($0) } }
+            }
+            let id = try await BlockingIO.run { try writer.finish() }
+            return StagedUpload(id: id, size: size, md5: Data(md5.finalize()).base64EncodedString())
+        } catch {
+            _ = try? await BlockingIO.run { writer.discard() }
+            throw error
+        }
+    }
+
+    /// A response whose body is a blob read from disk piece by piece.
+    static func response(_ response: AzureStorage.HTTPResponse, streaming blob: BlobBody) -> Response {
+        var shaped = Self.response(response)
+        shaped.body = ResponseBody(contentLength: blob.length) { writer in
+            try await blob.stream { piece in try await writer.write(ByteBuffer(bytes: piece)) }
+            try await writer.finish(nil)
+        }
+        return shaped
     }
 
     static func response(_ response: AzureStorage.HTTPResponse) -> Response {

@@ -1,9 +1,11 @@
 import AzureStorage
 import Foundation
 
-/// What the server does with a request: answer it, or (an injected fault) drop the connection.
+/// What the server does with a request: answer it, answer it with a blob streamed as the
+/// body, or (an injected fault) drop the connection.
 public enum EmulatorReply: Sendable {
     case response(HTTPResponse)
+    case streamed(HTTPResponse, BlobBody)
     case dropConnection
 }
 
@@ -35,9 +37,22 @@ public final class StorageEmulatorCore: Sendable {
 
     /// Answers one request. Never throws: every failure becomes the service's error response.
     public func respond(_ request: HTTPRequest, service: EmulatorServiceKind) async -> EmulatorReply {
+        await respond(request, service: service, upload: nil)
+    }
+
+    /// Answers a request whose body (Put Blob, Put Block) the HTTP layer already streamed into
+    /// the byte store; the upload is deleted unless the operation committed it.
+    func respond(_ request: HTTPRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
+        let reply = await answer(request, service: service, upload: upload)
+        await upload?.release(from: store.bytes)
+        return reply
+    }
+
+    private func answer(_ request: HTTPRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
         let requestID = UUID().uuidString.lowercased()
         let fault = faults.next()
         var response: HTTPResponse
+        var stream: BlobBody?
         if fault == .serverBusy {
             response = errorResponse(ServiceError(503, "ServerBusy", "The server is currently unable to receive requests. Please retry your request."),
                                      request, service, requestID)
@@ -45,7 +60,10 @@ public final class StorageEmulatorCore: Sendable {
             do {
                 let caller = try authenticator.authenticate(request, service: service)
                 switch service {
-                case .blob: response = try await blob.respond(request, caller: caller)
+                case .blob:
+                    let reply = try await blob.respond(request, caller: caller, upload: upload)
+                    response = reply.response
+                    stream = reply.body
                 case .table: response = try await table.respond(request, caller: caller)
                 }
             } catch let error as ServiceError {
@@ -58,7 +76,11 @@ public final class StorageEmulatorCore: Sendable {
             case .timeoutAfterApplying:
                 response = errorResponse(ServiceError(500, "OperationTimedOut", "The operation could not be completed within the permitted time."),
                                          request, service, requestID)
-            case .dropAfterApplying: return .dropConnection
+                stream?.discard()
+                stream = nil
+            case .dropAfterApplying:
+                stream?.discard()
+                return .dropConnection
             default: break
             }
         }
@@ -67,6 +89,7 @@ public final class StorageEmulatorCore: Sendable {
         if let id = request.headers["x-ms-client-request-id"] { response.headers["x-ms-client-request-id"] = id }
         response.headers["Date"] = SharedKeySigner.httpDate(Date())
         response.headers["Server"] = "azseed-emulator"
+        if let stream { return .streamed(response, stream) }
         return .response(response)
     }
 

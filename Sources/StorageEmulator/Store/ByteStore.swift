@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,9 +8,17 @@ import Glibc
 ///
 /// Blob names never become file names: a name is only a key in SQLite, and the bytes sit
 /// in a file named by a random id, so no name can reach outside the data directory.
+///
+/// Every method may block on the disk: callers run them through `BlockingIO`.
 protocol ByteStore: Sendable {
     /// Stores bytes durably (on disk: written and fsynced before returning) and returns their id.
     func put(_ bytes: Data) throws -> String
+    /// A new object written piece by piece (an upload streamed from the network); durable
+    /// and given its id by `finish()`.
+    func makeWriter() throws -> any ByteWriter
+    /// An open object to read ranges of; on disk it stays readable after a concurrent
+    /// overwrite deletes its file.
+    func open(_ id: String) throws -> any ByteReader
     /// Concatenates stored pieces (id, offset, length) into a new stored object.
     func concatenate(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String
     /// `length` bytes from `offset`.
@@ -22,6 +31,21 @@ protocol ByteStore: Sendable {
 
 struct ByteStoreError: Error, CustomStringConvertible {
     var description: String
+}
+
+/// An object being written; used by one request at a time, its calls one after another.
+protocol ByteWriter: Sendable {
+    func append(_ bytes: UnsafeRawBufferPointer) throws
+    /// Makes the bytes durable and returns their id.
+    func finish() throws -> String
+    /// Drops what was written (a failed or refused upload).
+    func discard()
+}
+
+/// A stored object opened for reading.
+protocol ByteReader: Sendable {
+    func read(offset: Int, length: Int) throws -> Data
+    func close()
 }
 
 /// Bytes in files under `<data-dir>/blobs/<2 hex>/<id>`, each written to a temporary name,
@@ -41,68 +65,73 @@ final class FileByteStore: ByteStore {
     private static func newID() -> String { UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
 
     func put(_ bytes: Data) throws -> String {
-        try write { fd in try Self.writeAll(fd, bytes) }
+        let writer = try FileByteWriter(store: self)
+        do {
+            try bytes.withUnsafeBytes { try writer.append($0) }
+            return try writer.finish()
+        } catch {
+            writer.discard()
+            throw error
+        }
     }
 
     func concatenate(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String {
-        try write { fd in
+        let writer = try FileByteWriter(store: self)
+        do {
             for piece in pieces {
                 var done = 0
                 while done < piece.length {
                     let n = min(4 << 20, piece.length - done)
-                    try Self.writeAll(fd, try read(piece.id, offset: piece.offset + done, length: n))
+                    try read(piece.id, offset: piece.offset + done, length: n).withUnsafeBytes { try writer.append($0) }
                     done += n
                 }
             }
+            return try writer.finish()
+        } catch {
+            writer.discard()
+            throw error
         }
     }
 
-    private func write(_ body: (Int32) throws -> Void) throws -> String {
+    func makeWriter() throws -> any ByteWriter { try FileByteWriter(store: self) }
+
+    func open(_ id: String) throws -> any ByteReader {
+        let fd = Glibc.open(url(id).path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
+        return FileByteReader(id: id, fd: fd)
+    }
+
+    /// A new id and where its file goes.
+    fileprivate func newFile() throws -> (id: String, final: URL, temp: URL) {
         let id = Self.newID()
         let final = url(id)
         let dir = final.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let temp = dir.appendingPathComponent(".\(id).tmp")
-        let fd = open(temp.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw ByteStoreError(description: "cannot create \(temp.path): \(String(cString: strerror(errno)))") }
-        do {
-            try body(fd)
-            guard fsync(fd) == 0 else { throw ByteStoreError(description: "fsync failed: \(String(cString: strerror(errno)))") }
-            close(fd)
-        } catch {
-            close(fd)
-            unlink(temp.path)
-            throw error
-        }
-        guard rename(temp.path, final.path) == 0 else {
-            unlink(temp.path)
-            throw ByteStoreError(description: "cannot rename into \(final.path): \(String(cString: strerror(errno)))")
-        }
-        // The rename is durable only once the directory entry is.
-        let dfd = open(dir.path, O_RDONLY)
-        if dfd >= 0 { _ = fsync(dfd); close(dfd) }
-        return id
+        return (id, final, dir.appendingPathComponent(".\(id).tmp"))
     }
 
-    private static func writeAll(_ fd: Int32, _ data: Data) throws {
-        try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw ByteStoreError(description: "write failed: \(String(cString: strerror(errno)))")
-                }
-                offset += n
+    fileprivate static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < raw.count {
+            let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ByteStoreError(description: "write failed: \(String(cString: strerror(errno)))")
             }
+            offset += n
         }
     }
 
     func read(_ id: String, offset: Int, length: Int) throws -> Data {
         if length == 0 { return Data() }
-        let fd = open(url(id).path, O_RDONLY)
+        let fd = Glibc.open(url(id).path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
         defer { close(fd) }
+        return try Self.read(fd, id: id, offset: offset, length: length)
+    }
+
+    fileprivate static func read(_ fd: Int32, id: String, offset: Int, length: Int) throws -> Data {
+        if length == 0 { return Data() }
         var data = Data(count: length)
         let got = data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Int in
             var done = 0
@@ -145,6 +174,76 @@ final class FileByteStore: ByteStore {
     }
 }
 
+/// A file being written: a temporary name in its final folder, written, fsynced and renamed
+/// by `finish()`, so a crash leaves either the whole file or none. One request owns it and
+/// calls it from one task, one call at a time.
+final class FileByteWriter: ByteWriter, @unchecked Sendable {
+    private let id: String
+    private let final: URL
+    private let temp: URL
+    private var fd: Int32
+
+    init(store: FileByteStore) throws {
+        (id, final, temp) = try store.newFile()
+        fd = Glibc.open(temp.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ByteStoreError(description: "cannot create \(temp.path): \(String(cString: strerror(errno)))") }
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws { try FileByteStore.writeAll(fd, bytes) }
+
+    func finish() throws -> String {
+        defer { fd = -1 }
+        guard fsync(fd) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            unlink(temp.path)
+            throw ByteStoreError(description: "fsync failed: \(reason)")
+        }
+        close(fd)
+        guard rename(temp.path, final.path) == 0 else {
+            unlink(temp.path)
+            throw ByteStoreError(description: "cannot rename into \(final.path): \(String(cString: strerror(errno)))")
+        }
+        // The rename is durable only once the directory entry is.
+        let dfd = Glibc.open(final.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        if dfd >= 0 { _ = fsync(dfd); close(dfd) }
+        return id
+    }
+
+    func discard() {
+        guard fd >= 0 else { return }
+        close(fd)
+        unlink(temp.path)
+        fd = -1
+    }
+}
+
+/// An open blob file. Reads are `pread`s, so concurrent readers of one reader do not race.
+final class FileByteReader: ByteReader, Sendable {
+    let id: String
+    private let fd: Mutex<Int32>
+
+    init(id: String, fd: Int32) {
+        self.id = id
+        self.fd = Mutex(fd)
+    }
+
+    func read(offset: Int, length: Int) throws -> Data {
+        let current = fd.withLock { $0 }
+        guard current >= 0 else { throw ByteStoreError(description: "blob data \(id) was closed") }
+        return try FileByteStore.read(current, id: id, offset: offset, length: length)
+    }
+
+    func close() {
+        fd.withLock { fd in
+            if fd >= 0 { Glibc.close(fd) }
+            fd = -1
+        }
+    }
+
+    deinit { close() }
+}
+
 /// Bytes in memory, for `--in-memory` and tests.
 final class MemoryByteStore: ByteStore, @unchecked Sendable {
     private let lock = NSLock()
@@ -177,5 +276,36 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
 
     func delete(_ id: String) { lock.withLock { _ = objects.removeValue(forKey: id) } }
 
+    func makeWriter() throws -> any ByteWriter { MemoryByteWriter(store: self) }
+
+    func open(_ id: String) throws -> any ByteReader {
+        guard let data = lock.withLock({ objects[id] }) else { throw ByteStoreError(description: "blob data \(id) is missing") }
+        return MemoryByteReader(data: data)
+    }
+
     func orphanCandidates(olderThan date: Date) -> [String] { lock.withLock { Array(objects.keys) } }
+}
+
+/// An upload into memory: the pieces gathered once, stored at `finish()`.
+final class MemoryByteWriter: ByteWriter, @unchecked Sendable {
+    private let store: MemoryByteStore
+    private var data = Data()
+
+    init(store: MemoryByteStore) { self.store = store }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws { data.append(contentsOf: bytes) }
+    func finish() throws -> String { try store.put(data) }
+    func discard() { data = Data() }
+}
+
+/// A stored object in memory (shared, not copied).
+struct MemoryByteReader: ByteReader {
+    let data: Data
+
+    func read(offset: Int, length: Int) throws -> Data {
+        guard offset + length <= data.count else { throw ByteStoreError(description: "blob data is shorter than recorded") }
+        return data.subdata(in: data.startIndex + offset ..< data.startIndex + offset + length)
+    }
+
+    func close() {}
 }

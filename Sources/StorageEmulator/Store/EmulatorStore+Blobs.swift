@@ -36,12 +36,14 @@ extension EmulatorStore {
         try await read { db in (try Self.container(container, db), try Self.blob(container, name, db)) }
     }
 
-    /// Stores a whole blob (Put Blob), replacing any blob of that name and its uncommitted blocks.
-    func putBlob(container: String, name: String, body: Data, properties: BlobHTTPProperties,
+    /// Stores a whole blob (Put Blob) from an upload already in the byte store, replacing any
+    /// blob of that name and its uncommitted blocks.
+    func putBlob(container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
                  metadata: [(String, String)], conditions: WriteConditions) async throws -> BlobRecord {
-        let dataID = try bytes.put(body)
-        return try await commitBlob(container: container, name: name, dataID: dataID, size: body.count, blocks: [],
-                                    properties: properties, metadata: metadata, conditions: conditions)
+        let record = try await commitBlob(container: container, name: name, dataID: upload.id, size: upload.size, blocks: [],
+                                          properties: properties, metadata: metadata, conditions: conditions)
+        upload.claim()
+        return record
     }
 
     /// Points a blob at stored bytes in one transaction, then frees what it replaced.
@@ -68,16 +70,16 @@ extension EmulatorStore {
                 return (try Self.blob(container, name, db)!, freed.filter { $0 != dataID })
             }
         } catch {
-            bytes.delete(dataID)
+            await deleteBytes([dataID])
             throw error
         }
-        for id in outcome.1 { bytes.delete(id) }
+        await deleteBytes(outcome.1)
         return outcome.0
     }
 
-    /// Stages a block (Put Block); a block with the same id replaces the earlier one.
-    func putBlock(container: String, blob: String, blockID: String, body: Data) async throws {
-        let dataID = try bytes.put(body)
+    /// Stages a block (Put Block) from an upload; a block with the same id replaces the earlier one.
+    func putBlock(container: String, blob: String, blockID: String, upload: StagedUpload) async throws {
+        let dataID = upload.id, size = upload.size
         let replaced: String?
         do {
             replaced = try await write { db in
@@ -85,14 +87,15 @@ extension EmulatorStore {
                 let old = try String.fetchOne(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? AND blockID = ?",
                                               arguments: [container, blob, blockID])
                 try db.execute(sql: "INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size) VALUES (?, ?, ?, ?, ?)",
-                               arguments: [container, blob, blockID, dataID, body.count])
+                               arguments: [container, blob, blockID, dataID, size])
                 return old
             }
         } catch {
-            bytes.delete(dataID)
+            await deleteBytes([dataID])
             throw error
         }
-        if let replaced { bytes.delete(replaced) }
+        upload.claim()
+        if let replaced { await deleteBytes([replaced]) }
     }
 
     /// Which list a Put Block List entry names its block from.
@@ -129,7 +132,8 @@ extension EmulatorStore {
             }
             return (pieces, blocks)
         }
-        let dataID = try bytes.concatenate(pieces)
+        let bytes = self.bytes
+        let dataID = try await BlockingIO.run { try bytes.concatenate(pieces) }
         return try await commitBlob(container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
                                     blocks: blocks, properties: properties, metadata: metadata, conditions: conditions)
     }
@@ -155,7 +159,7 @@ extension EmulatorStore {
             try db.execute(sql: "DELETE FROM blobs WHERE container = ? AND name = ?", arguments: [container, name])
             return ids
         }
-        for id in freed { bytes.delete(id) }
+        await deleteBytes(freed)
     }
 
     /// Replaces a blob's HTTP properties or metadata without touching its bytes.
@@ -195,14 +199,26 @@ extension EmulatorStore {
         }
     }
 
-    /// Reads a blob's bytes; the blob row is re-read once if a concurrent overwrite freed the file.
-    func readBlob(_ record: BlobRecord, offset: Int, length: Int) async throws -> (BlobRecord, Data) {
+    /// Opens a blob's bytes for reading; the blob row is re-read once if a concurrent
+    /// overwrite freed the file first. Once open, the bytes stay readable whatever happens
+    /// to the blob.
+    func openBlob(_ record: BlobRecord) async throws -> (BlobRecord, any ByteReader) {
+        let bytes = self.bytes
         do {
-            return (record, try bytes.read(record.data, offset: offset, length: length))
+            let id = record.data
+            return (record, try await BlockingIO.run { try bytes.open(id) })
         } catch {
             let (_, again) = try await blob(record.container, record.name)
-            guard let again, again.size >= offset + length else { throw Self.blobNotFound }
-            return (again, try bytes.read(again.data, offset: offset, length: length))
+            guard let again else { throw Self.blobNotFound }
+            let id = again.data
+            return (again, try await BlockingIO.run { try bytes.open(id) })
         }
+    }
+
+    /// Removes byte files no row refers to any more, off the shared threads.
+    func deleteBytes(_ ids: [String]) async {
+        guard !ids.isEmpty else { return }
+        let bytes = self.bytes
+        _ = try? await BlockingIO.run { for id in ids { bytes.delete(id) } }
     }
 }

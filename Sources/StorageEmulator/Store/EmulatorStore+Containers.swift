@@ -60,7 +60,7 @@ extension EmulatorStore {
             try db.execute(sql: "DELETE FROM containers WHERE name = ?", arguments: [name])
             return ids
         }
-        for id in freed { bytes.delete(id) }
+        await deleteBytes(freed)
     }
 
     /// Containers in name order from `marker` on, at most `limit`; the next marker when more follow.

@@ -1,0 +1,47 @@
+import AzureStorage
+import Foundation
+
+/// A Blob service answer: the response, and for Get Blob the open bytes to stream as its
+/// body instead of holding them in memory.
+struct BlobReply: Sendable {
+    var response: HTTPResponse
+    var body: BlobBody?
+
+    init(_ response: HTTPResponse, body: BlobBody? = nil) {
+        self.response = response
+        self.body = body
+    }
+}
+
+/// A range of an open blob, read in pieces as the connection takes them: memory per download
+/// stays at one piece whatever the blob's size.
+public final class BlobBody: Sendable {
+    /// How much is read from disk at a time.
+    static let pieceBytes = 256 * 1024
+
+    let reader: any ByteReader
+    let offset: Int
+    public let length: Int
+
+    init(reader: any ByteReader, offset: Int, length: Int) {
+        self.reader = reader
+        self.offset = offset
+        self.length = length
+    }
+
+    /// Calls `write` with each piece in order (read on the blocking-I/O threads), then closes
+    /// the blob, also when `write` throws (the client went away).
+    public func stream(_ write: (Data) async throws -> Void) async throws {
+        defer { reader.close() }
+        var done = 0
+        while done < length {
+            let (start, count, reader) = (offset + done, min(Self.pieceBytes, length - done), self.reader)
+            let piece = try await BlockingIO.run { try reader.read(offset: start, length: count) }
+            try await write(piece)
+            done += count
+        }
+    }
+
+    /// Closes the blob without sending it (the reply was replaced, e.g. by an injected fault).
+    public func discard() { reader.close() }
+}

@@ -1,0 +1,36 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// A request body already in the byte store — streamed there by the HTTP layer as it
+/// arrived, fsynced — that no row refers to yet. The operation that commits it claims it;
+/// whoever answered the request deletes it otherwise (a refused, failed or faulted upload).
+final class StagedUpload: Sendable {
+    let id: String
+    let size: Int
+    /// The MD5 of the bytes, base64, computed while they streamed.
+    let md5: String
+    private let claimed = Mutex(false)
+
+    init(id: String, size: Int, md5: String) {
+        self.id = id
+        self.size = size
+        self.md5 = md5
+    }
+
+    /// Stores `data` as an upload (for requests whose body arrived whole).
+    static func store(_ data: Data, in bytes: any ByteStore) async throws -> StagedUpload {
+        let id = try await BlockingIO.run { try bytes.put(data) }
+        return StagedUpload(id: id, size: data.count, md5: Data(Insecure.MD5.hash(data: data)).base64EncodedString())
+    }
+
+    /// A row now refers to the bytes: they are no longer the request's to delete.
+    func claim() { claimed.withLock { $0 = true } }
+
+    /// Deletes the bytes unless an operation claimed them.
+    func release(from bytes: any ByteStore) async {
+        guard !claimed.withLock({ $0 }) else { return }
+        let id = self.id
+        _ = try? await BlockingIO.run { bytes.delete(id) }
+    }
+}
