@@ -5,8 +5,8 @@ import GRDB
 ///
 /// On disk it runs in WAL mode with `synchronous = FULL`: a write is acknowledged only after
 /// its transaction is on disk, so `kill -9` (or a power cut) loses nothing the client was told
-/// succeeded. Several processes may share one data directory (`azseed emulator` and an
-/// embedded run); SQLite's locking and the busy timeout serialise their writes.
+/// succeeded. One process owns a data directory (`DataFolderLock`); the busy timeout covers
+/// SQLite's own readers and checkpoints inside that process.
 enum EmulatorDatabase {
     static func open(directory: URL?) throws -> any DatabaseWriter {
         var configuration = Configuration()

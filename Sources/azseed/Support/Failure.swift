@@ -25,6 +25,10 @@ enum Failure {
             message = "\(error)"
         case let e as ExitCode:
             Foundation.exit(e.rawValue)
+        case let e as NSError where e.domain == NSCocoaErrorDomain || e.domain == NSPOSIXErrorDomain:
+            // Foundation's own text names domains and codes; say what failed instead.
+            code = 1
+            message = "a file operation failed: \(FileProblem.describe(e)); check the paths you gave and their permissions"
         default:
             let parserCode = Azseed.exitCode(for: error)
             if parserCode == .success {
@@ -38,7 +42,8 @@ enum Failure {
                 message = "\(error)"
             }
         }
-        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        // Whatever the message echoes, a URL's query (a SAS) or user-info never comes out.
+        let oneLine = SecretRedaction.redact(message.split(whereSeparator: \.isNewline).joined(separator: " "))
         FileHandle.standardError.write(Data("azseed: error: \(oneLine)\n".utf8))
         Foundation.exit(code)
     }
