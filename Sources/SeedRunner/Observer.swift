@@ -37,11 +37,11 @@ public struct Observer: Sendable {
             for table in desired.tables {
                 guard try await tables.tableExists(table.name) else { continue }
                 var found = ObservedTable()
-                let owned = Set(table.partitions)
+                let owned = Set(table.partitions.map { ExactString($0) })  // by bytes, as Azure keys partitions
                 let filters: [TableFilter?] = owned.count > Self.partitionQueryLimit ? [nil] : table.partitions.map { .partition($0) }
                 for filter in filters {
                     for try await page in tables.query(table.name, filter: filter) {
-                        for decoded in page where owned.contains(decoded.entity.partitionKey) { found.add(decoded.entity) }
+                        for decoded in page where owned.contains(ExactString(decoded.entity.partitionKey)) { found.add(decoded.entity) }
                         read += page.count
                         onEntities?(read)
                     }

@@ -20,6 +20,7 @@ PROD = f"DefaultEndpointsProtocol=https;AccountName=prod;AccountKey={KEY};Endpoi
 WRONG_KEY = register_secret(base64.b64encode(b"a wrong key, but well formed base64").decode())
 SAS = register_secret("sv=2022-11-02&ss=bt&srt=sco&sp=rwdlac&se=2030-01-01T00:00:00Z&sig=c2VjcmV0LXNpZ25hdHVyZS12YWx1ZQ%3D%3D")
 USERINFO_KEY = register_secret("dXNlcmluZm8ta2V5LW5vdC10by1iZS1zaG93bg")
+SLASHED_KEY = register_secret("c2VjcmV0/a2V5+d2l0aC1zbGFzaA==")
 LOCAL = "http://127.0.0.1:1/x"
 
 
@@ -117,6 +118,8 @@ CASES = [
     ("cs-endpoint-userinfo", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint=http://x:{USERINFO_KEY}@127.0.0.1:1/x;TableEndpoint={LOCAL}"], 64, "user-info"),
     ("cs-endpoint-sas-not-url", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint=ftp://h/x?{SAS};TableEndpoint={LOCAL}"], 64, "not an http(s) URL"),
     ("cs-env-endpoint-userinfo", lambda a, t, e: ["plan", *NOW, "--env", f"AZURE_STORAGE_CONNECTION_STRING=AccountName=x;SharedAccessSignature={SAS};BlobEndpoint=https://u:{USERINFO_KEY}@h/x;TableEndpoint={LOCAL}"], 64, "user-info"),
+    ("cs-endpoint-userinfo-slash", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint=https://acct:{SLASHED_KEY}@h/x;TableEndpoint={LOCAL}"], 64, "connection string"),
+    ("cs-without-its-flag", lambda a, t, e: ["plan", f"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={KEY}"], 64, "Unexpected argument"),
     ("generate-blob-endpoint-sas", lambda a, t, e: ["generate", "--out", str(t / "fx"), "--blob-endpoint", f"ftp://h/x?{SAS}"], 64, "--blob-endpoint"),
     ("cs-env-garbage", lambda a, t, e: ["plan", *NOW, "--env", "AZURE_STORAGE_CONNECTION_STRING=AccountName=x"], 64, "AZURE_STORAGE_CONNECTION_STRING"),
     ("verify-cs-garbage", lambda a, t, e: ["verify", "--connection-string", "AccountName="], 64, "connection string"),
@@ -205,6 +208,12 @@ CASES = [
     ("export-out-is-data-dir", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", ".azseed/storage", "--force"], 64, "data folder"),
     ("export-out-contains-data-dir", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", ".azseed", "--force"], 64, "contains the storage's data folder"),
     ("export-out-is-dataset", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--dataset", str(dataset(t)), "--out", str(t / "ds"), "--force"], 64, "is the dataset folder"),
+    ("export-out-is-another-data-dir", lambda a, t, e: ["export", "--connection-string", e.connection_string, "--out", str(a_data_folder(t)), "--force"], 64, "is the storage data folder"),
+    ("generate-out-contains-a-data-dir", lambda a, t, e: ["generate", *NOW, "--out", str(a_data_folder(t).parent), "--force"], 64, "contains the storage data folder"),
+    ("import-data-dir-in-snapshot", lambda a, t, e: ["import", str(snapshot(a, t, e)), "--data-dir", str(t / "snap" / "storage"), "--dry-run"], 64, "--data-dir"),
+    ("snap-stray-table-file", lambda a, t, e: ["import", str(snapshot(a, t, e, lambda f: (f / "tables" / "extra.jsonl").write_text("{}\n"))), "--connection-string", e.connection_string], 1, "extra.jsonl: not in the manifest"),
+    ("snap-stray-top-level-file", lambda a, t, e: ["import", str(snapshot(a, t, e, lambda f: (f / "notes.txt").write_text("x"))), "--connection-string", e.connection_string], 1, "notes.txt: not part of a snapshot"),
+    ("image-name-other-normal-form", lambda a, t, e: ["apply", "--connection-string", e.connection_string, *NOW, "--dataset", str(dataset(t, {"Image: BTubalinal.jpg": "Image: Caf\u00e9.jpg"}, images={"Cafe\u0301.jpg": JPEG}))], 1, "not a file of container"),
     # No raw Foundation error (issue 13, item 8).
     ("snap-blob-unsafe-name", lambda a, t, e: ["import", str(snapshot(a, t, e, lambda f: edit_manifest(f, lambda m: m["containers"][0]["blobs"][0].update(name="../x")))), "--connection-string", e.connection_string], 1, "'..' segments"),
     ("image-symlink-outside", lambda a, t, e: ["apply", "--connection-string", e.connection_string, *NOW, "--dataset", str(linked_outside(t))], 1, "outside the dataset's folder"),
@@ -228,6 +237,15 @@ def linked_outside(tmp_path):
     secret = tmp_path / "outside.jpg"
     secret.write_bytes(JPEG)
     (folder / "images" / "Linked.jpg").symlink_to(secret)
+    return folder
+
+
+def a_data_folder(tmp_path):
+    """A storage data folder somewhere else (as an emulator started with --data-dir leaves it)."""
+    folder = tmp_path / "elsewhere" / "data"
+    (folder / "blobs").mkdir(parents=True)
+    (folder / "storage.sqlite").write_bytes(b"")
+    (folder / "owner.lock").write_text("")
     return folder
 
 

@@ -290,3 +290,24 @@ def test_large_bodies_stream_through_the_emulator_not_into_its_memory(azseed, tm
         assert growth < 16 * 1024, f"the emulator grew by {growth // 1024} MB for a 64 MiB upload and download"
     finally:
         stop_emulator(emulator)
+
+
+def test_refused_uploads_leave_no_bytes_behind(azseed, tmp_path):
+    """An upload refused for a bad Content-MD5 — streamed or not — or for want of a signature
+    leaves no file in the data folder; an anonymous one is refused before its body is read."""
+    from conftest import start_emulator, stop_emulator
+    emulator = start_emulator(azseed, "--data-dir", str(tmp_path / "data"))
+    try:
+        BlobServiceClient.from_connection_string(emulator.connection_string).create_container("ccc", public_access="container")
+        files = lambda: sorted(p.name for p in (tmp_path / "data" / "blobs").rglob("*") if p.is_file())
+        before = files()
+        body = os.urandom(1 << 20)
+        wrong = base64.b64encode(hashlib.md5(b"something else").digest()).decode()
+        for query in ("", "?restype=x"):  # streamed to disk, and read whole
+            r = emulator.raw("PUT", f"{emulator.blob}/ccc/b{query}", {"x-ms-blob-type": "BlockBlob", "Content-MD5": wrong}, body)
+            assert r.status_code == 400 and "Md5Mismatch" in r.text, r.text
+        r = emulator.raw("PUT", f"{emulator.blob}/ccc/anon", {"x-ms-blob-type": "BlockBlob"}, body, sign=False)
+        assert r.status_code == 404
+        assert files() == before
+    finally:
+        stop_emulator(emulator)

@@ -1,7 +1,10 @@
+import Foundation
+
 /// Removes what may be a secret from text that is about to be shown: a URL's query string
 /// (a SAS: `?sv=…&sig=…`) and its user-info (`https://name:key@host`), wherever a URL sits in
-/// the text. Every message that echoes user input holding a URL goes through it, so a bad
-/// endpoint is named without its credential.
+/// the text, and the values of `AccountKey=`, `SharedAccessSignature=` and `sig=` (a connection
+/// string echoed whole, say by the argument parser). Every message azseed prints goes through
+/// it, so bad input is named without its credential.
 public enum SecretRedaction {
     /// The text with each URL's user-info replaced by `<redacted>@` and its query string by
     /// `?<redacted>`. A URL starts at `scheme://` and ends at a blank, a quote or `;`. Text
@@ -20,9 +23,11 @@ public enum SecretRedaction {
                 var end = i
                 while end < scalars.count, !isEnd(scalars[end]) { end += 1 }
                 let url = scalars[i..<end]
-                let authorityEnd = url.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
+                // User-info may hold a key with '/' in it (malformed, but pasted all the same):
+                // anything before the last '@' ahead of the query counts as user-info.
+                let queryStart = url.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? url.endIndex
                 var start = url.startIndex
-                if let at = url[..<authorityEnd].lastIndex(of: "@") {
+                if let at = url[..<queryStart].lastIndex(of: "@") {
                     out.append(contentsOf: "<redacted>@".unicodeScalars)
                     start = at + 1
                 }
@@ -38,11 +43,21 @@ public enum SecretRedaction {
             out.append(scalars[i])
             i += 1
         }
-        let result = String(out)
-        // A SAS pasted without a URL in front of it.
-        guard let sig = result.range(of: "sig=") else { return result }
-        let tail = result[sig.upperBound...]
-        let end = tail.firstIndex(where: { $0 == " " || $0 == "'" || $0 == "\"" || $0 == ";" || $0 == "&" }) ?? tail.endIndex
-        return String(result[..<sig.upperBound]) + "<redacted>" + redact(String(tail[end...]))
+        var result = String(out)
+        for name in ["accountkey=", "sharedaccesssignature=", "sig="] { result = redactValues(of: name, in: result) }
+        return result
+    }
+
+    /// `name=value` (name matched without regard to case) becomes `name=<redacted>`; the value
+    /// ends at a blank, a quote, `;` or `&`.
+    private static func redactValues(of name: String, in text: String) -> String {
+        var result = ""
+        var rest = Substring(text)
+        while let found = rest.range(of: name, options: .caseInsensitive) {
+            result += rest[..<found.upperBound] + "<redacted>"
+            rest = rest[found.upperBound...]
+            rest = rest.drop { !($0 == " " || $0 == "'" || $0 == "\"" || $0 == ";" || $0 == "&" || $0 == "\n") }
+        }
+        return result + rest
     }
 }

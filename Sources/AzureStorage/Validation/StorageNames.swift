@@ -63,7 +63,7 @@ public enum StorageNames {
 
     /// Property names: C# identifier rules, at most 255 characters, not a system property.
     public static func propertyProblem(_ name: String) -> String? {
-        guard !name.isEmpty, name.count <= 255 else { return "a property name has 1 to 255 characters" }
+        guard !name.isEmpty, name.utf16.count <= 255 else { return "a property name has 1 to 255 UTF-16 code units" }
         let scalars = Array(name.unicodeScalars)
         let first = scalars[0]
         guard first == "_" || first.properties.isAlphabetic else { return "a property name starts with a letter or '_'" }

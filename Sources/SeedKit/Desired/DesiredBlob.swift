@@ -52,6 +52,9 @@ extension DesiredContainer {
     }
 
     private static func listFiles(_ folder: URL) throws(GenerationError) -> [String] {
+        // A linked folder is listed where it points (the dataset names it, like a templates
+        // folder outside the dataset); links inside it must stay inside it.
+        let folder = folder.standardizedFileURL.resolvingSymlinksInPath()
         guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
                                                           options: [.skipsHiddenFiles]) else {
             throw GenerationError("\(folder.relativePathForMessages): cannot list the folder")

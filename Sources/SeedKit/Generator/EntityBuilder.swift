@@ -111,7 +111,7 @@ struct EntityBuilder {
                 values[slot] = .string(render(template, sources, cache: i))
             case .blobURL(let prefix, let template, let sources, let files, let container):
                 let name = render(template, sources, cache: i)
-                guard files.contains(name) else {
+                guard files.contains(ExactString(name)) else {
                     let row = engine.spec.rows.map { "row at line \($0[Int(identity)].line)" } ?? "entity \(identity)"
                     throw GenerationError("kind '\(engine.spec.name)', \(row): field '\(engine.slotNames[slot])' names blob '\(name)', which is not a file of container '\(container)'; add the file or fix the name")
                 }

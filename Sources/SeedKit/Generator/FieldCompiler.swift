@@ -89,7 +89,7 @@ struct FieldCompiler {
                 let container = context.containers.first { $0.name == containerName }!
                 let prefix = context.blobEndpoint + "/" + PercentEncoding.path(containerName) + "/"
                 ops.append(.blobURL(prefix: prefix, name: name, sources: sources(name, refTargets),
-                                    files: Set(container.blobs.map(\.name)), container: containerName))
+                                    files: Set(container.blobs.map { ExactString($0.name) }), container: containerName))
             }
         }
         return (ops, keyed ? KeySpace(components: components) : nil)

@@ -15,7 +15,7 @@ enum FieldOp: Sendable {
     case ref(target: KindEngine, key: Int?, groups: [[Int]])
     case from(refSlot: Int, property: Int)
     case template(Template, sources: [VariableSource])
-    case blobURL(prefix: String, name: Template, sources: [VariableSource], files: Set<String>, container: String)
+    case blobURL(prefix: String, name: Template, sources: [VariableSource], files: Set<ExactString>, container: String)
 }
 
 /// Where a template variable's text comes from.

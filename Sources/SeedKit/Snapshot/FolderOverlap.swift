@@ -21,6 +21,40 @@ public enum FolderOverlap {
         }
     }
 
+    /// Whether `folder` is a storage data folder (the emulator's or the embedded storage's),
+    /// wherever it is: it has an owner lock, or the database beside a `blobs` folder (a folder
+    /// written before locks existed).
+    public static func isDataFolder(_ folder: URL) -> Bool {
+        let fm = FileManager.default
+        return fm.fileExists(atPath: folder.appendingPathComponent("owner.lock").path)
+            || (fm.fileExists(atPath: folder.appendingPathComponent("storage.sqlite").path)
+                && fm.fileExists(atPath: folder.appendingPathComponent("blobs").path))
+    }
+
+    /// Throws a usage error when `output` is, sits inside or contains any storage data folder
+    /// — not only the default one: `--force` over a folder a running `azseed emulator --data-dir`
+    /// serves would delete its database under it.
+    public static func checkNoDataFolder(output: URL, flag: String = "--out") throws(GenerationError) {
+        let fm = FileManager.default
+        var folder = output.standardizedFileURL
+        while true {
+            if isDataFolder(folder) {
+                let relation = folder.path == output.standardizedFileURL.path ? "is" : "is inside"
+                throw GenerationError(usage: true, "\(flag) \(output.relativePathForMessages) \(relation) the storage data folder \(folder.relativePathForMessages); writing there would destroy it — choose another \(flag)")
+            }
+            if folder.pathComponents.count <= 1 { break }
+            folder.deleteLastPathComponent()
+        }
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: output.path, isDirectory: &isDirectory), isDirectory.boolValue,
+              let walker = fm.enumerator(at: output, includingPropertiesForKeys: nil) else { return }
+        for case let url as URL in walker where ["owner.lock", "storage.sqlite"].contains(url.lastPathComponent)
+            && isDataFolder(url.deletingLastPathComponent()) {
+            let found = url.deletingLastPathComponent()
+            throw GenerationError(usage: true, "\(flag) \(output.relativePathForMessages) contains the storage data folder \(found.relativePathForMessages); --force would delete it — choose another \(flag)")
+        }
+    }
+
     /// Path components compared as bytes: file systems compare names that way, not by
     /// Unicode canonical equivalence.
     private static func isInside(_ inner: [String], _ outer: [String]) -> Bool {

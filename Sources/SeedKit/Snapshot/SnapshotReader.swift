@@ -104,7 +104,6 @@ public enum SnapshotReader {
             }
             snapshot.containers.append(container)
         }
-        try checkNoStrayBlobs(directory, listed: listed)
         guard case .array(let tables)? = root["tables"] else { throw bad("'tables' is missing") }
         for node in tables {
             guard let name = node["name"]?.stringValue, StorageNames.tableProblem(name) == nil,
@@ -114,7 +113,9 @@ public enum SnapshotReader {
             let file = directory.appendingPathComponent(SnapshotFormat.tableFile(name))
             let partitions = try check(table: file, entities: count, sha256: sha)
             snapshot.tables.append(SnapshotTable(name: name, file: file, entityCount: count, partitions: partitions))
+            listed.insert(ExactString(SnapshotFormat.tableFile(name)))
         }
+        try checkNoStrayFiles(directory, listed: listed)
         return snapshot
     }
 
@@ -131,9 +132,15 @@ public enum SnapshotReader {
         }
     }
 
-    private static func checkNoStrayBlobs(_ directory: URL, listed: Set<ExactString>) throws(SnapshotError) {
+    /// Every file of the snapshot is the manifest or listed in it: a file added since the
+    /// snapshot was made — a blob, a table, anything — is refused, not silently ignored.
+    private static func checkNoStrayFiles(_ directory: URL, listed: Set<ExactString>) throws(SnapshotError) {
         let base = directory.standardizedFileURL.path
-        for folder in [SnapshotFormat.blobsFolder, SnapshotFormat.encodedFolder] {
+        let known: Set<String> = [SnapshotFormat.manifestFile, SnapshotFormat.blobsFolder, SnapshotFormat.tablesFolder, SnapshotFormat.encodedFolder]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
+            throw SnapshotError("\(directory.appendingPathComponent(name).relativePathForMessages): not part of a snapshot; the snapshot was changed since it was made")
+        }
+        for folder in [SnapshotFormat.blobsFolder, SnapshotFormat.encodedFolder, SnapshotFormat.tablesFolder] {
             let blobs = directory.appendingPathComponent(folder)
             guard let walker = FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
             for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {

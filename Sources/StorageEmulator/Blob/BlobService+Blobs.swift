@@ -26,10 +26,20 @@ extension BlobService {
         HTTPHeaders([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
     }
 
-    /// The request's body in the byte store: streamed there by the HTTP layer, or stored now.
-    func upload(_ request: HTTPRequest, _ staged: StagedUpload?) async throws -> StagedUpload {
-        if let staged { return staged }
-        return try await StagedUpload.store(request.body, in: store.bytes)
+    /// Runs `body` with the request's bytes in the byte store: streamed there by the HTTP
+    /// layer (whoever answers the request releases those), or stored now and released here
+    /// unless `body` committed them.
+    func withUpload<T>(_ request: HTTPRequest, _ staged: StagedUpload?, _ body: (StagedUpload) async throws -> T) async throws -> T {
+        if let staged { return try await body(staged) }
+        let upload = try await StagedUpload.store(request.body, in: store.bytes)
+        do {
+            let result = try await body(upload)
+            await upload.release(from: store.bytes)
+            return result
+        } catch {
+            await upload.release(from: store.bytes)
+            throw error
+        }
     }
 
     /// Checks the body's MD5 against a `Content-MD5` header, and returns it.
@@ -48,11 +58,13 @@ extension BlobService {
         guard type == "BlockBlob" else {
             throw ServiceError(400, "InvalidHeaderValue", "This emulator stores block blobs only; x-ms-blob-type '\(type)' is not supported.")
         }
-        let upload = try await upload(request, staged)
-        let md5 = try checkTransactionalMD5(request, upload)
-        let record = try await store.putBlob(container: container, name: blob, upload: upload,
-                                             properties: httpProperties(request, computedMD5: md5),
-                                             metadata: metadataHeaders(request.headers), conditions: conditions(request))
+        let (record, md5) = try await withUpload(request, staged) { upload in
+            let md5 = try checkTransactionalMD5(request, upload)
+            let record = try await store.putBlob(container: container, name: blob, upload: upload,
+                                                 properties: httpProperties(request, computedMD5: md5),
+                                                 metadata: metadataHeaders(request.headers), conditions: conditions(request))
+            return (record, md5)
+        }
         var headers = blobHeaders(record)
         headers["Content-MD5"] = md5
         headers["x-ms-request-server-encrypted"] = "true"
@@ -63,9 +75,11 @@ extension BlobService {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
-        let upload = try await upload(request, staged)
-        let md5 = try checkTransactionalMD5(request, upload)
-        try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)
+        let md5 = try await withUpload(request, staged) { upload in
+            let md5 = try checkTransactionalMD5(request, upload)
+            try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)
+            return md5
+        }
         return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
     }
 
@@ -139,15 +153,18 @@ extension BlobService {
         let (containerRecord, found) = try await store.blob(container, blob)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
+        // Opened before the conditions and the range are worked out: a concurrent overwrite
+        // may swap the record, and what is checked must be what is sent.
+        var reader: (any ByteReader)?
+        if !head { (record, reader) = try await store.openBlob(record) }
         if let ifNoneMatch = request.headers["If-None-Match"], ifNoneMatch == "*" || ifNoneMatch == record.etag {
+            reader?.close()
             return BlobReply(HTTPResponse(status: 304, headers: blobHeaders(record)))
         }
         if let ifMatch = request.headers["If-Match"], ifMatch != "*", ifMatch != record.etag {
+            reader?.close()
             throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
         }
-        // Opened before the range is worked out: a concurrent overwrite may swap the record.
-        var reader: (any ByteReader)?
-        if !head { (record, reader) = try await store.openBlob(record) }
         var status = 200
         var offset = 0, length = record.size
         var rangeMD5 = false

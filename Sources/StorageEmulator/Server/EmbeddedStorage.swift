@@ -33,14 +33,24 @@ public enum EmbeddedStorage {
     public static func open(dataDirectory: URL, command: String) async throws -> Connection {
         var configuration = EmulatorConfiguration(dataDirectory: dataDirectory, host: "127.0.0.1", blobPort: 0, tablePort: 0)
         configuration.command = command
-        do {
-            return .started(try await EmulatorServer.start(configuration))
-        } catch let busy as DataFolderBusy {
-            guard let owner = busy.owner, owner.isServing, let blob = owner.blobEndpoint, let table = owner.tableEndpoint else { throw busy }
-            var account = StorageAccount.development()
-            account.blobEndpoint = blob
-            account.tableEndpoint = table
-            return .served(by: owner, account: account)
+        // An emulator that has just taken the folder writes its endpoints once it listens:
+        // wait a moment for them rather than call it busy.
+        var attempts = 0
+        while true {
+            do {
+                return .started(try await EmulatorServer.start(configuration))
+            } catch let busy as DataFolderBusy {
+                if let owner = busy.owner, owner.isServing, let blob = owner.blobEndpoint, let table = owner.tableEndpoint {
+                    var account = StorageAccount.development()
+                    account.blobEndpoint = blob
+                    account.tableEndpoint = table
+                    return .served(by: owner, account: account)
+                }
+                let starting = busy.owner == nil || busy.owner?.command == DataFolderLock.emulatorCommand
+                attempts += 1
+                guard starting, attempts < 25 else { throw busy }
+                try await Task.sleep(for: .milliseconds(200))
+            }
         }
     }
 }

@@ -42,7 +42,9 @@ struct EmulatorResponder: HTTPResponder {
         let reply: EmulatorReply
         if Self.streamsUpload(azureRequest, service: service) {
             // Put Blob and Put Block bodies go to the byte store as they arrive: memory per
-            // upload is one network chunk, whatever the body's size.
+            // upload is one network chunk, whatever the body's size. Nothing reaches the disk
+            // before the request's signature is checked.
+            if let refusal = core.refusalBeforeBody(azureRequest, service: service) { return Self.response(refusal) }
             guard let upload = try await stage(request.body, limit: limit) else {
                 return Self.response(core.bodyTooLarge(azureRequest, service: service))
             }
@@ -76,8 +78,8 @@ struct EmulatorResponder: HTTPResponder {
         let comp = request.query.first { $0.name == "comp" }?.value
         guard comp == nil || comp == "block" else { return false }
         // /account/container/blob: a blob, not a container.
-        return request.path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).count == 3
-            && !request.query.contains { $0.name == "restype" }
+        let parts = request.path.drop { $0 == "/" }.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        return parts.count == 3 && !parts[1].isEmpty && !parts[2].isEmpty && !request.query.contains { $0.name == "restype" }
     }
 
     /// Writes the body into the byte store chunk by chunk (on the blocking-I/O threads),

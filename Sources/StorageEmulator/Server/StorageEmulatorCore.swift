@@ -93,6 +93,21 @@ public final class StorageEmulatorCore: Sendable {
         return .response(response)
     }
 
+    /// The answer to an upload that must be refused before its body is read: a bad signature,
+    /// or an anonymous caller (who may only read). Nil when the body may be streamed in.
+    func refusalBeforeBody(_ request: HTTPRequest, service: EmulatorServiceKind) -> HTTPResponse? {
+        let refusal: ServiceError
+        do {
+            guard try authenticator.authenticate(request, service: service) == .anonymous else { return nil }
+            refusal = .resourceNotFound
+        } catch {
+            refusal = error
+        }
+        var response = errorResponse(refusal, request, service, UUID().uuidString.lowercased())
+        response.headers["Connection"] = "close"
+        return response
+    }
+
     func errorResponse(_ error: ServiceError, _ request: HTTPRequest, _ service: EmulatorServiceKind, _ requestID: String) -> HTTPResponse {
         switch service {
         case .blob: ErrorBodies.blob(error, requestID: requestID, includeBody: request.method != "HEAD")

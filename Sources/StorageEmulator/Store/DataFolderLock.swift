@@ -56,6 +56,12 @@ final class DataFolderLock: Sendable {
             throw EmulatorStartError(description: "cannot open \(path): \(String(cString: strerror(errno))); check the folder's permissions")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            guard code == EWOULDBLOCK else {
+                // Not held by anyone: the file system cannot lock (some network mounts).
+                close(fd)
+                throw EmulatorStartError(description: "cannot lock \(path): \(String(cString: strerror(code))); keep the data folder on a local file system")
+            }
             let owner = Self.readOwner(fd)
             close(fd)
             throw DataFolderBusy(folder: folder.relativePath, owner: owner)

@@ -107,13 +107,14 @@ extension EmulatorStore {
         let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             let staged = try Row.fetchAll(db, sql: "SELECT blockID, data, size FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
-            var uncommitted: [String: (String, Int)] = [:]
-            for row in staged { uncommitted[row["blockID"]] = (row["data"], row["size"]) }
-            var committed: [String: (String, Int, Int)] = [:]
+            // Block ids by bytes: an id Azure tells apart is never taken for another.
+            var uncommitted: [ExactString: (String, Int)] = [:]
+            for row in staged { uncommitted[ExactString(row["blockID"])] = (row["data"], row["size"]) }
+            var committed: [ExactString: (String, Int, Int)] = [:]
             if let existing = try Self.blob(container, name, db) {
                 var offset = 0
                 for block in existing.blocks {
-                    committed[block.id] = (existing.data, offset, block.size)
+                    committed[ExactString(block.id)] = (existing.data, offset, block.size)
                     offset += block.size
                 }
             }
@@ -122,9 +123,9 @@ extension EmulatorStore {
             for (source, id) in list {
                 let found: (String, Int, Int)?
                 switch source {
-                case .committed: found = committed[id]
-                case .uncommitted: found = uncommitted[id].map { ($0.0, 0, $0.1) }
-                case .latest: found = uncommitted[id].map { ($0.0, 0, $0.1) } ?? committed[id]
+                case .committed: found = committed[ExactString(id)]
+                case .uncommitted: found = uncommitted[ExactString(id)].map { ($0.0, 0, $0.1) }
+                case .latest: found = uncommitted[ExactString(id)].map { ($0.0, 0, $0.1) } ?? committed[ExactString(id)]
                 }
                 guard let found else { throw ServiceError(400, "InvalidBlockList", "The specified block list is invalid.") }
                 pieces.append((found.0, found.1, found.2))

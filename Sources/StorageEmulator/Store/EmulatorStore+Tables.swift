@@ -154,7 +154,7 @@ extension EmulatorStore {
                 if let after {
                     // Byte order, as SQLite compares the keys (Swift's `<` on String does not).
                     if partition.utf8.lexicographicallyPrecedes(after.0.utf8) { return [] }
-                    if after.0 == partition {
+                    if after.0.isExactly(partition) {
                         sql += " AND rk > ?"
                         arguments += [after.1]
                     }

@@ -13,7 +13,7 @@ enum EntityRules {
             throw ServiceError(400, "TooManyProperties", "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
         }
         for (name, value) in entity.properties {
-            if name.count > 255 {
+            if name.utf16.count > 255 {
                 throw ServiceError(400, "PropertyNameTooLong", "The property name exceeds the maximum allowed length (255).")
             }
             if let problem = StorageNames.propertyProblem(name) {

@@ -99,6 +99,9 @@ enum Safety {
     /// Where embedded data lives and how to serve it, or nil for another target.
     static func servingNote(_ session: StorageSession) -> String? {
         guard let directory = session.run.target.embeddedDataDirectory else { return nil }
+        if let owner = session.servedBy, let blob = owner.blobEndpoint, let table = owner.tableEndpoint {
+            return "the data lives in \(directory), served by 'azseed emulator' (pid \(owner.pid)) at blob \(blob.absoluteString), table \(table.absoluteString)"
+        }
         return "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(session.run.target.blobEndpoint), table \(session.run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
     }
 }

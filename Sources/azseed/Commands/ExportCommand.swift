@@ -30,9 +30,15 @@ struct ExportCommand: AsyncParsableCommand {
         for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
     }
 
+    private static func once(_ names: [String]) -> [String] {
+        var seen: Set<ExactString> = []
+        return names.filter { seen.insert(ExactString($0)).inserted }
+    }
+
     func run() async throws {
         var datasetName: String?
-        var containers = container, tables = table
+        // A name given twice is exported once.
+        var containers = Self.once(container), tables = Self.once(table)
         // The embedded storage's folder is an input even with a connection string: an
         // 'azseed emulator' may be serving it.
         var inputs: [(what: String, folder: URL)] = [("the storage's data folder", target.dataDirectory)]
@@ -44,6 +50,7 @@ struct ExportCommand: AsyncParsableCommand {
             if tables.isEmpty { tables = loaded.tables.map(\.name) }
         }
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
+        try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
         let summary = try await StorageSession.with(target) { session in
             let bar = ProgressBar(label: "exporting")
             defer { bar.finish() }

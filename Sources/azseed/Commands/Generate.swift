@@ -26,6 +26,7 @@ struct Generate: AsyncParsableCommand {
     func run() async throws {
         let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: dataset.inputFolders)
+        try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
         let endpoint = blobEndpoint.hasSuffix("/") ? String(blobEndpoint.dropLast()) : blobEndpoint
         let state = try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
         let started = Date()

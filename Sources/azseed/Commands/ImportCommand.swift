@@ -29,6 +29,10 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let folder = URL(fileURLWithPath: snapshot)
+        if try target.explicitAccount() == nil {
+            // The embedded storage must not open its folder inside the snapshot (or around it).
+            try FolderOverlap.check(output: target.dataDirectory, flag: "--data-dir", inputs: [("the snapshot", folder)])
+        }
         let read = try SnapshotReader.read(folder)
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         try await StorageSession.with(target) { session in

@@ -56,7 +56,7 @@ struct TargetOptions: ParsableArguments {
             return StorageSession(run: SeedRun(account: server.account, target: target), server: server)
         case .served(let owner, let account):
             Console.note("using the embedded storage in \(shown) through the 'azseed emulator' that serves it (pid \(owner.pid), \(account.blobEndpoint.absoluteString))")
-            return StorageSession(run: SeedRun(account: account, target: target), server: nil)
+            return StorageSession(run: SeedRun(account: account, target: target), server: nil, servedBy: owner)
         }
     }
 
@@ -70,10 +70,12 @@ struct TargetOptions: ParsableArguments {
     }
 }
 
-/// An open target: the run, and the embedded server to stop afterwards.
+/// An open target: the run, and the embedded server to stop afterwards (or the
+/// `azseed emulator` that serves the embedded folder).
 struct StorageSession {
     let run: SeedRun
     let server: EmulatorServer?
+    var servedBy: DataFolderOwner? = nil
 
     func close() async { await server?.stop() }
 
