@@ -19,8 +19,9 @@ public struct SASToken: Sendable, Equatable, CustomStringConvertible {
         let trimmed = text.hasPrefix("?") ? String(text.dropFirst()) : text
         var parameters: [(String, String)] = []
         for pair in trimmed.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let name = parts[0].removingPercentEncoding, let value = parts[1].removingPercentEncoding else { return nil }
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let name = PercentEncoding.decodeQueryComponent(parts[0]),
+                  let value = PercentEncoding.decodeQueryComponent(parts[1]) else { return nil }
             parameters.append((name, value))
         }
         guard parameters.contains(where: { $0.0 == "sig" }) else { return nil }

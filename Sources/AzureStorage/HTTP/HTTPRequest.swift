@@ -105,8 +105,9 @@ extension HTTPRequest {
         var query: [(String, String)] = []
         if parts.count == 2 {
             for pair in parts[1].split(separator: "&") {
-                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-                guard let name = kv[0].removingPercentEncoding, let value = (kv.count > 1 ? kv[1] : "").removingPercentEncoding else { return nil }
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = PercentEncoding.decodeQueryComponent(kv[0]),
+                      let value = PercentEncoding.decodeQueryComponent(kv.count > 1 ? kv[1] : "") else { return nil }
                 query.append((name, value))
             }
         }

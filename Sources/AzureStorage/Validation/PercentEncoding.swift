@@ -4,6 +4,14 @@ public enum PercentEncoding {
     /// and `/` becomes `%XX` (UTF-8, uppercase hex).
     public static func path(_ text: String) -> String { encode(text, keep: UInt8(ascii: "/")) }
 
+    /// Decodes one query name or value as Azure does: `+` is a space (Go clients such as
+    /// rclone write spaces that way), then `%XX` escapes; nil when an escape is malformed.
+    /// Client and emulator both read queries through it, so the signature is computed over
+    /// the same string on both sides.
+    public static func decodeQueryComponent(_ text: Substring) -> String? {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
     /// Encodes a query parameter or key value: only unreserved characters stay.
     public static func component(_ text: String) -> String { encode(text, keep: nil) }
 
