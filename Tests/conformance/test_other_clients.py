@@ -52,3 +52,65 @@ def test_plus_in_a_table_filter_is_a_space(emulator, name):
                      headers={"Accept": "application/json;odata=nometadata"})
     assert r.status_code == 200, r.text
     assert '"RowKey":"1"' in r.text and '"RowKey":"2"' not in r.text
+
+
+# --- Blob copy (issue 14, items 2 and 3) -------------------------------------------------
+
+import pytest
+from azure.core.exceptions import HttpResponseError
+from azure.storage.blob import BlobBlock, ContentSettings
+
+
+@pytest.fixture
+def copy_setup(emulator, name):
+    service = BlobServiceClient.from_connection_string(emulator.connection_string)
+    container = service.create_container(name)
+    source = container.upload_blob("source.txt", b"0123456789" * 100 + b"end",
+                                   content_settings=ContentSettings(content_type="text/plain"), metadata={"origin": "src"})
+    destination = container.upload_blob("destination.txt", b"d" * 1003)  # what a silent empty upload destroyed
+    return container, source, destination
+
+
+def test_copy_blob_copies_bytes_properties_and_metadata(copy_setup):
+    container, source, destination = copy_setup
+    result = destination.start_copy_from_url(source.url)
+    assert result["copy_status"] == "success" and result["copy_id"]
+    assert destination.download_blob().readall() == b"0123456789" * 100 + b"end"
+    props = destination.get_blob_properties()
+    assert props.copy.status == "success" and props.copy.id == result["copy_id"] and props.copy.source == source.url
+    assert props.copy.progress == "1003/1003"
+    assert props.content_settings.content_type == "text/plain" and props.metadata == {"origin": "src"}
+    # Metadata given with the copy replaces the source's.
+    other = container.get_blob_client("other.txt")
+    other.start_copy_from_url(source.url, metadata={"mine": "yes"})
+    assert other.get_blob_properties().metadata == {"mine": "yes"}
+    # A finished copy cannot be aborted, as Azure answers it.
+    with pytest.raises(HttpResponseError) as refused:
+        destination.abort_copy(result["copy_id"])
+    assert refused.value.error_code == "NoPendingCopyOperation"
+    # A later Put Blob drops the copy properties.
+    destination.upload_blob(b"new", overwrite=True)
+    assert destination.get_blob_properties().copy.id is None
+
+
+def test_put_blob_and_put_block_from_url(copy_setup):
+    container, source, destination = copy_setup
+    destination.upload_blob_from_url(source.url, overwrite=True)
+    assert destination.download_blob().readall() == b"0123456789" * 100 + b"end"
+    staged = container.get_blob_client("staged.txt")
+    staged.stage_block_from_url("YmxvY2sx", source.url, source_offset=0, source_length=10)
+    staged.stage_block_from_url("YmxvY2sy", source.url, source_offset=1000, source_length=3)
+    staged.commit_block_list([BlobBlock("YmxvY2sx"), BlobBlock("YmxvY2sy")])
+    assert staged.download_blob().readall() == b"0123456789end"
+
+
+def test_a_copy_from_elsewhere_or_with_unimplemented_headers_changes_nothing(copy_setup, emulator):
+    container, source, destination = copy_setup
+    with pytest.raises(HttpResponseError) as missing:
+        destination.start_copy_from_url(source.url.replace("source.txt", "nope.txt"))
+    assert missing.value.error_code == "CannotVerifyCopySource"
+    url = f"{emulator.blob}/{container.container_name}/destination.txt"
+    r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-match": '"0x1"'})
+    assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", r.text
+    assert "x-ms-source-if-match" in r.text
+    assert destination.download_blob().readall() == b"d" * 1003

@@ -209,6 +209,13 @@ extension BlobService {
         headers["x-ms-lease-status"] = "unlocked"
         headers["x-ms-lease-state"] = "available"
         headers["x-ms-server-encrypted"] = "true"
+        if let copy = record.copy {
+            headers["x-ms-copy-id"] = copy.id
+            headers["x-ms-copy-source"] = copy.source
+            headers["x-ms-copy-status"] = "success"
+            headers["x-ms-copy-progress"] = "\(copy.bytes)/\(copy.bytes)"
+            headers["x-ms-copy-completion-time"] = ServerClock.httpDate(copy.completed)
+        }
         if head {
             headers["x-ms-access-tier"] = "Hot"
             headers["x-ms-access-tier-inferred"] = "true"

@@ -50,6 +50,12 @@ struct BlobService: Sendable {
             try await checkAnonymous(container: container, level: (method == "GET" || method == "HEAD") && comp == nil ? "blob" : nil)
         }
         switch (method, comp) {
+        case ("PUT", nil) where request.headers["x-ms-copy-source"] != nil:
+            if request.headers["x-ms-blob-type"] != nil { return BlobReply(try await putBlobFromURL(container, blob, request)) }
+            return BlobReply(try await copyBlob(container, blob, request))
+        case ("PUT", "block") where request.headers["x-ms-copy-source"] != nil:
+            return BlobReply(try await putBlockFromURL(container, blob, request, query))
+        case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
         case ("PUT", nil): return BlobReply(try await putBlob(container, blob, request, upload))
         case ("PUT", "block"): return BlobReply(try await putBlock(container, blob, request, query, upload))
         case ("PUT", "blocklist"): return BlobReply(try await putBlockList(container, blob, request))
@@ -74,7 +80,7 @@ struct BlobService: Sendable {
     }
 
     /// Splits `/<account>/<container>/<blob…>`; the blob name is percent-decoded.
-    private func parseTarget(_ path: String) throws -> Target {
+    func parseTarget(_ path: String) throws -> Target {
         var rest = Substring(path)
         if rest.hasPrefix("/") { rest = rest.dropFirst() }
         let segments = rest.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)

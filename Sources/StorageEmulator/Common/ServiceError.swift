@@ -23,6 +23,11 @@ struct ServiceError: Error, Sendable {
     }
     static let authenticationFailed = ServiceError(403, "AuthenticationFailed",
         "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.")
+    /// A header that changes the operation's meaning and that the emulator does not implement.
+    static func unsupportedHeader(_ name: String) -> ServiceError {
+        ServiceError(400, "UnsupportedHeader", "One of the HTTP headers specified in the request is not supported: \(name) is not implemented by this emulator; the request was not carried out.")
+    }
+
     static let resourceNotFound = ServiceError(404, "ResourceNotFound", "The specified resource does not exist.")
     static let bodyTooLarge = ServiceError(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.")
     static func unsupportedVerb(_ method: String) -> ServiceError {

@@ -74,7 +74,7 @@ struct EmulatorResponder: HTTPResponder {
 
     /// Put Blob and Put Block: the requests whose bodies are blob bytes.
     static func streamsUpload(_ request: AzureStorage.HTTPRequest, service: EmulatorServiceKind) -> Bool {
-        guard service == .blob, request.method == "PUT" else { return false }
+        guard service == .blob, request.method == "PUT", request.headers["x-ms-copy-source"] == nil else { return false }
         let comp = request.query.first { $0.name == "comp" }?.value
         guard comp == nil || comp == "block" else { return false }
         // /account/container/blob: a blob, not a container.

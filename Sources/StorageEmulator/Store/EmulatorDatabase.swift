@@ -78,6 +78,11 @@ enum EmulatorDatabase {
                 ) WITHOUT ROWID;
                 """)
         }
+        // v2: the copy properties a Copy Blob leaves on its destination (Get Blob Properties
+        // reports them until a Put Blob, Put Block List or Set Blob Properties replaces them).
+        migrator.registerMigration("v2-copy") { db in
+            try db.execute(sql: "ALTER TABLE blobs ADD COLUMN copy TEXT")
+        }
         return migrator
     }
 }

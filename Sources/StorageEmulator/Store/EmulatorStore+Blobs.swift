@@ -39,16 +39,17 @@ extension EmulatorStore {
     /// Stores a whole blob (Put Blob) from an upload already in the byte store, replacing any
     /// blob of that name and its uncommitted blocks.
     func putBlob(container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
-                 metadata: [(String, String)], conditions: WriteConditions) async throws -> BlobRecord {
+                 metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil) async throws -> BlobRecord {
         let record = try await commitBlob(container: container, name: name, dataID: upload.id, size: upload.size, blocks: [],
-                                          properties: properties, metadata: metadata, conditions: conditions)
+                                          properties: properties, metadata: metadata, conditions: conditions, copy: copy)
         upload.claim()
         return record
     }
 
     /// Points a blob at stored bytes in one transaction, then frees what it replaced.
     private func commitBlob(container: String, name: String, dataID: String, size: Int, blocks: [CommittedBlock],
-                            properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions) async throws -> BlobRecord {
+                            properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions,
+                            copy: CopyInfo? = nil) async throws -> BlobRecord {
         let now = clock.now()
         let outcome: (BlobRecord, [String])
         do {
@@ -61,12 +62,13 @@ extension EmulatorStore {
                 try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
                 try db.execute(sql: """
                     INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
-                        contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: [container, name, dataID, size, properties.contentType, properties.contentMD5,
                                      properties.contentEncoding, properties.contentLanguage, properties.contentDisposition,
                                      properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
-                                     MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) })])
+                                     MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
+                                     copy?.encoded])
                 return (try Self.blob(container, name, db)!, freed.filter { $0 != dataID })
             }
         } catch {
@@ -174,7 +176,7 @@ extension EmulatorStore {
             if let p = properties {
                 try db.execute(sql: """
                     UPDATE blobs SET contentType = ?, contentMD5 = ?, contentEncoding = ?, contentLanguage = ?,
-                        contentDisposition = ?, cacheControl = ? WHERE container = ? AND name = ?
+                        contentDisposition = ?, cacheControl = ?, copy = NULL WHERE container = ? AND name = ?
                     """, arguments: [p.contentType, p.contentMD5, p.contentEncoding, p.contentLanguage, p.contentDisposition,
                                      p.cacheControl, container, name])
             }

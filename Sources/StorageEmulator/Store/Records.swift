@@ -48,6 +48,8 @@ struct BlobRecord: Sendable {
     var etag: String
     var metadata: [(String, String)]
     var blocks: [CommittedBlock]
+    /// Set when the blob is the destination of a Copy Blob.
+    var copy: CopyInfo?
 
     init(row: Row) {
         container = row["container"]
@@ -65,6 +67,34 @@ struct BlobRecord: Sendable {
         etag = row["etag"]
         metadata = MetadataCoding.decode(row["metadata"])
         blocks = MetadataCoding.decode(row["blocks"]).map { CommittedBlock(id: $0.0, size: Int($0.1) ?? 0) }
+        copy = (row["copy"] as String?).flatMap(CopyInfo.init(encoded:))
+    }
+}
+
+/// What Get Blob Properties reports about the copy that made a blob (`x-ms-copy-*`). The
+/// emulator copies at once, so a copy is always `success`.
+struct CopyInfo: Sendable, Equatable {
+    var id: String
+    var source: String
+    var bytes: Int
+    var completed: EdmDateTime
+
+    init(id: String, source: String, bytes: Int, completed: EdmDateTime) {
+        self.id = id
+        self.source = source
+        self.bytes = bytes
+        self.completed = completed
+    }
+
+    init?(encoded: String) {
+        let fields = Dictionary(MetadataCoding.decode(encoded), uniquingKeysWith: { $1 })
+        guard let id = fields["id"], let source = fields["source"], let bytes = fields["bytes"].flatMap(Int.init),
+              let ticks = fields["completed"].flatMap(Int64.init) else { return nil }
+        self.init(id: id, source: source, bytes: bytes, completed: EdmDateTime(ticks: ticks))
+    }
+
+    var encoded: String {
+        MetadataCoding.encode([("id", id), ("source", source), ("bytes", String(bytes)), ("completed", String(completed.ticks))])
     }
 }
 

@@ -1,0 +1,168 @@
+import AzureStorage
+import Foundation
+
+/// Copy Blob, Copy Blob From URL, Put Blob From URL, Put Block From URL and Abort Copy Blob,
+/// from blobs of this emulator's own account. Copies finish before the answer, as Azurite's
+/// do, so a Copy Blob's status is always `success`.
+extension BlobService {
+    /// Headers that change what a copy means and that the emulator does not implement: a
+    /// request carrying one is refused, never carried out as if it were absent.
+    static let unsupportedCopyHeaders = [
+        "x-ms-source-if-match", "x-ms-source-if-none-match", "x-ms-source-if-modified-since", "x-ms-source-if-unmodified-since",
+        "x-ms-source-if-tags", "x-ms-copy-source-tag-option", "x-ms-copy-source-authorization", "x-ms-source-content-crc64",
+        "x-ms-source-lease-id", "x-ms-incremental-copy", "x-ms-rehydrate-priority", "x-ms-seal-blob",
+    ]
+
+    func refuseUnsupportedCopyHeaders(_ request: HTTPRequest) throws {
+        for name in Self.unsupportedCopyHeaders where request.headers[name] != nil {
+            throw ServiceError.unsupportedHeader(name)
+        }
+        if !request.body.isEmpty {
+            throw ServiceError(400, "InvalidHeaderValue", "A request with x-ms-copy-source carries no body; send Content-Length: 0.")
+        }
+    }
+
+    /// The source blob a copy reads: an URL of this account, the blob read as it is now.
+    func copySource(_ request: HTTPRequest) async throws -> (url: String, record: BlobRecord) {
+        let text = request.headers["x-ms-copy-source"] ?? ""
+        guard let parsed = HTTPRequest(method: "GET", url: text) else {
+            throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
+        }
+        let target: Target
+        do { target = try parseTarget(parsed.path) } catch {
+            throw ServiceError(400, "CannotVerifyCopySource", "The emulator copies only from blobs of its own account '\(account)'.")
+        }
+        guard let container = target.container, let blob = target.blob else {
+            throw ServiceError(400, "InvalidHeaderValue", "x-ms-copy-source does not name a blob.")
+        }
+        let (containerRecord, found) = try await store.blob(container, blob)
+        guard containerRecord != nil, let record = found else {
+            throw ServiceError(404, "CannotVerifyCopySource", "The specified resource does not exist.")
+        }
+        return (text, record)
+    }
+
+    /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.
+    func copyBlob(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        try refuseUnsupportedCopyHeaders(request)
+        let (source, record) = try await copySource(request)
+        let upload = try await store.copyBytes(of: record, offset: 0, length: record.size)
+        let copyID = UUID().uuidString.lowercased()
+        let destination = try await committing(upload) {
+            try await store.putBlob(container: container, name: blob, upload: upload, properties: record.httpProperties,
+                                    metadata: requestMetadata(request) ?? record.metadata, conditions: conditions(request),
+                                    copy: CopyInfo(id: copyID, source: source, bytes: record.size, completed: store.clock.now()))
+        }
+        var headers = blobHeaders(destination)
+        headers["x-ms-copy-id"] = copyID
+        headers["x-ms-copy-status"] = "success"
+        return HTTPResponse(status: 202, headers: headers)
+    }
+
+    /// Put Blob From URL: the source's bytes (and properties, unless `x-ms-copy-source-blob-properties: false`) as a new block blob; 201.
+    func putBlobFromURL(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        try refuseUnsupportedCopyHeaders(request)
+        let (_, record) = try await copySource(request)
+        let upload = try await store.copyBytes(of: record, offset: 0, length: record.size)
+        if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
+            await upload.release(from: store.bytes)
+            throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+        }
+        let keepSource = request.headers["x-ms-copy-source-blob-properties"]?.lowercased() != "false"
+        var properties = keepSource ? record.httpProperties : httpProperties(request, computedMD5: upload.md5)
+        if keepSource { properties.override(with: request) }
+        let destination = try await committing(upload) {
+            try await store.putBlob(container: container, name: blob, upload: upload, properties: properties,
+                                    metadata: requestMetadata(request) ?? (keepSource ? record.metadata : []), conditions: conditions(request))
+        }
+        var headers = blobHeaders(destination)
+        if let md5 = destination.contentMD5 { headers["Content-MD5"] = md5 }
+        headers["x-ms-request-server-encrypted"] = "true"
+        return HTTPResponse(status: 201, headers: headers)
+    }
+
+    /// Put Block From URL: a range of the source (`x-ms-source-range: bytes=s-e`, or all of it) staged as a block; 201.
+    func putBlockFromURL(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+        guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
+            throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
+        }
+        try refuseUnsupportedCopyHeaders(request)
+        let (_, record) = try await copySource(request)
+        var offset = 0, length = record.size
+        if let range = request.headers["x-ms-source-range"] {
+            guard let parsed = Self.byteRange(range), parsed.start < record.size || (record.size == 0 && parsed.start == 0) else {
+                throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.")
+            }
+            offset = parsed.start
+            length = min(parsed.end ?? (record.size - 1), record.size - 1) - offset + 1
+        }
+        let upload = try await store.copyBytes(of: record, offset: offset, length: max(length, 0))
+        if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
+            await upload.release(from: store.bytes)
+            throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+        }
+        try await committing(upload) { try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload) }
+        return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", upload.md5), ("x-ms-request-server-encrypted", "true")]))
+    }
+
+    /// Abort Copy Blob: copies here are finished when they are answered, so there is never one to abort.
+    func abortCopy(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+        guard request.headers["x-ms-copy-action"]?.lowercased() == "abort" else {
+            throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-copy-action.")
+        }
+        let (containerRecord, found) = try await store.blob(container, blob)
+        guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
+        guard let record = found else { throw EmulatorStore.blobNotFound }
+        if let copy = record.copy, let id = query["copyid"], id != copy.id {
+            throw ServiceError(409, "CopyIdMismatch", "The specified copy ID did not match the copy ID for the pending copy operation.")
+        }
+        throw ServiceError(409, "NoPendingCopyOperation", "There is currently no pending copy operation.")
+    }
+
+    /// Runs the commit of a locally made upload, deleting the bytes if it fails.
+    private func committing<T>(_ upload: StagedUpload, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            await upload.release(from: store.bytes)
+            throw error
+        }
+    }
+
+    /// `x-ms-meta-*` of the request, or nil when it sends none (then the source's are kept).
+    func requestMetadata(_ request: HTTPRequest) -> [(String, String)]? {
+        let sent = metadataHeaders(request.headers)
+        return sent.isEmpty ? nil : sent
+    }
+
+    /// `bytes=s-e` or `bytes=s-`.
+    static func byteRange(_ text: String) -> (start: Int, end: Int?)? {
+        guard text.hasPrefix("bytes=") else { return nil }
+        let parts = text.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Int(parts[0]), start >= 0 else { return nil }
+        if parts[1].isEmpty { return (start, nil) }
+        guard let end = Int(parts[1]), end >= start else { return nil }
+        return (start, end)
+    }
+}
+
+extension BlobRecord {
+    /// The properties a copy carries over.
+    var httpProperties: BlobHTTPProperties {
+        BlobHTTPProperties(contentType: contentType, contentMD5: contentMD5, contentEncoding: contentEncoding,
+                           contentLanguage: contentLanguage, contentDisposition: contentDisposition, cacheControl: cacheControl)
+    }
+}
+
+extension BlobHTTPProperties {
+    /// `x-ms-blob-*` headers of the request replace the copied values they name.
+    mutating func override(with request: HTTPRequest) {
+        let h = request.headers
+        if let v = h["x-ms-blob-content-type"] { contentType = v }
+        if let v = h["x-ms-blob-content-md5"] { contentMD5 = v }
+        if let v = h["x-ms-blob-content-encoding"] { contentEncoding = v }
+        if let v = h["x-ms-blob-content-language"] { contentLanguage = v }
+        if let v = h["x-ms-blob-content-disposition"] { contentDisposition = v }
+        if let v = h["x-ms-blob-cache-control"] { cacheControl = v }
+    }
+}
