@@ -22,7 +22,8 @@ public struct RunError: Error, Sendable, CustomStringConvertible {
         case (.transport, _, _):
             return "\(doing): cannot reach \(error.url): \(error.message); check the endpoint in the connection string and that the service is running"
         case (.service, 403, "AuthenticationFailed"?), (.service, 403, nil):
-            return "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed); check AccountName and AccountKey (or the SAS) in the connection string"
+            let reason = error.message.split(whereSeparator: \.isNewline).first.map { ": \($0)" } ?? ""
+            return "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed\(reason)); check AccountName and AccountKey (or the SAS) in the connection string"
         case (.service, 403, let code?):
             return "\(doing): \(error.operation) \(error.url) is not permitted (403 \(code)); the credentials lack the permission it needs"
         default:

@@ -114,3 +114,46 @@ def test_a_copy_from_elsewhere_or_with_unimplemented_headers_changes_nothing(cop
     assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", r.text
     assert "x-ms-source-if-match" in r.text
     assert destination.download_blob().readall() == b"d" * 1003
+
+
+# --- What Azure refuses is refused (issue 14, items 5, 7, 8) -----------------------------
+
+from datetime import datetime, timezone
+
+from azure.core import MatchConditions
+from azure.data.tables import UpdateMode
+
+
+def test_metadata_names_and_blob_names_azure_refuses_are_refused(emulator, name):
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    url = f"{emulator.blob}/{name}/b.txt"
+    for bad in ("x-ms-meta-1abc", "x-ms-meta-a!b", "x-ms-meta-"):
+        r = emulator.raw("PUT", url, {"x-ms-blob-type": "BlockBlob", bad: "v"}, b"body")
+        assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "InvalidMetadata", (bad, r.status_code, r.text)
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}/bad%EF%BF%BEname", {"x-ms-blob-type": "BlockBlob"}, b"body")
+    assert r.status_code == 400, r.text
+    container.upload_blob("ok.txt", b"x", metadata={"good_name1": "v"})
+    assert [b.name for b in container.list_blobs(include=["metadata"])] == ["ok.txt"]
+
+
+def test_merge_and_dates_cannot_pass_azure_limits(emulator, name):
+    table = TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    table.create_entity({"PartitionKey": "p", "RowKey": "r", **{f"A{i}": i for i in range(200)}})
+    with pytest.raises(HttpResponseError) as refused:
+        table.update_entity({"PartitionKey": "p", "RowKey": "r", **{f"B{i}": i for i in range(60)}}, mode=UpdateMode.MERGE)
+    assert refused.value.error_code == "TooManyProperties"
+    assert len(table.get_entity("p", "r")) == 202  # 200 properties and the two keys
+    with pytest.raises(HttpResponseError) as early:
+        table.create_entity({"PartitionKey": "p", "RowKey": "old", "When": datetime(1600, 12, 31, tzinfo=timezone.utc)})
+    assert early.value.status_code == 400
+    assert [e["RowKey"] for e in table.list_entities()] == ["r"]
+
+
+def test_a_304_carries_its_code_and_a_sas_is_not_taken_for_anonymous(emulator, name):
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    blob = container.upload_blob("b.txt", b"x")
+    etag = blob.get_blob_properties().etag
+    r = emulator.raw("GET", f"{emulator.blob}/{name}/b.txt", {"If-None-Match": etag})
+    assert r.status_code == 304 and r.headers.get("x-ms-error-code") == "ConditionNotMet"
+    r = send("GET", f"{emulator.blob}/{name}/b.txt?sv=2022-11-02&sp=r&sr=b&sig=c2lnbmF0dXJl", {"x-ms-version": "2026-10-06"})
+    assert r.status_code == 403 and "Shared access signatures are not supported" in r.text

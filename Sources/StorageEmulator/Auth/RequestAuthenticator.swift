@@ -17,7 +17,15 @@ struct RequestAuthenticator: Sendable {
     var allowedSkew: TimeInterval = 15 * 60
 
     func authenticate(_ request: HTTPRequest, service: EmulatorServiceKind, now: Date = Date()) throws(ServiceError) -> Caller {
-        guard let authorization = request.headers["Authorization"] else { return .anonymous }
+        guard let authorization = request.headers["Authorization"] else {
+            // A SAS is not checked here yet: answering as if anonymous (404 for a private
+            // resource) would hide why the request failed.
+            if request.query.contains(where: { $0.name == "sig" }) {
+                throw ServiceError(403, "AuthenticationFailed",
+                                   "Shared access signatures are not supported by this emulator yet; sign requests with the account key (Shared Key) or read public containers anonymously.")
+            }
+            return .anonymous
+        }
         let parts = authorization.split(separator: " ", maxSplits: 1).map(String.init)
         guard parts.count == 2, let colon = parts[1].lastIndex(of: ":") else { throw Self.failed("The Authorization header is not of the form 'SharedKey account:signature'.") }
         let scheme = parts[0]

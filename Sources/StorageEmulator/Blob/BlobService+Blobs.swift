@@ -62,7 +62,7 @@ extension BlobService {
             let md5 = try checkTransactionalMD5(request, upload)
             let record = try await store.putBlob(container: container, name: blob, upload: upload,
                                                  properties: httpProperties(request, computedMD5: md5),
-                                                 metadata: metadataHeaders(request.headers), conditions: conditions(request))
+                                                 metadata: try metadataHeaders(request.headers), conditions: conditions(request))
             return (record, md5)
         }
         var headers = blobHeaders(record)
@@ -90,7 +90,7 @@ extension BlobService {
         // Like Azure, a block list commit computes no MD5 of its own: only x-ms-blob-content-md5 sets one.
         let record = try await store.putBlockList(container: container, name: blob, list: list,
                                                   properties: httpProperties(request, computedMD5: nil),
-                                                  metadata: metadataHeaders(request.headers), conditions: conditions(request))
+                                                  metadata: try metadataHeaders(request.headers), conditions: conditions(request))
         var headers = blobHeaders(record)
         headers["x-ms-request-server-encrypted"] = "true"
         return HTTPResponse(status: 201, headers: headers)
@@ -127,7 +127,7 @@ extension BlobService {
 
     func setBlobMetadata(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
         let record = try await store.updateBlob(container: container, name: blob, properties: nil,
-                                                metadata: metadataHeaders(request.headers), conditions: conditions(request))
+                                                metadata: try metadataHeaders(request.headers), conditions: conditions(request))
         return HTTPResponse(status: 200, headers: blobHeaders(record))
     }
 
@@ -159,7 +159,9 @@ extension BlobService {
         if !head { (record, reader) = try await store.openBlob(record) }
         if let ifNoneMatch = request.headers["If-None-Match"], ifNoneMatch == "*" || ifNoneMatch == record.etag {
             reader?.close()
-            return BlobReply(HTTPResponse(status: 304, headers: blobHeaders(record)))
+            var headers = blobHeaders(record)
+            headers["x-ms-error-code"] = "ConditionNotMet"  // as Azure sends it, so SDKs raise with a code
+            return BlobReply(HTTPResponse(status: 304, headers: headers))
         }
         if let ifMatch = request.headers["If-Match"], ifMatch != "*", ifMatch != record.etag {
             reader?.close()

@@ -17,7 +17,7 @@ extension BlobService {
         if let problem = StorageNames.containerProblem(name) {
             throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
         }
-        let record = try await store.createContainer(name, access: try accessLevel(request), metadata: metadataHeaders(request.headers))
+        let record = try await store.createContainer(name, access: try accessLevel(request), metadata: try metadataHeaders(request.headers))
         return HTTPResponse(status: 201, headers: containerHeaders(record))
     }
 
@@ -32,7 +32,7 @@ extension BlobService {
     }
 
     func setContainerMetadata(_ name: String, _ request: HTTPRequest) async throws -> HTTPResponse {
-        let record = try await store.setContainerMetadata(name, metadata: metadataHeaders(request.headers))
+        let record = try await store.setContainerMetadata(name, metadata: try metadataHeaders(request.headers))
         return HTTPResponse(status: 200, headers: containerHeaders(record))
     }
 

@@ -50,7 +50,7 @@ extension BlobService {
         let copyID = UUID().uuidString.lowercased()
         let destination = try await committing(upload) {
             try await store.putBlob(container: container, name: blob, upload: upload, properties: record.httpProperties,
-                                    metadata: requestMetadata(request) ?? record.metadata, conditions: conditions(request),
+                                    metadata: try requestMetadata(request) ?? record.metadata, conditions: conditions(request),
                                     copy: CopyInfo(id: copyID, source: source, bytes: record.size, completed: store.clock.now()))
         }
         var headers = blobHeaders(destination)
@@ -73,7 +73,7 @@ extension BlobService {
         if keepSource { properties.override(with: request) }
         let destination = try await committing(upload) {
             try await store.putBlob(container: container, name: blob, upload: upload, properties: properties,
-                                    metadata: requestMetadata(request) ?? (keepSource ? record.metadata : []), conditions: conditions(request))
+                                    metadata: try requestMetadata(request) ?? (keepSource ? record.metadata : []), conditions: conditions(request))
         }
         var headers = blobHeaders(destination)
         if let md5 = destination.contentMD5 { headers["Content-MD5"] = md5 }
@@ -130,8 +130,8 @@ extension BlobService {
     }
 
     /// `x-ms-meta-*` of the request, or nil when it sends none (then the source's are kept).
-    func requestMetadata(_ request: HTTPRequest) -> [(String, String)]? {
-        let sent = metadataHeaders(request.headers)
+    func requestMetadata(_ request: HTTPRequest) throws -> [(String, String)]? {
+        let sent = try metadataHeaders(request.headers)
         return sent.isEmpty ? nil : sent
     }
 

@@ -95,6 +95,11 @@ struct BlobService: Sendable {
         guard let blob = String(segments[2]).removingPercentEncoding else {
             throw ServiceError(400, "InvalidUri", "The blob name in the request URI is not valid percent-encoding.")
         }
+        // XML 1.0 cannot carry U+FFFE or U+FFFF: such a name would make List Blobs invalid XML
+        // for the whole container, so it is refused.
+        if blob.unicodeScalars.contains(where: { $0.value == 0xFFFE || $0.value == 0xFFFF }) {
+            throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: U+FFFE and U+FFFF cannot be listed in XML.")
+        }
         if let problem = StorageNames.blobProblem(blob) {
             throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
         }
@@ -114,8 +119,17 @@ struct QueryParameters: Sendable {
 }
 
 /// `x-ms-meta-*` headers as (name, value) pairs, in the order sent.
-func metadataHeaders(_ headers: HTTPHeaders) -> [(String, String)] {
-    headers.fields.compactMap { field in
-        field.name.lowercased().hasPrefix("x-ms-meta-") ? (String(field.name.dropFirst("x-ms-meta-".count)), field.value) : nil
+/// Names must be C# identifiers, as on Azure: `x-ms-meta-1abc`, `x-ms-meta-a!b` or an empty
+/// name is 400 InvalidMetadata (accepted, such a name once broke every later listing).
+func metadataHeaders(_ headers: HTTPHeaders) throws(ServiceError) -> [(String, String)] {
+    var pairs: [(String, String)] = []
+    for field in headers.fields where field.name.lowercased().hasPrefix("x-ms-meta-") {
+        let name = String(field.name.dropFirst("x-ms-meta-".count))
+        guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
+              name.unicodeScalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
+            throw ServiceError(400, "InvalidMetadata", "The metadata specified is invalid. It has characters that are not permitted: '\(name)' is not a C# identifier.")
+        }
+        pairs.append((name, field.value))
     }
+    return pairs
 }

@@ -127,6 +127,8 @@ extension EmulatorStore {
             try checkETag(ifMatch)
             var merged = existing?.entity ?? TableEntity(partitionKey: e.partitionKey, rowKey: e.rowKey)
             for (name, value) in e.properties { merged.properties[name] = value }
+            // A merge can grow an entity past the property count or size an insert could not have.
+            guard merged.properties.count <= StorageNames.maxProperties else { throw EntityRules.tooManyProperties }
             try EntityRules.checkSize(merged)
             result = merged
         case .delete(let pk, let rk, let ifMatch):

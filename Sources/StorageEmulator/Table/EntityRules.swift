@@ -9,15 +9,16 @@ enum EntityRules {
                 throw ServiceError(400, "OutOfRangeInput", "The '\(label)' parameter of value '\(key)' is out of range: \(problem).")
             }
         }
-        guard entity.properties.count <= StorageNames.maxProperties else {
-            throw ServiceError(400, "TooManyProperties", "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
-        }
+        guard entity.properties.count <= StorageNames.maxProperties else { throw tooManyProperties }
         for (name, value) in entity.properties {
             if name.utf16.count > 255 {
                 throw ServiceError(400, "PropertyNameTooLong", "The property name exceeds the maximum allowed length (255).")
             }
             if let problem = StorageNames.propertyProblem(name) {
                 throw ServiceError(400, "PropertyNameInvalid", "The property name '\(name)' is invalid: \(problem).")
+            }
+            if case .dateTime(let d) = value, !d.isInAzureRange {
+                throw ServiceError(400, "OutOfRangeInput", "The value of property '\(name)' is out of range: Edm.DateTime values lie between 1601-01-01 and 9999-12-31 UTC.")
             }
             let tooLarge: Bool
             switch value {
@@ -31,6 +32,8 @@ enum EntityRules {
         }
         try checkSize(entity)
     }
+
+    static let tooManyProperties = ServiceError(400, "TooManyProperties", "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
 
     /// The whole entity, sized as the service documents it, is at most 1 MiB.
     static func checkSize(_ entity: TableEntity) throws(ServiceError) {
