@@ -157,3 +157,43 @@ def test_a_304_carries_its_code_and_a_sas_is_not_taken_for_anonymous(emulator, n
     assert r.status_code == 304 and r.headers.get("x-ms-error-code") == "ConditionNotMet"
     r = send("GET", f"{emulator.blob}/{name}/b.txt?sv=2022-11-02&sp=r&sr=b&sig=c2lnbmF0dXJl", {"x-ms-version": "2026-10-06"})
     assert r.status_code == 403 and "Shared access signatures are not supported" in r.text
+
+
+# --- $batch framing (issue 14, item 6) ---------------------------------------------------
+
+import json
+
+
+def batch_body(table_url, changesets):
+    """A $batch body with one changeset per list of (RowKey, properties)."""
+    lines = []
+    for n, entities in enumerate(changesets):
+        cs = f"changeset_{n}"
+        lines += ["--batch_b", f"Content-Type: multipart/mixed; boundary={cs}", ""]
+        for rk, props in entities:
+            body = json.dumps({"PartitionKey": "p", "RowKey": rk, **props})
+            lines += [f"--{cs}", "Content-Type: application/http", "Content-Transfer-Encoding: binary", "",
+                      f"POST {table_url} HTTP/1.1", "Content-Type: application/json", "Accept: application/json;odata=nometadata",
+                      "Prefer: return-no-content", "", body]
+        lines += [f"--{cs}--"]
+    lines += ["--batch_b--", ""]
+    return "\r\n".join(lines).encode()
+
+
+def post_batch(emulator, body):
+    return emulator.raw("POST", f"{emulator.table}/$batch", service="table", body=body,
+                        headers={"Content-Type": "multipart/mixed; boundary=batch_b", "Accept": "application/json",
+                                 "x-ms-version": "2019-02-02", "DataServiceVersion": "3.0"})
+
+
+def test_batch_framing_two_changesets_and_boundaries_in_values(emulator, name):
+    table = TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    url = f"{emulator.table}/{name}"
+    two = post_batch(emulator, batch_body(url, [[("a", {})], [("b", {})]]))
+    assert two.status_code == 400, (two.status_code, two.text[:300])
+    assert list(table.list_entities()) == []
+    # A value holding the boundary string (not at a line start) ends nothing.
+    tricky = "text\r\n--changeset_0 inside a value"
+    one = post_batch(emulator, batch_body(url, [[("c", {"V": tricky}), ("d", {"V": "--changeset_0"})]]))
+    assert one.status_code == 202, one.text[:300]
+    assert {e["RowKey"]: e["V"] for e in table.list_entities()} == {"c": tricky, "d": "--changeset_0"}

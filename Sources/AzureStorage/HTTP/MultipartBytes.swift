@@ -38,16 +38,27 @@ public enum MultipartBytes {
         return nil
     }
 
-    /// The parts between `--boundary` delimiters, up to `--boundary--`.
+    /// The first `delimiter` at or after `from` that starts a line: the boundary string may
+    /// appear inside a part (a property value holding it), where it ends nothing.
+    static func findDelimiter(_ delimiter: [UInt8], in bytes: ArraySlice<UInt8>, from: Int) -> Int? {
+        var from = from
+        while let found = find(delimiter, in: bytes, from: from) {
+            if found == bytes.startIndex || bytes[found - 1] == newline { return found }
+            from = found + 1
+        }
+        return nil
+    }
+
+    /// The parts between `--boundary` delimiters (each at a line start), up to `--boundary--`.
     public static func parts(of bytes: ArraySlice<UInt8>, boundary: String) -> [ArraySlice<UInt8>] {
         let delimiter = Array(("--" + boundary).utf8)
         var out: [ArraySlice<UInt8>] = []
-        guard var start = find(delimiter, in: bytes, from: bytes.startIndex) else { return out }
+        guard var start = findDelimiter(delimiter, in: bytes, from: bytes.startIndex) else { return out }
         while true {
             var partStart = start + delimiter.count
             if partStart + 1 < bytes.endIndex, bytes[partStart] == UInt8(ascii: "-"), bytes[partStart + 1] == UInt8(ascii: "-") { break }
             if partStart < bytes.endIndex, bytes[partStart] == newline { partStart += 1 }
-            guard let next = find(delimiter, in: bytes, from: partStart) else {
+            guard let next = findDelimiter(delimiter, in: bytes, from: partStart) else {
                 out.append(bytes[partStart...])
                 break
             }

@@ -26,8 +26,11 @@ enum BatchRequestParser {
         guard let outer = boundary(in: contentType) else { throw BatchSyntaxError(reason: "the Content-Type has no boundary") }
         let bytes = MultipartBytes.withoutCarriageReturns(body)
         let batchParts = MultipartBytes.parts(of: bytes[...], boundary: outer)
-        guard let changesetPart = batchParts.first(where: { String(decoding: MultipartBytes.headerBlock($0).0, as: UTF8.self).lowercased().contains("multipart/mixed") }) else {
-            throw BatchSyntaxError(reason: "no changeset")
+        let changesets = batchParts.filter { String(decoding: MultipartBytes.headerBlock($0).0, as: UTF8.self).lowercased().contains("multipart/mixed") }
+        guard let changesetPart = changesets.first else { throw BatchSyntaxError(reason: "no changeset") }
+        // An entity group transaction is one changeset; a second one is never dropped silently.
+        guard changesets.count == 1 else {
+            throw BatchSyntaxError(reason: "the batch holds \(changesets.count) changesets; an entity group transaction holds exactly one")
         }
         let (changesetHead, changesetBody) = MultipartBytes.headerBlock(changesetPart)
         let changesetHeaders = lines(changesetHead)
