@@ -197,3 +197,17 @@ def test_batch_framing_two_changesets_and_boundaries_in_values(emulator, name):
     one = post_batch(emulator, batch_body(url, [[("c", {"V": tricky}), ("d", {"V": "--changeset_0"})]]))
     assert one.status_code == 202, one.text[:300]
     assert {e["RowKey"]: e["V"] for e in table.list_entities()} == {"c": tricky, "d": "--changeset_0"}
+
+
+def test_table_access_policies_are_stored_and_served(emulator, name):
+    """Issue 14 item 4: GET ?comp=acl once returned the table's entities and PUT was a 405."""
+    from azure.data.tables import TableAccessPolicy
+    table = TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    table.create_entity({"PartitionKey": "p", "RowKey": "r"})
+    assert table.get_table_access_policy() == {}
+    start, expiry = datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2027, 1, 1, tzinfo=timezone.utc)
+    table.set_table_access_policy({"readers": TableAccessPolicy(permission="r", start=start, expiry=expiry)})
+    policies = table.get_table_access_policy()
+    assert list(policies) == ["readers"] and policies["readers"].permission == "r"
+    r = emulator.raw("GET", f"{emulator.table}/{name}?comp=stats", service="table")
+    assert r.status_code == 400

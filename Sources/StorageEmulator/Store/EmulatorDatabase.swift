@@ -83,6 +83,10 @@ enum EmulatorDatabase {
         migrator.registerMigration("v2-copy") { db in
             try db.execute(sql: "ALTER TABLE blobs ADD COLUMN copy TEXT")
         }
+        // v3: a table's stored access policies (Set Table ACL), kept as sent.
+        migrator.registerMigration("v3-table-acl") { db in
+            try db.execute(sql: "ALTER TABLE tables ADD COLUMN acl TEXT NOT NULL DEFAULT ''")
+        }
         return migrator
     }
 }

@@ -38,6 +38,23 @@ extension EmulatorStore {
         try String.fetchOne(db, sql: "SELECT name FROM tables WHERE key = ?", arguments: [tableKey(name)])
     }
 
+    /// A table's signed identifiers as last set (empty when none were).
+    func tableACL(_ name: String) async throws -> String {
+        try await read { db in
+            guard let acl = try String.fetchOne(db, sql: "SELECT acl FROM tables WHERE key = ?", arguments: [Self.tableKey(name)]) else {
+                throw Self.tableNotFound
+            }
+            return acl
+        }
+    }
+
+    func setTableACL(_ name: String, acl: String) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE tables SET acl = ? WHERE key = ?", arguments: [acl, Self.tableKey(name)])
+            guard db.changesCount > 0 else { throw Self.tableNotFound }
+        }
+    }
+
     func createTable(_ name: String) async throws {
         try await write { db in
             if try Self.tableName(name, db) != nil {

@@ -16,6 +16,15 @@ struct TableService: Sendable {
         let query = QueryParameters(request.query)
         let context = Context(request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
                               level: MetadataLevel(accept: request.headers["Accept"]))
+        if let comp = query["comp"] {
+            // Only Get/Set Table ACL take `comp`; any other is refused, never taken for a query.
+            guard comp == "acl", case .entities(let table) = target else { throw ServiceError.invalidQuery("comp", comp) }
+            switch request.method {
+            case "GET", "HEAD": return try await tableACL(table)
+            case "PUT": return try await setTableACL(table, request)
+            default: throw ServiceError.unsupportedVerb(request.method)
+            }
+        }
         switch (request.method, target) {
         case ("POST", .tables): return try await createTable(context)
         case ("GET", .tables): return try await queryTables(context, query)
@@ -64,6 +73,26 @@ struct TableService: Sendable {
     }
 
     // MARK: Tables
+
+    /// Get Table ACL: the stored access policies as XML, as containers keep theirs.
+    func tableACL(_ table: String) async throws -> HTTPResponse {
+        let acl = try await store.tableACL(table)
+        let body = acl.isEmpty ? "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers />" : acl
+        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/xml")]), body: Data(body.utf8))
+    }
+
+    /// Set Table ACL: the body's signed identifiers are stored as sent (at most five, as on Azure).
+    func setTableACL(_ table: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let acl = String(decoding: request.body, as: UTF8.self)
+        if !acl.isEmpty && !acl.contains("SignedIdentifiers") {
+            throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+        }
+        if acl.components(separatedBy: "<SignedIdentifier>").count - 1 > 5 {
+            throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid: at most 5 signed identifiers.")
+        }
+        try await store.setTableACL(table, acl: acl)
+        return HTTPResponse(status: 204)
+    }
 
     func createTable(_ c: Context) async throws -> HTTPResponse {
         let body = try Self.jsonBody(c.request.body)
