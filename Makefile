@@ -2,18 +2,20 @@
 #   make seed   seed the SpeakEasy dataset into the embedded storage (the main job)
 #   make test   install what is missing, build, run every test
 SWIFT      ?= swift
-APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev
+APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev rclone
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 AZSEED     := .build/debug/azseed
 VENV       := .venv
+VENV_AZ    := .venv-az
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps venv build test seed bench clean
+.PHONY: all deps venv venv-az build test seed bench clean
 
 all: build
 
-# Debian packages the build links against; installed only when missing.
+# Debian packages the build links against (and rclone, which the tests drive); installed
+# only when missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -29,6 +31,14 @@ $(VENV)/.installed: Tests/conformance/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/conformance/requirements.txt
 	touch $@
 
+# The Azure CLI, a client this project did not write, drives the emulator in the tests. It
+# pins its own dependencies, so it lives in a virtual environment of its own.
+venv-az: $(VENV_AZ)/.installed
+$(VENV_AZ)/.installed: Tests/conformance/requirements-az.txt
+	@$(PYTHON) -m venv $(VENV_AZ) 2>/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV_AZ); }
+	$(VENV_AZ)/bin/pip install -q --disable-pip-version-check -r Tests/conformance/requirements-az.txt
+	touch $@
+
 build: deps
 	$(SWIFT) build
 
@@ -36,7 +46,7 @@ build: deps
 # the suites print, and every output of azseed they record, lands in .build/test-output and
 # is scanned for account keys and SAS signatures at the end.
 OUTPUTS := .build/test-output
-test: deps venv
+test: deps venv venv-az
 	$(SWIFT) build --build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
 	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
@@ -55,4 +65,4 @@ bench: deps venv
 	Benchmarks/compare.sh
 
 clean:
-	rm -rf .build fixture $(VENV)
+	rm -rf .build fixture $(VENV) $(VENV_AZ)
