@@ -83,6 +83,21 @@ extension BlobService {
         return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
     }
 
+    /// Set Blob Tier: Hot, Cool and Cold are kept and reported; Archive (which makes a blob
+    /// unreadable until rehydrated) is not implemented and is refused, nothing changed.
+    func setBlobTier(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let asked = request.headers["x-ms-access-tier"] else {
+            throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-access-tier.")
+        }
+        guard let tier = ["Hot", "Cool", "Cold"].first(where: { $0.lowercased() == asked.lowercased() }) else {
+            if asked.lowercased() == "archive" { throw ServiceError.unsupportedHeader("x-ms-access-tier: Archive") }
+            throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
+        }
+        if request.headers["x-ms-rehydrate-priority"] != nil { throw ServiceError.unsupportedHeader("x-ms-rehydrate-priority") }
+        try await store.setBlobTier(container: container, name: blob, tier: tier)
+        return HTTPResponse(status: 200)
+    }
+
     func putBlockList(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
         guard let list = BlockListParser.parse(request.body) else {
             throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
@@ -219,8 +234,8 @@ extension BlobService {
             headers["x-ms-copy-completion-time"] = ServerClock.httpDate(copy.completed)
         }
         if head {
-            headers["x-ms-access-tier"] = "Hot"
-            headers["x-ms-access-tier-inferred"] = "true"
+            headers["x-ms-access-tier"] = record.tier ?? "Hot"
+            headers["x-ms-access-tier-inferred"] = record.tier == nil ? "true" : "false"
         }
         let response = HTTPResponse(status: status, headers: headers, body: body)
         guard let reader else { return BlobReply(response) }

@@ -25,6 +25,7 @@ struct BlobService: Sendable {
             // The account itself: only List Containers.
             guard caller == .account else { throw ServiceError.resourceNotFound }
             if method == "GET", comp == "list" { return BlobReply(try await listContainers(request, query)) }
+            if let answer = ServiceLevel.respond(request, restype: restype, comp: comp) { return BlobReply(answer) }
             throw ServiceError.invalidQuery("comp", comp ?? "")
         }
         guard let blob = target.blob else {
@@ -56,6 +57,7 @@ struct BlobService: Sendable {
         case ("PUT", "block") where request.headers["x-ms-copy-source"] != nil:
             return BlobReply(try await putBlockFromURL(container, blob, request, query))
         case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
+        case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request))
         case ("PUT", nil): return BlobReply(try await putBlob(container, blob, request, upload))
         case ("PUT", "block"): return BlobReply(try await putBlock(container, blob, request, query, upload))
         case ("PUT", "blocklist"): return BlobReply(try await putBlockList(container, blob, request))

@@ -34,7 +34,7 @@ enum BlobXML {
             xml += XMLEscape.element("Content-MD5", r.contentMD5)
             xml += XMLEscape.element("Cache-Control", r.cacheControl)
             xml += XMLEscape.element("Content-Disposition", r.contentDisposition)
-            xml += "<BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>"
+            xml += "<BlobType>BlockBlob</BlobType><AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
             xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>"
             xml += "</Properties>"
             if includeMetadata { xml += metadata(r.metadata) }

@@ -87,6 +87,10 @@ enum EmulatorDatabase {
         migrator.registerMigration("v3-table-acl") { db in
             try db.execute(sql: "ALTER TABLE tables ADD COLUMN acl TEXT NOT NULL DEFAULT ''")
         }
+        // v4: a blob's access tier once Set Blob Tier chose one (else Hot, inferred).
+        migrator.registerMigration("v4-blob-tier") { db in
+            try db.execute(sql: "ALTER TABLE blobs ADD COLUMN tier TEXT")
+        }
         return migrator
     }
 }

@@ -165,6 +165,15 @@ extension EmulatorStore {
         await deleteBytes(freed)
     }
 
+    /// Sets a blob's access tier (Set Blob Tier); the ETag stays, as on Azure.
+    func setBlobTier(container: String, name: String, tier: String) async throws {
+        try await write { db in
+            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            guard try Self.blob(container, name, db) != nil else { throw Self.blobNotFound }
+            try db.execute(sql: "UPDATE blobs SET tier = ? WHERE container = ? AND name = ?", arguments: [tier, container, name])
+        }
+    }
+
     /// Replaces a blob's HTTP properties or metadata without touching its bytes.
     func updateBlob(container: String, name: String, properties: BlobHTTPProperties?, metadata: [(String, String)]?,
                     conditions: WriteConditions) async throws -> BlobRecord {

@@ -50,6 +50,8 @@ struct BlobRecord: Sendable {
     var blocks: [CommittedBlock]
     /// Set when the blob is the destination of a Copy Blob.
     var copy: CopyInfo?
+    /// The tier Set Blob Tier chose; nil means Hot, inferred.
+    var tier: String?
 
     init(row: Row) {
         container = row["container"]
@@ -68,6 +70,7 @@ struct BlobRecord: Sendable {
         metadata = MetadataCoding.decode(row["metadata"])
         blocks = MetadataCoding.decode(row["blocks"]).map { CommittedBlock(id: $0.0, size: Int($0.1) ?? 0) }
         copy = (row["copy"] as String?).flatMap(CopyInfo.init(encoded:))
+        tier = row["tier"]
     }
 }
 

@@ -12,8 +12,13 @@ struct TableService: Sendable {
     func respond(_ request: HTTPRequest, caller: Caller) async throws -> HTTPResponse {
         // The Table service has no anonymous access.
         guard caller == .account else { throw ServiceError.resourceNotFound }
-        let target = try TableTarget.parse(request.path, account: account)
         let query = QueryParameters(request.query)
+        if request.path == "/\(account)" || request.path == "/\(account)/" {
+            // The service itself: account information and stats; nothing else is served there.
+            if let answer = ServiceLevel.respond(request, restype: query["restype"], comp: query["comp"]) { return answer }
+            throw ServiceError.invalidQuery("comp", query["comp"] ?? "")
+        }
+        let target = try TableTarget.parse(request.path, account: account)
         let context = Context(request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
                               level: MetadataLevel(accept: request.headers["Accept"]))
         if let comp = query["comp"] {
