@@ -266,3 +266,38 @@ def test_set_blob_tier(emulator, name):
         blob.set_standard_blob_tier("Archive")
     assert refused.value.error_code == "UnsupportedHeader"
     assert blob.get_blob_properties().blob_tier == "Cool" and blob.download_blob().readall() == b"x"
+
+
+def test_service_properties_and_cors(emulator, name):
+    from azure.data.tables import TableCorsRule
+    from azure.storage.blob import CorsRule
+    blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
+    assert blobs.get_service_properties()["cors"] == []
+    blobs.set_service_properties(cors=[CorsRule(["http://app.example"], ["GET", "HEAD"], allowed_headers=["x-ms-meta-*", "x-ms-version"],
+                                                exposed_headers=["x-ms-request-id"], max_age_in_seconds=600)])
+    rules = blobs.get_service_properties()["cors"]
+    assert len(rules) == 1 and rules[0].allowed_origins == "http://app.example" and rules[0].max_age_in_seconds == 600
+    assert blobs.get_service_properties()["analytics_logging"].version == "1.0"  # kept: the Set named only Cors
+    container = blobs.create_container(name, public_access="container")
+    container.upload_blob("photo.jpg", b"jpeg")
+    url = f"{emulator.blob}/{name}/photo.jpg"
+    ok = send("OPTIONS", url, {"Origin": "http://app.example", "Access-Control-Request-Method": "GET",
+                               "Access-Control-Request-Headers": "x-ms-version,x-ms-meta-a"})
+    assert ok.status_code == 200 and ok.headers["Access-Control-Allow-Origin"] == "http://app.example"
+    assert ok.headers["Access-Control-Max-Age"] == "600"
+    for origin, method, headers in (("http://evil.example", "GET", ""), ("http://app.example", "DELETE", ""),
+                                    ("http://app.example", "GET", "x-custom")):
+        refused = send("OPTIONS", url, {"Origin": origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": headers})
+        assert refused.status_code == 403 and refused.headers.get("x-ms-error-code") == "CorsPreflightFailure", (origin, method, headers)
+    assert send("OPTIONS", url, {"Origin": "http://app.example"}).status_code == 400
+    actual = send("GET", url, {"Origin": "http://app.example", "x-ms-version": "2026-10-06"})
+    assert actual.status_code == 200 and actual.headers["Access-Control-Allow-Origin"] == "http://app.example"
+    assert actual.headers["Access-Control-Expose-Headers"] == "x-ms-request-id" and actual.headers["Vary"] == "Origin"
+    assert "Access-Control-Allow-Origin" not in send("GET", url, {"Origin": "http://evil.example"}).headers
+    tables = TableServiceClient.from_connection_string(emulator.connection_string)
+    tables.set_service_properties(cors=[TableCorsRule(["*"], ["GET"])])
+    assert tables.get_service_properties()["cors"][0].allowed_origins == ["*"]
+    # Azure allows five rules.
+    with pytest.raises(HttpResponseError):
+        blobs.set_service_properties(cors=[CorsRule(["http://a.example"], ["GET"])] * 6)
+    blobs.set_service_properties(cors=[])

@@ -26,6 +26,9 @@ struct BlobService: Sendable {
             guard caller == .account else { throw ServiceError.resourceNotFound }
             if method == "GET", comp == "list" { return BlobReply(try await listContainers(request, query)) }
             if let answer = ServiceLevel.respond(request, restype: restype, comp: comp) { return BlobReply(answer) }
+            if let answer = try await ServiceProperties.respond(request, service: .blob, restype: restype, comp: comp, store: store) {
+                return BlobReply(answer)
+            }
             throw ServiceError.invalidQuery("comp", comp ?? "")
         }
         guard let blob = target.blob else {

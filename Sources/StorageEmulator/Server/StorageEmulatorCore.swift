@@ -50,6 +50,27 @@ public final class StorageEmulatorCore: Sendable {
 
     private func answer(_ request: HTTPRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
         let requestID = UUID().uuidString.lowercased()
+        // A CORS preflight is judged against the service's rules, before (and without) credentials.
+        if request.method == "OPTIONS" {
+            var response = CorsPolicy.preflight(request, rules: (try? await ServiceProperties.corsRules(service, in: store)) ?? [])
+            response.headers["x-ms-request-id"] = requestID
+            return .response(response)
+        }
+        let reply = await answerAuthenticated(request, service: service, upload: upload, requestID: requestID)
+        guard request.headers["Origin"] != nil, let rules = try? await ServiceProperties.corsRules(service, in: store), !rules.isEmpty else { return reply }
+        switch reply {
+        case .response(var response):
+            CorsPolicy.decorate(&response, request: request, rules: rules)
+            return .response(response)
+        case .streamed(var response, let body):
+            CorsPolicy.decorate(&response, request: request, rules: rules)
+            return .streamed(response, body)
+        case .dropConnection:
+            return reply
+        }
+    }
+
+    private func answerAuthenticated(_ request: HTTPRequest, service: EmulatorServiceKind, upload: StagedUpload?, requestID: String) async -> EmulatorReply {
         let fault = faults.next()
         var response: HTTPResponse
         var stream: BlobBody?

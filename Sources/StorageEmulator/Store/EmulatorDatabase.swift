@@ -91,6 +91,10 @@ enum EmulatorDatabase {
         migrator.registerMigration("v4-blob-tier") { db in
             try db.execute(sql: "ALTER TABLE blobs ADD COLUMN tier TEXT")
         }
+        // v5: Get/Set Service Properties documents (CORS rules among them), per service.
+        migrator.registerMigration("v5-service-properties") { db in
+            try db.execute(sql: "CREATE TABLE service_properties (service TEXT PRIMARY KEY NOT NULL, xml TEXT NOT NULL)")
+        }
         return migrator
     }
 }

@@ -16,6 +16,9 @@ struct TableService: Sendable {
         if request.path == "/\(account)" || request.path == "/\(account)/" {
             // The service itself: account information and stats; nothing else is served there.
             if let answer = ServiceLevel.respond(request, restype: query["restype"], comp: query["comp"]) { return answer }
+            if let answer = try await ServiceProperties.respond(request, service: .table, restype: query["restype"], comp: query["comp"], store: store) {
+                return answer
+            }
             throw ServiceError.invalidQuery("comp", query["comp"] ?? "")
         }
         let target = try TableTarget.parse(request.path, account: account)
