@@ -301,3 +301,18 @@ def test_service_properties_and_cors(emulator, name):
     with pytest.raises(HttpResponseError):
         blobs.set_service_properties(cors=[CorsRule(["http://a.example"], ["GET"])] * 6)
     blobs.set_service_properties(cors=[])
+
+
+def test_blob_batch_delete_and_set_tier(emulator, name):
+    blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
+    container = blobs.create_container(name)
+    for n in ("a b.txt", "two.txt", "three.txt", "keep.txt"):
+        container.upload_blob(n, b"x")
+    results = list(container.set_standard_blob_tier_blobs("Cool", "two.txt", "three.txt"))
+    assert [r.status_code for r in results] == [200, 200]
+    assert container.get_blob_client("two.txt").get_blob_properties().blob_tier == "Cool"
+    results = list(container.delete_blobs("a b.txt", "two.txt", "missing.txt", raise_on_any_failure=False))
+    assert [r.status_code for r in results] == [202, 202, 404]
+    assert sorted(b.name for b in container.list_blobs()) == ["keep.txt", "three.txt"]
+    # The account-level batch, from the service client.
+    assert [r.status_code for r in blobs.get_container_client(name).delete_blobs("three.txt")] == [202]

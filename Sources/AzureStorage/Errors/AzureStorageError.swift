@@ -80,8 +80,8 @@ extension AzureStorageError {
 }
 
 /// Reason phrases for messages.
-enum HTTPStatus {
-    static func reason(_ status: Int) -> String {
+package enum HTTPStatus {
+    package static func reason(_ status: Int) -> String {
         switch status {
         case 400: "Bad Request"
         case 401: "Unauthorized"

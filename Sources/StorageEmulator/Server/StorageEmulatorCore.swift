@@ -81,6 +81,8 @@ public final class StorageEmulatorCore: Sendable {
             do {
                 let caller = try authenticator.authenticate(request, service: service)
                 switch service {
+                case .blob where Self.isBlobBatch(request):
+                    response = try await blobBatch(request, caller: caller)
                 case .blob:
                     let reply = try await blob.respond(request, caller: caller, upload: upload)
                     response = reply.response

@@ -1,0 +1,85 @@
+import AzureStorage
+import Foundation
+
+/// Blob Batch (`POST ?comp=batch` on the account or `?restype=container&comp=batch` on a
+/// container): up to 256 Delete Blob or Set Blob Tier subrequests, all of one kind, each
+/// signed on its own and answered on its own inside one 202 `multipart/mixed` reply.
+extension StorageEmulatorCore {
+    static let maxBatchSubrequests = 256
+
+    /// Whether the request is a Blob Batch.
+    static func isBlobBatch(_ request: HTTPRequest) -> Bool {
+        request.method == "POST" && request.query.contains { $0.name == "comp" && $0.value == "batch" }
+    }
+
+    func blobBatch(_ request: HTTPRequest, caller: Caller) async throws -> HTTPResponse {
+        guard caller == .account else { throw ServiceError.resourceNotFound }
+        guard let contentType = request.headers["Content-Type"], let boundary = BatchRequestParser.boundary(in: contentType) else {
+            throw ServiceError(400, "InvalidHeaderValue", "A batch request must have Content-Type multipart/mixed with a boundary.")
+        }
+        // A container batch may only touch that container.
+        let scope: String? = request.query.contains { $0.name == "restype" && $0.value == "container" }
+            ? request.path.split(separator: "/").dropFirst().first.map(String.init) : nil
+        let parts = MultipartBytes.parts(of: MultipartBytes.withoutCarriageReturns(request.body)[...], boundary: boundary)
+        guard !parts.isEmpty else { throw ServiceError.invalidInput("The batch request holds no subrequests.") }
+        guard parts.count <= Self.maxBatchSubrequests else {
+            throw ServiceError(400, "ExceedsMaxBatchRequestCount", "The batch operation exceeds the maximum number of allowed subrequests (\(Self.maxBatchSubrequests)).")
+        }
+        var subrequests: [(id: String, request: HTTPRequest)] = []
+        for part in parts {
+            let (outer, http) = MultipartBytes.headerBlock(part)
+            let contentID = Self.lines(outer).first { $0.lowercased().hasPrefix("content-id:") }
+                .map { String($0.dropFirst("content-id:".count)).trimmingCharacters(in: .whitespaces) } ?? ""
+            let (head, _) = MultipartBytes.headerBlock(http)
+            let lines = Self.lines(head)
+            let fields = lines.first?.split(separator: " ", maxSplits: 2).map(String.init) ?? []
+            guard fields.count == 3, fields[2].hasPrefix("HTTP/") else { throw ServiceError.invalidInput("A batch subrequest has no request line.") }
+            var headers = HTTPHeaders()
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { throw ServiceError.invalidInput("A batch subrequest has a malformed header line.") }
+                headers[String(line[..<colon]).trimmingCharacters(in: .whitespaces)] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            }
+            if let host = request.headers["Host"] { headers["Host"] = host }
+            let path = fields[1].hasSuffix("?") ? String(fields[1].dropLast()) : fields[1]
+            guard let sub = HTTPRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers) else {
+                throw ServiceError.invalidInput("A batch subrequest has a malformed URL.")
+            }
+            subrequests.append((contentID, sub))
+        }
+        let kinds = Set(subrequests.map { sub in sub.request.method + (sub.request.query.first { $0.name == "comp" }?.value ?? "") })
+        guard kinds.count == 1, let kind = kinds.first, kind == "DELETE" || kind == "PUTtier" else {
+            throw ServiceError(400, "InvalidInput", "All subrequests of a batch must be Delete Blob, or all Set Blob Tier.")
+        }
+        let responseBoundary = "batchresponse_" + UUID().uuidString.lowercased()
+        var body = ""
+        for (id, sub) in subrequests {
+            let requestID = UUID().uuidString.lowercased()
+            var answer: HTTPResponse
+            do {
+                let subCaller = try authenticator.authenticate(sub, service: .blob)
+                if let scope, sub.path.split(separator: "/").dropFirst().first.map(String.init) != scope {
+                    throw ServiceError(400, "InvalidInput", "A container batch may only address blobs of container '\(scope)'.")
+                }
+                answer = try await blob.respond(sub, caller: subCaller).response
+                if sub.method == "DELETE" { answer.headers["x-ms-delete-type-permanent"] = "true" }
+            } catch let error as ServiceError {
+                answer = errorResponse(error, sub, .blob, requestID)
+            }
+            answer.headers["x-ms-request-id"] = requestID
+            answer.headers["x-ms-version"] = sub.headers["x-ms-version"] ?? request.headers["x-ms-version"] ?? "2025-11-05"
+            if let client = sub.headers["x-ms-client-request-id"] { answer.headers["x-ms-client-request-id"] = client }
+            if !answer.body.isEmpty { answer.headers["Content-Length"] = String(answer.body.count) }
+            body += "--\(responseBoundary)\r\nContent-Type: application/http\r\nContent-ID: \(id)\r\n\r\n"
+            body += "HTTP/1.1 \(answer.status) \(HTTPStatus.reason(answer.status))\r\n"
+            for (name, value) in answer.headers.fields { body += "\(name): \(value)\r\n" }
+            body += "\r\n" + String(decoding: answer.body, as: UTF8.self) + "\r\n"
+        }
+        body += "--\(responseBoundary)--\r\n"
+        return HTTPResponse(status: 202, headers: HTTPHeaders([("Content-Type", "multipart/mixed; boundary=\(responseBoundary)")]),
+                            body: Data(body.utf8))
+    }
+
+    private static func lines(_ bytes: ArraySlice<UInt8>) -> [String] {
+        bytes.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
