@@ -316,3 +316,19 @@ def test_blob_batch_delete_and_set_tier(emulator, name):
     assert sorted(b.name for b in container.list_blobs()) == ["keep.txt", "three.txt"]
     # The account-level batch, from the service client.
     assert [r.status_code for r in blobs.get_container_client(name).delete_blobs("three.txt")] == [202]
+
+
+def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulator, name):
+    from azure.storage.blob import RetentionPolicy
+    blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
+    container = blobs.create_container(name)
+    blob = container.upload_blob("b.txt", b"original")
+    for header, value in (("x-ms-tags", "a=b"), ("x-ms-lease-id", "00000000-0000-0000-0000-000000000000"),
+                          ("If-Unmodified-Since", "Mon, 01 Jan 2001 00:00:00 GMT"), ("x-ms-access-tier", "Cool")):
+        r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", header: value}, b"changed")
+        assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", (header, r.text)
+        assert header.split(":")[0] in r.text
+    assert blob.download_blob().readall() == b"original"
+    with pytest.raises(HttpResponseError):
+        blobs.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=7))
+    assert blobs.get_service_properties()["delete_retention_policy"].enabled is False

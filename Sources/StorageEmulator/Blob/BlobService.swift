@@ -53,6 +53,7 @@ struct BlobService: Sendable {
         if caller == .anonymous {
             try await checkAnonymous(container: container, level: (method == "GET" || method == "HEAD") && comp == nil ? "blob" : nil)
         }
+        try Self.refuseUnimplemented(request)
         switch (method, comp) {
         case ("PUT", nil) where request.headers["x-ms-copy-source"] != nil:
             if request.headers["x-ms-blob-type"] != nil { return BlobReply(try await putBlobFromURL(container, blob, request)) }
@@ -72,6 +73,23 @@ struct BlobService: Sendable {
         case ("DELETE", nil): return BlobReply(try await deleteBlob(container, blob, request))
         case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
         default: throw ServiceError.unsupportedVerb(method)
+        }
+    }
+
+    /// Headers that change what a blob operation means and that the emulator does not
+    /// implement (leases, tags, time conditions, customer keys, immutability, tiers other than
+    /// Hot on a write): refused with 400 UnsupportedHeader, never ignored.
+    static let unimplementedHeaders = [
+        "x-ms-lease-id", "x-ms-lease-action", "x-ms-tags", "x-ms-if-tags", "If-Modified-Since", "If-Unmodified-Since",
+        "x-ms-encryption-key", "x-ms-encryption-scope", "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
+        "x-ms-legal-hold", "x-ms-blob-sequence-number",
+    ]
+
+    static func refuseUnimplemented(_ request: HTTPRequest) throws {
+        for name in unimplementedHeaders where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
+        let tierCarrier = request.method == "PUT" && !request.query.contains { $0.name == "comp" && $0.value == "tier" }
+        if tierCarrier, let tier = request.headers["x-ms-access-tier"], tier.lowercased() != "hot" {
+            throw ServiceError.unsupportedHeader("x-ms-access-tier: \(tier) on a write (use Set Blob Tier)")
         }
     }
 

@@ -21,6 +21,22 @@ enum ServiceProperties {
         return XMLTree(name: "StorageServiceProperties", children: roots)
     }
 
+    /// Settings that would change what the service does and that the emulator does not
+    /// implement — analytics logging and metrics, soft delete, static websites — are refused
+    /// when switched on; switched off (or absent) they are kept.
+    static func refuseUnimplemented(_ sent: XMLTree) throws(ServiceError) {
+        func on(_ node: XMLTree?, _ flag: String) -> Bool { node?[flag]?.text.lowercased() == "true" }
+        let logging = sent["Logging"]
+        let switchedOn: [(Bool, String)] = [
+            (on(logging, "Read") || on(logging, "Write") || on(logging, "Delete"), "Logging"),
+            (on(sent["HourMetrics"], "Enabled"), "HourMetrics"), (on(sent["MinuteMetrics"], "Enabled"), "MinuteMetrics"),
+            (on(sent["DeleteRetentionPolicy"], "Enabled"), "DeleteRetentionPolicy"), (on(sent["StaticWebsite"], "Enabled"), "StaticWebsite"),
+        ]
+        if let (_, name) = switchedOn.first(where: { $0.0 }) {
+            throw ServiceError(400, "InvalidXmlNodeValue", "The value for one of the XML nodes is not in the correct format: \(name) cannot be enabled; this emulator does not implement it (CORS rules and DefaultServiceVersion are kept).")
+        }
+    }
+
     static func key(_ service: EmulatorServiceKind) -> String { service == .blob ? "blob" : "table" }
 
     /// The current document of `service`.
@@ -49,6 +65,7 @@ enum ServiceProperties {
                 throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
             }
             _ = try CorsRule.rules(sent["Cors"])
+            try refuseUnimplemented(sent)
             var merged = try await document(service, in: store)
             for root in sent.children {
                 if let at = merged.children.firstIndex(where: { $0.name == root.name }) { merged.children[at] = root } else { merged.children.append(root) }
