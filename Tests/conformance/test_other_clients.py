@@ -332,3 +332,41 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
     with pytest.raises(HttpResponseError):
         blobs.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=7))
     assert blobs.get_service_properties()["delete_retention_policy"].enabled is False
+
+
+def test_review_findings_on_batches_copies_and_conditions(emulator, name):
+    """A browser's If-Modified-Since revalidation is honoured (304), not refused; a batch
+    cannot delete a container; a copy keeps the source's block list; a snapshot source is
+    refused; a table ACL must be XML."""
+    blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
+    container = blobs.create_container(name, public_access="container")
+    blob = container.upload_blob("photo.jpg", b"jpeg")
+    modified = blob.get_blob_properties().last_modified
+    from email.utils import format_datetime
+    later = format_datetime(modified.replace(year=modified.year + 1), usegmt=True)
+    earlier = format_datetime(modified.replace(year=modified.year - 1), usegmt=True)
+    url = f"{emulator.blob}/{name}/photo.jpg"
+    assert send("GET", url, {"If-Modified-Since": later}).status_code == 304
+    assert send("GET", url, {"If-Modified-Since": earlier}).status_code == 200
+    assert send("GET", url, {"If-Unmodified-Since": earlier}).status_code == 412
+    # A batch subrequest deleting the container is refused; the container stays.
+    body = ("--b\r\nContent-Type: application/http\r\nContent-ID: 0\r\n\r\n"
+            f"DELETE /devstoreaccount1/{name}?restype=container HTTP/1.1\r\nContent-Length: 0\r\n\r\n\r\n--b--\r\n").encode()
+    r = emulator.raw("POST", f"{emulator.blob}/?comp=batch", {"Content-Type": "multipart/mixed; boundary=b"}, body)
+    assert r.status_code == 400, r.text
+    assert blobs.get_container_client(name).exists()
+    # Copy keeps the committed blocks.
+    built = container.get_blob_client("built.bin")
+    built.stage_block("YQ==", b"first")
+    built.stage_block("Yg==", b"second")
+    built.commit_block_list([BlobBlock("YQ=="), BlobBlock("Yg==")])
+    copy = container.get_blob_client("copy.bin")
+    copy.start_copy_from_url(built.url)
+    assert [b.id for b in copy.get_block_list()[0]] == ["YQ==", "Yg=="]
+    with pytest.raises(HttpResponseError) as snap:
+        copy.start_copy_from_url(built.url + "?snapshot=2026-01-01T00:00:00.0000000Z")
+    assert snap.value.error_code == "UnsupportedQueryParameter"
+    table = TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    r = emulator.raw("PUT", f"{emulator.table}/{name}?comp=acl", {"Content-Type": "application/xml"}, b"SignedIdentifiers", service="table")
+    assert r.status_code == 400
+    assert table.get_table_access_policy() == {}

@@ -182,6 +182,20 @@ extension BlobService {
             reader?.close()
             throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
         }
+        // HTTP dates have whole seconds: the blob's time is compared at that resolution.
+        let modified = record.modified.unixSeconds
+        if let text = request.headers["If-Modified-Since"], let since = ServerClock.parseHTTPDate(text),
+           modified <= Int64(since.timeIntervalSince1970) {
+            reader?.close()
+            var headers = blobHeaders(record)
+            headers["x-ms-error-code"] = "ConditionNotMet"
+            return BlobReply(HTTPResponse(status: 304, headers: headers))
+        }
+        if let text = request.headers["If-Unmodified-Since"], let since = ServerClock.parseHTTPDate(text),
+           modified > Int64(since.timeIntervalSince1970) {
+            reader?.close()
+            throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+        }
         var status = 200
         var offset = 0, length = record.size
         var rangeMD5 = false

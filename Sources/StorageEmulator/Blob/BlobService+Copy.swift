@@ -28,6 +28,9 @@ extension BlobService {
         guard let parsed = HTTPRequest(method: "GET", url: text) else {
             throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
+        if let unsupported = parsed.query.first(where: { $0.name == "snapshot" || $0.name == "versionid" }) {
+            throw ServiceError(400, "UnsupportedQueryParameter", "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator.")
+        }
         let target: Target
         do { target = try parseTarget(parsed.path) } catch {
             throw ServiceError(400, "CannotVerifyCopySource", "The emulator copies only from blobs of its own account '\(account)'.")
@@ -45,13 +48,15 @@ extension BlobService {
     /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.
     func copyBlob(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
         try refuseUnsupportedCopyHeaders(request)
-        let (source, record) = try await copySource(request)
-        let upload = try await store.copyBytes(of: record, offset: 0, length: record.size)
+        let (source, asked) = try await copySource(request)
+        let (upload, record) = try await store.copyBytes(of: asked)
         let copyID = UUID().uuidString.lowercased()
+        // The destination keeps the source's committed block list, as on Azure.
         let destination = try await committing(upload) {
             try await store.putBlob(container: container, name: blob, upload: upload, properties: record.httpProperties,
                                     metadata: try requestMetadata(request) ?? record.metadata, conditions: conditions(request),
-                                    copy: CopyInfo(id: copyID, source: source, bytes: record.size, completed: store.clock.now()))
+                                    copy: CopyInfo(id: copyID, source: source, bytes: record.size, completed: store.clock.now()),
+                                    blocks: record.blocks)
         }
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
@@ -62,8 +67,8 @@ extension BlobService {
     /// Put Blob From URL: the source's bytes (and properties, unless `x-ms-copy-source-blob-properties: false`) as a new block blob; 201.
     func putBlobFromURL(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
         try refuseUnsupportedCopyHeaders(request)
-        let (_, record) = try await copySource(request)
-        let upload = try await store.copyBytes(of: record, offset: 0, length: record.size)
+        let (_, asked) = try await copySource(request)
+        let (upload, record) = try await store.copyBytes(of: asked)
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
@@ -88,15 +93,14 @@ extension BlobService {
         }
         try refuseUnsupportedCopyHeaders(request)
         let (_, record) = try await copySource(request)
-        var offset = 0, length = record.size
-        if let range = request.headers["x-ms-source-range"] {
-            guard let parsed = Self.byteRange(range), parsed.start < record.size || (record.size == 0 && parsed.start == 0) else {
+        var range: (start: Int, end: Int?)?
+        if let text = request.headers["x-ms-source-range"] {
+            guard let parsed = Self.byteRange(text) else {
                 throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.")
             }
-            offset = parsed.start
-            length = min(parsed.end ?? (record.size - 1), record.size - 1) - offset + 1
+            range = parsed
         }
-        let upload = try await store.copyBytes(of: record, offset: offset, length: max(length, 0))
+        let (upload, _) = try await store.copyBytes(of: record, range: range)
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")

@@ -80,13 +80,18 @@ struct BlobService: Sendable {
     /// implement (leases, tags, time conditions, customer keys, immutability, tiers other than
     /// Hot on a write): refused with 400 UnsupportedHeader, never ignored.
     static let unimplementedHeaders = [
-        "x-ms-lease-id", "x-ms-lease-action", "x-ms-tags", "x-ms-if-tags", "If-Modified-Since", "If-Unmodified-Since",
+        "x-ms-lease-id", "x-ms-lease-action", "x-ms-tags", "x-ms-if-tags",
         "x-ms-encryption-key", "x-ms-encryption-scope", "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
         "x-ms-legal-hold", "x-ms-blob-sequence-number",
     ]
 
     static func refuseUnimplemented(_ request: HTTPRequest) throws {
         for name in unimplementedHeaders where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
+        // Time conditions are honoured on reads (browsers revalidate with If-Modified-Since);
+        // on anything else they are not implemented.
+        if request.method != "GET" && request.method != "HEAD" {
+            for name in ["If-Modified-Since", "If-Unmodified-Since"] where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
+        }
         let tierCarrier = request.method == "PUT" && !request.query.contains { $0.name == "comp" && $0.value == "tier" }
         if tierCarrier, let tier = request.headers["x-ms-access-tier"], tier.lowercased() != "hot" {
             throw ServiceError.unsupportedHeader("x-ms-access-tier: \(tier) on a write (use Set Blob Tier)")

@@ -44,6 +44,11 @@ extension StorageEmulatorCore {
             guard let sub = HTTPRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers) else {
                 throw ServiceError.invalidInput("A batch subrequest has a malformed URL.")
             }
+            // Only Delete Blob and Set Blob Tier: a blob, never a container or the account.
+            let segments = sub.path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+            guard segments.count == 3, !segments[2].isEmpty, !sub.query.contains(where: { $0.name == "restype" }) else {
+                throw ServiceError(400, "InvalidInput", "A batch subrequest must address a blob (Delete Blob or Set Blob Tier): \(fields[0]) \(path).")
+            }
             subrequests.append((contentID, sub))
         }
         let kinds = Set(subrequests.map { sub in sub.request.method + (sub.request.query.first { $0.name == "comp" }?.value ?? "") })
@@ -64,6 +69,9 @@ extension StorageEmulatorCore {
                 if sub.method == "DELETE" { answer.headers["x-ms-delete-type-permanent"] = "true" }
             } catch let error as ServiceError {
                 answer = errorResponse(error, sub, .blob, requestID)
+            } catch {
+                // Earlier subrequests took effect: this one is answered on its own, as Azure does.
+                answer = errorResponse(ServiceError(500, "InternalError", "The server encountered an internal error: \(error)."), sub, .blob, requestID)
             }
             answer.headers["x-ms-request-id"] = requestID
             answer.headers["x-ms-version"] = sub.headers["x-ms-version"] ?? request.headers["x-ms-version"] ?? "2025-11-05"

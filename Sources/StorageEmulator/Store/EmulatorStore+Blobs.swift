@@ -39,8 +39,9 @@ extension EmulatorStore {
     /// Stores a whole blob (Put Blob) from an upload already in the byte store, replacing any
     /// blob of that name and its uncommitted blocks.
     func putBlob(container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
-                 metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil) async throws -> BlobRecord {
-        let record = try await commitBlob(container: container, name: name, dataID: upload.id, size: upload.size, blocks: [],
+                 metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil,
+                 blocks: [CommittedBlock] = []) async throws -> BlobRecord {
+        let record = try await commitBlob(container: container, name: name, dataID: upload.id, size: upload.size, blocks: blocks,
                                           properties: properties, metadata: metadata, conditions: conditions, copy: copy)
         upload.claim()
         return record

@@ -92,11 +92,13 @@ struct TableService: Sendable {
     /// Set Table ACL: the body's signed identifiers are stored as sent (at most five, as on Azure).
     func setTableACL(_ table: String, _ request: HTTPRequest) async throws -> HTTPResponse {
         let acl = String(decoding: request.body, as: UTF8.self)
-        if !acl.isEmpty && !acl.contains("SignedIdentifiers") {
-            throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
-        }
-        if acl.components(separatedBy: "<SignedIdentifier>").count - 1 > 5 {
-            throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid: at most 5 signed identifiers.")
+        if !request.body.isEmpty {
+            guard let tree = XMLTree.parse(request.body), tree.name == "SignedIdentifiers" else {
+                throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+            }
+            guard tree.children.filter({ $0.name == "SignedIdentifier" }).count <= 5 else {
+                throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid: at most 5 signed identifiers.")
+            }
         }
         try await store.setTableACL(table, acl: acl)
         return HTTPResponse(status: 204)
