@@ -7,7 +7,7 @@ public enum TemplateValue: Sendable, Equatable {
 }
 
 /// The Mustache subset azseed's templates use — variables (`{{Name}}`, `{{speaker.Name}}`,
-/// `{{.}}`, `{{{Name}}}`, `{{&Name}}`), sections and inverted sections, comments and pragmas —
+/// `{{.}}`, `{{{Name}}}`, `{{&Name}}`), sections and inverted sections, and comments —
 /// parsed and rendered in time linear in the template's size.
 ///
 /// It replaces the swift-mustache library, whose parser measured the rest of the text at every
@@ -30,6 +30,29 @@ struct MustacheText: Sendable {
 
     struct SyntaxError: Error, CustomStringConvertible {
         var description: String
+        /// The template line (1-based) where the problem is.
+        var line: Int
+    }
+
+    /// Every name the template reads (variables, dotted names, sections), in order of
+    /// appearance, each once (by bytes); `.` is not a name.
+    var variables: [String] {
+        var names: [String] = []
+        var seen: Set<ExactString> = []
+        func walk(_ nodes: [Node]) {
+            for node in nodes {
+                switch node {
+                case .text: break
+                case .variable(let name):
+                    if name != ".", seen.insert(ExactString(name)).inserted { names.append(name) }
+                case .section(let name, let inner, _):
+                    if name != ".", seen.insert(ExactString(name)).inserted { names.append(name) }
+                    walk(inner)
+                }
+            }
+        }
+        walk(nodes)
+        return names
     }
 
     // MARK: Parsing
@@ -58,7 +81,7 @@ struct MustacheText: Sendable {
         var atEnd: Bool { i >= bytes.count }
 
         /// The length of a line break at `at` (`\n` or `\r\n`), else 0.
-        func lineBreak(at at: Int) -> Int {
+        func lineBreak(at: Int) -> Int {
             guard at < bytes.count else { return 0 }
             if bytes[at] == Self.newline { return 1 }
             if bytes[at] == Self.cr, at + 1 < bytes.count, bytes[at + 1] == Self.newline { return 2 }
@@ -80,6 +103,11 @@ struct MustacheText: Sendable {
 
         func text(_ from: Int, _ to: Int) -> String { String(decoding: bytes[from..<to], as: UTF8.self) }
 
+        /// An error at the cursor, with its line (counted only when there is an error).
+        func fail(_ reason: String) -> SyntaxError {
+            SyntaxError(description: reason, line: 1 + bytes[..<min(i, bytes.count)].reduce(0) { $0 + ($1 == Self.newline ? 1 : 0) })
+        }
+
         /// Reads `[blanks] name [blanks] }}` and returns the name.
         mutating func name() throws(SyntaxError) -> String {
             while !atEnd, bytes[i] == UInt8(ascii: " ") || bytes[i] == UInt8(ascii: "\t") || lineBreak(at: i) > 0 || bytes[i] == Self.cr { i += 1 }
@@ -87,8 +115,9 @@ struct MustacheText: Sendable {
             while !atEnd, bytes[i] != Self.close, !isBlank(bytes[i]), bytes[i] != Self.newline, bytes[i] != Self.cr { i += 1 }
             let found = text(start, i)
             while !atEnd, isBlank(bytes[i]) || bytes[i] == Self.newline || bytes[i] == Self.cr { i += 1 }
-            guard i + 1 < bytes.count, bytes[i] == Self.close, bytes[i + 1] == Self.close, !found.isEmpty else {
-                throw SyntaxError(description: "a tag is not closed with '}}'")
+            guard !found.isEmpty else { throw fail("empty Mustache tag") }
+            guard i + 1 < bytes.count, bytes[i] == Self.close, bytes[i + 1] == Self.close else {
+                throw fail("malformed or unclosed Mustache tag '{{\(found)'")
             }
             i += 2
             return found
@@ -138,28 +167,30 @@ struct MustacheText: Sendable {
                     i += 1
                     let sectionName = try name()
                     if newLine && lineFinished() { standalone = true } else { flushBlanks() }
-                    guard depth < maxDepth else { throw SyntaxError(description: "sections nested more than \(maxDepth) deep") }
+                    guard depth < maxDepth else { throw fail("Mustache sections nested more than \(maxDepth) deep; flatten the template") }
                     let inner = try parse(section: sectionName, newLine: newLine && standalone, depth: depth + 1)
                     nodes.append(.section(sectionName, inner, inverted: inverted))
                 case UInt8(ascii: "/"):
                     i += 1
                     let closing = try name()
                     guard let section, closing.isExactly(section) else {
-                        throw SyntaxError(description: "'{{/\(closing)}}' closes no open section")
+                        throw fail("'{{/\(closing)}}' closes no open section")
                     }
                     if !(newLine && lineFinished()) { flushBlanks() }
                     return nodes
-                case UInt8(ascii: "!"), UInt8(ascii: "%"):
-                    // A comment or pragma: skipped, up to and including "}}".
+                case UInt8(ascii: ">"), UInt8(ascii: "<"), UInt8(ascii: "$"), UInt8(ascii: "="), UInt8(ascii: "%"):
+                    throw fail("unsupported Mustache tag '{{\(text(i, min(i + 20, bytes.count)))…' (partials, blocks, delimiter changes and pragmas are not supported)")
+                case UInt8(ascii: "!"):
+                    // A comment: skipped, up to and including "}}".
                     while !atEnd, !(bytes[i] == Self.close && i + 1 < bytes.count && bytes[i + 1] == Self.close) { i += 1 }
-                    guard !atEnd else { throw SyntaxError(description: "a comment is not closed with '}}'") }
+                    guard !atEnd else { throw fail("a comment is not closed with '}}'") }
                     i += 2
                     standalone = newLine && lineFinished()
                 case UInt8(ascii: "{"):
                     flushBlanks()
                     i += 1
                     let variable = try name()
-                    guard !atEnd, bytes[i] == Self.close else { throw SyntaxError(description: "'{{{\(variable)' is not closed with '}}}'") }
+                    guard !atEnd, bytes[i] == Self.close else { throw fail("'{{{\(variable)' is not closed with '}}}'") }
                     i += 1
                     nodes.append(.variable(variable))
                 case UInt8(ascii: "&"):
@@ -172,7 +203,7 @@ struct MustacheText: Sendable {
                 }
                 newLine = standalone
             }
-            if let section { throw SyntaxError(description: "section '\(section)' is not closed") }
+            if let section { throw fail("section '\(section)' is not closed") }
             return nodes
         }
     }

@@ -17,14 +17,6 @@ public enum EmbeddedStorage {
         case started(EmulatorServer)
         /// Served by the `azseed emulator` that owns the folder.
         case served(by: DataFolderOwner, account: StorageAccount)
-
-        /// The account to talk to.
-        public var account: StorageAccount {
-            switch self {
-            case .started(let server): server.account
-            case .served(_, let account): account
-            }
-        }
     }
 
     /// Starts the in-process emulator over `dataDirectory` on 127.0.0.1 with free ports, or,

@@ -176,7 +176,8 @@ final class FileByteStore: ByteStore {
 
 /// A file being written: a temporary name in its final folder, written, fsynced and renamed
 /// by `finish()`, so a crash leaves either the whole file or none. One request owns it and
-/// calls it from one task, one call at a time.
+/// calls it from one task, one call at a time, always through `BlockingIO` (NIO's thread
+/// pool): its writes and fsyncs never run on the cooperative pool.
 final class FileByteWriter: ByteWriter, @unchecked Sendable {
     private let id: String
     private let final: URL
