@@ -34,10 +34,11 @@ public final class CurlTransport: HTTPTransport {
         try Task.checkCancellation()
         let handle = idle.withLock { $0.popLast() } ?? CurlHandle()
         let timeout = self.timeout
-        // libcurl blocks while it works: on the transport's own threads (DedicatedThreads),
-        // never the cooperative pool or Dispatch's global queues.
-        let result: Result<HTTPResponse, any Error> = await DedicatedThreads.transport.run {
-            Result { try handle.perform(request, timeout: timeout) }
+        // libcurl blocks while it works: off the cooperative pool, on a Dispatch thread.
+        let result: Result<HTTPResponse, any Error> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { try handle.perform(request, timeout: timeout) })
+            }
         }
         let kept = idle.withLock { handles -> Bool in
             guard handles.count < maxIdleHandles else { return false }
