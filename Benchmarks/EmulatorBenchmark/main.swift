@@ -52,7 +52,7 @@ func run(label: String, dataDirectory: URL?, overHTTP: Bool = true) async throws
     let transport: any HTTPTransport
     let coreClock = CoreClock()
     if overHTTP {
-        transport = CurlTransport(maxConnectionsPerHost: concurrency)
+        transport = CurlTransport()
     } else {
         let core = try StorageEmulatorCore(configuration: EmulatorConfiguration(dataDirectory: nil))
         let blobOrigin = "http://127.0.0.1:\(server.blobPort)"

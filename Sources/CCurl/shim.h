@@ -1,7 +1,8 @@
 #ifndef AZSEED_CCURL_SHIM_H
 #define AZSEED_CCURL_SHIM_H
-// libcurl's easy interface for the AzureStorage transport. curl_easy_setopt and
-// curl_easy_getinfo are variadic, which Swift cannot call: these typed wrappers can.
+// libcurl's easy and multi interfaces for the AzureStorage transport. curl_easy_setopt,
+// curl_easy_getinfo and curl_multi_setopt are variadic, which Swift cannot call: these typed
+// wrappers can.
 #include <curl/curl.h>
 
 typedef size_t (*azs_curl_data_callback)(char *data, size_t size, size_t count, void *context);
@@ -24,6 +25,19 @@ static inline CURLcode azs_curl_setopt_callback(CURL *curl, CURLoption option, a
 
 static inline CURLcode azs_curl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
     return curl_easy_getinfo(curl, info, value);
+}
+
+static inline CURLcode azs_curl_getinfo_pointer(CURL *curl, CURLINFO info, void **value) {
+    return curl_easy_getinfo(curl, info, value);
+}
+
+static inline CURLMcode azs_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+/// The finished transfer's result (CURLMsg.data is a union Swift reads awkwardly).
+static inline CURLcode azs_curl_msg_result(const CURLMsg *message) {
+    return message->data.result;
 }
 
 #endif

@@ -14,6 +14,8 @@ import GRDB
 /// opening the database or sweeping, and keeps it until `close()`.
 final class EmulatorStore: Sendable {
     let db: any DatabaseWriter
+    /// Where every write transaction runs (its own thread, commits shared by concurrent writes).
+    private let writes: GroupCommit
     let bytes: any ByteStore
     let clock = ServerClock()
     /// The folder's lock; nil in memory.
@@ -32,16 +34,23 @@ final class EmulatorStore: Sendable {
                 throw error
             }
             self.lock = lock
+            writes = GroupCommit(writer: db)
             try removeOrphans()
         } else {
             db = try EmulatorDatabase.open(directory: nil)
             bytes = MemoryByteStore()
             lock = nil
+            writes = GroupCommit(writer: db)
         }
     }
 
     /// Gives up the data folder (the lock); the store is not used afterwards.
-    func close() { lock?.release() }
+    func close() {
+        writes.stop()
+        lock?.release()
+    }
+
+    deinit { writes.stop() }
 
     /// Deletes byte files no row refers to (left by a crash between writing bytes and
     /// committing). Files modified since the sweep began are never candidates: even if
@@ -54,12 +63,16 @@ final class EmulatorStore: Sendable {
         for id in bytes.orphanCandidates(olderThan: started) where !referenced.contains(id) { bytes.delete(id) }
     }
 
-    /// Runs a write transaction; a `ServiceError` thrown inside rolls it back and is rethrown as is.
+    /// Runs a write in the next group commit (see `GroupCommit`); returns once it is durable.
+    /// A `ServiceError` thrown inside rolls it back and is rethrown as is.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await db.write(body)
+        try await writes.write(body)
     }
 
+    /// Reads a consistent snapshot on the blocking-I/O threads (`BlockingIO`): GRDB runs a
+    /// synchronous read on the calling thread, so no global-queue thread waits on the disk.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await db.read(body)
+        let db = self.db
+        return try await BlockingIO.run { try db.read(body) }
     }
 }

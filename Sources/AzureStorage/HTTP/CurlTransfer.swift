@@ -1,0 +1,158 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// One request on the loop: what goes out (headers, a body libcurl may rewind to resend on a
+/// fresh connection), what comes back, and the continuation waiting for it.
+///
+/// Everything but `state` is touched only by `CurlEventLoop`'s thread, which owns the
+/// transfer from `configure` to `finish`; `state` is how the waiting task and a cancellation
+/// meet it.
+final class CurlTransfer: @unchecked Sendable {
+    private let request: HTTPRequest
+    private let timeout: Int
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var upload: UnsafeMutableRawBufferPointer?
+    private var errorBuffer: UnsafeMutablePointer<CChar>?
+    private var responseHeaders = HTTPHeaders()
+    private var responseBody = Data()
+
+    private struct State {
+        var continuation: CheckedContinuation<HTTPResponse, any Error>?
+        var finished = false
+    }
+    private let state = Mutex(State())
+
+    init(_ request: HTTPRequest, timeout: Int) {
+        self.request = request
+        self.timeout = timeout
+    }
+
+    /// Set by the waiting task before the transfer is started.
+    func waitWith(_ continuation: CheckedContinuation<HTTPResponse, any Error>) {
+        let early = state.withLock { state -> Bool in
+            guard !state.finished else { return true }
+            state.continuation = continuation
+            return false
+        }
+        if early { continuation.resume(throwing: CancellationError()) }
+    }
+
+    /// False once finished (a cancellation that arrived before the start).
+    var isPending: Bool { state.withLock { !$0.finished } }
+
+    /// Resumes the waiting task once; later calls do nothing.
+    func finish(_ result: Result<HTTPResponse, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: result)
+    }
+
+    /// Frees what libcurl pointed at; called once the handle left the multi.
+    func release() {
+        curl_slist_free_all(headerList)
+        headerList = nil
+        upload?.deallocate()
+        upload = nil
+        errorBuffer?.deallocate()
+        errorBuffer = nil
+    }
+
+    /// Sets the handle's options for this request.
+    func configure(_ easy: UnsafeMutableRawPointer) {
+        var hasContentType = false
+        for (name, value) in request.headers {
+            if HTTPHeaders.sameName(name, "Content-Type") { hasContentType = true }
+            // `Name;` is libcurl's way to send a header with an empty value.
+            headerList = curl_slist_append(headerList, value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        // libcurl would add these on its own: a form Content-Type on bodies (it would break
+        // the signature) and `Expect: 100-continue` on large ones.
+        if !hasContentType { headerList = curl_slist_append(headerList, "Content-Type:") }
+        headerList = curl_slist_append(headerList, "Expect:")
+
+        let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errors.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer = errors
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = azs_curl_setopt_pointer(easy, CURLOPT_URL, request.urlString)
+        _ = azs_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = azs_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, 10)
+        // Per attempt, a stall — not a slow transfer — fails it: under 1 byte/s for `timeout` s.
+        _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
+        _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, timeout)
+        _ = azs_curl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = azs_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errors)
+        _ = azs_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
+        _ = azs_curl_setopt_pointer(easy, CURLOPT_PRIVATE, context)
+        _ = azs_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
+        _ = azs_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        _ = azs_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlBodyCallback)
+        _ = azs_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        switch request.method {
+        case "GET": break
+        case "HEAD": _ = azs_curl_setopt_long(easy, CURLOPT_NOBODY, 1)
+        default:
+            if !request.body.isEmpty || ["PUT", "POST", "MERGE", "PATCH"].contains(request.method) {
+                // libcurl reads the body from a copy that lives until `release`, so it can
+                // rewind it for a resend on a fresh connection.
+                let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, request.body.count), alignment: 1)
+                request.body.copyBytes(to: bytes)
+                upload = bytes
+                _ = azs_curl_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
+                _ = azs_curl_setopt_pointer(easy, CURLOPT_POSTFIELDS, bytes.baseAddress)
+            }
+            _ = azs_curl_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+    }
+
+    /// The response, or why there is none, once libcurl reports the transfer done.
+    func result(code: CURLcode, easy: UnsafeMutableRawPointer) -> Result<HTTPResponse, any Error> {
+        guard code == CURLE_OK else {
+            let detail = errorBuffer.map { String(cString: $0) } ?? ""
+            return .failure(CurlError(code, detail: detail))
+        }
+        var status = 0
+        _ = azs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        return .success(HTTPResponse(status: status, headers: responseHeaders, body: responseBody))
+    }
+
+    /// One header line; a status line starts a new response (after `100 Continue`, or when
+    /// libcurl resends on a fresh connection).
+    fileprivate func header(_ line: UnsafeBufferPointer<UInt8>) {
+        var text = Substring(String(decoding: line, as: UTF8.self))
+        while let last = text.last, last.isNewline { text = text.dropLast() }  // "\r\n" is one Character
+        if text.hasPrefix("HTTP/") {
+            responseHeaders = HTTPHeaders()
+            responseBody = Data()
+            return
+        }
+        guard let colon = text.firstIndex(of: ":") else { return }
+        let name = String(text[..<colon])
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        responseHeaders.append(name, value)
+    }
+
+    fileprivate func append(_ data: UnsafeBufferPointer<UInt8>) { responseBody.append(data) }
+}
+
+private let curlHeaderCallback: azs_curl_data_callback = { data, size, count, context in
+    deliver(data, size * count, context) { $0.header($1) }
+}
+
+private let curlBodyCallback: azs_curl_data_callback = { data, size, count, context in
+    deliver(data, size * count, context) { $0.append($1) }
+}
+
+/// Hands a callback's bytes to the transfer behind `context`; returns the count consumed.
+private func deliver(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, _ context: UnsafeMutableRawPointer?,
+                     _ body: (CurlTransfer, UnsafeBufferPointer<UInt8>) -> Void) -> Int {
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    data.withMemoryRebound(to: UInt8.self, capacity: length) { body(transfer, UnsafeBufferPointer(start: $0, count: length)) }
+    return length
+}
