@@ -21,7 +21,7 @@ public struct Observer: Sendable {
     /// number of entities read so far, after each page.
     public func observe(_ desired: DesiredStorage, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ObservedState {
         var observed = ObservedState()
-        try Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
+        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
         do {
             for container in desired.containers {
                 guard let access = try await blobs.containerAccess(container.name) else { continue }

@@ -11,6 +11,8 @@ import Synchronization
 final class CurlTransfer: @unchecked Sendable {
     private let request: HTTPRequest
     private let timeout: Int
+    /// Only open a connection (a reachability probe), with this connect timeout in seconds.
+    private let connectOnly: Int?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var upload: UnsafeMutableRawBufferPointer?
     private var errorBuffer: UnsafeMutablePointer<CChar>?
@@ -23,9 +25,10 @@ final class CurlTransfer: @unchecked Sendable {
     }
     private let state = Mutex(State())
 
-    init(_ request: HTTPRequest, timeout: Int) {
+    init(_ request: HTTPRequest, timeout: Int, connectOnly: Int? = nil) {
         self.request = request
         self.timeout = timeout
+        self.connectOnly = connectOnly
     }
 
     /// Set by the waiting task before the transfer is started.
@@ -81,7 +84,12 @@ final class CurlTransfer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         _ = azs_curl_setopt_pointer(easy, CURLOPT_URL, request.urlString)
         _ = azs_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = azs_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, 10)
+        _ = azs_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, connectOnly ?? 10)
+        if connectOnly != nil {
+            _ = azs_curl_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
+            _ = azs_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errors)
+            return
+        }
         // Per attempt, a stall — not a slow transfer — fails it: under 1 byte/s for `timeout` s.
         _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
         _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, timeout)

@@ -19,8 +19,32 @@ public struct CurlTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await Self.run(CurlTransfer(request, timeout: timeout))
+    }
+
+    /// Opens a connection to `origin` (`scheme://host:port`) and drops it, on the loop like any
+    /// transfer: nil when it opened, else a short reason ("connection refused", "no answer
+    /// within 5 s", "the host name does not resolve"). Name resolution is libcurl's threaded
+    /// resolver, so this too blocks no shared thread.
+    public static func probe(origin: String, timeout: Int) async -> String? {
+        let request = HTTPRequest(method: "GET", origin: origin, path: "/")
+        do {
+            _ = try await run(CurlTransfer(request, timeout: timeout, connectOnly: max(1, timeout)))
+            return nil
+        } catch let error as CurlError {
+            switch error.code {
+            case CURLE_COULDNT_CONNECT: return "connection refused"
+            case CURLE_COULDNT_RESOLVE_HOST: return "the host name does not resolve"
+            case CURLE_OPERATION_TIMEDOUT: return "no answer within \(timeout) s"
+            default: return error.message
+            }
+        } catch {
+            return "cancelled"
+        }
+    }
+
+    private static func run(_ transfer: CurlTransfer) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        let transfer = CurlTransfer(request, timeout: timeout)
         let loop = CurlEventLoop.shared
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -37,10 +61,15 @@ public struct CurlTransport: HTTPTransport {
 public struct CurlError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+    let code: CURLcode?
 
-    init(message: String) { self.message = message }
+    init(message: String) {
+        self.message = message
+        code = nil
+    }
 
     init(_ code: CURLcode, detail: String) {
+        self.code = code
         switch code {
         case CURLE_COULDNT_CONNECT: message = "connection refused; is the endpoint right and the service running?"
         case CURLE_COULDNT_RESOLVE_HOST: message = "the host name does not resolve"
