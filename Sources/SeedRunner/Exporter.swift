@@ -5,6 +5,7 @@ import SeedKit
 /// Snapshots a container and a whole table of a target (design §7): every blob with its
 /// content type and MD5, every entity of every partition with its exact EDM types, read page
 /// by page and written line by line, so memory stays bounded whatever the table's size.
+/// Every file operation runs on `BlockingPool`'s threads, never on the cooperative pool.
 public struct Exporter: Sendable {
     public let blobs: BlobClient
     public let tables: TableClient
@@ -21,7 +22,7 @@ public struct Exporter: Sendable {
     public func export(containers: [String], tables tableNames: [String], dataset: String?, to destination: URL, force: Bool,
                        onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> SnapshotSummary {
         try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
-        let builder = try SnapshotBuilder(destination: destination, force: force)
+        let builder = try await BlockingPool.run { try SnapshotBuilder(destination: destination, force: force) }
         do {
             for container in containers { try await export(container: container, into: builder) }
             var written = 0
@@ -29,21 +30,22 @@ public struct Exporter: Sendable {
                 guard try await tables.tableExists(table) else {
                     throw RunError("table '\(table)' does not exist in \(target.displayName); pass the right --table")
                 }
-                let writer = try builder.openTable(table)
+                let writer = try await BlockingPool.run { try builder.openTable(table) }
                 for try await page in tables.query(table, fullMetadata: true) {
-                    for decoded in page { try writer.append(decoded.entity) }
+                    try await BlockingPool.run { for decoded in page { try writer.append(decoded.entity) } }
                     written += page.count
                     onEntities?(written)
                 }
-                try builder.close(writer)
+                try await BlockingPool.run { try builder.close(writer) }
             }
             var source: [(String, JSONValue)] = [("exporter", .string("azseed export"))]
             if let dataset { source.append(("dataset", .string(dataset))) }
             source += [("account", .string(target.account)), ("blobEndpoint", .string(target.blobEndpoint)),
                        ("tableEndpoint", .string(target.tableEndpoint))]
-            return try builder.commit(source: .object(source))
+            let manifestSource = JSONValue.object(source)
+            return try await BlockingPool.run { try builder.commit(source: manifestSource) }
         } catch {
-            builder.discard()
+            _ = try? await BlockingPool.run { builder.discard() }
             throw RunError.explaining(error, while: "exporting")
         }
     }
@@ -56,7 +58,8 @@ public struct Exporter: Sendable {
         for try await page in blobs.list(container: container) {
             for listed in page {
                 let data = try await blobs.download(container: container, name: listed.name)
-                let md5 = try builder.addBlob(listed.name, contentType: listed.contentType ?? "application/octet-stream", data: data)
+                let contentType = listed.contentType ?? "application/octet-stream"
+                let md5 = try await BlockingPool.run { try builder.addBlob(listed.name, contentType: contentType, data: data) }
                 if let recorded = listed.contentMD5, recorded != md5 {
                     throw RunError("blob '\(container)/\(listed.name)': the downloaded bytes do not match its Content-MD5; export again")
                 }

@@ -8,6 +8,8 @@ public struct BlobClient: Sendable {
     /// Files larger than this are uploaded as blocks.
     public var singleUploadLimit = 32 * 1024 * 1024
     public var blockSize = 8 * 1024 * 1024
+    /// How many blocks of one large upload travel at once.
+    public var uploadParallelism = 4
 
     public init(account: StorageAccount, transport: any HTTPTransport = CurlTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
         pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .blob)
@@ -106,29 +108,45 @@ public struct BlobClient: Sendable {
     }
 
     /// Uploads a file: one Put Blob up to ``singleUploadLimit``, else Put Block of
-    /// ``blockSize`` chunks read from disk one at a time, then Put Block List.
+    /// ``blockSize`` chunks read from disk one at a time, then Put Block List. The file is read
+    /// on ``BlockingPool``'s threads; at most a few blocks are in memory at once.
     @discardableResult
     public func upload(file: URL, container: String, name: String, options: BlobUploadOptions = BlobUploadOptions()) async throws -> String? {
         try check(container: container, blob: name, operation: "Put Blob")
-        let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
-        if size <= singleUploadLimit {
-            return try await putBlob(try Data(contentsOf: file), container: container, name: name, options: options)
+        let singleUploadLimit = self.singleUploadLimit
+        let whole = try await BlockingPool.run { () -> Data? in
+            let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
+            return size <= singleUploadLimit ? try Data(contentsOf: file) : nil
         }
-        let handle = try FileHandle(forReadingFrom: file)
-        defer { try? handle.close() }
-        var whole = Insecure.MD5()
+        if let whole {
+            return try await putBlob(whole, container: container, name: name, options: options)
+        }
+        let reader = try await BlockingPool.run { try FileChunks(file) }
+        defer { reader.close() }
+        let blockSize = self.blockSize
+        var md5 = Insecure.MD5()
         var ids: [String] = []
-        while let chunk = try handle.read(upToCount: blockSize), !chunk.isEmpty {
-            whole.update(data: chunk)
-            let id = Data(String(format: "block-%08d", ids.count).utf8).base64EncodedString()
-            var headers = HTTPHeaders()
-            headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
-            _ = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk),
-                                        operation: "Put Block", expected: [201])
-            ids.append(id)
+        // Up to `uploadParallelism` blocks in flight; the next chunk is read while they travel.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            while let chunk = try await BlockingPool.run({ try reader.next(blockSize) }) {
+                md5.update(data: chunk)
+                let id = Data(String(format: "block-%08d", ids.count).utf8).base64EncodedString()
+                ids.append(id)
+                var headers = HTTPHeaders()
+                headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
+                let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk)
+                if inFlight == uploadParallelism {
+                    try await group.next()
+                    inFlight -= 1
+                }
+                group.addTask { _ = try await self.pipeline.send(request, operation: "Put Block", expected: [201]) }
+                inFlight += 1
+            }
+            try await group.waitForAll()
         }
         var headers = uploadHeaders(options)
-        headers["x-ms-blob-content-md5"] = Data(whole.finalize()).base64EncodedString()
+        headers["x-ms-blob-content-md5"] = Data(md5.finalize()).base64EncodedString()
         headers["Content-Type"] = "application/xml"
         if options.onlyIfAbsent { headers["If-None-Match"] = "*" }
         let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"

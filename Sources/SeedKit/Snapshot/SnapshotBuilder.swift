@@ -6,7 +6,10 @@ import Foundation
 /// time, then the manifest — into a staging folder that replaces the destination only on
 /// ``commit(source:)``, so a failure leaves nothing behind. `generate` and `export` both
 /// write through it, so their folders have one format.
-public final class SnapshotBuilder {
+///
+/// Used by one task at a time (hence `@unchecked Sendable`); every call blocks on the disk, so
+/// async callers make them on a blocking thread (`BlockingPool`).
+public final class SnapshotBuilder: @unchecked Sendable {
     private let output: OutputDirectory
     private var containers: [(name: String, access: AccessLevel, blobs: [JSONValue])] = []
     private var tables: [JSONValue] = []
@@ -107,8 +110,9 @@ public final class SnapshotBuilder {
     public func discard() { output.discard() }
 }
 
-/// One table's entity file inside a snapshot being written.
-public final class SnapshotTableWriter {
+/// One table's entity file inside a snapshot being written; like ``SnapshotBuilder``, used by
+/// one task at a time, its calls made on a blocking thread.
+public final class SnapshotTableWriter: @unchecked Sendable {
     let name: String
     let writer: BufferedFileWriter
     public private(set) var count = 0

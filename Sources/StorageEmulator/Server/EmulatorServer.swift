@@ -36,7 +36,9 @@ public final class EmulatorServer: Sendable {
     /// Opens the store and starts both services; returns once both listen.
     /// `shutdownOnSignals` makes SIGINT and SIGTERM stop it gracefully (for `azseed emulator`).
     public static func start(_ configuration: EmulatorConfiguration, shutdownOnSignals: Bool = false) async throws -> EmulatorServer {
-        let core = try StorageEmulatorCore(configuration: configuration)
+        // Opening the store locks the folder, opens and migrates the database and sweeps orphan
+        // files: blocking work, done on the blocking-I/O threads.
+        let core = try await BlockingIO.run { try StorageEmulatorCore(configuration: configuration) }
         let startup = StartupGate()
         let logger = Logger(label: "azseed.emulator") { _ in SwiftLogNoOpLogHandler() }
         func application(_ kind: EmulatorServiceKind, port: Int) -> some Service {
