@@ -73,5 +73,10 @@ public enum EntityJSONDecoder {
 /// Why a JSON entity could not be read.
 public struct EntityDecodingError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    init(_ description: String) { self.description = description }
+    /// The entity lacks a PartitionKey or RowKey string (a service answers PropertiesNeedValue).
+    package var missingKey = false
+    init(_ description: String, missingKey: Bool = false) {
+        self.description = description
+        self.missingKey = missingKey
+    }
 }

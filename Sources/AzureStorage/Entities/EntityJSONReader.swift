@@ -20,10 +20,12 @@ public enum EntityJSONReader {
         return entities
     }
 
-    /// One entity object (a stored entity, a snapshot line, a response body).
-    public static func entity(_ bytes: some Collection<UInt8>) throws -> EntityJSONDecoder.Decoded {
+    /// One entity object (a stored entity, a snapshot line, a request or response body).
+    /// `keys`, when given, are the entity's keys whatever the body says (a request that names
+    /// its entity in the URL).
+    public static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> EntityJSONDecoder.Decoded {
         var parser = JSONParser(bytes: Array(bytes))
-        let decoded = try parser.entity()
+        let decoded = try parser.entity(keys: keys)
         try parser.end()
         return decoded
     }
@@ -84,7 +86,7 @@ extension JSONParser {
     }
 
     /// An entity object at the cursor: keys, server values and typed properties.
-    mutating func entity() throws -> EntityJSONDecoder.Decoded {
+    mutating func entity(keys: (partitionKey: String, rowKey: String)? = nil) throws -> EntityJSONDecoder.Decoded {
         skipSpace()
         guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw EntityDecodingError("an entity must be a JSON object") }
         // Annotations may come before or after their values, so values wait for the end.
@@ -108,8 +110,8 @@ extension JSONParser {
                 values.append((name, value))
             }
         }
-        guard let pk else { throw EntityDecodingError("the entity has no PartitionKey string") }
-        guard let rk else { throw EntityDecodingError("the entity has no RowKey string") }
+        guard let pk = keys?.partitionKey ?? pk else { throw EntityDecodingError("the entity has no PartitionKey string", missingKey: true) }
+        guard let rk = keys?.rowKey ?? rk else { throw EntityDecodingError("the entity has no RowKey string", missingKey: true) }
         // Names are matched by their bytes, as Azure matches them (ExactString).
         var properties = EntityProperties(minimumCapacity: values.count)
         for (name, value) in values {

@@ -2,20 +2,18 @@ import AzureStorage
 import Foundation
 
 extension TableService {
-    /// Reads an entity body; keys in the URL (PUT/MERGE/PATCH) take the place of keys in the body.
+    /// Reads an entity body straight from its bytes (no JSON tree); keys in the URL
+    /// (PUT/MERGE/PATCH) take the place of keys in the body.
     static func entity(from body: Data, partitionKey: String? = nil, rowKey: String? = nil) throws(ServiceError) -> TableEntity {
-        var node = try jsonBody(body)
-        if let partitionKey, let rowKey, case .object(var members) = node {
-            members.removeAll { $0.0.isExactly("PartitionKey") || $0.0.isExactly("RowKey") }
-            members.insert(("RowKey", .string(rowKey)), at: 0)
-            members.insert(("PartitionKey", .string(partitionKey)), at: 0)
-            node = .object(members)
-        }
-        guard node["PartitionKey"]?.stringValue != nil, node["RowKey"]?.stringValue != nil else {
-            throw ServiceError(400, "PropertiesNeedValue", "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
-        }
+        let keys = partitionKey.flatMap { pk in rowKey.map { (partitionKey: pk, rowKey: $0) } }
         let entity: TableEntity
-        do { entity = try EntityJSONDecoder.decode(node).entity } catch {
+        do {
+            entity = try EntityJSONReader.entity(body, keys: keys).entity
+        } catch let error as JSONParseError {
+            throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: \(error).")
+        } catch let error as EntityDecodingError where error.missingKey {
+            throw ServiceError(400, "PropertiesNeedValue", "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+        } catch {
             throw ServiceError(400, "InvalidInput", "An entity property is not valid: \(error).")
         }
         try EntityRules.check(entity)
