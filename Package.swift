@@ -28,6 +28,7 @@ let package = Package(
             path: "Sources/CJPEG",
             providers: [.apt(["libjpeg-dev"])]
         ),
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .systemLibrary(
             name: "CCurl",
             path: "Sources/CCurl",
@@ -50,6 +51,7 @@ let package = Package(
             name: "StorageEmulator",
             dependencies: [
                 "AzureStorage",
+                "CLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),

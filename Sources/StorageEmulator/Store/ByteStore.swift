@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,8 @@ import Glibc
 ///
 /// Every method may block on the disk: callers run them through `BlockingIO`.
 protocol ByteStore: Sendable {
-    /// Stores bytes durably (on disk: written and fsynced before returning) and returns their id.
+    /// Stores bytes and returns their id; on disk they are durable after the next
+    /// ``makeDurable()``.
     func put(_ bytes: Data) throws -> String
     /// A new object written piece by piece (an upload streamed from the network); durable
     /// and given its id by `finish()`.
@@ -27,6 +29,9 @@ protocol ByteStore: Sendable {
     /// Ids last modified before `date`, for removing orphans left by a crash between writing
     /// bytes and committing metadata; interrupted temporary files older than `date` go too.
     func orphanCandidates(olderThan date: Date) -> [String]
+    /// Makes every file finished since the last call durable, with one flush for all of them
+    /// (group commit: the database commit that refers to them comes after this).
+    func makeDurable() throws
 }
 
 struct ByteStoreError: Error, CustomStringConvertible {
@@ -48,14 +53,35 @@ protocol ByteReader: Sendable {
     func close()
 }
 
-/// Bytes in files under `<data-dir>/blobs/<2 hex>/<id>`, each written to a temporary name,
-/// fsynced and renamed, so a crash leaves either the whole file or none.
+/// Bytes in files under `<data-dir>/blobs/<2 hex>/<id>`, each written to a temporary name and
+/// renamed, so a crash leaves either the whole file or none; ``makeDurable()`` then flushes
+/// all files finished since the last flush with one `syncfs`, before the commit that refers to
+/// them. A crash before that flush can leave a partial file at its final name — never one a
+/// row refers to, so the next start's sweep removes it.
 final class FileByteStore: ByteStore {
     let root: URL
+    /// The root folder, open for `syncfs`.
+    private let rootFD: Int32
+    /// Whether a file was finished since the last flush.
+    private let unsynced = Atomic<Bool>(false)
 
     init(root: URL) throws {
         self.root = root
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        rootFD = Glibc.open(root.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard rootFD >= 0 else { throw ByteStoreError(description: "cannot open \(root.path): \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { close(rootFD) }
+
+    fileprivate func finished() { unsynced.store(true, ordering: .releasing) }
+
+    func makeDurable() throws {
+        guard unsynced.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        guard azs_syncfs(rootFD) == 0 else {
+            unsynced.store(true, ordering: .releasing)
+            throw ByteStoreError(description: "syncfs failed: \(String(cString: strerror(errno)))")
+        }
     }
 
     private func url(_ id: String) -> URL {
@@ -174,17 +200,20 @@ final class FileByteStore: ByteStore {
     }
 }
 
-/// A file being written: a temporary name in its final folder, written, fsynced and renamed
-/// by `finish()`, so a crash leaves either the whole file or none. One request owns it and
-/// calls it from one task, one call at a time, always through `BlockingIO` (NIO's thread
-/// pool): its writes and fsyncs never run on the cooperative pool.
+/// A file being written: a temporary name in its final folder, written and renamed by
+/// `finish()`, so a crash leaves either the whole file or none (made durable by the store's
+/// next ``FileByteStore/makeDurable()``). One request owns it and calls it from one task, one
+/// call at a time, always through `BlockingIO` (NIO's thread pool): its writes never run on the
+/// cooperative pool.
 final class FileByteWriter: ByteWriter, @unchecked Sendable {
+    private let store: FileByteStore
     private let id: String
     private let final: URL
     private let temp: URL
     private var fd: Int32
 
     init(store: FileByteStore) throws {
+        self.store = store
         (id, final, temp) = try store.newFile()
         fd = Glibc.open(temp.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ByteStoreError(description: "cannot create \(temp.path): \(String(cString: strerror(errno)))") }
@@ -194,20 +223,12 @@ final class FileByteWriter: ByteWriter, @unchecked Sendable {
 
     func finish() throws -> String {
         defer { fd = -1 }
-        guard fsync(fd) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            unlink(temp.path)
-            throw ByteStoreError(description: "fsync failed: \(reason)")
-        }
         close(fd)
         guard rename(temp.path, final.path) == 0 else {
             unlink(temp.path)
             throw ByteStoreError(description: "cannot rename into \(final.path): \(String(cString: strerror(errno)))")
         }
-        // The rename is durable only once the directory entry is.
-        let dfd = Glibc.open(final.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
-        if dfd >= 0 { _ = fsync(dfd); close(dfd) }
+        store.finished()
         return id
     }
 
@@ -250,6 +271,8 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
     private let lock = NSLock()
     private var objects: [String: Data] = [:]
     private var next = 0
+
+    func makeDurable() {}
 
     func put(_ bytes: Data) throws -> String {
         lock.withLock {

@@ -5,8 +5,8 @@ import GRDB
 /// The emulator's state: SQLite (through GRDB) for containers, blob properties, tables and
 /// entities; a byte store for blob contents.
 ///
-/// Order of writes makes crashes safe: blob bytes are written and fsynced before the
-/// transaction that points at them commits, and old bytes are removed only after the
+/// Order of writes makes crashes safe: blob bytes are written and flushed (one `syncfs` per
+/// group commit) before the transaction that points at them commits, and old bytes are removed only after the
 /// transaction that stopped pointing at them. A crash in between leaves an unreferenced
 /// file, which the next start removes.
 ///
@@ -26,21 +26,23 @@ final class EmulatorStore: Sendable {
     init(dataDirectory: URL?, command: String = "azseed") throws {
         if let dataDirectory {
             let lock = try DataFolderLock(folder: dataDirectory, command: command)
+            let files: FileByteStore
             do {
                 db = try EmulatorDatabase.open(directory: dataDirectory)
-                bytes = try FileByteStore(root: dataDirectory.appendingPathComponent("blobs", isDirectory: true))
+                files = try FileByteStore(root: dataDirectory.appendingPathComponent("blobs", isDirectory: true))
             } catch {
                 lock.release()
                 throw error
             }
+            bytes = files
             self.lock = lock
-            writes = GroupCommit(writer: db)
+            writes = GroupCommit(writer: db, beforeCommit: { try files.makeDurable() })
             try removeOrphans()
         } else {
             db = try EmulatorDatabase.open(directory: nil)
             bytes = MemoryByteStore()
             lock = nil
-            writes = GroupCommit(writer: db)
+            writes = GroupCommit(writer: db, beforeCommit: {})
         }
     }
 

@@ -3,7 +3,8 @@ import GRDB
 import Synchronization
 
 /// Group commit: write transactions that arrive together share one SQLite commit — one WAL
-/// fsync — and each is acknowledged only after that commit is on disk.
+/// fsync — and one flush of the blob files they refer to (`ByteStore.makeDurable`); each is
+/// acknowledged only after both are on disk.
 ///
 /// Every write runs on this writer's own thread ("azseed.db-writer"), never on the Swift
 /// cooperative pool or Dispatch's global queues: a commit blocks in fsync, and GRDB's own async
@@ -23,6 +24,8 @@ final class GroupCommit: Sendable {
 
     private static let maxGroup = 512
     private let writer: any DatabaseWriter
+    /// Runs before each group's commit: makes the blob files its writes refer to durable.
+    private let beforeCommit: @Sendable () throws -> Void
     private let queue = Mutex<Pending>(Pending())
     private let signal = NSCondition()
 
@@ -31,8 +34,9 @@ final class GroupCommit: Sendable {
         var stopped = false
     }
 
-    init(writer: any DatabaseWriter) {
+    init(writer: any DatabaseWriter, beforeCommit: @escaping @Sendable () throws -> Void) {
         self.writer = writer
+        self.beforeCommit = beforeCommit
         // The dedicated thread: the only one that writes to the database.
         let thread = Thread { [self] in run() }
         thread.name = "azseed.db-writer"
@@ -112,6 +116,9 @@ final class GroupCommit: Sendable {
         var finishers: [@Sendable ((any Error)?) -> Void] = []
         finishers.reserveCapacity(jobs.count)
         do {
+            // Every file a write of this group refers to was finished before the write was
+            // queued, so this one flush covers them all.
+            try beforeCommit()
             // A synchronous GRDB call from this thread: GRDB runs it here, on the calling thread.
             try writer.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
