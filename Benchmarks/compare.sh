@@ -6,7 +6,7 @@
 #
 # Workloads: the SpeakEasy job with N events (azseed apply; the port sequential and with 8
 # threads); N photos of about 30 KB (azseed apply of a photo dataset; the port's uploads,
-# sequential and 8 threads); azseed plan against the account holding the N events; a cold
+# sequential and 8 threads); the embedded storage at --concurrency 1 and the default; azseed plan against the account holding the N events; a cold
 # plan of the default dataset; azseed generate of 1,000,000 events. Each line: wall seconds,
 # peak RSS of the measured process, and the rate.
 set -euo pipefail
@@ -62,6 +62,12 @@ start m1 --in-memory
 measure "azseed apply, emulator in memory" "$photos" photos "$bin" apply --connection-string "$(cs m1)" --dataset "$work/photos"
 start m8 --in-memory
 measure "python port 8 threads, emulator in memory" "$photos" photos "$py" "$port" --connection-string "$(cs m8)" --images "$work/photos/images" --only blobs --threads 8
+
+echo "== embedded storage (what make seed runs): 5,000 events, each into a fresh folder"
+measure "azseed apply --concurrency 1, embedded" 5018 entities "$bin" apply --data-dir "$work/emb1" --events 5000 "${window[@]}" --concurrency 1
+measure "azseed apply (--concurrency 8), embedded" 5018 entities "$bin" apply --data-dir "$work/emb8" --events 5000 "${window[@]}"
+measure "azseed apply --concurrency 1, default dataset" 116 entities "$bin" apply --data-dir "$work/embs1" "${window[@]}" --concurrency 1
+measure "azseed apply (--concurrency 8), default dataset" 116 entities "$bin" apply --data-dir "$work/embs8" "${window[@]}"
 
 echo "== plan"
 measure "plan against $events existing entities" "$((events + 8))" entities "$bin" plan --connection-string "$(cs a1)" --events "$events" "${window[@]}"

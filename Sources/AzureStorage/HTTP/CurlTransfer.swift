@@ -141,7 +141,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard let colon = text.firstIndex(of: ":") else { return }
         let name = String(text[..<colon])
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = HTTPHeaders.trimmed(text[text.index(after: colon)...])
         responseHeaders.append(name, value)
     }
 

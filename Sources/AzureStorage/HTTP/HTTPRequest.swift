@@ -24,6 +24,16 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     /// Adds a field, keeping any of the same name (a response may repeat one).
     mutating func append(_ name: String, _ value: String) { fields.append((name, value)) }
 
+    /// `text` without the spaces and tabs around it (HTTP's optional white space), found by
+    /// bytes: Foundation's `trimmingCharacters(in:)` bridged through NSString and was a
+    /// quarter of decoding a batch response.
+    public static func trimmed(_ text: Substring) -> String {
+        let bytes = text.utf8
+        let isBlank = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
+        guard let start = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return String(text[start...last])
+    }
+
     /// Header names are ASCII tokens: compare them byte by byte, folding A–Z only
     /// (Foundation's locale-aware comparison was a hot spot under load).
     static func sameName(_ a: String, _ b: String) -> Bool {

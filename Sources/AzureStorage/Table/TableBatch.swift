@@ -132,7 +132,7 @@ public enum TableBatchCodec {
             var headers = HTTPHeaders()
             for line in lines.dropFirst() {
                 if let colon = line.firstIndex(of: ":") {
-                    headers[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    headers[String(line[..<colon])] = HTTPHeaders.trimmed(line[line.index(after: colon)...])
                 }
             }
             var body = payload

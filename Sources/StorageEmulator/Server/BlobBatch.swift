@@ -37,7 +37,7 @@ extension StorageEmulatorCore {
             var headers = HTTPHeaders()
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { throw ServiceError.invalidInput("A batch subrequest has a malformed header line.") }
-                headers[String(line[..<colon]).trimmingCharacters(in: .whitespaces)] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+                headers[HTTPHeaders.trimmed(line[..<colon])] = HTTPHeaders.trimmed(line[line.index(after: colon)...])
             }
             if let host = request.headers["Host"] { headers["Host"] = host }
             let path = fields[1].hasSuffix("?") ? String(fields[1].dropLast()) : fields[1]

@@ -48,7 +48,7 @@ enum BatchRequestParser {
             var headers = HTTPHeaders()
             for line in head.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { throw BatchSyntaxError(reason: "bad header line '\(line.prefix(80))'") }
-                headers[trimmed(line[..<colon])] = trimmed(line[line.index(after: colon)...])
+                headers[HTTPHeaders.trimmed(line[..<colon])] = HTTPHeaders.trimmed(line[line.index(after: colon)...])
             }
             let trimmed = payload.last == UInt8(ascii: "\n") ? payload.dropLast() : payload
             requests.append(BatchInnerRequest(method: fields[0], url: fields[1], headers: headers, body: Data(trimmed)))
@@ -62,10 +62,6 @@ enum BatchRequestParser {
         var value = String(contentType[r.upperBound...].prefix { $0 != ";" && !$0.isWhitespace })
         if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = String(value.dropFirst().dropLast()) }
         return value.isEmpty ? nil : value
-    }
-
-    private static func trimmed(_ s: Substring) -> String {
-        String(s.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 
     private static func lines(_ bytes: ArraySlice<UInt8>) -> [String] {
