@@ -87,6 +87,11 @@ let package = Package(
             path: "Benchmarks/PhotoFixture"
         ),
         .executableTarget(
+            name: "blob-transfer-benchmark",
+            dependencies: ["StorageEmulator", "AzureStorage"],
+            path: "Benchmarks/BlobTransfer"
+        ),
+        .executableTarget(
             name: "emulator-benchmark",
             dependencies: ["StorageEmulator", "AzureStorage"],
             path: "Benchmarks/EmulatorBenchmark"

@@ -24,3 +24,8 @@ swift build -c release --product emulator-benchmark >/dev/null
 
 # Seeding, export and import through the azseed command against emulators on disk.
 Benchmarks/snapshots.sh 100000
+
+# A 1 GiB blob through BlobClient (upload from a file, download to a file) beside curl,
+# against an emulator on disk: rates and peak memory.
+swift build -c release --product blob-transfer-benchmark >/dev/null
+.build/release/blob-transfer-benchmark 1024

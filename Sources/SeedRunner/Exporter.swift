@@ -22,7 +22,7 @@ public struct Exporter: Sendable {
     public func export(containers: [String], tables tableNames: [String], dataset: String?, to destination: URL, force: Bool,
                        onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> SnapshotSummary {
         try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
-        let builder = try await BlockingPool.run { try SnapshotBuilder(destination: destination, force: force) }
+        let builder = try await BlockingPool.run { OnlyHere(try SnapshotBuilder(destination: destination, force: force)) }
         do {
             for container in containers { try await export(container: container, into: builder) }
             var written = 0
@@ -30,40 +30,48 @@ public struct Exporter: Sendable {
                 guard try await tables.tableExists(table) else {
                     throw RunError("table '\(table)' does not exist in \(target.displayName); pass the right --table")
                 }
-                let writer = try await BlockingPool.run { try builder.openTable(table) }
+                let writer = try await BlockingPool.run { OnlyHere(try builder.value.openTable(table)) }
                 for try await page in tables.query(table, fullMetadata: true) {
-                    try await BlockingPool.run { for decoded in page { try writer.append(decoded.entity) } }
+                    try await BlockingPool.run { for decoded in page { try writer.value.append(decoded.entity) } }
                     written += page.count
                     onEntities?(written)
                 }
-                try await BlockingPool.run { try builder.close(writer) }
+                try await BlockingPool.run { try builder.value.close(writer.value) }
             }
             var source: [(String, JSONValue)] = [("exporter", .string("azseed export"))]
             if let dataset { source.append(("dataset", .string(dataset))) }
             source += [("account", .string(target.account)), ("blobEndpoint", .string(target.blobEndpoint)),
                        ("tableEndpoint", .string(target.tableEndpoint))]
             let manifestSource = JSONValue.object(source)
-            return try await BlockingPool.run { try builder.commit(source: manifestSource) }
+            return try await BlockingPool.run { try builder.value.commit(source: manifestSource) }
         } catch {
-            _ = try? await BlockingPool.run { builder.discard() }
+            _ = try? await BlockingPool.run { builder.value.discard() }
             throw RunError.explaining(error, while: "exporting")
         }
     }
 
-    private func export(container: String, into builder: SnapshotBuilder) async throws {
+    private func export(container: String, into builder: OnlyHere<SnapshotBuilder>) async throws {
         guard let access = try await blobs.containerAccess(container) else {
             throw RunError("container '\(container)' does not exist in \(target.displayName); pass the right --container")
         }
-        builder.addContainer(container, access: AccessLevel(access))
+        builder.value.addContainer(container, access: AccessLevel(access))
         for try await page in blobs.list(container: container) {
             for listed in page {
                 let data = try await blobs.download(container: container, name: listed.name)
                 let contentType = listed.contentType ?? "application/octet-stream"
-                let md5 = try await BlockingPool.run { try builder.addBlob(listed.name, contentType: contentType, data: data) }
+                let md5 = try await BlockingPool.run { try builder.value.addBlob(listed.name, contentType: contentType, data: data) }
                 if let recorded = listed.contentMD5, recorded != md5 {
                     throw RunError("blob '\(container)/\(listed.name)': the downloaded bytes do not match its Content-MD5; export again")
                 }
             }
         }
     }
+}
+
+/// A snapshot builder or table writer handed between this exporter's task and the blocking
+/// pool's threads: used by one of them at a time, one call after another, never shared — which
+/// is what makes the unchecked sendability sound here (the types themselves are not Sendable).
+struct OnlyHere<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -1,14 +1,14 @@
 import AzureStorage
 import Foundation
 
-/// A TCP connect to each endpoint before the first request, so an endpoint that does not
+/// A connect (TCP, plus TLS for https) to each endpoint before the first request, so an endpoint that does not
 /// answer fails in seconds with one clear line instead of after every retry's timeout.
 /// The connects run on the transport's event loop (`CurlTransport.probe`): waiting for an
 /// answer holds no thread.
 public enum Reachability {
     /// Throws a ``RunError`` naming the first endpoint that cannot be connected to within
-    /// `timeout` seconds.
-    public static func check(_ endpoints: [URL], timeout: Int = 5) async throws(RunError) {
+    /// `timeout` seconds; rethrows `CancellationError` when the task is cancelled.
+    public static func check(_ endpoints: [URL], timeout: Int = 5) async throws {
         var seen: Set<String> = []
         for url in endpoints {
             guard let host = url.host else { continue }
@@ -16,7 +16,7 @@ public enum Reachability {
             let port = url.port ?? (scheme == "https" ? 443 : 80)
             let origin = "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port)"
             guard seen.insert(origin).inserted else { continue }
-            if let problem = await CurlTransport.probe(origin: origin, timeout: timeout) {
+            if let problem = try await CurlTransport.probe(origin: origin, timeout: timeout) {
                 throw RunError("cannot reach \(origin): \(problem); check the endpoint in the connection string and that the service is running")
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import StorageEmulator
 import Testing
 
@@ -42,5 +43,35 @@ import Testing
         try Data("partial".utf8).withUnsafeBytes { try writer.append($0) }
         writer.discard()
         #expect(store.orphanCandidates(olderThan: Date().addingTimeInterval(60)).isEmpty)
+    }
+}
+
+/// Group durability: a finished file is flushed by the next `makeDurable`, once for all files
+/// finished since the last one; a failed flush is tried again by the next call.
+@Suite struct ByteStoreDurabilityTests {
+    @Test func finishedFilesAreFlushedOnceByTheNextMakeDurable() throws {
+        let base = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TMPDIR"] ?? NSTemporaryDirectory())
+        let calls = Mutex(0)
+        let failNext = Mutex(false)
+        let store = try FileByteStore(root: base.appendingPathComponent("durable-\(UUID().uuidString)"), sync: { _ in
+            calls.withLock { $0 += 1 }
+            return failNext.withLock { fail in defer { fail = false }; return fail ? -1 : 0 }
+        })
+        try store.makeDurable()
+        #expect(calls.withLock { $0 } == 0, "nothing finished: no flush")
+        _ = try store.put(Data("a".utf8))
+        _ = try store.put(Data("b".utf8))
+        let writer = try store.makeWriter()
+        try Data("c".utf8).withUnsafeBytes { try writer.append($0) }
+        _ = try writer.finish()
+        try store.makeDurable()
+        #expect(calls.withLock { $0 } == 1, "three files, one flush")
+        try store.makeDurable()
+        #expect(calls.withLock { $0 } == 1, "nothing new: no flush")
+        _ = try store.put(Data("d".utf8))
+        failNext.withLock { $0 = true }
+        #expect(throws: ByteStoreError.self) { try store.makeDurable() }
+        try store.makeDurable()
+        #expect(calls.withLock { $0 } == 3, "a failed flush is retried by the next call")
     }
 }

@@ -51,6 +51,17 @@ import Testing
             try await blobs.upload(file: file, container: "speakers", name: "dir/big.bin")
             #expect(try await blobs.download(container: "speakers", name: "dir/big.bin") == big)
             #expect(try await blobs.properties(container: "speakers", name: "dir/big.bin")?.contentMD5 == Self.md5(big))
+            // Downloaded to a file in 4 KiB ranges (8 of them, several in flight), byte for byte;
+            // an empty blob too; a missing one fails and leaves no file behind.
+            let back = file.deletingLastPathComponent().appendingPathComponent("back.bin")
+            #expect(try await blobs.download(container: "speakers", name: "dir/big.bin", to: back) == big.count)
+            #expect(try Data(contentsOf: back) == big)
+            try await blobs.putBlob(Data(), container: "speakers", name: "empty")
+            #expect(try await blobs.download(container: "speakers", name: "empty", to: back) == 0)
+            #expect(try Data(contentsOf: back).isEmpty)
+            let missing = file.deletingLastPathComponent().appendingPathComponent("missing.bin")
+            await #expect(throws: AzureStorageError.self) { try await blobs.download(container: "speakers", name: "nope", to: missing) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: missing.deletingLastPathComponent().path).sorted() == ["back.bin", "big.bin"])
 
             for i in 0..<5 { try await blobs.putBlob(Data([UInt8(i)]), container: "speakers", name: "page/\(i)") }
             var names: [String] = []

@@ -21,7 +21,7 @@ import Testing
         let commits = GroupCommit(writer: db, beforeCommit: {
             if flushes.add(1, ordering: .relaxed).newValue == 1 { usleep(200_000) }
         })
-        defer { commits.stop() }
+        defer { commits.requestStop() }
         let results = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             for k in 0..<400 {
                 group.addTask {
@@ -55,7 +55,7 @@ import Testing
     @Test func aFailedFlushFailsTheGroupAndStoresNothing() async throws {
         let db = try Self.database()
         let commits = GroupCommit(writer: db, beforeCommit: { throw ServiceError(500, "InternalError", "disk gone") })
-        defer { commits.stop() }
+        defer { commits.requestStop() }
         await #expect(throws: ServiceError.self) {
             try await commits.write { try $0.execute(sql: "INSERT INTO t (k, v) VALUES (1, 'x')") }
         }

@@ -27,8 +27,9 @@ def test_default_concurrency_is_not_starved(azseed, tmp_path):
         serial.append(timed_apply(azseed, tmp_path / f"serial{trial}", "--events", "3000", "--concurrency", "1"))
         parallel.append(timed_apply(azseed, tmp_path / f"parallel{trial}", "--events", "3000"))
     ratio = min(serial) / min(parallel)
-    # The release build measures about 1.6-2x (Benchmarks/RESULTS.md); a debug build under a
-    # loaded CI machine keeps well above 1.1x. The starved transport measured 0.17x.
+    # The release build measures about 1.5-1.9x (Benchmarks/RESULTS.md); a debug build under a
+    # loaded CI machine keeps above 1.1x. The starved transport measured 0.24x here (debug
+    # build, 3,000 events) and failed this.
     assert ratio >= 1.1, f"--concurrency 1 took {min(serial):.2f} s, the default {min(parallel):.2f} s (x{ratio:.2f})"
 
 

@@ -136,7 +136,7 @@ public struct BlobClient: Sendable {
                 var headers = HTTPHeaders()
                 headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
                 let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk)
-                if inFlight == uploadParallelism {
+                while inFlight >= max(1, uploadParallelism) {
                     try await group.next()
                     inFlight -= 1
                 }
@@ -169,6 +169,73 @@ public struct BlobClient: Sendable {
         var headers = HTTPHeaders()
         if let range { headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)" }
         return try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206]).body
+    }
+
+    /// Downloads a blob into `file` (created or replaced) in ``blockSize`` ranges, up to
+    /// ``uploadParallelism`` in flight, each written at its offset on ``BlockingPool``'s threads:
+    /// memory stays at a few blocks whatever the blob's size. The ranges after the first are
+    /// read with `If-Match` on the first one's ETag, so a blob overwritten meanwhile fails
+    /// (412) instead of mixing two versions; a failed download removes the partial file.
+    /// Returns the number of bytes written.
+    @discardableResult
+    public func download(container: String, name: String, to file: URL) async throws -> Int {
+        try check(container: container, blob: name, operation: "Get Blob")
+        let blockSize = self.blockSize
+        let output = try await BlockingPool.run { try FileBlocks(creating: file) }
+        do {
+            var headers = HTTPHeaders()
+            headers["x-ms-range"] = "bytes=0-\(blockSize - 1)"
+            let first: HTTPResponse
+            do {
+                first = try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206])
+            } catch let error as AzureStorageError where error.status == 416 {
+                // An empty blob has no byte 0: Azure answers 416 to any range.
+                _ = try await download(container: container, name: name)
+                try await BlockingPool.run { try output.finish() }
+                return 0
+            }
+            let total = first.status == 200 ? first.body.count : Self.totalLength(first.headers["Content-Range"]) ?? first.body.count
+            let etag = first.headers["ETag"]
+            let firstBody = first.body
+            try await BlockingPool.run { try output.write(firstBody, at: 0) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var inFlight = 0
+                var offset = firstBody.count
+                while offset < total {
+                    let range = offset...min(total, offset + blockSize) - 1
+                    var headers = HTTPHeaders()
+                    headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
+                    if let etag { headers["If-Match"] = etag }
+                    let request = pipeline.request("GET", path(container, name), headers: headers)
+                    while inFlight >= max(1, uploadParallelism) {
+                        try await group.next()
+                        inFlight -= 1
+                    }
+                    group.addTask {
+                        let body = try await self.pipeline.send(request, operation: "Get Blob", expected: [206]).body
+                        guard body.count == range.count else {
+                            throw AzureStorageError(kind: .invalidRequest, operation: "Get Blob", url: self.pipeline.origin + self.pipeline.basePath + self.path(container, name),
+                                                    message: "range \(range.lowerBound)-\(range.upperBound) came back with \(body.count) bytes")
+                        }
+                        try await BlockingPool.run { try output.write(body, at: range.lowerBound) }
+                    }
+                    inFlight += 1
+                    offset = range.upperBound + 1
+                }
+                try await group.waitForAll()
+            }
+            try await BlockingPool.run { try output.finish() }
+            return total
+        } catch {
+            _ = try? await BlockingPool.run { output.discard() }
+            throw error
+        }
+    }
+
+    /// The blob's length from `Content-Range: bytes 0-8388607/1073741824`.
+    static func totalLength(_ contentRange: String?) -> Int? {
+        guard let contentRange, let slash = contentRange.lastIndex(of: "/") else { return nil }
+        return Int(contentRange[contentRange.index(after: slash)...])
     }
 
     /// A blob's properties, or nil when it does not exist.

@@ -25,7 +25,15 @@ public enum EntityJSONReader {
     /// its entity in the URL).
     public static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> EntityJSONDecoder.Decoded {
         var parser = JSONParser(bytes: Array(bytes))
-        let decoded = try parser.entity(keys: keys)
+        let decoded: EntityJSONDecoder.Decoded
+        do {
+            decoded = try parser.entity(keys: keys)
+        } catch let error as EntityDecodingError where error.missingKey {
+            // Malformed JSON is reported before missing keys, as when the whole body was
+            // parsed first: text after the object makes it invalid JSON.
+            try parser.end()
+            throw error
+        }
         try parser.end()
         return decoded
     }

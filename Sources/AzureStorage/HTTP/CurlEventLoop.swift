@@ -80,7 +80,11 @@ private final class CurlLoopThread {
                 }
             }
             var active: Int32 = 0
-            _ = curl_multi_perform(multi, &active)
+            let performed = curl_multi_perform(multi, &active)
+            if performed != CURLM_OK && performed != CURLM_CALL_MULTI_PERFORM {
+                // The multi handle itself failed: no transfer in it can finish; fail them all.
+                failAll(CurlError(message: "the transport failed (libcurl multi error \(performed.rawValue))"))
+            }
             finishCompleted()
             // Sleeps until a socket is ready, libcurl's next timer, a wakeup, or 1 s.
             _ = curl_multi_poll(multi, nil, 0, 1000, nil)
@@ -96,7 +100,23 @@ private final class CurlLoopThread {
         }
         transfer.configure(easy)
         running[easy] = transfer
-        _ = curl_multi_add_handle(multi, easy)
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            // Never in the multi: it would wait forever for a completion that cannot come.
+            running[easy] = nil
+            curl_easy_reset(easy)
+            transfer.release()
+            curl_easy_cleanup(easy)
+            transfer.finish(.failure(CurlError(message: "the transport could not start the request (libcurl multi error \(added.rawValue))")))
+            return
+        }
+    }
+
+    private func failAll(_ error: CurlError) {
+        for (easy, transfer) in running {
+            retire(easy)
+            transfer.finish(.failure(error))
+        }
     }
 
     private func cancel(_ transfer: CurlTransfer) {
@@ -120,12 +140,14 @@ private final class CurlLoopThread {
     }
 
     /// Takes a handle out of the multi and keeps it (options cleared, connections kept in the
-    /// multi's cache) for the next transfer.
+    /// multi's cache) for the next transfer. Order matters: removed while its options still
+    /// hold (a CONNECT_ONLY probe's connection is closed there, not leaked into the cache),
+    /// reset so it points at nothing, and only then the transfer's buffers freed.
     private func retire(_ easy: UnsafeMutableRawPointer) {
         _ = curl_multi_remove_handle(multi, easy)
+        curl_easy_reset(easy)
         running[easy]?.release()
         running[easy] = nil
-        curl_easy_reset(easy)
         if idleEasy.count < Self.maxIdleEasy { idleEasy.append(easy) } else { curl_easy_cleanup(easy) }
     }
 }

@@ -96,7 +96,6 @@ final class CurlTransfer: @unchecked Sendable {
         _ = azs_curl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = azs_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errors)
         _ = azs_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
-        _ = azs_curl_setopt_pointer(easy, CURLOPT_PRIVATE, context)
         _ = azs_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = azs_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
         _ = azs_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION, curlBodyCallback)

@@ -23,23 +23,24 @@ public struct CurlTransport: HTTPTransport {
     }
 
     /// Opens a connection to `origin` (`scheme://host:port`) and drops it, on the loop like any
-    /// transfer: nil when it opened, else a short reason ("connection refused", "no answer
-    /// within 5 s", "the host name does not resolve"). Name resolution is libcurl's threaded
-    /// resolver, so this too blocks no shared thread.
-    public static func probe(origin: String, timeout: Int) async -> String? {
+    /// transfer — for https that includes the TLS handshake: nil when it opened, else a short
+    /// reason ("connection refused", "no answer within 5 s", "the host name does not
+    /// resolve"). Name resolution is libcurl's threaded resolver, so this too blocks no shared
+    /// thread. Throws only `CancellationError`.
+    public static func probe(origin: String, timeout: Int) async throws -> String? {
         let request = HTTPRequest(method: "GET", origin: origin, path: "/")
         do {
             _ = try await run(CurlTransfer(request, timeout: timeout, connectOnly: max(1, timeout)))
             return nil
         } catch let error as CurlError {
             switch error.code {
-            case CURLE_COULDNT_CONNECT: return "connection refused"
+            case CURLE_COULDNT_CONNECT: return "connection refused or the host unreachable"
             case CURLE_COULDNT_RESOLVE_HOST: return "the host name does not resolve"
             case CURLE_OPERATION_TIMEDOUT: return "no answer within \(timeout) s"
             default: return error.message
             }
         } catch {
-            return "cancelled"
+            throw error  // CancellationError: the task was cancelled, not the endpoint unreachable
         }
     }
 

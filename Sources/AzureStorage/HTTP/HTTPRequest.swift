@@ -31,7 +31,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         let bytes = text.utf8
         let isBlank = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
         guard let start = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else { return "" }
-        return String(text[start...last])
+        return String(Substring(bytes[start...last]))
     }
 
     /// Header names are ASCII tokens: compare them byte by byte, folding A–Z only

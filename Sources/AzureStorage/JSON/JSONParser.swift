@@ -62,7 +62,12 @@ public struct JSONParser {
     func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
 
     mutating func skipSpace() {
-        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        while i < bytes.count, Self.isSpace(bytes[i]) { i += 1 }
+    }
+
+    /// JSON's white space: space, line feed, carriage return, tab.
+    package static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
     private mutating func literal(_ word: String, _ node: JSONNode) throws(JSONParseError) -> JSONNode {

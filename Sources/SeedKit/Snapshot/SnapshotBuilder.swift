@@ -5,11 +5,9 @@ import Foundation
 /// Writes a snapshot folder (design §7) piece by piece — blobs, then tables a line at a
 /// time, then the manifest — into a staging folder that replaces the destination only on
 /// ``commit(source:)``, so a failure leaves nothing behind. `generate` and `export` both
-/// write through it, so their folders have one format.
-///
-/// Used by one task at a time (hence `@unchecked Sendable`); every call blocks on the disk, so
-/// async callers make them on a blocking thread (`BlockingPool`).
-public final class SnapshotBuilder: @unchecked Sendable {
+/// write through it, so their folders have one format. Every call blocks on the disk: async
+/// callers make them on a blocking thread (`BlockingPool`).
+public final class SnapshotBuilder {
     private let output: OutputDirectory
     private var containers: [(name: String, access: AccessLevel, blobs: [JSONValue])] = []
     private var tables: [JSONValue] = []
@@ -110,9 +108,8 @@ public final class SnapshotBuilder: @unchecked Sendable {
     public func discard() { output.discard() }
 }
 
-/// One table's entity file inside a snapshot being written; like ``SnapshotBuilder``, used by
-/// one task at a time, its calls made on a blocking thread.
-public final class SnapshotTableWriter: @unchecked Sendable {
+/// One table's entity file inside a snapshot being written.
+public final class SnapshotTableWriter {
     let name: String
     let writer: BufferedFileWriter
     public private(set) var count = 0

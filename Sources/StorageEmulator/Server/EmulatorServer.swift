@@ -68,7 +68,7 @@ public final class EmulatorServer: Sendable {
         } catch {
             await group.triggerGracefulShutdown()
             _ = try? await runner.value
-            core.store.close()
+            await core.store.close()
             let reason = "\(error)".contains("Address already in use")
                 ? "a port is already in use (another emulator or Azurite?); stop it, or pick ports with --blob-port/--table-port (0 = any free port)"
                 : "\(error)"
@@ -80,7 +80,7 @@ public final class EmulatorServer: Sendable {
     public func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await runner.value
-        core.store.close()
+        await core.store.close()
     }
 
     /// Starts a server, runs `body` with it, and stops it whether or not `body` threw.
@@ -98,8 +98,13 @@ public final class EmulatorServer: Sendable {
 
     /// Returns when the server stops (a signal, when started with `shutdownOnSignals`).
     public func wait() async throws {
-        defer { core.store.close() }
-        try await runner.value
+        do {
+            try await runner.value
+        } catch {
+            await core.store.close()
+            throw error
+        }
+        await core.store.close()
     }
 }
 

@@ -15,8 +15,9 @@ protocol ByteStore: Sendable {
     /// Stores bytes and returns their id; on disk they are durable after the next
     /// ``makeDurable()``.
     func put(_ bytes: Data) throws -> String
-    /// A new object written piece by piece (an upload streamed from the network); durable
-    /// and given its id by `finish()`.
+    /// A new object written piece by piece (an upload streamed from the network); given its
+    /// id by `finish()`, durable only after the next ``makeDurable()`` — so every commit that
+    /// refers to stored bytes must go through `GroupCommit`, which calls it first.
     func makeWriter() throws -> any ByteWriter
     /// An open object to read ranges of; on disk it stays readable after a concurrent
     /// overwrite deletes its file.
@@ -41,7 +42,8 @@ struct ByteStoreError: Error, CustomStringConvertible {
 /// An object being written; used by one request at a time, its calls one after another.
 protocol ByteWriter: Sendable {
     func append(_ bytes: UnsafeRawBufferPointer) throws
-    /// Makes the bytes durable and returns their id.
+    /// Puts the bytes in place and returns their id (durable after the store's next
+    /// `makeDurable()`, not yet).
     func finish() throws -> String
     /// Drops what was written (a failed or refused upload).
     func discard()
@@ -64,9 +66,12 @@ final class FileByteStore: ByteStore {
     private let rootFD: Int32
     /// Whether a file was finished since the last flush.
     private let unsynced = Atomic<Bool>(false)
+    /// The flush: `syncfs` (tests count the calls).
+    private let sync: @Sendable (Int32) -> Int32
 
-    init(root: URL) throws {
+    init(root: URL, sync: @escaping @Sendable (Int32) -> Int32 = { azs_syncfs($0) }) throws {
         self.root = root
+        self.sync = sync
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         rootFD = Glibc.open(root.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard rootFD >= 0 else { throw ByteStoreError(description: "cannot open \(root.path): \(String(cString: strerror(errno)))") }
@@ -78,7 +83,7 @@ final class FileByteStore: ByteStore {
 
     func makeDurable() throws {
         guard unsynced.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        guard azs_syncfs(rootFD) == 0 else {
+        guard sync(rootFD) == 0 else {
             unsynced.store(true, ordering: .releasing)
             throw ByteStoreError(description: "syncfs failed: \(String(cString: strerror(errno)))")
         }
@@ -223,7 +228,11 @@ final class FileByteWriter: ByteWriter, @unchecked Sendable {
 
     func finish() throws -> String {
         defer { fd = -1 }
-        close(fd)
+        guard close(fd) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temp.path)
+            throw ByteStoreError(description: "cannot close \(temp.path): \(reason)")
+        }
         guard rename(temp.path, final.path) == 0 else {
             unlink(temp.path)
             throw ByteStoreError(description: "cannot rename into \(final.path): \(String(cString: strerror(errno)))")

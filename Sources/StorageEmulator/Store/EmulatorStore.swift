@@ -47,12 +47,13 @@ final class EmulatorStore: Sendable {
     }
 
     /// Gives up the data folder (the lock); the store is not used afterwards.
-    func close() {
-        writes.stop()
+    /// Waits for the writer thread to commit what is queued and end, then gives up the folder.
+    func close() async {
+        await writes.stop()
         lock?.release()
     }
 
-    deinit { writes.stop() }
+    deinit { writes.requestStop() }
 
     /// Deletes byte files no row refers to (left by a crash between writing bytes and
     /// committing). Files modified since the sweep began are never candidates: even if

@@ -32,6 +32,9 @@ final class GroupCommit: Sendable {
     private struct Pending: ~Copyable {
         var jobs: [Job] = []
         var stopped = false
+        /// Set by the thread as it ends; `stop()` callers waiting for that.
+        var exited = false
+        var exitWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     init(writer: any DatabaseWriter, beforeCommit: @escaping @Sendable () throws -> Void) {
@@ -83,12 +86,28 @@ final class GroupCommit: Sendable {
         if stopped { job.fail(ServiceError(500, "InternalError", "the storage is closed")) }
     }
 
-    /// Ends the thread once the queued writes are committed.
-    func stop() {
+    /// Asks the thread to end once the queued writes are committed, without waiting.
+    func requestStop() {
         signal.lock()
         queue.withLock { $0.stopped = true }
         signal.signal()
         signal.unlock()
+    }
+
+    /// Ends the thread once the queued writes are committed and returns when it has: after
+    /// this, nothing of this process writes to the database (the folder lock may go).
+    func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            signal.lock()
+            let exited = queue.withLock { pending -> Bool in
+                pending.stopped = true
+                if !pending.exited { pending.exitWaiters.append(continuation) }
+                return pending.exited
+            }
+            signal.signal()
+            signal.unlock()
+            if exited { continuation.resume() }
+        }
     }
 
     private func run() {
@@ -107,7 +126,15 @@ final class GroupCommit: Sendable {
                 signal.wait()
             }
             signal.unlock()
-            if taken.isEmpty && stopped { return }
+            if taken.isEmpty && stopped {
+                let waiters = queue.withLock { pending in
+                    pending.exited = true
+                    defer { pending.exitWaiters = [] }
+                    return pending.exitWaiters
+                }
+                for waiter in waiters { waiter.resume() }
+                return
+            }
             commit(taken)
         }
     }

@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// A request body already in the byte store — streamed there by the HTTP layer as it
-/// arrived, fsynced — that no row refers to yet. The operation that commits it claims it;
+/// arrived, durable once the commit that claims it runs (group commit flushes first) — that
+/// no row refers to yet. The operation that commits it claims it;
 /// whoever answered the request deletes it otherwise (a refused, failed or faulted upload).
 final class StagedUpload: Sendable {
     let id: String

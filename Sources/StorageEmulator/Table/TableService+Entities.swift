@@ -6,6 +6,12 @@ extension TableService {
     /// (PUT/MERGE/PATCH) take the place of keys in the body.
     static func entity(from body: Data, partitionKey: String? = nil, rowKey: String? = nil) throws(ServiceError) -> TableEntity {
         let keys = partitionKey.flatMap { pk in rowKey.map { (partitionKey: pk, rowKey: $0) } }
+        // Not an object at all (empty, an array, a bare value): the body is refused as such,
+        // before any entity rule.
+        guard let first = body.first(where: { !JSONParser.isSpace($0) }), first == UInt8(ascii: "{") else {
+            if body.allSatisfy(JSONParser.isSpace) { throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: it is empty.") }
+            throw ServiceError.invalidInput("The request body must be a JSON object.")
+        }
         let entity: TableEntity
         do {
             entity = try EntityJSONReader.entity(body, keys: keys).entity

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AzureStorage
 import Foundation
 import SeedKit
 import SeedRunner
@@ -33,7 +34,8 @@ struct ImportCommand: AsyncParsableCommand {
             // The embedded storage must not open its folder inside the snapshot (or around it).
             try FolderOverlap.check(output: target.dataDirectory, flag: "--data-dir", inputs: [("the snapshot", folder)])
         }
-        let read = try SnapshotReader.read(folder)
+        // Reads and hashes every file of the snapshot: on the blocking threads, not the pool.
+        let read = try await BlockingPool.run { try SnapshotReader.read(folder) }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         try await StorageSession.with(target) { session in
             let header = PlanHeader(target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot",
