@@ -299,3 +299,12 @@ def test_bad_input(azseed, seeded, tmp_path, case):
     assert done.stdout == ""
     assert state(seeded) == before_account
     assert listing(tmp_path) == before_files, "the command wrote files"
+
+
+def test_a_plan_saved_into_a_missing_folder_is_one_plain_line(azseed, tmp_path):
+    """The reason is the file system's, in words — never Foundation's error text."""
+    done = run(azseed, "plan", "--data-dir", str(tmp_path / "data"), *NOW, "--out", str(tmp_path / "no" / "such" / "plan.json"), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("azseed: error: ")]
+    assert len(errors) == 1 and "cannot save the plan to" in errors[0] and "no such file" in errors[0], done.stderr
+    assert "NSCocoaErrorDomain" not in done.stderr and "Error Domain" not in done.stderr

@@ -30,7 +30,7 @@ struct PlanOutputOptions: ParsableArguments {
             do {
                 try Data(json.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
             } catch {
-                throw RunFailure("cannot save the plan to \(out): \((error as NSError).localizedDescription); check the folder exists and is writable")
+                throw RunFailure("cannot save the plan to \(out): \(FileProblem.describe(error)); check the folder exists and is writable")
             }
             if output == .text { Console.print("Saved the plan to \(out); apply exactly it with: azseed apply --plan \(out)\n") }
         }
