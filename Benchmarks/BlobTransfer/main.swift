@@ -2,6 +2,7 @@
 //
 //   swift build -c release --product blob-transfer-benchmark
 //   .build/release/blob-transfer-benchmark [MiB]        (default 1024)
+//   BLOCK_MIB=32 .build/release/blob-transfer-benchmark   (the client's block/range size; default 8)
 //
 // Writes a file of MiB mebibytes, starts an emulator in this process (data on disk, durable;
 // the Put Blob limit raised so curl can send the file in one request), then times:
@@ -63,7 +64,8 @@ print("== \(mib) MiB blob, emulator on disk in this process (\(work.path))")
 
 let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: work.appendingPathComponent("data"), blobPort: 0, tablePort: 0,
                                                                    maxBlobBodyBytes: size + 1))
-let blobs = BlobClient(account: server.account)
+var blobs = BlobClient(account: server.account)
+if let mib = ProcessInfo.processInfo.environment["BLOCK_MIB"].flatMap(Int.init) { blobs.blockSize = mib * 1_048_576 }
 try await blobs.createContainer("bench", access: .blob)
 
 var start = ContinuousClock.now
