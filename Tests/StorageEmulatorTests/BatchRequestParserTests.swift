@@ -17,7 +17,7 @@ import Testing
         #expect(parsed[1].url == "http://127.0.0.1:10002/devstoreaccount1/events(PartitionKey='p',RowKey='2%20%27%27')")
         #expect(parsed[2].headers["If-Match"] == "*")
         #expect(parsed[2].body.isEmpty)
-        let entity = try EntityJSONDecoder.decode(try JSONParser.parse(Array(parsed[0].body))).entity
+        let entity = try EntityJSONReader.entity(Array(parsed[0].body)).entity
         #expect(entity["A"] == .string("line\nbreak"))
     }
 

@@ -1,42 +1,14 @@
-/// Reads an entity from OData JSON (`nometadata`, `minimalmetadata` or `fullmetadata`, or a
-/// snapshot line): `@odata.type` annotations decide types; without one, a string is
-/// Edm.String, a boolean Edm.Boolean, an integer Edm.Int32 (Int64 when it does not fit) and
-/// a number with a fraction or exponent Edm.Double.
+/// The typing rules for entity values in OData JSON (`nometadata`, `minimalmetadata` or
+/// `fullmetadata`, or a snapshot line): `@odata.type` annotations decide types; without one, a
+/// string is Edm.String, a boolean Edm.Boolean, an integer Edm.Int32 (Int64 when it does not
+/// fit) and a number with a fraction or exponent Edm.Double. ``EntityJSONReader`` reads whole
+/// entities from bytes with them — the one entity decoder of client, emulator and snapshots.
 public enum EntityJSONDecoder {
     /// The entity plus the server-owned values that came with it.
     public struct Decoded: Sendable {
         public var entity: TableEntity
         public var etag: String?
         public var timestamp: EdmDateTime?
-    }
-
-    public static func decode(_ node: JSONNode) throws(EntityDecodingError) -> Decoded {
-        guard case .object(let members) = node else { throw EntityDecodingError("an entity must be a JSON object") }
-        // Names are matched by their bytes (ExactString), as Azure matches them.
-        var annotations: [ExactString: String] = [:]
-        for (name, value) in members {
-            guard let property = JSONParser.annotatedProperty(name) else { continue }
-            guard let type = value.stringValue else { throw EntityDecodingError("\(name) must be a string") }
-            annotations[ExactString(property)] = type
-        }
-        var pk: String?, rk: String?, etag: String?, timestamp: EdmDateTime?
-        var properties = EntityProperties()
-        for (name, value) in members {
-            if JSONParser.annotatedProperty(name) != nil || JSONParser.isODataControl(name) {
-                if name.isExactly("odata.etag") { etag = value.stringValue }
-                continue
-            }
-            if name.isExactly("PartitionKey") { pk = value.stringValue }
-            else if name.isExactly("RowKey") { rk = value.stringValue }
-            else if name.isExactly("Timestamp") { if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) } }
-            else { properties[name] = try decodeValue(value, annotation: annotations[ExactString(name)], property: name) }
-        }
-        guard let pk else { throw EntityDecodingError("the entity has no PartitionKey string") }
-        guard let rk else { throw EntityDecodingError("the entity has no RowKey string") }
-        for name in annotations.keys where properties[name.string] == nil && !JSONParser.isKeyOrTimestamp(name.string) {
-            throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
-        }
-        return Decoded(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
     }
 
     static func decodeValue(_ value: JSONNode, annotation: String?, property: String) throws(EntityDecodingError) -> EdmValue {
