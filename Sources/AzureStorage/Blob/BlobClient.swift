@@ -8,8 +8,8 @@ public struct BlobClient: Sendable {
     /// Files larger than this are uploaded as blocks.
     public var singleUploadLimit = 32 * 1024 * 1024
     public var blockSize = 8 * 1024 * 1024
-    /// How many blocks of one large upload travel at once.
-    public var uploadParallelism = 4
+    /// How many blocks of one large upload, or ranges of one download, travel at once.
+    public var blockParallelism = 4
 
     public init(account: StorageAccount, transport: any HTTPTransport = CurlTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
         pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .blob)
@@ -126,7 +126,7 @@ public struct BlobClient: Sendable {
         let blockSize = self.blockSize
         var md5 = Insecure.MD5()
         var ids: [String] = []
-        // Up to `uploadParallelism` blocks in flight; the next chunk is read while they travel.
+        // Up to `blockParallelism` blocks in flight; the next chunk is read while they travel.
         try await withThrowingTaskGroup(of: Void.self) { group in
             var inFlight = 0
             while let chunk = try await BlockingPool.run({ try reader.next(blockSize) }) {
@@ -136,7 +136,7 @@ public struct BlobClient: Sendable {
                 var headers = HTTPHeaders()
                 headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
                 let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk)
-                while inFlight >= max(1, uploadParallelism) {
+                while inFlight >= max(1, blockParallelism) {
                     try await group.next()
                     inFlight -= 1
                 }
@@ -172,7 +172,7 @@ public struct BlobClient: Sendable {
     }
 
     /// Downloads a blob into `file` (created or replaced) in ``blockSize`` ranges, up to
-    /// ``uploadParallelism`` in flight, each written at its offset on ``BlockingPool``'s threads:
+    /// ``blockParallelism`` in flight, each written at its offset on ``BlockingPool``'s threads:
     /// memory stays at a few blocks whatever the blob's size. The ranges after the first are
     /// read with `If-Match` on the first one's ETag, so a blob overwritten meanwhile fails
     /// (412) instead of mixing two versions; a failed download removes the partial file.
@@ -189,8 +189,8 @@ public struct BlobClient: Sendable {
             do {
                 first = try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206])
             } catch let error as AzureStorageError where error.status == 416 {
-                // An empty blob has no byte 0: Azure answers 416 to any range.
-                _ = try await download(container: container, name: name)
+                // An empty blob has no byte 0: Azure answers 416 to any range (a missing blob
+                // is 404, so the blob exists and is empty).
                 try await BlockingPool.run { try output.finish() }
                 return 0
             }
@@ -207,7 +207,7 @@ public struct BlobClient: Sendable {
                     headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
                     if let etag { headers["If-Match"] = etag }
                     let request = pipeline.request("GET", path(container, name), headers: headers)
-                    while inFlight >= max(1, uploadParallelism) {
+                    while inFlight >= max(1, blockParallelism) {
                         try await group.next()
                         inFlight -= 1
                     }

@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Four threads, started on first use and kept for the process: enough to overlap a few
 /// disk waits, few enough that blocking work cannot crowd out the CPU-bound work. The library
-/// reads upload files here; SeedRunner writes snapshots here.
+/// reads and writes transfer files here, SeedRunner and the CLI snapshots, and the emulator
+/// its blob bytes and database reads.
 package final class BlockingPool: Sendable {
     /// The process's pool.
     package static let shared = BlockingPool(threads: 4)

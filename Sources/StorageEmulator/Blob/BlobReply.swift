@@ -36,7 +36,7 @@ public final class BlobBody: Sendable {
         var done = 0
         while done < length {
             let (start, count, reader) = (offset + done, min(Self.pieceBytes, length - done), self.reader)
-            let piece = try await BlockingIO.run { try reader.read(offset: start, length: count) }
+            let piece = try await BlockingPool.run { try reader.read(offset: start, length: count) }
             try await write(piece)
             done += count
         }

@@ -215,7 +215,7 @@ extension BlobService {
         var body = Data()
         if rangeMD5, let open = reader {
             let (start, count) = (offset, length)
-            body = try await BlockingIO.run { try open.read(offset: start, length: count) }
+            body = try await BlockingPool.run { try open.read(offset: start, length: count) }
             open.close()
             reader = nil
         }

@@ -38,7 +38,7 @@ public final class EmulatorServer: Sendable {
     public static func start(_ configuration: EmulatorConfiguration, shutdownOnSignals: Bool = false) async throws -> EmulatorServer {
         // Opening the store locks the folder, opens and migrates the database and sweeps orphan
         // files: blocking work, done on the blocking-I/O threads.
-        let core = try await BlockingIO.run { try StorageEmulatorCore(configuration: configuration) }
+        let core = try await BlockingPool.run { try StorageEmulatorCore(configuration: configuration) }
         let startup = StartupGate()
         let logger = Logger(label: "azseed.emulator") { _ in SwiftLogNoOpLogHandler() }
         func application(_ kind: EmulatorServiceKind, port: Int) -> some Service {

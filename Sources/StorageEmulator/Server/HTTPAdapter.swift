@@ -86,23 +86,23 @@ struct EmulatorResponder: HTTPResponder {
     /// hashing it on the way; nil when it grows past `limit` (what was written is dropped).
     private func stage(_ body: RequestBody, limit: Int) async throws -> StagedUpload? {
         let bytes = core.store.bytes
-        let writer = try await BlockingIO.run { try bytes.makeWriter() }
+        let writer = try await BlockingPool.run { try bytes.makeWriter() }
         var md5 = Insecure.MD5()
         var size = 0
         do {
             for try await chunk in body {
                 size += chunk.readableBytes
                 guard size <= limit else {
-                    _ = try? await BlockingIO.run { writer.discard() }
+                    _ = try? await BlockingPool.run { writer.discard() }
                     return nil
                 }
                 chunk.withUnsafeReadableBytes { md5.update(bufferPointer: $0) }
-                try await BlockingIO.run { try chunk.withUnsafeReadableBytes { try writer.append($0) } }
+                try await BlockingPool.run { try chunk.withUnsafeReadableBytes { try writer.append($0) } }
             }
-            let id = try await BlockingIO.run { try writer.finish() }
+            let id = try await BlockingPool.run { try writer.finish() }
             return StagedUpload(id: id, size: size, md5: Data(md5.finalize()).base64EncodedString())
         } catch {
-            _ = try? await BlockingIO.run { writer.discard() }
+            _ = try? await BlockingPool.run { writer.discard() }
             throw error
         }
     }

@@ -10,7 +10,7 @@ import Glibc
 /// Blob names never become file names: a name is only a key in SQLite, and the bytes sit
 /// in a file named by a random id, so no name can reach outside the data directory.
 ///
-/// Every method may block on the disk: callers run them through `BlockingIO`.
+/// Every method may block on the disk: callers run them through `BlockingPool`.
 protocol ByteStore: Sendable {
     /// Stores bytes and returns their id; on disk they are durable after the next
     /// ``makeDurable()``.
@@ -208,7 +208,7 @@ final class FileByteStore: ByteStore {
 /// A file being written: a temporary name in its final folder, written and renamed by
 /// `finish()`, so a crash leaves either the whole file or none (made durable by the store's
 /// next ``FileByteStore/makeDurable()``). One request owns it and calls it from one task, one
-/// call at a time, always through `BlockingIO` (NIO's thread pool): its writes never run on the
+/// call at a time, always through `BlockingPool` (azseed's own blocking-I/O threads): its writes never run on the
 /// cooperative pool.
 final class FileByteWriter: ByteWriter, @unchecked Sendable {
     private let store: FileByteStore

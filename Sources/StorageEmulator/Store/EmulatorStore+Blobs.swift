@@ -137,7 +137,7 @@ extension EmulatorStore {
             return (pieces, blocks)
         }
         let bytes = self.bytes
-        let dataID = try await BlockingIO.run { try bytes.concatenate(pieces) }
+        let dataID = try await BlockingPool.run { try bytes.concatenate(pieces) }
         return try await commitBlob(container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
                                     blocks: blocks, properties: properties, metadata: metadata, conditions: conditions)
     }
@@ -219,12 +219,12 @@ extension EmulatorStore {
         let bytes = self.bytes
         do {
             let id = record.data
-            return (record, try await BlockingIO.run { try bytes.open(id) })
+            return (record, try await BlockingPool.run { try bytes.open(id) })
         } catch {
             let (_, again) = try await blob(record.container, record.name)
             guard let again else { throw Self.blobNotFound }
             let id = again.data
-            return (again, try await BlockingIO.run { try bytes.open(id) })
+            return (again, try await BlockingPool.run { try bytes.open(id) })
         }
     }
 
@@ -232,6 +232,6 @@ extension EmulatorStore {
     func deleteBytes(_ ids: [String]) async {
         guard !ids.isEmpty else { return }
         let bytes = self.bytes
-        _ = try? await BlockingIO.run { for id in ids { bytes.delete(id) } }
+        _ = try? await BlockingPool.run { for id in ids { bytes.delete(id) } }
     }
 }

@@ -1,3 +1,4 @@
+import AzureStorage
 import Crypto
 import Foundation
 
@@ -20,7 +21,7 @@ extension EmulatorStore {
         }
         let bytes = self.bytes
         let (start, count) = (offset, length)
-        return try await BlockingIO.run {
+        return try await BlockingPool.run {
             let writer = try bytes.makeWriter()
             var md5 = Insecure.MD5()
             do {

@@ -72,10 +72,10 @@ final class EmulatorStore: Sendable {
         try await writes.write(body)
     }
 
-    /// Reads a consistent snapshot on the blocking-I/O threads (`BlockingIO`): GRDB runs a
+    /// Reads a consistent snapshot on the blocking-I/O threads (`BlockingPool`): GRDB runs a
     /// synchronous read on the calling thread, so no global-queue thread waits on the disk.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let db = self.db
-        return try await BlockingIO.run { try db.read(body) }
+        return try await BlockingPool.run { try db.read(body) }
     }
 }

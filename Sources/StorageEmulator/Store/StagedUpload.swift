@@ -1,3 +1,4 @@
+import AzureStorage
 import Crypto
 import Foundation
 import Synchronization
@@ -21,7 +22,7 @@ final class StagedUpload: Sendable {
 
     /// Stores `data` as an upload (for requests whose body arrived whole).
     static func store(_ data: Data, in bytes: any ByteStore) async throws -> StagedUpload {
-        let id = try await BlockingIO.run { try bytes.put(data) }
+        let id = try await BlockingPool.run { try bytes.put(data) }
         return StagedUpload(id: id, size: data.count, md5: Data(Insecure.MD5.hash(data: data)).base64EncodedString())
     }
 
@@ -32,6 +33,6 @@ final class StagedUpload: Sendable {
     func release(from bytes: any ByteStore) async {
         guard !claimed.withLock({ $0 }) else { return }
         let id = self.id
-        _ = try? await BlockingIO.run { bytes.delete(id) }
+        _ = try? await BlockingPool.run { bytes.delete(id) }
     }
 }
