@@ -1,9 +1,11 @@
 import AzureStorage
 import SeedKit
+import Synchronization
 
 /// Reads what a target holds of a dataset's storage: each container's access level and
-/// blobs (MD5 and content type from the listing), each table's existence and the entities
-/// of the dataset's partitions, streamed page by page.
+/// blobs (MD5 and content type from the listing), each table's existence and — for a plan,
+/// page by page as the merge asks (``entities(onRead:)``); for a reset, whole — the
+/// entities of the dataset's partitions.
 public struct Observer: Sendable {
     public let blobs: BlobClient
     public let tables: TableClient
@@ -17,9 +19,9 @@ public struct Observer: Sendable {
     /// query a partition.
     static let partitionQueryLimit = 16
 
-    /// Observes every container and table `desired` names. `onEntities` is called with the
-    /// number of entities read so far, after each page.
-    public func observe(_ desired: DesiredStorage, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ObservedState {
+    /// The containers with their blobs and the tables that exist (empty: their entities are
+    /// read by ``entities(onRead:)``).
+    public func observeStorage(_ desired: DesiredStorage) async throws -> ObservedState {
         var observed = ObservedState()
         try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
         do {
@@ -33,24 +35,93 @@ public struct Observer: Sendable {
                 }
                 observed.containers[container.name] = found
             }
-            var read = 0
-            for table in desired.tables {
-                guard try await tables.tableExists(table.name) else { continue }
-                var found = ObservedTable()
-                let owned = Set(table.partitions.map { ExactString($0) })  // by bytes, as Azure keys partitions
-                let filters: [TableFilter?] = owned.count > Self.partitionQueryLimit ? [nil] : table.partitions.map { .partition($0) }
-                for filter in filters {
-                    for try await page in tables.query(table.name, filter: filter) {
-                        for decoded in page where owned.contains(ExactString(decoded.entity.partitionKey)) { found.add(decoded.entity) }
-                        read += page.count
-                        onEntities?(read)
-                    }
-                }
-                observed.tables[table.name] = found
+            for table in desired.tables where try await tables.tableExists(table.name) {
+                observed.tables[table.name] = ObservedTable()
             }
         } catch {
             throw RunError.explaining(error, while: "reading the target")
         }
         return observed
+    }
+
+    /// Everything ``observeStorage(_:)`` reads and every entity of the owned partitions,
+    /// held in memory. `onEntities` is called with the number of entities read so far.
+    public func observe(_ desired: DesiredStorage, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ObservedState {
+        var observed = try await observeStorage(desired)
+        let source = entities(onRead: onEntities)
+        do {
+            for table in desired.tables where observed.tables[table.name] != nil {
+                var pages = source.pages(table: table.name, partitions: table.partitions.sorted { $0.byteOrder($1) < 0 })
+                let owned = Set(table.partitions.map { ExactString($0) })  // by bytes, as Azure keys partitions
+                while let page = try await pages.next() {
+                    for entity in page where owned.contains(ExactString(entity.partitionKey)) { observed.tables[table.name]!.add(entity) }
+                }
+            }
+        } catch {
+            throw RunError.explaining(error, while: "reading the target")
+        }
+        return observed
+    }
+
+    /// The target's entities as the planner's source. `onRead` is called with the number
+    /// of entities read so far, after each page.
+    public func entities(onRead: (@Sendable (Int) -> Void)? = nil) -> some ObservedEntitySource {
+        TableEntitySource(tables: tables, onRead: onRead)
+    }
+}
+
+/// Entities read from the Table service: one query a partition, in the order asked, or the
+/// whole table when it owns more than ``Observer/partitionQueryLimit`` partitions. One page
+/// is fetched ahead (``TableQuery``), so memory holds two pages.
+struct TableEntitySource: ObservedEntitySource {
+    let tables: TableClient
+    let onRead: (@Sendable (Int) -> Void)?
+    private let counter = Counter()
+
+    init(tables: TableClient, onRead: (@Sendable (Int) -> Void)?) {
+        self.tables = tables
+        self.onRead = onRead
+    }
+
+    func pages(table: String, partitions: [String]) -> any ObservedEntityPages {
+        let filters: [TableFilter?] = partitions.count > Observer.partitionQueryLimit ? [nil] : partitions.map { .partition($0) }
+        return Pages(queries: filters.map { tables.query(table, filter: $0) }, counter: counter, onRead: onRead)
+    }
+
+    struct Pages: ObservedEntityPages {
+        var queries: [TableQuery]
+        var current: TableQuery.AsyncIterator?
+        let counter: Counter
+        let onRead: (@Sendable (Int) -> Void)?
+
+        init(queries: [TableQuery], counter: Counter, onRead: (@Sendable (Int) -> Void)?) {
+            self.queries = queries.reversed()
+            self.counter = counter
+            self.onRead = onRead
+        }
+
+        mutating func next() async throws -> [TableEntity]? {
+            do {
+                while true {
+                    if current == nil {
+                        guard let query = queries.popLast() else { return nil }
+                        current = query.makeAsyncIterator()
+                    }
+                    if let page = try await current!.next() {
+                        onRead?(counter.add(page.count))
+                        return page.map(\.entity)
+                    }
+                    current = nil
+                }
+            } catch {
+                throw RunError.explaining(error, while: "reading the target")
+            }
+        }
+    }
+
+    /// Entities read across every pass of one plan, for the progress count.
+    final class Counter: Sendable {
+        private let total = Mutex(0)
+        func add(_ n: Int) -> Int { total.withLock { $0 += n; return $0 } }
     }
 }

@@ -23,9 +23,18 @@ public struct SeedRun: Sendable {
     }
 
     /// Observes the target and plans the way to `desired`; `digests` as in ``Planner``.
+    /// Entities are read page by page and merged with the desired ones, so memory does not
+    /// grow with the table. A service that lists keys in another order than their bytes
+    /// (``ObservedOrderError``) is read again whole and planned from memory.
     public func plan(_ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
-        let observed = try await Observer(blobs: blobs, tables: tables).observe(desired, onEntities: onRead)
-        return try Planner.plan(desired: desired, observed: observed, header: header, digests: digests)
+        let observer = Observer(blobs: blobs, tables: tables)
+        let observed = try await observer.observeStorage(desired)
+        do {
+            return try await Planner.plan(desired: desired, observed: observed, entities: observer.entities(onRead: onRead), header: header, digests: digests)
+        } catch is ObservedOrderError {
+            let whole = try await observer.observe(desired, onEntities: onRead)
+            return try await Planner.plan(desired: desired, observed: whole, header: header, digests: digests)
+        }
     }
 
     /// Observes the target and plans deleting what the dataset owns.

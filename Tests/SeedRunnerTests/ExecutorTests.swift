@@ -112,7 +112,7 @@ import Testing
         let account = StorageAccount.development()
         let run = SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: "b", tableEndpoint: "t"), transport: transport)
         let desired = try Self.desired()
-        let plan = try Planner.plan(desired: desired.storage, observed: ObservedState(), header: run.header(for: desired, counts: [:], access: nil, prune: false))
+        let plan = try await Planner.plan(desired: desired.storage, observed: ObservedState(), header: run.header(for: desired, counts: [:], access: nil, prune: false))
         await #expect {
             _ = try await run.execute(plan, concurrency: 4)
         } throws: { error in

@@ -32,6 +32,12 @@ public indirect enum JSONValue: Sendable, Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Appends the value as ``pretty()`` writes it at nesting depth `indent` (no trailing
+    /// newline): for documents written a piece at a time.
+    public func append(to out: inout [UInt8], indent: Int) {
+        write(to: &out, indent: indent, pretty: true)
+    }
+
     /// Compact single-line text.
     public func compact() -> String {
         var out: [UInt8] = []

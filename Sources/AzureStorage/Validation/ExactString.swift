@@ -41,3 +41,18 @@ extension String {
         }
     }
 }
+
+extension String {
+    /// The two strings' order by their UTF-8 bytes: negative, zero or positive. Azure's key
+    /// order for text without surrogates; compared as contiguous bytes, as ``isExactly(_:)``.
+    public func byteOrder(_ other: String) -> Int {
+        var a = self, b = other
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let n = min(x.count, y.count)
+                let c = n == 0 ? 0 : Int(memcmp(x.baseAddress!, y.baseAddress!, n))
+                return c != 0 ? c : x.count - y.count
+            }
+        }
+    }
+}

@@ -51,6 +51,12 @@ public struct DesiredTable: Sendable {
         try forEach(of: engine, body)
     }
 
+    /// The entities of kind `kind` one at a time, in RowKey order (none for an unknown kind).
+    func cursor(ofKind kind: String) throws -> any EntityCursor {
+        guard let engine = engines.first(where: { $0.spec.name == kind }) else { return EmptyCursor() }
+        return try KindCursor(engine: engine, datasetFile: datasetFile)
+    }
+
     /// The RowKeys of every entity of the table, by partition, without building the
     /// entities (32 bytes an entity while sorting, then the key strings).
     public func rowKeysByPartition() throws -> [ExactString: Set<ExactString>] {

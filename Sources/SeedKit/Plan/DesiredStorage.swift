@@ -37,24 +37,25 @@ public struct EntityGroup: Sendable {
     public var key: [String]
     /// Fields holding another kind's RowKey.
     public var rowKeyReferences: [(field: String, kind: String)]
-    /// Calls its argument with every entity of the group.
-    let enumerate: @Sendable (_ body: (TableEntity) throws -> Void) throws -> Void
+    /// Opens the group's entities in PartitionKey-then-RowKey byte order.
+    let makeCursor: @Sendable () throws -> any EntityCursor
     /// The group's RowKeys by partition, without building entities where possible.
     let rowKeys: @Sendable () throws -> [ExactString: Set<ExactString>]
 
     public init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
-                enumerate: @escaping @Sendable (_ body: (TableEntity) throws -> Void) throws -> Void,
+                makeCursor: @escaping @Sendable () throws -> any EntityCursor,
                 rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]) {
         self.table = table
         self.kind = kind
         self.partitions = partitions
         self.key = key
         self.rowKeyReferences = rowKeyReferences
-        self.enumerate = enumerate
+        self.makeCursor = makeCursor
         self.rowKeys = rowKeys
     }
 
-    public func forEach(_ body: (TableEntity) throws -> Void) throws { try enumerate(body) }
+    /// The group's entities, one at a time, in PartitionKey-then-RowKey byte order.
+    public func entities() throws -> any EntityCursor { try makeCursor() }
 }
 
 extension DesiredState {
@@ -63,7 +64,7 @@ extension DesiredState {
         let groups = kindsInDependencyOrder.map { table, kind in
             EntityGroup(table: table.name, kind: kind.name, partitions: [kind.partition], key: kind.key,
                         rowKeyReferences: kind.rowKeyReferences,
-                        enumerate: { body in try table.forEachEntity(ofKind: kind.name) { try body($0.tableEntity) } },
+                        makeCursor: { try table.cursor(ofKind: kind.name) },
                         rowKeys: { try table.rowKeysByPartition() })
         }
         return DesiredStorage(containers: containers, tables: tables.map { OwnedTable(name: $0.name, partitions: $0.partitions) }, groups: groups)

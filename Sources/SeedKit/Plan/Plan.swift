@@ -28,9 +28,11 @@ public struct Plan: Sendable {
 
     public var summary: PlanSummary {
         var s = PlanSummary()
-        for c in containers.map(\.change) + blobs.map(\.change) + tables.map(\.change) + entities.map(\.change) + entityDeletes.map(\.change) {
-            s.count(c)
-        }
+        for c in containers { s.count(c.change) }
+        for b in blobs { s.count(b.change) }
+        for t in tables { s.count(t.change) }
+        for e in entities { s.count(e.change) }
+        for e in entityDeletes { s.count(e.change) }
         s.unchanged += unchangedEntities.values.reduce(0, +)
         return s
     }

@@ -6,52 +6,47 @@ import Foundation
 extension Plan {
     public static let formatVersion: Int64 = 1
 
+    /// The whole plan as one JSON value (tests and small plans; ``writeJSON(_:)`` streams).
     public func json() -> JSONValue {
-        let s = summary
         var actions: [JSONValue] = []
-        for c in containers {
-            var members: [(String, JSONValue)] = [("kind", .string("container")), ("name", .string(c.name)), ("action", .string(c.change.rawValue)),
-                                                  ("access", .string(c.access.rawValue))]
-            if let current = c.currentAccess { members.append(("currentAccess", .string(current.rawValue))) }
-            actions.append(.object(members))
+        forEachAction { actions.append($0) }
+        return .object(headerMembers() + [("actions", .array(actions))])
+    }
+
+    /// Writes the plan as two-space indented JSON — the bytes of `json().pretty()` — a
+    /// chunk at a time, each action encoded as its turn comes: the document is never held
+    /// whole, however many actions it lists.
+    public func writeJSON(_ write: ([UInt8]) throws -> Void) rethrows {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (key, value) in headerMembers() {
+            out.append(contentsOf: "\n  ".utf8)
+            JSONValue.string(key).append(to: &out, indent: 1)
+            out.append(contentsOf: ": ".utf8)
+            value.append(to: &out, indent: 1)
+            out.append(UInt8(ascii: ","))
         }
-        for b in blobs {
-            var members: [(String, JSONValue)] = [("kind", .string("blob")), ("container", .string(b.container)), ("name", .string(b.name)),
-                                                  ("action", .string(b.change.rawValue))]
-            if let blob = b.blob {
-                members += [("md5", .string(blob.md5Base64)), ("contentType", .string(blob.contentType)), ("size", .int(Int64(blob.size)))]
+        out.append(contentsOf: "\n  \"actions\": [".utf8)
+        var first = true
+        try forEachAction { action in
+            out.append(contentsOf: (first ? "\n    " : ",\n    ").utf8)
+            first = false
+            action.append(to: &out, indent: 2)
+            if out.count >= 1 << 20 {
+                try write(out)
+                out.removeAll(keepingCapacity: true)
             }
-            if b.change != .create {
-                members.append(("currentMd5", b.currentMD5.map(JSONValue.string) ?? .null))
-                if b.change == .update { members.append(("currentContentType", b.currentContentType.map(JSONValue.string) ?? .null)) }
-            }
-            if !b.reasons.isEmpty { members.append(("differs", .array(b.reasons.map(JSONValue.string)))) }
-            actions.append(.object(members))
         }
-        for t in tables {
-            var members: [(String, JSONValue)] = [("kind", .string("table")), ("name", .string(t.name)), ("action", .string(t.change.rawValue))]
-            if let n = unchangedEntities[t.name], n > 0 { members.append(("unchangedEntities", .int(Int64(n)))) }
-            if let n = extraEntities[t.name], n > 0 { members.append(("entitiesNotInDataset", .int(Int64(n)))) }
-            actions.append(.object(members))
-        }
-        for e in entities + entityDeletes {
-            var members: [(String, JSONValue)] = [("kind", .string("entity")), ("table", .string(e.table)), ("partitionKey", .string(e.partitionKey)),
-                                                  ("rowKey", .string(e.rowKey)), ("action", .string(e.change.rawValue))]
-            if let kind = e.kind { members.append(("entityKind", .string(kind))) }
-            if let desiredRowKey = e.desiredRowKey {
-                members.append(("matchedBy", .string("naturalKey")))
-                members.append(("datasetRowKey", .string(desiredRowKey)))
-            }
-            if !e.naturalKey.isEmpty { members.append(("naturalKey", .object(e.naturalKey.map { ($0.0, .string($0.1)) }))) }
-            if e.change == .update {
-                members.append(("changes", .object(e.changes.map { ($0.name, Self.json($0)) })))
-            }
-            actions.append(.object(members))
-        }
+        out.append(contentsOf: (first ? "]\n}\n" : "\n  ]\n}\n").utf8)
+        try write(out)
+    }
+
+    /// Every member of the plan's JSON object but its actions, in order.
+    private func headerMembers() -> [(String, JSONValue)] {
+        let s = summary
         var extra: [(String, JSONValue)] = []
         for (name, n) in extraBlobs.sorted(by: { $0.key < $1.key }) { extra.append(("blobs:\(name)", .int(Int64(n)))) }
         for (name, n) in extraEntities.sorted(by: { $0.key < $1.key }) { extra.append(("entities:\(name)", .int(Int64(n)))) }
-        return .object([
+        return [
             ("version", .int(Self.formatVersion)),
             ("target", header.target.json()),
             ("source", .string(header.source.rawValue)),
@@ -66,8 +61,50 @@ extension Plan {
             ("summary", .object([("create", .int(Int64(s.create))), ("update", .int(Int64(s.update))),
                                  ("delete", .int(Int64(s.delete))), ("unchanged", .int(Int64(s.unchanged)))])),
             ("notInDataset", .object(extra)),
-            ("actions", .array(actions)),
-        ])
+        ]
+    }
+
+    /// Calls `body` with each action's JSON, in execution order.
+    private func forEachAction(_ body: (JSONValue) throws -> Void) rethrows {
+        for c in containers {
+            var members: [(String, JSONValue)] = [("kind", .string("container")), ("name", .string(c.name)), ("action", .string(c.change.rawValue)),
+                                                  ("access", .string(c.access.rawValue))]
+            if let current = c.currentAccess { members.append(("currentAccess", .string(current.rawValue))) }
+            try body(.object(members))
+        }
+        for b in blobs {
+            var members: [(String, JSONValue)] = [("kind", .string("blob")), ("container", .string(b.container)), ("name", .string(b.name)),
+                                                  ("action", .string(b.change.rawValue))]
+            if let blob = b.blob {
+                members += [("md5", .string(blob.md5Base64)), ("contentType", .string(blob.contentType)), ("size", .int(Int64(blob.size)))]
+            }
+            if b.change != .create {
+                members.append(("currentMd5", b.currentMD5.map(JSONValue.string) ?? .null))
+                if b.change == .update { members.append(("currentContentType", b.currentContentType.map(JSONValue.string) ?? .null)) }
+            }
+            if !b.reasons.isEmpty { members.append(("differs", .array(b.reasons.map(JSONValue.string)))) }
+            try body(.object(members))
+        }
+        for t in tables {
+            var members: [(String, JSONValue)] = [("kind", .string("table")), ("name", .string(t.name)), ("action", .string(t.change.rawValue))]
+            if let n = unchangedEntities[t.name], n > 0 { members.append(("unchangedEntities", .int(Int64(n)))) }
+            if let n = extraEntities[t.name], n > 0 { members.append(("entitiesNotInDataset", .int(Int64(n)))) }
+            try body(.object(members))
+        }
+        for e in [entities, entityDeletes].joined() {
+            var members: [(String, JSONValue)] = [("kind", .string("entity")), ("table", .string(e.table)), ("partitionKey", .string(e.partitionKey)),
+                                                  ("rowKey", .string(e.rowKey)), ("action", .string(e.change.rawValue))]
+            if let kind = e.kind { members.append(("entityKind", .string(kind))) }
+            if let desiredRowKey = e.desiredRowKey {
+                members.append(("matchedBy", .string("naturalKey")))
+                members.append(("datasetRowKey", .string(desiredRowKey)))
+            }
+            if !e.naturalKey.isEmpty { members.append(("naturalKey", .object(e.naturalKey.map { ($0.0, .string($0.1)) }))) }
+            if e.change == .update {
+                members.append(("changes", .object(e.changes.map { ($0.name, Self.json($0)) })))
+            }
+            try body(.object(members))
+        }
     }
 
     private static func json(_ change: PropertyChange) -> JSONValue {

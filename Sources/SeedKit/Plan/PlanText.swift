@@ -40,7 +40,7 @@ public struct PlanTextRenderer: Sendable {
         // rest are counted in one line each.
         var shown: [ListGroup: Int] = [:], hidden: [ListGroup: Int] = [:]
         var hiddenOrder: [ListGroup] = []
-        for e in plan.entities + plan.entityDeletes {
+        for e in [plan.entities, plan.entityDeletes].joined() {
             if e.change != .update && e.desiredRowKey == nil {
                 let group = ListGroup(change: e.change, table: e.table, kind: e.kind)
                 if shown[group, default: 0] >= listLimit {

@@ -1,14 +1,19 @@
 import AzureStorage
 import Crypto
 
-/// Compares a desired state with an observed one and lists the actions between them. Pure:
-/// no I/O, the same inputs always give the same plan.
+/// Compares a desired state with an observed one and lists the actions between them. Pure
+/// but for reading: the same inputs always give the same plan.
 public enum Planner {
-    /// The plan that takes `observed` to `desired`. `header` names the inputs; with
-    /// `digests` its digests are filled in here (only saved and JSON plans carry them, and
-    /// hashing every entity twice was a fifth of a large plan's time). Deletes are planned
-    /// only when `header.prune` is set.
-    public static func plan(desired: DesiredStorage, observed: ObservedState, header: PlanHeader, digests: Bool = true) throws -> Plan {
+    /// The plan that takes the target to `desired`. `observed` holds its containers and
+    /// which tables exist; its entities are read from `entities` page by page and merged
+    /// with the desired ones (``EntityMerge``), so memory does not grow with the table —
+    /// without `entities`, from `observed`'s own. `header` names the inputs; with `digests`
+    /// its digests are filled in here (only saved and JSON plans carry them, and hashing
+    /// every entity twice was a fifth of a large plan's time). Deletes are planned only
+    /// when `header.prune` is set. Throws ``ObservedOrderError`` when `entities` does not
+    /// list them in byte order.
+    public static func plan(desired: DesiredStorage, observed: ObservedState, entities: (any ObservedEntitySource)? = nil,
+                            header: PlanHeader, digests: Bool = true) async throws -> Plan {
         var digest: SHA256? = digests ? SHA256() : nil
         var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
                         unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
@@ -17,14 +22,12 @@ public enum Planner {
             digest?.update(data: Array("table\u{0}\(table.name)\n".utf8))
             plan.tables.append(TableAction(name: table.name, change: observed.tables[table.name] == nil ? .create : .unchanged))
         }
-        var matcher = EntityMatcher(observed: observed, desired: desired)
-        for group in desired.groups {
-            try matcher.plan(group, into: &plan, digest: &digest)
-        }
-        matcher.planLeftovers(into: &plan)
+        var merge = EntityMerge(desired: desired, source: entities ?? observed, existingTables: Set(observed.tables.keys),
+                                prune: header.prune, digests: digests)
+        try await merge.plan(into: &plan, digest: &digest)
         if let digest {
             plan.header.desiredDigest = hex(digest.finalize())
-            plan.header.observedDigest = observedDigest(observed)
+            plan.header.observedDigest = observedDigest(observed, partitions: merge.partitionDigests)
         }
         return plan
     }
@@ -69,8 +72,28 @@ public enum Planner {
     }
 
     /// SHA-256 of everything observed, in a canonical order: what `apply --plan` compares
-    /// to refuse a plan whose target changed since it was made.
+    /// to refuse a plan whose target changed since it was made. Entities count through
+    /// their partitions' digests, which the merge takes as it reads them.
     public static func observedDigest(_ observed: ObservedState) -> String {
+        var partitions: [TablePartition: SHA256.Digest] = [:]
+        var line: [UInt8] = []
+        for (name, table) in observed.tables {
+            for (partition, rows) in table.partitions where !rows.isEmpty {
+                var digest = SHA256()
+                for rowKey in rows.keys.sorted() {
+                    line.removeAll(keepingCapacity: true)
+                    EntityJSONEncoder.append(rows[rowKey]!, to: &line)
+                    line.append(UInt8(ascii: "\n"))
+                    digest.update(data: line)
+                }
+                partitions[TablePartition(table: name, partition: partition)] = digest.finalize()
+            }
+        }
+        return observedDigest(observed, partitions: partitions)
+    }
+
+    /// The containers and blobs of `observed`, then each table with its partitions' digests.
+    static func observedDigest(_ observed: ObservedState, partitions: [TablePartition: SHA256.Digest]) -> String {
         var digest = SHA256()
         for name in observed.containers.keys.sorted() {
             let container = observed.containers[name]!
@@ -80,18 +103,11 @@ public enum Planner {
                 digest.update(data: Array("blob\u{0}\(name)\u{0}\(blobName)\u{0}\(blob.md5 ?? "")\u{0}\(blob.contentType ?? "")\u{0}\(blob.size)\n".utf8))
             }
         }
-        var line: [UInt8] = []
+        let byTable = Dictionary(grouping: partitions, by: \.key.table)
         for name in observed.tables.keys.sorted() {
             digest.update(data: Array("table\u{0}\(name)\n".utf8))
-            let table = observed.tables[name]!
-            for pk in table.partitions.keys.sorted() {
-                let rows = table.partitions[pk]!
-                for rk in rows.keys.sorted() {
-                    line.removeAll(keepingCapacity: true)
-                    EntityJSONEncoder.append(rows[rk]!, to: &line)
-                    line.append(UInt8(ascii: "\n"))
-                    digest.update(data: line)
-                }
+            for (key, value) in (byTable[name] ?? []).sorted(by: { $0.key.partition < $1.key.partition }) {
+                digest.update(data: Array("partition\u{0}\(key.partition.string)\u{0}\(hex(value))\n".utf8))
             }
         }
         return hex(digest.finalize())

@@ -17,7 +17,7 @@ public struct Snapshot: Sendable {
     public var storage: DesiredStorage {
         let groups = tables.map { table in
             EntityGroup(table: table.name, kind: nil, partitions: table.partitions, key: [], rowKeyReferences: [],
-                        enumerate: { body in try table.forEachEntity(body) }, rowKeys: { [:] })
+                        makeCursor: { try SnapshotTableCursor(file: table.file) }, rowKeys: { [:] })
         }
         return DesiredStorage(containers: containers, tables: tables.map { OwnedTable(name: $0.name, partitions: $0.partitions) }, groups: groups)
     }
@@ -29,14 +29,6 @@ public struct SnapshotTable: Sendable {
     public var file: URL
     public var entityCount: Int
     public var partitions: [String]
-
-    /// Reads the entities back, in file order.
-    public func forEachEntity(_ body: (TableEntity) throws -> Void) throws {
-        let path = file.relativePathForMessages
-        try LineReader(url: file).forEachLine { bytes, line in
-            try body(try SnapshotReader.decode(bytes, at: "\(path):\(line)"))
-        }
-    }
 }
 
 /// Why a snapshot cannot be used: the file and what is wrong with it.

@@ -39,7 +39,7 @@ struct ApplyCommand: AsyncParsableCommand {
     func run() async throws {
         if dryRun {
             let plan = try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON)
-            try outputOptions.finishDryRun(plan)
+            try await outputOptions.finishDryRun(plan)
             return
         }
         if let file = plan {
@@ -109,7 +109,7 @@ enum Safety {
 /// Carrying out a plan and reporting it, shared by apply and import.
 enum Applying {
     static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions) async throws {
-        try output.emit(plan)
+        try await output.emit(plan)
         if plan.isEmpty {
             if let note = Safety.servingNote(session) { Console.note(note) }
             return

@@ -44,7 +44,7 @@ struct ImportCommand: AsyncParsableCommand {
             Console.note("snapshot \(snapshot): \(read.containers.map { "\($0.blobs.count) blobs in \($0.name)" }.joined(separator: ", ")), \(read.tables.map { "\($0.entityCount) entities in \($0.name)" }.joined(separator: ", "))")
             let plan = try await Planning.plan(read.storage, header: header, in: session, digests: outputOptions.writesJSON)
             if dryRun {
-                try outputOptions.finishDryRun(plan)
+                try await outputOptions.finishDryRun(plan)
                 return
             }
             try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions)

@@ -20,7 +20,7 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plan = try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON)
-        try outputOptions.finishDryRun(plan)
+        try await outputOptions.finishDryRun(plan)
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import AzureStorage
 import SeedKit
 
 /// How a plan is shown and saved.
@@ -18,28 +19,42 @@ struct PlanOutputOptions: ParsableArguments {
     /// Whether the plan is printed or saved as JSON (and so needs its digests).
     var writesJSON: Bool { output == .json || out != nil }
 
-    /// Prints the plan and saves it when asked.
-    func emit(_ plan: Plan) throws {
-        // The JSON is made once, for printing and saving alike.
-        let json = output == .json || out != nil ? plan.json().pretty() : ""
-        switch output {
-        case .text: Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
-        case .json: Console.print(json)
-        }
+    /// Prints the plan and saves it when asked. JSON is written as it is encoded, an
+    /// action at a time (``Plan/writeJSON(_:)``), on ``BlockingPool``'s threads: file and
+    /// pipe writes block.
+    func emit(_ plan: Plan) async throws {
+        if output == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
         if let out {
-            do {
-                try Data(json.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
-            } catch {
-                throw RunFailure("cannot save the plan to \(out): \(FileProblem.describe(error)); check the folder exists and is writable")
-            }
+            try await BlockingPool.run { try Self.save(plan, to: out) }
             if output == .text { Console.print("Saved the plan to \(out); apply exactly it with: azseed apply --plan \(out)\n") }
+        }
+        if output == .json {
+            try await BlockingPool.run { plan.writeJSON { FileHandle.standardOutput.write(Data($0)) } }
+        }
+    }
+
+    /// Writes the plan's JSON to a temporary file beside `path`, then renames it into place:
+    /// a plan file is whole or absent.
+    private static func save(_ plan: Plan, to path: String) throws {
+        let file = URL(fileURLWithPath: path)
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(getpid()).partial")
+        do {
+            let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            try plan.writeJSON { try handle.write(contentsOf: $0) }
+            try handle.close()
+            guard rename(temporary.path, file.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw RunFailure("cannot save the plan to \(path): \(FileProblem.describe(error)); check the folder exists and is writable")
         }
     }
 
     /// A dry run's end: prints (and saves) the plan, then with `--detailed-exitcode` exits 2
     /// when it changes something.
-    func finishDryRun(_ plan: Plan) throws {
-        try emit(plan)
+    func finishDryRun(_ plan: Plan) async throws {
+        try await emit(plan)
         if detailedExitcode && !plan.isEmpty { throw ExitCode(2) }
     }
 }

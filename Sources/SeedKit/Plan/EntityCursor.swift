@@ -1,0 +1,86 @@
+import AzureStorage
+import Foundation
+
+/// A group's desired entities one at a time, in PartitionKey-then-RowKey byte order: what
+/// the planner merges with the observed pages, so neither side is ever held whole.
+public protocol EntityCursor {
+    /// The next entity; nil after the last.
+    mutating func next() async throws -> TableEntity?
+}
+
+/// The entities of one generated kind, built one at a time from the kind's RowKey-sorted
+/// identities (32 bytes an entity), or served from the kind's materialized list.
+struct KindCursor: EntityCursor {
+    private let engine: KindEngine
+    private let identities: [(rowKey: RowKeyBits, identity: UInt128)]
+    private var builder: EntityBuilder
+    private var ordinal = 0
+
+    init(engine: KindEngine, datasetFile: String) throws(GenerationError) {
+        self.engine = engine
+        identities = engine.materialized == nil ? try engine.sortedIdentities(datasetFile: datasetFile) : []
+        builder = EntityBuilder(engine: engine)
+    }
+
+    mutating func next() throws -> TableEntity? {
+        defer { ordinal += 1 }
+        if let made = engine.materialized {
+            return ordinal < made.count ? made[ordinal].tableEntity : nil
+        }
+        guard ordinal < identities.count else { return nil }
+        let item = identities[ordinal]
+        return try builder.build(identity: item.identity, ordinal: ordinal, rowKey: item.rowKey).tableEntity
+    }
+}
+
+/// The entities of a snapshot's table file, line by line. The file is read in 1 MiB chunks
+/// on ``BlockingPool``'s threads (file reads block), never on the caller's.
+struct SnapshotTableCursor: EntityCursor {
+    private let path: String
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var line = 0
+    private var atEnd = false
+
+    init(file: URL) throws(SnapshotError) {
+        path = file.relativePathForMessages
+        guard let handle = FileHandle(forReadingAtPath: file.path) else {
+            throw SnapshotError("\(path): cannot be read; check that the snapshot folder is complete and readable")
+        }
+        self.handle = handle
+    }
+
+    mutating func next() async throws -> TableEntity? {
+        while true {
+            if let end = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                defer { start = end + 1 }
+                return try decodeLine(start..<end)
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                return try decodeLine(start..<buffer.count)
+            }
+            buffer.removeFirst(start)
+            start = 0
+            let handle = self.handle, path = self.path
+            let chunk = try await BlockingPool.run { () throws(SnapshotError) -> Data? in
+                do { return try handle.read(upToCount: 1 << 20) } catch {
+                    throw SnapshotError("\(path): cannot be read (\(FileProblem.describe(error))); check the snapshot folder")
+                }
+            }
+            if let chunk, !chunk.isEmpty { buffer.append(contentsOf: chunk) } else { atEnd = true }
+        }
+    }
+
+    private mutating func decodeLine(_ range: Range<Int>) throws(SnapshotError) -> TableEntity {
+        line += 1
+        return try SnapshotReader.decode(Array(buffer[range]), at: "\(path):\(line)")
+    }
+}
+
+/// No entities.
+struct EmptyCursor: EntityCursor {
+    func next() -> TableEntity? { nil }
+}
