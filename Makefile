@@ -59,10 +59,13 @@ seed: build
 	$(AZSEED) apply
 
 # Release-build benchmarks: generation and emulator rates, then azseed beside the Python SDK
-# port of the original program (Benchmarks/compare.sh). Figures: Benchmarks/RESULTS.md.
+# port of the original program (Benchmarks/compare.sh), then plan's time and memory over
+# 100,000 and 1,000,000 existing entities (Benchmarks/plan-memory.sh). Figures:
+# Benchmarks/RESULTS.md.
 bench: deps venv
 	Benchmarks/run.sh
 	Benchmarks/compare.sh
+	Benchmarks/plan-memory.sh
 
 clean:
 	rm -rf .build fixture $(VENV) $(VENV_AZ)

@@ -16,27 +16,7 @@ photos="${2:-1000}"
 make -s venv >/dev/null
 swift build -c release --product azseed >/dev/null 2>&1
 swift build -c release --product photo-fixture >/dev/null 2>&1
-bin=$PWD/.build/release/azseed
-py=$PWD/.venv/bin/python
-port=$PWD/Benchmarks/python/speakeasy_port.py
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-
-start() {  # start NAME [--in-memory]: a new, empty emulator (in this shell, so the trap stops it)
-  local where=(--data-dir "$work/$1"); [ "${2:-}" = --in-memory ] && where=(--in-memory)
-  "$bin" emulator --blob-port 0 --table-port 0 "${where[@]}" >"$work/$1.out" 2>&1 &
-  for _ in $(seq 100); do grep -q 'table:' "$work/$1.out" 2>/dev/null && break; sleep 0.1; done
-}
-cs() {  # cs NAME -> the connection string of emulator NAME
-  echo "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=$(awk '/blob:/ {print $2}' "$work/$1.out");TableEndpoint=$(awk '/table:/ {print $2}' "$work/$1.out")"
-}
-measure() {  # measure LABEL COUNT UNIT command... -> one result line
-  local label=$1 count=$2 unit=$3; shift 3
-  /usr/bin/time -o "$work/time" -f "%e %M" "$@" >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
-  read -r wall rss <"$work/time"
-  printf "%-44s %8.2f s %7.0f MB %10s %s/s\n" "$label" "$wall" "$((rss / 1024))" "$(awk -v n="$count" -v s="$wall" 'BEGIN { printf "%.0f", n / s }')" "$unit"
-}
+source Benchmarks/lib.sh
 window=(--now 2026-11-21 --from 2026-01-01 --to 2027-01-01)
 images=$PWD/Seeds/speakeasy/images
 
