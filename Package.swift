@@ -3,7 +3,6 @@ import PackageDescription
 
 let package = Package(
     name: "azseed",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "azseed", targets: ["azseed"]),
         .library(name: "SeedKit", targets: ["SeedKit"]),
