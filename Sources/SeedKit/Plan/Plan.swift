@@ -9,7 +9,7 @@ public enum PlanChange: String, Sendable, Equatable {
 /// containers, blobs, tables, then entities kind by kind (referenced kinds first), then
 /// deletes. Unchanged entities are counted, not listed, unless they were recognised by
 /// their natural key under a foreign RowKey.
-public struct Plan: Sendable {
+public struct Plan: Sendable, Equatable {
     public var header: PlanHeader
     public var containers: [ContainerAction]
     public var blobs: [BlobAction]
@@ -151,9 +151,12 @@ public struct PropertyChange: Sendable, Equatable {
     public var name: String
     public var from: EdmValue?
     public var to: EdmValue?
+
+    /// The name by its bytes, as Azure compares property names.
+    public static func == (a: PropertyChange, b: PropertyChange) -> Bool { a.name.isExactly(b.name) && a.from == b.from && a.to == b.to }
 }
 
-public struct EntityAction: Sendable {
+public struct EntityAction: Sendable, Equatable {
     public var table: String
     /// The kind the entity belongs to; nil for an entity the dataset does not hold.
     public var kind: String?
@@ -183,5 +186,14 @@ public struct EntityAction: Sendable {
         self.entity = entity
         self.desiredRowKey = desiredRowKey
         self.naturalKey = naturalKey
+    }
+
+    /// Keys and text compared by their bytes, as Azure compares them.
+    public static func == (a: EntityAction, b: EntityAction) -> Bool {
+        func same(_ x: String?, _ y: String?) -> Bool { x == nil ? y == nil : y.map { x!.isExactly($0) } ?? false }
+        return a.table.isExactly(b.table) && same(a.kind, b.kind) && a.partitionKey.isExactly(b.partitionKey) && a.rowKey.isExactly(b.rowKey)
+            && a.change == b.change && a.changes == b.changes && a.entity == b.entity && same(a.desiredRowKey, b.desiredRowKey)
+            && a.naturalKey.count == b.naturalKey.count
+            && zip(a.naturalKey, b.naturalKey).allSatisfy { $0.0.isExactly($1.0) && $0.1.isExactly($1.1) }
     }
 }
