@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(
             name: "SeedRunner",
-            dependencies: ["SeedKit", "AzureStorage"]
+            dependencies: ["SeedKit", "AzureStorage", "StorageEmulator"]
         ),
         .executableTarget(
             name: "azseed",

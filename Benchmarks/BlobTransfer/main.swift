@@ -81,7 +81,7 @@ try FileManager.default.removeItem(at: back)
 
 // curl's Put Blob, signed with the account key like the library's requests.
 let blobURL = "\(server.account.blobEndpoint.absoluteString)/bench/curl.bin"
-var put = HTTPRequest(method: "PUT", url: blobURL, headers: HTTPHeaders([
+var put = TransportRequest(method: "PUT", url: blobURL, headers: HeaderFields([
     ("x-ms-date", SharedKeySigner.httpDate(Date())), ("x-ms-version", "2021-12-02"), ("x-ms-blob-type", "BlockBlob"),
     ("Content-Length", String(size)), ("Content-Type", "application/octet-stream")]))!
 let signer = SharedKeySigner(account: server.account.name, key: AccountKey(base64: StorageAccount.developmentAccountKey)!)

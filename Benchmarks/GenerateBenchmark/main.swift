@@ -23,7 +23,7 @@ let options = GenerationOptions(seed: 42, counts: ["event": events], now: EdmDat
                                 from: EdmDateTime(iso8601: "2026-01-01"), to: EdmDateTime(iso8601: "2027-01-01"))
 
 for mode in ["make", "make+encode"] {
-    let state = try DesiredState.make(dataset, options: options)
+    let state = try GeneratedDataset.make(dataset, options: options)
     let start = DispatchTime.now().uptimeNanoseconds
     var count = 0
     var bytes = 0

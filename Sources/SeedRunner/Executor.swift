@@ -86,13 +86,13 @@ public struct Executor: Sendable {
         do {
             if container.change == .create {
                 do {
-                    try await blobs.createContainer(container.name, access: container.access.publicAccess)
+                    try await blobs.createContainer(container.name, access: container.access)
                     return
                 } catch let error as AzureStorageError where error.code == "ContainerAlreadyExists" {
                     // Made since the plan (or by a retried create): set the access it must have.
                 }
             }
-            try await blobs.setContainerAccess(container.name, access: container.access.publicAccess)
+            try await blobs.setContainerAccess(container.name, access: container.access)
         } catch let error as AzureStorageError where error.code == "PublicAccessNotPermitted" {
             throw RunError("\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with --access private (anonymous image URLs will not work) or allow blob public access on the storage account")
         } catch {

@@ -2,7 +2,7 @@ import AzureStorage
 import Foundation
 import SeedKit
 
-/// Snapshots a container and a whole table of a target (design §7): every blob with its
+/// Snapshots a container and a whole table of a target (docs/FORMATS.md, snapshots): every blob with its
 /// content type and MD5, every entity of every partition with its exact EDM types, read page
 /// by page and written line by line, so memory stays bounded whatever the table's size.
 /// Every file operation runs on `BlockingPool`'s threads, never on the cooperative pool.
@@ -54,7 +54,7 @@ public struct Exporter: Sendable {
         guard let access = try await blobs.containerAccess(container) else {
             throw RunError("container '\(container)' does not exist in \(target.displayName); pass the right --container")
         }
-        builder.value.addContainer(container, access: AccessLevel(access))
+        builder.value.addContainer(container, access: access)
         for try await page in blobs.list(container: container) {
             for listed in page {
                 let data = try await blobs.download(container: container, name: listed.name)

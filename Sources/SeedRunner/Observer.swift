@@ -27,7 +27,7 @@ public struct Observer: Sendable {
         do {
             for container in desired.containers {
                 guard let access = try await blobs.containerAccess(container.name) else { continue }
-                var found = ObservedContainer(access: AccessLevel(access))
+                var found = ObservedContainer(access: access)
                 for try await page in blobs.list(container: container.name) {
                     for blob in page {
                         found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType)

@@ -17,7 +17,7 @@ public struct SeedRun: Sendable {
     }
 
     /// The header of a plan for `desired` against this target.
-    public func header(for desired: DesiredState, counts: [String: Int], access: AccessLevel?, prune: Bool) -> PlanHeader {
+    public func header(for desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool) -> PlanHeader {
         PlanHeader(target: target, source: .dataset, dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.standardizedFileURL.path,
                    seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune)
     }

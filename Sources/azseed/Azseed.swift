@@ -11,7 +11,7 @@ struct Azseed: AsyncParsableCommand {
             Same dataset files + same seed + same window = byte-identical output.
             """,
         version: "0.1.0",
-        subcommands: [PlanCommand.self, ApplyCommand.self, VerifyCommand.self, ResetCommand.self, ExportCommand.self, ImportCommand.self, Generate.self, Emulator.self, Portraits.self, SignRequests.self]
+        subcommands: [PlanCommand.self, ApplyCommand.self, VerifyCommand.self, ResetCommand.self, ExportCommand.self, ImportCommand.self, GenerateCommand.self, EmulatorCommand.self, PortraitsCommand.self, SignRequestsCommand.self]
     )
 }
 

@@ -4,18 +4,18 @@ import Synchronization
 
 /// A scripted transport: answers requests in order and records them.
 final class FakeTransport: HTTPTransport {
-    private let state: Mutex<(responses: [Result<HTTPResponse, Error>], requests: [HTTPRequest])>
+    private let state: Mutex<(responses: [Result<TransportResponse, Error>], requests: [TransportRequest])>
 
-    init(_ responses: [Result<HTTPResponse, Error>]) { state = Mutex((responses, [])) }
+    init(_ responses: [Result<TransportResponse, Error>]) { state = Mutex((responses, [])) }
 
-    convenience init(responses: [HTTPResponse]) { self.init(responses.map { .success($0) }) }
+    convenience init(responses: [TransportResponse]) { self.init(responses.map { .success($0) }) }
 
-    var requests: [HTTPRequest] { state.withLock { $0.requests } }
+    var requests: [TransportRequest] { state.withLock { $0.requests } }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let next: Result<HTTPResponse, Error> = state.withLock { s in
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let next: Result<TransportResponse, Error> = state.withLock { s in
             s.requests.append(request)
-            return s.responses.isEmpty ? .success(HTTPResponse(status: 599)) : s.responses.removeFirst()
+            return s.responses.isEmpty ? .success(TransportResponse(status: 599)) : s.responses.removeFirst()
         }
         return try next.get()
     }
@@ -28,8 +28,8 @@ final class SleepRecorder: Sendable {
     var sleeper: Sleeper { { [self] d in waits.withLock { $0.append(d) } } }
 }
 
-func json(_ status: Int, _ body: String, _ headers: [(String, String)] = []) -> HTTPResponse {
-    HTTPResponse(status: status, headers: HTTPHeaders(headers + [("Content-Type", "application/json")]), body: Data(body.utf8))
+func json(_ status: Int, _ body: String, _ headers: [(String, String)] = []) -> TransportResponse {
+    TransportResponse(status: status, headers: HeaderFields(headers + [("Content-Type", "application/json")]), body: Data(body.utf8))
 }
 
 func testConfiguration(_ sleeps: SleepRecorder = SleepRecorder(), retries: Int = 3) -> ClientConfiguration {

@@ -7,9 +7,9 @@ import Testing
 
     @Test func transientFailuresAreRetriedWithBackoff() async throws {
         let sleeps = SleepRecorder()
-        let busy = HTTPResponse(status: 503, headers: HTTPHeaders([("x-ms-error-code", "ServerBusy")]))
+        let busy = TransportResponse(status: 503, headers: HeaderFields([("x-ms-error-code", "ServerBusy")]))
         let transport = FakeTransport([.success(busy), .failure(URLError(.networkConnectionLost)), .success(busy),
-                                       .success(HTTPResponse(status: 201))])
+                                       .success(TransportResponse(status: 201))])
         let client = BlobClient(account: account, transport: transport, configuration: testConfiguration(sleeps))
         try await client.createContainer("speakers", access: .container)
         #expect(transport.requests.count == 4)
@@ -19,14 +19,14 @@ import Testing
 
     @Test func retryAfterIsHonoured() async throws {
         let sleeps = SleepRecorder()
-        let transport = FakeTransport(responses: [HTTPResponse(status: 429, headers: HTTPHeaders([("Retry-After", "2")])), HTTPResponse(status: 201)])
+        let transport = FakeTransport(responses: [TransportResponse(status: 429, headers: HeaderFields([("Retry-After", "2")])), TransportResponse(status: 201)])
         try await BlobClient(account: account, transport: transport, configuration: testConfiguration(sleeps)).createContainer("speakers")
         #expect(sleeps.recorded == [.seconds(2)])
     }
 
     @Test func retriesStopAtTheLimitWithTheLastError() async throws {
         let sleeps = SleepRecorder()
-        let timeout = HTTPResponse(status: 500, headers: HTTPHeaders([("x-ms-error-code", "OperationTimedOut")]))
+        let timeout = TransportResponse(status: 500, headers: HeaderFields([("x-ms-error-code", "OperationTimedOut")]))
         let transport = FakeTransport(responses: Array(repeating: timeout, count: 5))
         let client = TableClient(account: account, transport: transport, configuration: testConfiguration(sleeps, retries: 2))
         await #expect(performing: { try await client.createTable("events") }, throws: { ($0 as? AzureStorageError)?.code == "OperationTimedOut" })
@@ -35,7 +35,7 @@ import Testing
 
     @Test func clientErrorsAreNotRetriedAndAreReadable() async throws {
         let body = #"<?xml version="1.0" encoding="utf-8"?><Error><Code>PublicAccessNotPermitted</Code><Message>Public access is not permitted on this storage account.</Message></Error>"#
-        let transport = FakeTransport(responses: [HTTPResponse(status: 409, headers: HTTPHeaders([("x-ms-request-id", "r-1")]), body: Data(body.utf8))])
+        let transport = FakeTransport(responses: [TransportResponse(status: 409, headers: HeaderFields([("x-ms-request-id", "r-1")]), body: Data(body.utf8))])
         let client = BlobClient(account: account, transport: transport, configuration: testConfiguration())
         await #expect(performing: { try await client.createContainer("speakers", access: .container) }, throws: { error in
             "\(error)" == "Create Container http://127.0.0.1:10000/devstoreaccount1/speakers failed: 409 PublicAccessNotPermitted: Public access is not permitted on this storage account. (request id r-1)"
@@ -51,7 +51,7 @@ import Testing
 
     @Test func sasTokensGoInTheQueryAndNeverInErrors() async throws {
         let sas = try ConnectionString.parse("BlobEndpoint=https://acct.blob.core.windows.net;TableEndpoint=https://acct.table.core.windows.net;SharedAccessSignature=sv=2022-11-02&sig=TOPSECRET")
-        let transport = FakeTransport(responses: [HTTPResponse(status: 403, headers: HTTPHeaders([("x-ms-error-code", "AuthenticationFailed")]))])
+        let transport = FakeTransport(responses: [TransportResponse(status: 403, headers: HeaderFields([("x-ms-error-code", "AuthenticationFailed")]))])
         let client = BlobClient(account: sas, transport: transport, configuration: testConfiguration())
         await #expect(performing: { try await client.deleteBlob(container: "speakers", name: "a b.jpg") }, throws: { error in
             !"\(error)".contains("TOPSECRET") && "\(error)".contains("https://acct.blob.core.windows.net/speakers/a%20b.jpg")
@@ -74,7 +74,7 @@ import Testing
     @Test func blobListingPagesByMarker() async throws {
         let page1 = #"<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="http://127.0.0.1:10000/devstoreaccount1/" ContainerName="c"><MaxResults>1</MaxResults><Blobs><Blob><Name>a &amp; b.jpg</Name><Properties><Content-Length>5</Content-Length><Content-Type>image/jpeg</Content-Type><Content-MD5>XUFAKrxLKna5cZ2REBfFkg==</Content-MD5><Etag>0x1</Etag></Properties><Metadata><k>v</k></Metadata></Blob></Blobs><NextMarker>m2</NextMarker></EnumerationResults>"#
         let page2 = #"<?xml version="1.0" encoding="utf-8"?><EnumerationResults ContainerName="c"><Blobs><Blob><Name>z.jpg</Name><Properties><Content-Length>0</Content-Length><Content-Type /><Content-MD5 /></Properties><Metadata /></Blob></Blobs><NextMarker /></EnumerationResults>"#
-        let transport = FakeTransport(responses: [HTTPResponse(status: 200, body: Data(page1.utf8)), HTTPResponse(status: 200, body: Data(page2.utf8))])
+        let transport = FakeTransport(responses: [TransportResponse(status: 200, body: Data(page1.utf8)), TransportResponse(status: 200, body: Data(page2.utf8))])
         let client = BlobClient(account: account, transport: transport, configuration: testConfiguration())
         var blobs: [BlobProperties] = []
         for try await page in client.list(container: "cc1", pageSize: 1) { blobs += page }
@@ -88,7 +88,7 @@ import Testing
         let bytes = Data((0..<2_500).map { UInt8($0 % 251) })
         try bytes.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let transport = FakeTransport(responses: Array(repeating: HTTPResponse(status: 201), count: 4))
+        let transport = FakeTransport(responses: Array(repeating: TransportResponse(status: 201), count: 4))
         var client = BlobClient(account: account, transport: transport, configuration: testConfiguration())
         client.singleUploadLimit = 1_000
         client.blockSize = 1_000
@@ -120,13 +120,13 @@ import Testing
 @Suite struct ContainerAccessTests {
     @Test func accessLevelsAndMissingContainers() async throws {
         let transport = FakeTransport(responses: [
-            HTTPResponse(status: 200, headers: HTTPHeaders([("x-ms-blob-public-access", "blob")])),
-            HTTPResponse(status: 200),
-            HTTPResponse(status: 404, headers: HTTPHeaders([("x-ms-error-code", "ContainerNotFound")])),
+            TransportResponse(status: 200, headers: HeaderFields([("x-ms-blob-public-access", "blob")])),
+            TransportResponse(status: 200),
+            TransportResponse(status: 404, headers: HeaderFields([("x-ms-error-code", "ContainerNotFound")])),
         ])
         let client = BlobClient(account: .development(), transport: transport, configuration: testConfiguration())
         #expect(try await client.containerAccess("speakers") == .blob)
-        #expect(try await client.containerProperties("speakers") == PublicAccess.none)
+        #expect(try await client.containerProperties("speakers") == PublicAccess.private)
         #expect(try await client.containerAccess("speakers") == nil)
         #expect(transport.requests[0].query.map(\.value) == ["container", "acl"])
         #expect(transport.requests[1].query.map(\.value) == ["container"])

@@ -5,7 +5,7 @@ import Testing
 /// SAS tokens and URLs with the same decoding the emulator reads requests with.
 @Suite struct QueryDecodingTests {
     @Test func plusIsASpaceAndPercentTwoBIsAPlus() throws {
-        let request = try #require(HTTPRequest(method: "GET", url: "http://h/acct/c?comp=list&prefix=with+space%2F&marker=a%2Bb"))
+        let request = try #require(TransportRequest(method: "GET", url: "http://h/acct/c?comp=list&prefix=with+space%2F&marker=a%2Bb"))
         #expect(request.query.map { [$0.name, $0.value] } == [["comp", "list"], ["prefix", "with space/"], ["marker", "a+b"]])
         #expect(PercentEncoding.decodeQueryComponent("PartitionKey+eq+'a+b'") == "PartitionKey eq 'a b'")
         #expect(PercentEncoding.decodeQueryComponent("%ZZ") == nil)

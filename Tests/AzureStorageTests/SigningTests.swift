@@ -2,13 +2,13 @@ import AzureStorage
 import Foundation
 import Testing
 
-/// The fact sheet's captured requests, reproduced to the byte.
+/// The captured requests of docs/PROTOCOL.md, reproduced to the byte.
 @Suite struct SigningTests {
     let signer = SharedKeySigner(account: "devstoreaccount1", key: AccountKey(base64: StorageAccount.developmentAccountKey)!)
 
     @Test func blobPutWorkedExample() {
-        let request = HTTPRequest(method: "PUT", origin: "http://127.0.0.1:10000", path: "/devstoreaccount1/c1/dir/hello%20world.txt",
-                                  headers: HTTPHeaders([
+        let request = TransportRequest(method: "PUT", origin: "http://127.0.0.1:10000", path: "/devstoreaccount1/c1/dir/hello%20world.txt",
+                                  headers: HeaderFields([
                                       ("Content-Length", "5"), ("Content-MD5", "XUFAKrxLKna5cZ2REBfFkg=="), ("Content-Type", "application/octet-stream"),
                                       ("If-None-Match", "*"), ("x-ms-blob-type", "BlockBlob"), ("x-ms-blob-content-type", "text/plain"),
                                       ("x-ms-blob-cache-control", "max-age=60"), ("x-ms-meta-a", "1"), ("x-ms-version", "2026-10-06"),
@@ -20,17 +20,17 @@ import Testing
     }
 
     @Test func blobListWorkedExample() {
-        let request = HTTPRequest(method: "GET", origin: "http://127.0.0.1:10000", path: "/devstoreaccount1/c1",
+        let request = TransportRequest(method: "GET", origin: "http://127.0.0.1:10000", path: "/devstoreaccount1/c1",
                                   query: [("restype", "container"), ("comp", "list"), ("prefix", "dir/"), ("maxresults", "2"), ("include", "metadata")],
-                                  headers: HTTPHeaders([("x-ms-version", "2026-10-06"), ("x-ms-date", "Sat, 21 Nov 2026 09:33:14 GMT"),
+                                  headers: HeaderFields([("x-ms-version", "2026-10-06"), ("x-ms-date", "Sat, 21 Nov 2026 09:33:14 GMT"),
                                                         ("x-ms-client-request-id", "9324906e-e58e-11f1-9fb4-02fc00000001")]))
         #expect(request.urlString == "http://127.0.0.1:10000/devstoreaccount1/c1?restype=container&comp=list&prefix=dir%2F&maxresults=2&include=metadata")
         #expect(signer.blobAuthorization(request) == "SharedKey devstoreaccount1:ixhr1TQt9xCWcMqngMHskR5wYmuphiCczWeC8hZjbJA=")
     }
 
     @Test func tableWorkedExamples() {
-        let request = HTTPRequest(method: "POST", origin: "http://127.0.0.1:10002", path: "/devstoreaccount1/Tables",
-                                  headers: HTTPHeaders([("Content-Type", "application/json;odata=nometadata"), ("x-ms-date", "Sat, 21 Nov 2026 09:35:47 GMT"),
+        let request = TransportRequest(method: "POST", origin: "http://127.0.0.1:10002", path: "/devstoreaccount1/Tables",
+                                  headers: HeaderFields([("Content-Type", "application/json;odata=nometadata"), ("x-ms-date", "Sat, 21 Nov 2026 09:35:47 GMT"),
                                                         ("Date", "Sat, 21 Nov 2026 09:35:47 GMT")]))
         #expect(SharedKeySigner.tableStringToSign(request, account: "devstoreaccount1") == "POST\n\napplication/json;odata=nometadata\nSat, 21 Nov 2026 09:35:47 GMT\n/devstoreaccount1/devstoreaccount1/Tables")
         #expect(signer.tableAuthorization(request) == "SharedKey devstoreaccount1:Fzdwg4aGYRrhTMGI2Z0Zy7iBFywBBMXbMkYRGIOLMn0=")
@@ -38,13 +38,13 @@ import Testing
     }
 
     @Test func tableResourceKeepsOnlyComp() {
-        let request = HTTPRequest(method: "GET", origin: "http://h", path: "/a/t()", query: [("$filter", "x eq 1"), ("comp", "acl"), ("$top", "3")])
+        let request = TransportRequest(method: "GET", origin: "http://h", path: "/a/t()", query: [("$filter", "x eq 1"), ("comp", "acl"), ("$top", "3")])
         #expect(SharedKeySigner.tableStringToSign(request, account: "a").hasSuffix("\n/a/a/t()?comp=acl"))
     }
 
     @Test func headerCollationIgnoresPunctuationFirst() {
-        let headers = HTTPHeaders([("x-ms-meta-ab", "3"), ("x-ms-meta-a1", "2"), ("x-ms-meta-a_b", "1"), ("X-MS-Date", "d")])
-        let lines = SharedKeySigner.blobStringToSign(HTTPRequest(method: "GET", origin: "http://h", path: "/a", headers: headers), account: "a")
+        let headers = HeaderFields([("x-ms-meta-ab", "3"), ("x-ms-meta-a1", "2"), ("x-ms-meta-a_b", "1"), ("X-MS-Date", "d")])
+        let lines = SharedKeySigner.blobStringToSign(TransportRequest(method: "GET", origin: "http://h", path: "/a", headers: headers), account: "a")
             .split(separator: "\n").filter { $0.hasPrefix("x-ms-") }
         #expect(lines == ["x-ms-date:d", "x-ms-meta-a_b:1", "x-ms-meta-a1:2", "x-ms-meta-ab:3"])
     }

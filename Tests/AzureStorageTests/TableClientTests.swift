@@ -72,7 +72,7 @@ import Testing
         #expect(transport.requests.isEmpty)
     }
 
-    static func batchResponse(_ parts: [(Int, String, String)]) -> HTTPResponse {
+    static func batchResponse(_ parts: [(Int, String, String)]) -> TransportResponse {
         var body = "--batchresponse_X\r\nContent-Type: multipart/mixed; boundary=changesetresponse_Y\r\n\r\n"
         for (status, reason, payload) in parts {
             body += "--changesetresponse_Y\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 \(status) \(reason)\r\nX-Content-Type-Options: nosniff\r\nETag: W/\"datetime'2026-11-21T09%3A33%3A14.1234567Z'\"\r\n"
@@ -80,7 +80,7 @@ import Testing
             body += "\r\n\(payload)\r\n"
         }
         body += "--changesetresponse_Y--\r\n--batchresponse_X--\r\n"
-        return HTTPResponse(status: 202, headers: HTTPHeaders([("Content-Type", "multipart/mixed; boundary=batchresponse_X")]), body: Data(body.utf8))
+        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=batchresponse_X")]), body: Data(body.utf8))
     }
 
     @Test func batchSuccessReturnsEveryETag() async throws {

@@ -67,8 +67,8 @@ s.serve_forever()
         return ("http://127.0.0.1:\(port)", server)
     }
 
-    static func get(_ origin: String, delay: Double) -> HTTPRequest {
-        HTTPRequest(method: "GET", origin: origin, path: "/sleep/\(delay)")
+    static func get(_ origin: String, delay: Double) -> TransportRequest {
+        TransportRequest(method: "GET", origin: origin, path: "/sleep/\(delay)")
     }
 
     /// Seconds until a block sent to Dispatch's global queue runs.

@@ -57,9 +57,9 @@ while True:
         let transport = CurlTransport(timeout: 10)
         for method in ["PUT", "MERGE", "PATCH", "POST", "DELETE", "GET"] {
             let body = method == "GET" || method == "DELETE" ? Data() : Data("{\"a\":\"ü\"}".utf8)
-            let request = HTTPRequest(method: method, origin: "http://127.0.0.1:\(port)", path: "/devstoreaccount1/t(PartitionKey='p%20k%27%271',RowKey='r')",
+            let request = TransportRequest(method: method, origin: "http://127.0.0.1:\(port)", path: "/devstoreaccount1/t(PartitionKey='p%20k%27%271',RowKey='r')",
                                       query: [("$filter", "A eq 'x y'"), ("comp", "list")],
-                                      headers: HTTPHeaders([("x-ms-meta-a_b", "1"), ("Content-Length", String(body.count)), ("If-Match", "*")]), body: body)
+                                      headers: HeaderFields([("x-ms-meta-a_b", "1"), ("Content-Length", String(body.count)), ("If-Match", "*")]), body: body)
             let response = try await transport.send(request)
             #expect(response.status == 201)
             #expect(response.headers["x-ms-request-id"] == "echo")

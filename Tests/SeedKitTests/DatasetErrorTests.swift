@@ -9,7 +9,7 @@ import Testing
         try TestSupport.edit(copy.appendingPathComponent("dataset.yaml"), change)
         do {
             let dataset = try Dataset.load(directory: copy)
-            _ = try DesiredState.make(dataset, options: TestSupport.options())
+            _ = try GeneratedDataset.make(dataset, options: TestSupport.options())
         } catch let error as DatasetError {
             return error.description
         } catch let error as GenerationError {
@@ -39,7 +39,7 @@ import Testing
         let copy = try TestSupport.copyOfSpeakEasy()
         try Data("x".utf8).write(to: copy.appendingPathComponent("images/notes."))
         let dataset = try Dataset.load(directory: copy)
-        #expect(performing: { _ = try DesiredState.make(dataset, options: TestSupport.options()) }, throws: {
+        #expect(performing: { _ = try GeneratedDataset.make(dataset, options: TestSupport.options()) }, throws: {
             "\($0)".contains("images/notes.: cannot be a blob of container 'speakers': a blob name must not end with '.' or '/'")
         })
     }
@@ -103,7 +103,7 @@ import Testing
             let copy = try TestSupport.copyOfSpeakEasy()
             try damage(copy)
             let dataset = try Dataset.load(directory: copy)
-            #expect(performing: { _ = try DesiredState.make(dataset, options: TestSupport.options()) }, throws: { error in
+            #expect(performing: { _ = try GeneratedDataset.make(dataset, options: TestSupport.options()) }, throws: { error in
                 let text = "\(error)"
                 if !text.contains(expected) { Issue.record("\(name): \(text)") }
                 return true
@@ -116,13 +116,13 @@ import Testing
         var options = TestSupport.options()
         options.from = TestSupport.pinnedWindow.to
         options.to = TestSupport.pinnedWindow.from
-        #expect(performing: { _ = try DesiredState.make(dataset, options: options) }, throws: { error in
+        #expect(performing: { _ = try GeneratedDataset.make(dataset, options: options) }, throws: { error in
             (error as? GenerationError)?.isUsage == true && "\(error)".contains("is not before its end")
         })
         options = TestSupport.options()
         options.counts = ["speaker": 3]
-        #expect(throws: GenerationError.self) { _ = try DesiredState.make(dataset, options: options) }
+        #expect(throws: GenerationError.self) { _ = try GeneratedDataset.make(dataset, options: options) }
         options.counts = ["session": 3]
-        #expect(performing: { _ = try DesiredState.make(dataset, options: options) }, throws: { "\($0)".contains("no kind 'session'") })
+        #expect(performing: { _ = try GeneratedDataset.make(dataset, options: options) }, throws: { "\($0)".contains("no kind 'session'") })
     }
 }

@@ -8,7 +8,7 @@ import Testing
     init() throws { dataset = try Dataset.load(directory: TestSupport.speakeasy) }
 
     private func events(_ options: GenerationOptions) throws -> [GeneratedEntity] {
-        try TestSupport.entities(try DesiredState.make(dataset, options: options).tables[0]).filter { $0.partitionKey == "Events" }
+        try TestSupport.entities(try GeneratedDataset.make(dataset, options: options).tables[0]).filter { $0.partitionKey == "Events" }
     }
 
     @Test func makesExactlyTheRequestedNumberOfEvents() throws {
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func speakerRowsMatchTheOriginalProgram() throws {
-        let speakers = try TestSupport.entities(try DesiredState.make(dataset, options: TestSupport.options()).tables[0])
+        let speakers = try TestSupport.entities(try GeneratedDataset.make(dataset, options: TestSupport.options()).tables[0])
             .filter { $0.partitionKey == "speakers" }
         #expect(speakers.count == 8)
         let bart = try #require(speakers.first { $0["Name"]?.text == "Bart Tubalinal" })
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func eventsPointAtTheirSpeaker() throws {
-        let all = try TestSupport.entities(try DesiredState.make(dataset, options: TestSupport.options()).tables[0])
+        let all = try TestSupport.entities(try GeneratedDataset.make(dataset, options: TestSupport.options()).tables[0])
         let speakers = Dictionary(uniqueKeysWithValues: all.filter { $0.partitionKey == "speakers" }.map { ($0.rowKey, $0["Name"]!.text) })
         for event in all where event.partitionKey == "Events" {
             #expect(speakers[event["SpeakerKey"]!.text] == event["SpeakerName"]!.text)
@@ -80,14 +80,14 @@ import Testing
     }
 
     @Test func outputIsSortedByPartitionThenRowKey() throws {
-        let all = try TestSupport.entities(try DesiredState.make(dataset, options: TestSupport.options(events: 500)).tables[0])
+        let all = try TestSupport.entities(try GeneratedDataset.make(dataset, options: TestSupport.options(events: 500)).tables[0])
         let keys = all.map { [$0.partitionKey, $0.rowKey] }
         #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) { $0.utf8.lexicographicallyPrecedes($1.utf8) } })
     }
 
     @Test func addingAnUnrelatedKindChangesNoExistingValue() throws {
         let copy = try TestSupport.copyOfSpeakEasy()
-        let before = try TestSupport.entities(try DesiredState.make(try Dataset.load(directory: copy), options: TestSupport.options()).tables[0])
+        let before = try TestSupport.entities(try GeneratedDataset.make(try Dataset.load(directory: copy), options: TestSupport.options()).tables[0])
         try TestSupport.edit(copy.appendingPathComponent("dataset.yaml")) {
             $0.replacingOccurrences(of: "      - name: event\n", with: """
                       - name: sponsor
@@ -101,7 +101,7 @@ import Testing
 
                 """)
         }
-        let after = try TestSupport.entities(try DesiredState.make(try Dataset.load(directory: copy), options: TestSupport.options()).tables[0])
+        let after = try TestSupport.entities(try GeneratedDataset.make(try Dataset.load(directory: copy), options: TestSupport.options()).tables[0])
         #expect(after.filter { $0.partitionKey == "sponsors" }.count == 5)
         let kept = after.filter { $0.partitionKey != "sponsors" }
         #expect(kept.map(\.rowKey) == before.map(\.rowKey))
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func theChatDatasetWorksWithNoCode() throws {
-        let chat = try DesiredState.make(try Dataset.load(directory: TestSupport.chat), options: TestSupport.options())
+        let chat = try GeneratedDataset.make(try Dataset.load(directory: TestSupport.chat), options: TestSupport.options())
         #expect(chat.tables.map(\.name) == ["rooms", "users", "messages"])
         #expect(chat.tables.map(\.entityCount) == [4, 25, 500])
         let users = try TestSupport.entities(chat.tables[1])

@@ -11,7 +11,7 @@ import Testing
     @Test func speakEasySnapshotIsPinned() throws {
         let out = try TestSupport.temporaryDirectory().appendingPathComponent("fixture")
         let dataset = try Dataset.load(directory: TestSupport.speakeasy)
-        _ = try SnapshotWriter.write(try DesiredState.make(dataset, options: TestSupport.options()), to: out, force: false)
+        _ = try SnapshotWriter.write(try GeneratedDataset.make(dataset, options: TestSupport.options()), to: out, force: false)
         #expect(try TestSupport.folderHash(out) == Self.speakEasySeed42)
     }
 
@@ -20,15 +20,15 @@ import Testing
         let a = try TestSupport.temporaryDirectory().appendingPathComponent("a")
         let b = try TestSupport.temporaryDirectory().appendingPathComponent("b")
         let options = TestSupport.options(seed: 9)
-        _ = try SnapshotWriter.write(try DesiredState.make(dataset, options: options), to: a, force: false)
-        _ = try SnapshotWriter.write(try DesiredState.make(dataset, options: options), to: b, force: false)
+        _ = try SnapshotWriter.write(try GeneratedDataset.make(dataset, options: options), to: a, force: false)
+        _ = try SnapshotWriter.write(try GeneratedDataset.make(dataset, options: options), to: b, force: false)
         #expect(try TestSupport.folderHash(a) == TestSupport.folderHash(b))
     }
 
     @Test func anotherSeedChangesTheEvents() throws {
         let dataset = try Dataset.load(directory: TestSupport.speakeasy)
-        let a = try TestSupport.entities(try DesiredState.make(dataset, options: TestSupport.options(seed: 1)).tables[0])
-        let b = try TestSupport.entities(try DesiredState.make(dataset, options: TestSupport.options(seed: 2)).tables[0])
+        let a = try TestSupport.entities(try GeneratedDataset.make(dataset, options: TestSupport.options(seed: 1)).tables[0])
+        let b = try TestSupport.entities(try GeneratedDataset.make(dataset, options: TestSupport.options(seed: 2)).tables[0])
         #expect(a.map(\.rowKey) != b.map(\.rowKey))
         // Speakers are rows: their keys do not depend on the seed.
         #expect(a.filter { $0.partitionKey == "speakers" }.map(\.rowKey) == b.filter { $0.partitionKey == "speakers" }.map(\.rowKey))

@@ -5,11 +5,11 @@ import Testing
 
 /// The pure planner: desired state against observed states built by hand.
 @Suite struct PlannerTests {
-    static func desired(events: Int = 40) throws -> DesiredState {
-        try DesiredState.make(try Dataset.load(directory: TestSupport.speakeasy), options: TestSupport.options(events: events))
+    static func desired(events: Int = 40) throws -> GeneratedDataset {
+        try GeneratedDataset.make(try Dataset.load(directory: TestSupport.speakeasy), options: TestSupport.options(events: events))
     }
 
-    static func header(_ desired: DesiredState, prune: Bool = false) -> PlanHeader {
+    static func header(_ desired: GeneratedDataset, prune: Bool = false) -> PlanHeader {
         PlanHeader(target: PlanTarget(account: "devstoreaccount1", blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1",
                                       tableEndpoint: "http://127.0.0.1:10002/devstoreaccount1"),
                    dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.path, seed: desired.seed,
@@ -17,7 +17,7 @@ import Testing
     }
 
     /// The target exactly as the dataset wants it.
-    static func seeded(_ desired: DesiredState) throws -> ObservedState {
+    static func seeded(_ desired: GeneratedDataset) throws -> ObservedState {
         var observed = ObservedState()
         for container in desired.containers {
             var found = ObservedContainer(access: container.access)

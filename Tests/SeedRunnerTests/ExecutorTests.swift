@@ -12,8 +12,8 @@ import Testing
     static let speakeasy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Seeds/speakeasy")
 
-    static func desired(events: Int = 30, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> DesiredState {
-        try DesiredState.make(try Dataset.load(directory: speakeasy),
+    static func desired(events: Int = 30, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> GeneratedDataset {
+        try GeneratedDataset.make(try Dataset.load(directory: speakeasy),
                               options: GenerationOptions(counts: ["event": events], now: EdmDateTime(iso8601: "2026-11-21")!, blobEndpoint: blobEndpoint))
     }
 
@@ -107,7 +107,7 @@ import Testing
         let transport = ClosureTransport { request in
             sent.withLock { $0.append("\(request.method) \(request.path)") }
             let body = Data("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>PublicAccessNotPermitted</Code><Message>Public access is not permitted on this storage account.</Message></Error>".utf8)
-            return HTTPResponse(status: 409, headers: HTTPHeaders([("x-ms-error-code", "PublicAccessNotPermitted")]), body: body)
+            return TransportResponse(status: 409, headers: HeaderFields([("x-ms-error-code", "PublicAccessNotPermitted")]), body: body)
         }
         let account = StorageAccount.development()
         let run = SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: "b", tableEndpoint: "t"), transport: transport)

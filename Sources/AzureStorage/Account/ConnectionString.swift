@@ -1,6 +1,6 @@
 import Foundation
 
-/// Parses Azure Storage connection strings (fact sheet §1).
+/// Parses Azure Storage connection strings (docs/PROTOCOL.md §1).
 public enum ConnectionString {
     /// The environment variable read when no connection string is passed.
     public static let environmentVariable = "AZURE_STORAGE_CONNECTION_STRING"

@@ -33,17 +33,17 @@ public struct BlobClient: Sendable {
 
     /// Creates a container with a public access level; 409 ContainerAlreadyExists if it exists,
     /// 409 PublicAccessNotPermitted when the account forbids public access.
-    public func createContainer(_ name: String, access: PublicAccess = .none) async throws {
+    public func createContainer(_ name: String, access: PublicAccess = .private) async throws {
         try check(container: name, operation: "Create Container")
-        var headers = HTTPHeaders()
-        if access != .none { headers["x-ms-blob-public-access"] = access.rawValue }
+        var headers = HeaderFields()
+        if access != .private { headers["x-ms-blob-public-access"] = access.rawValue }
         _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container")], headers: headers),
                                     operation: "Create Container", expected: [201])
     }
 
     /// Creates the container unless it exists; returns whether it was created.
     @discardableResult
-    public func ensureContainer(_ name: String, access: PublicAccess = .none) async throws -> Bool {
+    public func ensureContainer(_ name: String, access: PublicAccess = .private) async throws -> Bool {
         do {
             try await createContainer(name, access: access)
             return true
@@ -74,7 +74,7 @@ public struct BlobClient: Sendable {
         try check(container: name, operation: operation)
         do {
             let response = try await pipeline.send(pipeline.request("GET", path(name), query: query), operation: operation, expected: [200])
-            return response.headers["x-ms-blob-public-access"].flatMap(PublicAccess.init(rawValue:)) ?? PublicAccess.none
+            return response.headers["x-ms-blob-public-access"].flatMap(PublicAccess.init(rawValue:)) ?? PublicAccess.private
         } catch let error as AzureStorageError where error.status == 404 {
             return nil
         }
@@ -83,8 +83,8 @@ public struct BlobClient: Sendable {
     /// Sets the container's public access level (Set Container ACL, no stored policies).
     public func setContainerAccess(_ name: String, access: PublicAccess) async throws {
         try check(container: name, operation: "Set Container ACL")
-        var headers = HTTPHeaders()
-        if access != .none { headers["x-ms-blob-public-access"] = access.rawValue }
+        var headers = HeaderFields()
+        if access != .private { headers["x-ms-blob-public-access"] = access.rawValue }
         _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container"), ("comp", "acl")], headers: headers),
                                     operation: "Set Container ACL", expected: [200])
     }
@@ -133,7 +133,7 @@ public struct BlobClient: Sendable {
                 md5.update(data: chunk)
                 let id = Data(String(format: "block-%08d", ids.count).utf8).base64EncodedString()
                 ids.append(id)
-                var headers = HTTPHeaders()
+                var headers = HeaderFields()
                 headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
                 let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk)
                 while inFlight >= max(1, blockParallelism) {
@@ -155,8 +155,8 @@ public struct BlobClient: Sendable {
         return response.headers["ETag"]
     }
 
-    private func uploadHeaders(_ options: BlobUploadOptions) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+    private func uploadHeaders(_ options: BlobUploadOptions) -> HeaderFields {
+        var headers = HeaderFields()
         headers["x-ms-blob-content-type"] = options.contentType
         if let cache = options.cacheControl { headers["x-ms-blob-cache-control"] = cache }
         for (key, value) in options.metadata.sorted(by: { $0.key < $1.key }) { headers["x-ms-meta-\(key)"] = value }
@@ -166,7 +166,7 @@ public struct BlobClient: Sendable {
     /// Downloads a blob, or the inclusive byte range `range` of it.
     public func download(container: String, name: String, range: ClosedRange<Int>? = nil) async throws -> Data {
         try check(container: container, blob: name, operation: "Get Blob")
-        var headers = HTTPHeaders()
+        var headers = HeaderFields()
         if let range { headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)" }
         return try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206]).body
     }
@@ -183,9 +183,9 @@ public struct BlobClient: Sendable {
         let blockSize = self.blockSize
         let output = try await BlockingPool.run { try FileBlocks(creating: file) }
         do {
-            var headers = HTTPHeaders()
+            var headers = HeaderFields()
             headers["x-ms-range"] = "bytes=0-\(blockSize - 1)"
-            let first: HTTPResponse
+            let first: TransportResponse
             do {
                 first = try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206])
             } catch let error as AzureStorageError where error.status == 416 {
@@ -203,7 +203,7 @@ public struct BlobClient: Sendable {
                 var offset = firstBody.count
                 while offset < total {
                     let range = offset...min(total, offset + blockSize) - 1
-                    var headers = HTTPHeaders()
+                    var headers = HeaderFields()
                     headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
                     if let etag { headers["If-Match"] = etag }
                     let request = pipeline.request("GET", path(container, name), headers: headers)

@@ -1,10 +1,11 @@
 import Foundation
 
-/// Public read access of a container, as `x-ms-blob-public-access` carries it.
+/// Anonymous read access of a container, as `x-ms-blob-public-access` carries it: what a
+/// dataset's `access:`, `--access` and a plan name with the same words.
 public enum PublicAccess: String, Sendable, CaseIterable {
     case container, blob
-    /// No anonymous access (the header is absent).
-    case none
+    /// No anonymous access (the header is absent on the wire).
+    case `private`
 }
 
 /// A blob's properties, from HEAD or a listing.

@@ -62,7 +62,7 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
 extension AzureStorageError {
     /// Reads a service error from a response: the code from `x-ms-error-code` or the body
     /// (Blob XML `<Error><Code>`, Table JSON `odata.error`), the message from the body.
-    static func from(_ response: HTTPResponse, operation: String, url: String) -> AzureStorageError {
+    static func from(_ response: TransportResponse, operation: String, url: String) -> AzureStorageError {
         var code = response.headers["x-ms-error-code"]
         var message = HTTPStatus.reason(response.status)
         if let json = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],

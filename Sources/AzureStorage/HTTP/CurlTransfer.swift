@@ -9,30 +9,30 @@ import Synchronization
 /// transfer from `configure` to `finish`; `state` is how the waiting task and a cancellation
 /// meet it.
 final class CurlTransfer: @unchecked Sendable {
-    private let request: HTTPRequest
+    private let request: TransportRequest
     private let timeout: Int
     /// Only open a connection (a reachability probe), with this connect timeout in seconds.
     private let connectOnly: Int?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var upload: UnsafeMutableRawBufferPointer?
     private var errorBuffer: UnsafeMutablePointer<CChar>?
-    private var responseHeaders = HTTPHeaders()
+    private var responseHeaders = HeaderFields()
     private var responseBody = Data()
 
     private struct State {
-        var continuation: CheckedContinuation<HTTPResponse, any Error>?
+        var continuation: CheckedContinuation<TransportResponse, any Error>?
         var finished = false
     }
     private let state = Mutex(State())
 
-    init(_ request: HTTPRequest, timeout: Int, connectOnly: Int? = nil) {
+    init(_ request: TransportRequest, timeout: Int, connectOnly: Int? = nil) {
         self.request = request
         self.timeout = timeout
         self.connectOnly = connectOnly
     }
 
     /// Set by the waiting task before the transfer is started.
-    func waitWith(_ continuation: CheckedContinuation<HTTPResponse, any Error>) {
+    func waitWith(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
         let early = state.withLock { state -> Bool in
             guard !state.finished else { return true }
             state.continuation = continuation
@@ -45,8 +45,8 @@ final class CurlTransfer: @unchecked Sendable {
     var isPending: Bool { state.withLock { !$0.finished } }
 
     /// Resumes the waiting task once; later calls do nothing.
-    func finish(_ result: Result<HTTPResponse, any Error>) {
-        let continuation = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
+    func finish(_ result: Result<TransportResponse, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<TransportResponse, any Error>? in
             guard !state.finished else { return nil }
             state.finished = true
             defer { state.continuation = nil }
@@ -69,7 +69,7 @@ final class CurlTransfer: @unchecked Sendable {
     func configure(_ easy: UnsafeMutableRawPointer) {
         var hasContentType = false
         for (name, value) in request.headers {
-            if HTTPHeaders.sameName(name, "Content-Type") { hasContentType = true }
+            if HeaderFields.sameName(name, "Content-Type") { hasContentType = true }
             // `Name;` is libcurl's way to send a header with an empty value.
             headerList = curl_slist_append(headerList, value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
@@ -118,14 +118,14 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The response, or why there is none, once libcurl reports the transfer done.
-    func result(code: CURLcode, easy: UnsafeMutableRawPointer) -> Result<HTTPResponse, any Error> {
+    func result(code: CURLcode, easy: UnsafeMutableRawPointer) -> Result<TransportResponse, any Error> {
         guard code == CURLE_OK else {
             let detail = errorBuffer.map { String(cString: $0) } ?? ""
             return .failure(CurlError(code, detail: detail))
         }
         var status = 0
         _ = azs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        return .success(HTTPResponse(status: status, headers: responseHeaders, body: responseBody))
+        return .success(TransportResponse(status: status, headers: responseHeaders, body: responseBody))
     }
 
     /// One header line; a status line starts a new response (after `100 Continue`, or when
@@ -134,13 +134,13 @@ final class CurlTransfer: @unchecked Sendable {
         var text = Substring(String(decoding: line, as: UTF8.self))
         while let last = text.last, last.isNewline { text = text.dropLast() }  // "\r\n" is one Character
         if text.hasPrefix("HTTP/") {
-            responseHeaders = HTTPHeaders()
+            responseHeaders = HeaderFields()
             responseBody = Data()
             return
         }
         guard let colon = text.firstIndex(of: ":") else { return }
         let name = String(text[..<colon])
-        let value = HTTPHeaders.trimmed(text[text.index(after: colon)...])
+        let value = HeaderFields.trimmed(text[text.index(after: colon)...])
         responseHeaders.append(name, value)
     }
 

@@ -18,7 +18,7 @@ public struct CurlTransport: HTTPTransport {
         self.timeout = max(1, Int(timeout.rounded(.up)))
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try await Self.run(CurlTransfer(request, timeout: timeout))
     }
 
@@ -28,7 +28,7 @@ public struct CurlTransport: HTTPTransport {
     /// resolve"). Name resolution is libcurl's threaded resolver, so this too blocks no shared
     /// thread. Throws only `CancellationError`.
     public static func probe(origin: String, timeout: Int) async throws -> String? {
-        let request = HTTPRequest(method: "GET", origin: origin, path: "/")
+        let request = TransportRequest(method: "GET", origin: origin, path: "/")
         do {
             _ = try await run(CurlTransfer(request, timeout: timeout, connectOnly: max(1, timeout)))
             return nil
@@ -44,7 +44,7 @@ public struct CurlTransport: HTTPTransport {
         }
     }
 
-    private static func run(_ transfer: CurlTransfer) async throws -> HTTPResponse {
+    private static func run(_ transfer: CurlTransfer) async throws -> TransportResponse {
         try Task.checkCancellation()
         let loop = CurlEventLoop.shared
         return try await withTaskCancellationHandler {

@@ -2,12 +2,12 @@ import Foundation
 
 /// The one seam between the client and the network: tests swap in a fake.
 public protocol HTTPTransport: Sendable {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
 /// A transport backed by a closure (for tests).
 public struct ClosureTransport: HTTPTransport {
-    let handler: @Sendable (HTTPRequest) async throws -> HTTPResponse
-    public init(_ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) { self.handler = handler }
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse { try await handler(request) }
+    let handler: @Sendable (TransportRequest) async throws -> TransportResponse
+    public init(_ handler: @escaping @Sendable (TransportRequest) async throws -> TransportResponse) { self.handler = handler }
+    public func send(_ request: TransportRequest) async throws -> TransportResponse { try await handler(request) }
 }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Shared Key and Shared Key Lite signatures for Blob and Table requests (fact sheet §2–3).
+/// Shared Key and Shared Key Lite signatures for Blob and Table requests (docs/PROTOCOL.md §2–3).
 ///
 /// Pure: it reads the request (including its `x-ms-date`) and returns strings, so the
 /// client and the emulator share one implementation and tests compare exact strings.
@@ -18,7 +18,7 @@ public struct SharedKeySigner: Sendable {
     ///
     /// `ordinalHeaders` sorts the `x-ms-*` headers byte-wise instead of in the service's
     /// collation: some clients do, and a server accepts either.
-    public static func blobStringToSign(_ request: HTTPRequest, account: String, ordinalHeaders: Bool = false) -> String {
+    public static func blobStringToSign(_ request: TransportRequest, account: String, ordinalHeaders: Bool = false) -> String {
         var s = request.method + "\n"
         let length = request.headers["Content-Length"]
         for name in ["Content-Encoding", "Content-Language"] { s += (request.headers[name] ?? "") + "\n" }
@@ -37,7 +37,7 @@ public struct SharedKeySigner: Sendable {
     }
 
     /// Every `x-ms-*` header, lower-cased, in the service's collation, `name:value\n` each.
-    static func canonicalizedHeaders(_ headers: HTTPHeaders, ordinal: Bool = false) -> String {
+    static func canonicalizedHeaders(_ headers: HeaderFields, ordinal: Bool = false) -> String {
         let xms = headers.fields.filter { $0.name.lowercased().hasPrefix("x-ms-") }
             .map { (name: $0.name.lowercased(), value: String($0.value.drop { $0 == " " || $0 == "\t" })) }
         let sorted = ordinal ? xms.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
@@ -47,7 +47,7 @@ public struct SharedKeySigner: Sendable {
 
     /// Blob service Shared Key Lite string-to-sign: verb, Content-MD5, Content-Type, date,
     /// canonicalized headers, resource (`?comp=` only when present).
-    public static func blobLiteStringToSign(_ request: HTTPRequest, account: String) -> String {
+    public static func blobLiteStringToSign(_ request: TransportRequest, account: String) -> String {
         request.method + "\n" + (request.headers["Content-MD5"] ?? "") + "\n" + (request.headers["Content-Type"] ?? "") + "\n"
             + (request.headers["x-ms-date"] != nil ? "" : request.headers["Date"] ?? "") + "\n"
             + canonicalizedHeaders(request.headers) + tableResource(request, account: account)
@@ -55,18 +55,18 @@ public struct SharedKeySigner: Sendable {
 
     /// Table service Shared Key string-to-sign: verb, Content-MD5, Content-Type, date,
     /// resource (`?comp=` only when present). No canonicalized headers.
-    public static func tableStringToSign(_ request: HTTPRequest, account: String) -> String {
+    public static func tableStringToSign(_ request: TransportRequest, account: String) -> String {
         let date = request.headers["x-ms-date"] ?? request.headers["Date"] ?? ""
         return request.method + "\n" + (request.headers["Content-MD5"] ?? "") + "\n" + (request.headers["Content-Type"] ?? "") + "\n"
             + date + "\n" + tableResource(request, account: account)
     }
 
     /// Table service Shared Key Lite string-to-sign: date and resource.
-    public static func tableLiteStringToSign(_ request: HTTPRequest, account: String) -> String {
+    public static func tableLiteStringToSign(_ request: TransportRequest, account: String) -> String {
         (request.headers["x-ms-date"] ?? request.headers["Date"] ?? "") + "\n" + tableResource(request, account: account)
     }
 
-    static func tableResource(_ request: HTTPRequest, account: String) -> String {
+    static func tableResource(_ request: TransportRequest, account: String) -> String {
         var resource = "/" + account + request.path
         if let comp = request.query.first(where: { $0.name == "comp" }) { resource += "?comp=" + comp.value }
         return resource
@@ -79,12 +79,12 @@ public struct SharedKeySigner: Sendable {
     }
 
     /// The `Authorization` header value for a Blob request.
-    public func blobAuthorization(_ request: HTTPRequest) -> String {
+    public func blobAuthorization(_ request: TransportRequest) -> String {
         "SharedKey \(account):\(signature(Self.blobStringToSign(request, account: account)))"
     }
 
     /// The `Authorization` header value for a Table request (Shared Key, or Lite).
-    public func tableAuthorization(_ request: HTTPRequest, lite: Bool = false) -> String {
+    public func tableAuthorization(_ request: TransportRequest, lite: Bool = false) -> String {
         lite ? "SharedKeyLite \(account):\(signature(Self.tableLiteStringToSign(request, account: account)))"
             : "SharedKey \(account):\(signature(Self.tableStringToSign(request, account: account)))"
     }

@@ -44,7 +44,7 @@ public struct TableBatchError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Builds and parses `$batch` bodies (fact sheet §5).
+/// Builds and parses `$batch` bodies (docs/PROTOCOL.md §5).
 public enum TableBatchCodec {
     public static let maxOperations = 100
     public static let maxBodyBytes = 4 * 1024 * 1024
@@ -106,7 +106,7 @@ public enum TableBatchCodec {
     /// One inner response of a batch.
     public struct Part: Sendable {
         public var status: Int
-        public var headers: HTTPHeaders
+        public var headers: HeaderFields
         public var body: Data
     }
 
@@ -129,10 +129,10 @@ public enum TableBatchCodec {
             let lines = head.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
             guard let status = lines.first, status.hasPrefix("HTTP/1.1 ") else { continue }
             let code = Int(status.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
-            var headers = HTTPHeaders()
+            var headers = HeaderFields()
             for line in lines.dropFirst() {
                 if let colon = line.firstIndex(of: ":") {
-                    headers[String(line[..<colon])] = HTTPHeaders.trimmed(line[line.index(after: colon)...])
+                    headers[String(line[..<colon])] = HeaderFields.trimmed(line[line.index(after: colon)...])
                 }
             }
             var body = payload
@@ -149,7 +149,7 @@ public enum TableBatchCodec {
 
     /// Turns a failed inner response into an error naming the operation.
     static func failure(_ part: Part, operations: [TableBatchOperation]) -> TableBatchError {
-        let service = AzureStorageError.from(HTTPResponse(status: part.status, headers: part.headers, body: part.body), operation: "Entity group transaction", url: "")
+        let service = AzureStorageError.from(TransportResponse(status: part.status, headers: part.headers, body: part.body), operation: "Entity group transaction", url: "")
         var message = service.message
         var index: Int?
         if let colon = message.firstIndex(of: ":"), let n = Int(message[..<colon]) {

@@ -9,7 +9,7 @@ public struct TableClient: Sendable {
         pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .table)
     }
 
-    static let jsonHeaders = HTTPHeaders([("Accept", "application/json;odata=minimalmetadata")])
+    static let jsonHeaders = HeaderFields([("Accept", "application/json;odata=minimalmetadata")])
 
     /// `(PartitionKey='…',RowKey='…')` with quotes doubled and values percent-encoded.
     public static func entityPath(_ partitionKey: String, _ rowKey: String) -> String {
@@ -176,7 +176,7 @@ public struct TableClient: Sendable {
             query.append(("NextPartitionKey", pk))
             if let rk { query.append(("NextRowKey", rk)) }
         }
-        let headers = fullMetadata ? HTTPHeaders([("Accept", "application/json;odata=fullmetadata")]) : Self.jsonHeaders
+        let headers = fullMetadata ? HeaderFields([("Accept", "application/json;odata=fullmetadata")]) : Self.jsonHeaders
         let response = try await pipeline.send(pipeline.request("GET", "/\(table)()", query: query, headers: headers), operation: "Query Entities", expected: [200])
         let nextPK = response.headers["x-ms-continuation-NextPartitionKey"]
         return RawPage(body: response.body, next: nextPK.map { ($0, response.headers["x-ms-continuation-NextRowKey"]) })

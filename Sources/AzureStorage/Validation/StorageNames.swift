@@ -1,4 +1,4 @@
-/// Client-side checks of names, keys and sizes (fact sheet §6–7), so that a bad value is
+/// Client-side checks of names, keys and sizes (docs/PROTOCOL.md §6–7), so that a bad value is
 /// reported before the first request instead of as a service error halfway through a run.
 /// Each check returns nil when the value is valid, else the reason.
 public enum StorageNames {

@@ -31,11 +31,6 @@ public struct Dataset: Sendable {
     }
 }
 
-/// Public read access of a blob container.
-public enum AccessLevel: String, Sendable, CaseIterable {
-    case container, blob, `private`
-}
-
 /// The dataset's default date window, resolved against `--now` unless `--from`/`--to` say otherwise.
 public struct WindowSpec: Sendable, Equatable {
     public enum Start: Sendable, Equatable {
@@ -53,7 +48,7 @@ public struct WindowSpec: Sendable, Equatable {
 /// A blob container the dataset owns and the files it uploads.
 public struct ContainerSpec: Sendable {
     public var name: String
-    public var access: AccessLevel
+    public var access: PublicAccess
     /// The folder whose files become the container's blobs (nil: an empty container).
     public var filesDirectory: URL?
     public var line: Int

@@ -125,10 +125,10 @@ private struct DatasetLoader {
     func container(_ node: Node) throws(DatasetError) -> ContainerSpec {
         let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images"])
         let name = try reader.string(try reader.required(pairs, "name", in: "a container", at: node), "container name")
-        var access = AccessLevel.private
+        var access = PublicAccess.private
         if let value = pairs.first(where: { $0.key == "access" })?.value {
             let text = try reader.string(value, "access")
-            guard let level = AccessLevel(rawValue: text) else { throw reader.error(value, "access: '\(text)' is not container, blob or private") }
+            guard let level = PublicAccess(rawValue: text) else { throw reader.error(value, "access: '\(text)' is not container, blob or private") }
             access = level
         }
         var files: URL?

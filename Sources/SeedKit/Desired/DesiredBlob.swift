@@ -18,7 +18,7 @@ public struct DesiredBlob: Sendable, Equatable {
 /// A container the dataset wants, with its access level and blobs (sorted by name).
 public struct DesiredContainer: Sendable {
     public var name: String
-    public var access: AccessLevel
+    public var access: PublicAccess
     public var blobs: [DesiredBlob]
 
     public func blob(named name: String) -> DesiredBlob? { blobs.first { $0.name.isExactly(name) } }
@@ -28,7 +28,7 @@ extension DesiredContainer {
     /// Reads a container's folder: every file (hidden ones skipped) becomes a blob named by
     /// its path below the folder. Each `.jpg`/`.jpeg` file is decoded with libjpeg, so a
     /// missing, empty, non-JPEG or corrupt image stops the run here, naming the file.
-    static func load(_ spec: ContainerSpec, access: AccessLevel) throws(GenerationError) -> DesiredContainer {
+    static func load(_ spec: ContainerSpec, access: PublicAccess) throws(GenerationError) -> DesiredContainer {
         guard let folder = spec.filesDirectory else { return DesiredContainer(name: spec.name, access: access, blobs: []) }
         var blobs: [DesiredBlob] = []
         for relative in try listFiles(folder) {

@@ -58,7 +58,7 @@ public struct EntityGroup: Sendable {
     public func entities() throws -> any EntityCursor { try makeCursor() }
 }
 
-extension DesiredState {
+extension GeneratedDataset {
     /// The desired state as a plan's target: one group per kind, referenced kinds first.
     public var storage: DesiredStorage {
         let groups = kindsInDependencyOrder.map { table, kind in

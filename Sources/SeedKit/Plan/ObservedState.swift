@@ -16,11 +16,11 @@ public struct ObservedState: Sendable {
 
 /// An existing container: its public access level and its blobs by name.
 public struct ObservedContainer: Sendable {
-    public var access: AccessLevel
+    public var access: PublicAccess
     /// Blobs by name, matched by bytes (`ExactString`) as Azure matches names.
     public var blobs: [ExactString: ObservedBlob]
 
-    public init(access: AccessLevel, blobs: [ExactString: ObservedBlob] = [:]) {
+    public init(access: PublicAccess, blobs: [ExactString: ObservedBlob] = [:]) {
         self.access = access
         self.blobs = blobs
     }
@@ -53,24 +53,5 @@ public struct ObservedTable: Sendable {
 
     public mutating func add(_ entity: TableEntity) {
         partitions[ExactString(entity.partitionKey), default: [:]][ExactString(entity.rowKey)] = entity
-    }
-}
-
-extension AccessLevel {
-    /// The access level as the client's public-access header value.
-    public var publicAccess: PublicAccess {
-        switch self {
-        case .container: .container
-        case .blob: .blob
-        case .private: .none
-        }
-    }
-
-    public init(_ access: PublicAccess) {
-        switch access {
-        case .container: self = .container
-        case .blob: self = .blob
-        case .none: self = .private
-        }
     }
 }

@@ -5,7 +5,7 @@ public enum PlanChange: String, Sendable, Equatable {
     case create, update, unchanged, delete
 }
 
-/// The actions that take a target to a desired state (design §6), in execution order:
+/// The actions that take a target to a desired state (docs/FORMATS.md, plans), in execution order:
 /// containers, blobs, tables, then entities kind by kind (referenced kinds first), then
 /// deletes. Unchanged entities are counted, not listed, unless they were recognised by
 /// their natural key under a foreign RowKey.
@@ -75,7 +75,7 @@ public struct PlanHeader: Sendable, Equatable {
     /// Entity counts by kind that overrode the dataset's.
     public var counts: [String: Int]
     /// The access level that overrode the dataset's, if any.
-    public var access: AccessLevel?
+    public var access: PublicAccess?
     public var prune: Bool
     /// SHA-256 of the desired state, hex.
     public var desiredDigest: String
@@ -83,7 +83,7 @@ public struct PlanHeader: Sendable, Equatable {
     public var observedDigest: String
 
     public init(target: PlanTarget, source: Source = .dataset, dataset: String, datasetDirectory: String, seed: UInt64?, window: ResolvedWindow?,
-                counts: [String: Int], access: AccessLevel?, prune: Bool, desiredDigest: String = "", observedDigest: String = "") {
+                counts: [String: Int], access: PublicAccess?, prune: Bool, desiredDigest: String = "", observedDigest: String = "") {
         self.target = target
         self.source = source
         self.dataset = dataset
@@ -123,9 +123,9 @@ public struct PlanTarget: Sendable, Equatable {
 public struct ContainerAction: Sendable, Equatable {
     public var name: String
     public var change: PlanChange
-    public var access: AccessLevel
+    public var access: PublicAccess
     /// The current access level when the action changes it.
-    public var currentAccess: AccessLevel?
+    public var currentAccess: PublicAccess?
 }
 
 public struct BlobAction: Sendable, Equatable {

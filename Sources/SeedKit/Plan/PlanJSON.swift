@@ -1,7 +1,7 @@
 import AzureStorage
 import Foundation
 
-/// The plan as JSON (design §6): what `--output json` prints and `--out FILE` saves.
+/// The plan as JSON (docs/FORMATS.md, plans): what `--output json` prints and `--out FILE` saves.
 /// Never holds a secret: the target is its account name and endpoints.
 extension Plan {
     public static let formatVersion: Int64 = 1
@@ -182,9 +182,9 @@ extension PlanHeader {
                 counts[name] = count
             }
         }
-        var access: AccessLevel?
+        var access: PublicAccess?
         if let node = root["access"], node != .null {
-            guard let level = AccessLevel(rawValue: try string(node, "access")) else { throw PlanFileError("\(path): not a plan file: unknown access level") }
+            guard let level = PublicAccess(rawValue: try string(node, "access")) else { throw PlanFileError("\(path): not a plan file: unknown access level") }
             access = level
         }
         guard case .bool(let prune)? = root["prune"] else { throw PlanFileError("\(path): not a plan file: 'prune' is missing") }

@@ -2,14 +2,14 @@ import AzureStorage
 import Crypto
 import Foundation
 
-/// Writes a snapshot folder (design §7) piece by piece — blobs, then tables a line at a
+/// Writes a snapshot folder (docs/FORMATS.md, snapshots) piece by piece — blobs, then tables a line at a
 /// time, then the manifest — into a staging folder that replaces the destination only on
 /// ``commit(source:)``, so a failure leaves nothing behind. `generate` and `export` both
 /// write through it, so their folders have one format. Every call blocks on the disk: async
 /// callers make them on a blocking thread (`BlockingPool`).
 public final class SnapshotBuilder {
     private let output: OutputDirectory
-    private var containers: [(name: String, access: AccessLevel, blobs: [JSONValue])] = []
+    private var containers: [(name: String, access: PublicAccess, blobs: [JSONValue])] = []
     private var tables: [JSONValue] = []
     private var summary: SnapshotSummary
 
@@ -18,7 +18,7 @@ public final class SnapshotBuilder {
         summary = SnapshotSummary(directory: output.destination, blobs: 0, blobBytes: 0, entities: [])
     }
 
-    public func addContainer(_ name: String, access: AccessLevel) {
+    public func addContainer(_ name: String, access: PublicAccess) {
         containers.append((name, access, []))
     }
 

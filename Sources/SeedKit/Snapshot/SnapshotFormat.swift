@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Names and numbers of the snapshot format (design §7).
+/// Names and numbers of the snapshot format (docs/FORMATS.md, snapshots).
 public enum SnapshotFormat {
     public static let formatName = "azseed-snapshot"
     public static let version: Int64 = 1

@@ -70,7 +70,7 @@ public enum SnapshotReader {
         guard case .array(let containers)? = root["containers"] else { throw bad("'containers' is missing") }
         for node in containers {
             guard let name = node["name"]?.stringValue, StorageNames.containerProblem(name) == nil,
-                  let access = node["access"]?.stringValue.flatMap(AccessLevel.init(rawValue:)),
+                  let access = node["access"]?.stringValue.flatMap(PublicAccess.init(rawValue:)),
                   case .array(let blobs)? = node["blobs"] else { throw bad("a container entry is incomplete") }
             var container = DesiredContainer(name: name, access: access, blobs: [])
             for blob in blobs {

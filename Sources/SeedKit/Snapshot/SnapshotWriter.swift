@@ -12,11 +12,11 @@ public struct SnapshotSummary: Sendable {
     public var seconds = 0.0
 }
 
-/// Writes a desired state as a snapshot folder (design §7): `manifest.json`,
+/// Writes a desired state as a snapshot folder (docs/FORMATS.md, snapshots): `manifest.json`,
 /// `tables/<table>.jsonl` and `blobs/<container>/<name>`. The bytes depend only on the
 /// desired state, never on the time or machine of the run.
 public enum SnapshotWriter {
-    public static func write(_ state: DesiredState, to destination: URL, force: Bool) throws -> SnapshotSummary {
+    public static func write(_ state: GeneratedDataset, to destination: URL, force: Bool) throws -> SnapshotSummary {
         let builder = try SnapshotBuilder(destination: destination, force: force)
         do {
             for container in state.containers {

@@ -10,13 +10,13 @@ enum Caller: Sendable, Equatable {
 }
 
 /// Checks Shared Key and Shared Key Lite signatures with the client's own signing code
-/// (fact sheet §2–3), so the emulator and the client cannot drift apart silently.
+/// (docs/PROTOCOL.md §2–3), so the emulator and the client cannot drift apart silently.
 struct RequestAuthenticator: Sendable {
     let signer: SharedKeySigner
     /// How far the request's date may be from the server clock (Azure allows 15 minutes).
     var allowedSkew: TimeInterval = 15 * 60
 
-    func authenticate(_ request: HTTPRequest, service: EmulatorServiceKind, now: Date = Date()) throws(ServiceError) -> Caller {
+    func authenticate(_ request: TransportRequest, service: EmulatorServiceKind, now: Date = Date()) throws(ServiceError) -> Caller {
         guard let authorization = request.headers["Authorization"] else {
             // A SAS is not checked here yet: answering as if anonymous (404 for a private
             // resource) would hide why the request failed.

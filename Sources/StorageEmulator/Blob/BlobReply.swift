@@ -4,10 +4,10 @@ import Foundation
 /// A Blob service answer: the response, and for Get Blob the open bytes to stream as its
 /// body instead of holding them in memory.
 struct BlobReply: Sendable {
-    var response: HTTPResponse
+    var response: TransportResponse
     var body: BlobBody?
 
-    init(_ response: HTTPResponse, body: BlobBody? = nil) {
+    init(_ response: TransportResponse, body: BlobBody? = nil) {
         self.response = response
         self.body = body
     }

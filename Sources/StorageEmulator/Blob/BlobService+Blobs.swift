@@ -5,13 +5,13 @@ import Foundation
 extension BlobService {
     static func md5(_ data: Data) -> String { Data(Insecure.MD5.hash(data: data)).base64EncodedString() }
 
-    func conditions(_ request: HTTPRequest) -> WriteConditions {
+    func conditions(_ request: TransportRequest) -> WriteConditions {
         WriteConditions(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"])
     }
 
     /// The stored HTTP properties a Put Blob or Put Block List sets: `x-ms-blob-*` headers;
     /// the content type falls back to the request's Content-Type, then to octet-stream.
-    func httpProperties(_ request: HTTPRequest, computedMD5: String?) -> BlobHTTPProperties {
+    func httpProperties(_ request: TransportRequest, computedMD5: String?) -> BlobHTTPProperties {
         let h = request.headers
         return BlobHTTPProperties(
             contentType: h["x-ms-blob-content-type"] ?? h["Content-Type"] ?? "application/octet-stream",
@@ -22,14 +22,14 @@ extension BlobService {
             cacheControl: h["x-ms-blob-cache-control"])
     }
 
-    func blobHeaders(_ record: BlobRecord) -> HTTPHeaders {
-        HTTPHeaders([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
+    func blobHeaders(_ record: BlobRecord) -> HeaderFields {
+        HeaderFields([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
     }
 
     /// Runs `body` with the request's bytes in the byte store: streamed there by the HTTP
     /// layer (whoever answers the request releases those), or stored now and released here
     /// unless `body` committed them.
-    func withUpload<T>(_ request: HTTPRequest, _ staged: StagedUpload?, _ body: (StagedUpload) async throws -> T) async throws -> T {
+    func withUpload<T>(_ request: TransportRequest, _ staged: StagedUpload?, _ body: (StagedUpload) async throws -> T) async throws -> T {
         if let staged { return try await body(staged) }
         let upload = try await StagedUpload.store(request.body, in: store.bytes)
         do {
@@ -43,7 +43,7 @@ extension BlobService {
     }
 
     /// Checks the body's MD5 against a `Content-MD5` header, and returns it.
-    func checkTransactionalMD5(_ request: HTTPRequest, _ upload: StagedUpload) throws -> String {
+    func checkTransactionalMD5(_ request: TransportRequest, _ upload: StagedUpload) throws -> String {
         let computed = upload.md5
         if let sent = request.headers["Content-MD5"], sent != computed {
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
@@ -51,7 +51,7 @@ extension BlobService {
         return computed
     }
 
-    func putBlob(_ container: String, _ blob: String, _ request: HTTPRequest, _ staged: StagedUpload?) async throws -> HTTPResponse {
+    func putBlob(_ container: String, _ blob: String, _ request: TransportRequest, _ staged: StagedUpload?) async throws -> TransportResponse {
         guard let type = request.headers["x-ms-blob-type"] else {
             throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type.")
         }
@@ -68,10 +68,10 @@ extension BlobService {
         var headers = blobHeaders(record)
         headers["Content-MD5"] = md5
         headers["x-ms-request-server-encrypted"] = "true"
-        return HTTPResponse(status: 201, headers: headers)
+        return TransportResponse(status: 201, headers: headers)
     }
 
-    func putBlock(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters, _ staged: StagedUpload?) async throws -> HTTPResponse {
+    func putBlock(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, _ staged: StagedUpload?) async throws -> TransportResponse {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
@@ -80,12 +80,12 @@ extension BlobService {
             try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)
             return md5
         }
-        return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
+        return TransportResponse(status: 201, headers: HeaderFields([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
     }
 
     /// Set Blob Tier: Hot, Cool and Cold are kept and reported; Archive (which makes a blob
     /// unreadable until rehydrated) is not implemented and is refused, nothing changed.
-    func setBlobTier(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func setBlobTier(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         guard let asked = request.headers["x-ms-access-tier"] else {
             throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-access-tier.")
         }
@@ -95,10 +95,10 @@ extension BlobService {
         }
         if request.headers["x-ms-rehydrate-priority"] != nil { throw ServiceError.unsupportedHeader("x-ms-rehydrate-priority") }
         try await store.setBlobTier(container: container, name: blob, tier: tier)
-        return HTTPResponse(status: 200)
+        return TransportResponse(status: 200)
     }
 
-    func putBlockList(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func putBlockList(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         guard let list = BlockListParser.parse(request.body) else {
             throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
         }
@@ -108,10 +108,10 @@ extension BlobService {
                                                   metadata: try metadataHeaders(request.headers), conditions: conditions(request))
         var headers = blobHeaders(record)
         headers["x-ms-request-server-encrypted"] = "true"
-        return HTTPResponse(status: 201, headers: headers)
+        return TransportResponse(status: 201, headers: headers)
     }
 
-    func getBlockList(_ container: String, _ blob: String, _ query: QueryParameters) async throws -> HTTPResponse {
+    func getBlockList(_ container: String, _ blob: String, _ query: QueryParameters) async throws -> TransportResponse {
         let kind = query["blocklisttype"] ?? "committed"
         guard ["committed", "uncommitted", "all"].contains(kind) else { throw ServiceError.invalidQuery("blocklisttype", kind) }
         let (record, staged) = try await store.blockList(container: container, name: blob)
@@ -123,13 +123,13 @@ extension BlobService {
         if kind != "uncommitted" { blocks("CommittedBlocks", record?.blocks ?? []) }
         if kind != "committed" { blocks("UncommittedBlocks", staged) }
         xml += "</BlockList>"
-        var headers = record.map(blobHeaders) ?? HTTPHeaders()
+        var headers = record.map(blobHeaders) ?? HeaderFields()
         headers["Content-Type"] = "application/xml"
         headers["x-ms-blob-content-length"] = String(record?.size ?? 0)
-        return HTTPResponse(status: 200, headers: headers, body: Data(xml.utf8))
+        return TransportResponse(status: 200, headers: headers, body: Data(xml.utf8))
     }
 
-    func setBlobProperties(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func setBlobProperties(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         let h = request.headers
         // Set Blob Properties replaces every HTTP property; one not sent is cleared.
         let properties = BlobHTTPProperties(contentType: h["x-ms-blob-content-type"] ?? "application/octet-stream",
@@ -137,22 +137,22 @@ extension BlobService {
                                             contentLanguage: h["x-ms-blob-content-language"],
                                             contentDisposition: h["x-ms-blob-content-disposition"], cacheControl: h["x-ms-blob-cache-control"])
         let record = try await store.updateBlob(container: container, name: blob, properties: properties, metadata: nil, conditions: conditions(request))
-        return HTTPResponse(status: 200, headers: blobHeaders(record))
+        return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
-    func setBlobMetadata(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func setBlobMetadata(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         let record = try await store.updateBlob(container: container, name: blob, properties: nil,
                                                 metadata: try metadataHeaders(request.headers), conditions: conditions(request))
-        return HTTPResponse(status: 200, headers: blobHeaders(record))
+        return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
-    func deleteBlob(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func deleteBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         try await store.deleteBlob(container: container, name: blob, conditions: conditions(request))
-        return HTTPResponse(status: 202)
+        return TransportResponse(status: 202)
     }
 
     /// `bytes=a-b` or `bytes=a-` from `x-ms-range` (preferred) or `Range`; nil when absent or unreadable.
-    static func range(_ request: HTTPRequest) -> (start: Int, end: Int?)? {
+    static func range(_ request: TransportRequest) -> (start: Int, end: Int?)? {
         guard let text = request.headers["x-ms-range"] ?? request.headers["Range"], text.hasPrefix("bytes=") else { return nil }
         let parts = text.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, let start = Int(parts[0]), start >= 0 else { return nil }
@@ -164,7 +164,7 @@ extension BlobService {
     /// Get Blob and Get Blob Properties. The bytes are not read here: the reply carries the
     /// open blob, and the HTTP layer streams it out in pieces (a range MD5, at most 4 MiB, is
     /// the exception: it needs the bytes first).
-    func getBlob(_ container: String, _ blob: String, _ request: HTTPRequest, head: Bool) async throws -> BlobReply {
+    func getBlob(_ container: String, _ blob: String, _ request: TransportRequest, head: Bool) async throws -> BlobReply {
         let (containerRecord, found) = try await store.blob(container, blob)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
@@ -176,7 +176,7 @@ extension BlobService {
             reader?.close()
             var headers = blobHeaders(record)
             headers["x-ms-error-code"] = "ConditionNotMet"  // as Azure sends it, so SDKs raise with a code
-            return BlobReply(HTTPResponse(status: 304, headers: headers))
+            return BlobReply(TransportResponse(status: 304, headers: headers))
         }
         if let ifMatch = request.headers["If-Match"], ifMatch != "*", ifMatch != record.etag {
             reader?.close()
@@ -189,7 +189,7 @@ extension BlobService {
             reader?.close()
             var headers = blobHeaders(record)
             headers["x-ms-error-code"] = "ConditionNotMet"
-            return BlobReply(HTTPResponse(status: 304, headers: headers))
+            return BlobReply(TransportResponse(status: 304, headers: headers))
         }
         if let text = request.headers["If-Unmodified-Since"], let since = ServerClock.parseHTTPDate(text),
            modified > Int64(since.timeIntervalSince1970) {
@@ -251,17 +251,17 @@ extension BlobService {
             headers["x-ms-access-tier"] = record.tier ?? "Hot"
             headers["x-ms-access-tier-inferred"] = record.tier == nil ? "true" : "false"
         }
-        let response = HTTPResponse(status: status, headers: headers, body: body)
+        let response = TransportResponse(status: status, headers: headers, body: body)
         guard let reader else { return BlobReply(response) }
         return BlobReply(response, body: BlobBody(reader: reader, offset: offset, length: length))
     }
 
-    func listBlobs(_ container: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+    func listBlobs(_ container: String, _ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
         let limit = try maxResults(query)
         let prefix = query["prefix"] ?? ""
         let delimiter = query["delimiter"].flatMap { $0.isEmpty ? nil : $0 }
         let includeMetadata = (query["include"] ?? "").split(separator: ",").contains("metadata")
-        var items: [BlobXML.Item] = []
+        var items: [BlobListingXML.Item] = []
         var marker = query["marker"] ?? ""
         var nextMarker: String?
         scan: while true {
@@ -285,8 +285,8 @@ extension BlobService {
         xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"])
         if let delimiter { xml += XMLEscape.element("Delimiter", delimiter) }
-        xml += "<Blobs>" + items.map { BlobXML.item($0, includeMetadata: includeMetadata) }.joined() + "</Blobs>"
+        xml += "<Blobs>" + items.map { BlobListingXML.item($0, includeMetadata: includeMetadata) }.joined() + "</Blobs>"
         xml += XMLEscape.element("NextMarker", nextMarker) + "</EnumerationResults>"
-        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/xml")]), body: Data(xml.utf8))
+        return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))
     }
 }

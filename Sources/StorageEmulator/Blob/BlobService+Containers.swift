@@ -3,40 +3,40 @@ import Foundation
 
 extension BlobService {
     /// `x-ms-blob-public-access`: absent is private; otherwise `container` or `blob`.
-    func accessLevel(_ request: HTTPRequest) throws -> String {
+    func accessLevel(_ request: TransportRequest) throws -> String {
         guard let value = request.headers["x-ms-blob-public-access"], !value.isEmpty else { return "" }
         guard value == "container" || value == "blob" else { throw ServiceError.invalidHeader("x-ms-blob-public-access", value) }
         return value
     }
 
-    func containerHeaders(_ record: ContainerRecord) -> HTTPHeaders {
-        HTTPHeaders([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
+    func containerHeaders(_ record: ContainerRecord) -> HeaderFields {
+        HeaderFields([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
     }
 
-    func createContainer(_ name: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func createContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
         if let problem = StorageNames.containerProblem(name) {
             throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
         }
         let record = try await store.createContainer(name, access: try accessLevel(request), metadata: try metadataHeaders(request.headers))
-        return HTTPResponse(status: 201, headers: containerHeaders(record))
+        return TransportResponse(status: 201, headers: containerHeaders(record))
     }
 
-    func setContainerACL(_ name: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func setContainerACL(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
         let access = try accessLevel(request)
         let acl = String(decoding: request.body, as: UTF8.self)
         if !acl.isEmpty && !acl.contains("SignedIdentifiers") {
             throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
         }
         let record = try await store.setContainerACL(name, access: access, acl: acl, ifMatch: request.headers["If-Match"])
-        return HTTPResponse(status: 200, headers: containerHeaders(record))
+        return TransportResponse(status: 200, headers: containerHeaders(record))
     }
 
-    func setContainerMetadata(_ name: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func setContainerMetadata(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
         let record = try await store.setContainerMetadata(name, metadata: try metadataHeaders(request.headers))
-        return HTTPResponse(status: 200, headers: containerHeaders(record))
+        return TransportResponse(status: 200, headers: containerHeaders(record))
     }
 
-    func containerProperties(_ name: String) async throws -> HTTPResponse {
+    func containerProperties(_ name: String) async throws -> TransportResponse {
         guard let record = try await store.container(name) else { throw EmulatorStore.containerNotFound }
         var headers = containerHeaders(record)
         for (n, v) in record.metadata { headers["x-ms-meta-" + n] = v }
@@ -45,21 +45,21 @@ extension BlobService {
         headers["x-ms-lease-state"] = "available"
         headers["x-ms-has-immutability-policy"] = "false"
         headers["x-ms-has-legal-hold"] = "false"
-        return HTTPResponse(status: 200, headers: headers)
+        return TransportResponse(status: 200, headers: headers)
     }
 
-    func containerACL(_ name: String) async throws -> HTTPResponse {
+    func containerACL(_ name: String) async throws -> TransportResponse {
         guard let record = try await store.container(name) else { throw EmulatorStore.containerNotFound }
         var headers = containerHeaders(record)
         if !record.access.isEmpty { headers["x-ms-blob-public-access"] = record.access }
         headers["Content-Type"] = "application/xml"
         let body = record.acl.isEmpty ? "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers />" : record.acl
-        return HTTPResponse(status: 200, headers: headers, body: Data(body.utf8))
+        return TransportResponse(status: 200, headers: headers, body: Data(body.utf8))
     }
 
-    func deleteContainer(_ name: String) async throws -> HTTPResponse {
+    func deleteContainer(_ name: String) async throws -> TransportResponse {
         try await store.deleteContainer(name)
-        return HTTPResponse(status: 202)
+        return TransportResponse(status: 202)
     }
 
     /// `maxresults`: 1…5000, default 5000.
@@ -69,11 +69,11 @@ extension BlobService {
         return min(n, 5000)
     }
 
-    func serviceEndpoint(_ request: HTTPRequest) -> String {
+    func serviceEndpoint(_ request: TransportRequest) -> String {
         "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)/"
     }
 
-    func listContainers(_ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+    func listContainers(_ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
         let limit = try maxResults(query)
         let prefix = query["prefix"] ?? "", marker = query["marker"] ?? ""
         let (records, next) = try await store.listContainers(prefix: prefix, marker: marker, limit: limit)
@@ -87,11 +87,11 @@ extension BlobService {
             xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>"
             if !record.access.isEmpty { xml += XMLEscape.element("PublicAccess", record.access) }
             xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties>"
-            if includeMetadata { xml += BlobXML.metadata(record.metadata) }
+            if includeMetadata { xml += BlobListingXML.metadata(record.metadata) }
             xml += "</Container>"
         }
         xml += "</Containers>"
         xml += XMLEscape.element("NextMarker", next) + "</EnumerationResults>"
-        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/xml")]), body: Data(xml.utf8))
+        return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))
     }
 }

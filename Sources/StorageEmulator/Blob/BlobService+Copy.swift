@@ -13,7 +13,7 @@ extension BlobService {
         "x-ms-source-lease-id", "x-ms-incremental-copy", "x-ms-rehydrate-priority", "x-ms-seal-blob",
     ]
 
-    func refuseUnsupportedCopyHeaders(_ request: HTTPRequest) throws {
+    func refuseUnsupportedCopyHeaders(_ request: TransportRequest) throws {
         for name in Self.unsupportedCopyHeaders where request.headers[name] != nil {
             throw ServiceError.unsupportedHeader(name)
         }
@@ -23,9 +23,9 @@ extension BlobService {
     }
 
     /// The source blob a copy reads: an URL of this account, the blob read as it is now.
-    func copySource(_ request: HTTPRequest) async throws -> (url: String, record: BlobRecord) {
+    func copySource(_ request: TransportRequest) async throws -> (url: String, record: BlobRecord) {
         let text = request.headers["x-ms-copy-source"] ?? ""
-        guard let parsed = HTTPRequest(method: "GET", url: text) else {
+        guard let parsed = TransportRequest(method: "GET", url: text) else {
             throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
         if let unsupported = parsed.query.first(where: { $0.name == "snapshot" || $0.name == "versionid" }) {
@@ -46,7 +46,7 @@ extension BlobService {
     }
 
     /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.
-    func copyBlob(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func copyBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
         let (source, asked) = try await copySource(request)
         let (upload, record) = try await store.copyBytes(of: asked)
@@ -61,11 +61,11 @@ extension BlobService {
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
         headers["x-ms-copy-status"] = "success"
-        return HTTPResponse(status: 202, headers: headers)
+        return TransportResponse(status: 202, headers: headers)
     }
 
     /// Put Blob From URL: the source's bytes (and properties, unless `x-ms-copy-source-blob-properties: false`) as a new block blob; 201.
-    func putBlobFromURL(_ container: String, _ blob: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
         let (_, asked) = try await copySource(request)
         let (upload, record) = try await store.copyBytes(of: asked)
@@ -83,11 +83,11 @@ extension BlobService {
         var headers = blobHeaders(destination)
         if let md5 = destination.contentMD5 { headers["Content-MD5"] = md5 }
         headers["x-ms-request-server-encrypted"] = "true"
-        return HTTPResponse(status: 201, headers: headers)
+        return TransportResponse(status: 201, headers: headers)
     }
 
     /// Put Block From URL: a range of the source (`x-ms-source-range: bytes=s-e`, or all of it) staged as a block; 201.
-    func putBlockFromURL(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+    func putBlockFromURL(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
@@ -106,11 +106,11 @@ extension BlobService {
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         try await committing(upload) { try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload) }
-        return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-MD5", upload.md5), ("x-ms-request-server-encrypted", "true")]))
+        return TransportResponse(status: 201, headers: HeaderFields([("Content-MD5", upload.md5), ("x-ms-request-server-encrypted", "true")]))
     }
 
     /// Abort Copy Blob: copies here are finished when they are answered, so there is never one to abort.
-    func abortCopy(_ container: String, _ blob: String, _ request: HTTPRequest, _ query: QueryParameters) async throws -> HTTPResponse {
+    func abortCopy(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
         guard request.headers["x-ms-copy-action"]?.lowercased() == "abort" else {
             throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-copy-action.")
         }
@@ -134,7 +134,7 @@ extension BlobService {
     }
 
     /// `x-ms-meta-*` of the request, or nil when it sends none (then the source's are kept).
-    func requestMetadata(_ request: HTTPRequest) throws -> [(String, String)]? {
+    func requestMetadata(_ request: TransportRequest) throws -> [(String, String)]? {
         let sent = try metadataHeaders(request.headers)
         return sent.isEmpty ? nil : sent
     }
@@ -160,7 +160,7 @@ extension BlobRecord {
 
 extension BlobHTTPProperties {
     /// `x-ms-blob-*` headers of the request replace the copied values they name.
-    mutating func override(with request: HTTPRequest) {
+    mutating func override(with request: TransportRequest) {
         let h = request.headers
         if let v = h["x-ms-blob-content-type"] { contentType = v }
         if let v = h["x-ms-blob-content-md5"] { contentMD5 = v }

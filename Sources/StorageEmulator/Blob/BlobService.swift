@@ -2,7 +2,7 @@ import AzureStorage
 import Foundation
 
 /// The Blob service: routes a path-style request (`/<account>/<container>[/<blob>]`) to
-/// its operation and answers as Azure does (fact sheet §7).
+/// its operation and answers as Azure does (docs/PROTOCOL.md §7).
 struct BlobService: Sendable {
     let store: EmulatorStore
     let account: String
@@ -15,7 +15,7 @@ struct BlobService: Sendable {
 
     /// Answers one request; `upload` is its body when the HTTP layer streamed it into the
     /// byte store (Put Blob, Put Block).
-    func respond(_ request: HTTPRequest, caller: Caller, upload: StagedUpload? = nil) async throws -> BlobReply {
+    func respond(_ request: TransportRequest, caller: Caller, upload: StagedUpload? = nil) async throws -> BlobReply {
         let target = try parseTarget(request.path)
         let query = QueryParameters(request.query)
         let restype = query["restype"], comp = query["comp"]
@@ -85,7 +85,7 @@ struct BlobService: Sendable {
         "x-ms-legal-hold", "x-ms-blob-sequence-number",
     ]
 
-    static func refuseUnimplemented(_ request: HTTPRequest) throws {
+    static func refuseUnimplemented(_ request: TransportRequest) throws {
         for name in unimplementedHeaders where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
         // Time conditions are honoured on reads (browsers revalidate with If-Modified-Since);
         // on anything else they are not implemented.
@@ -149,7 +149,7 @@ struct QueryParameters: Sendable {
 /// `x-ms-meta-*` headers as (name, value) pairs, in the order sent.
 /// Names must be C# identifiers, as on Azure: `x-ms-meta-1abc`, `x-ms-meta-a!b` or an empty
 /// name is 400 InvalidMetadata (accepted, such a name once broke every later listing).
-func metadataHeaders(_ headers: HTTPHeaders) throws(ServiceError) -> [(String, String)] {
+func metadataHeaders(_ headers: HeaderFields) throws(ServiceError) -> [(String, String)] {
     var pairs: [(String, String)] = []
     for field in headers.fields where field.name.lowercased().hasPrefix("x-ms-meta-") {
         let name = String(field.name.dropFirst("x-ms-meta-".count))

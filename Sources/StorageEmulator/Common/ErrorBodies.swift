@@ -1,25 +1,25 @@
 import AzureStorage
 import Foundation
 
-/// Error responses in each service's shape (fact sheet §8): Blob answers XML, Table answers
+/// Error responses in each service's shape (docs/PROTOCOL.md §8): Blob answers XML, Table answers
 /// OData JSON; both carry the code in `x-ms-error-code`. Messages end with the request id
 /// and time, as Azure's do.
 enum ErrorBodies {
-    static func blob(_ error: ServiceError, requestID: String, includeBody: Bool) -> HTTPResponse {
-        var headers = HTTPHeaders([("x-ms-error-code", error.code)])
+    static func blob(_ error: ServiceError, requestID: String, includeBody: Bool) -> TransportResponse {
+        var headers = HeaderFields([("x-ms-error-code", error.code)])
         for (n, v) in error.headers { headers[n] = v }
-        guard includeBody else { return HTTPResponse(status: error.status, headers: headers) }
+        guard includeBody else { return TransportResponse(status: error.status, headers: headers) }
         headers["Content-Type"] = "application/xml"
         let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\(XMLEscape.text(error.code))</Code><Message>"
             + XMLEscape.text(fullMessage(error, requestID: requestID)) + "</Message></Error>"
-        return HTTPResponse(status: error.status, headers: headers, body: Data(xml.utf8))
+        return TransportResponse(status: error.status, headers: headers, body: Data(xml.utf8))
     }
 
-    static func table(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> HTTPResponse {
-        var headers = HTTPHeaders([("x-ms-error-code", error.code),
+    static func table(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> TransportResponse {
+        var headers = HeaderFields([("x-ms-error-code", error.code),
                                    ("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")])
         for (n, v) in error.headers { headers[n] = v }
-        return HTTPResponse(status: error.status, headers: headers, body: tableJSON(error, requestID: requestID, messagePrefix: messagePrefix))
+        return TransportResponse(status: error.status, headers: headers, body: tableJSON(error, requestID: requestID, messagePrefix: messagePrefix))
     }
 
     static func tableJSON(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> Data {

@@ -8,11 +8,11 @@ extension StorageEmulatorCore {
     static let maxBatchSubrequests = 256
 
     /// Whether the request is a Blob Batch.
-    static func isBlobBatch(_ request: HTTPRequest) -> Bool {
+    static func isBlobBatch(_ request: TransportRequest) -> Bool {
         request.method == "POST" && request.query.contains { $0.name == "comp" && $0.value == "batch" }
     }
 
-    func blobBatch(_ request: HTTPRequest, caller: Caller) async throws -> HTTPResponse {
+    func blobBatch(_ request: TransportRequest, caller: Caller) async throws -> TransportResponse {
         guard caller == .account else { throw ServiceError.resourceNotFound }
         guard let contentType = request.headers["Content-Type"], let boundary = BatchRequestParser.boundary(in: contentType) else {
             throw ServiceError(400, "InvalidHeaderValue", "A batch request must have Content-Type multipart/mixed with a boundary.")
@@ -25,7 +25,7 @@ extension StorageEmulatorCore {
         guard parts.count <= Self.maxBatchSubrequests else {
             throw ServiceError(400, "ExceedsMaxBatchRequestCount", "The batch operation exceeds the maximum number of allowed subrequests (\(Self.maxBatchSubrequests)).")
         }
-        var subrequests: [(id: String, request: HTTPRequest)] = []
+        var subrequests: [(id: String, request: TransportRequest)] = []
         for part in parts {
             let (outer, http) = MultipartBytes.headerBlock(part)
             let contentID = Self.lines(outer).first { $0.lowercased().hasPrefix("content-id:") }
@@ -34,14 +34,14 @@ extension StorageEmulatorCore {
             let lines = Self.lines(head)
             let fields = lines.first?.split(separator: " ", maxSplits: 2).map(String.init) ?? []
             guard fields.count == 3, fields[2].hasPrefix("HTTP/") else { throw ServiceError.invalidInput("A batch subrequest has no request line.") }
-            var headers = HTTPHeaders()
+            var headers = HeaderFields()
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { throw ServiceError.invalidInput("A batch subrequest has a malformed header line.") }
-                headers[HTTPHeaders.trimmed(line[..<colon])] = HTTPHeaders.trimmed(line[line.index(after: colon)...])
+                headers[HeaderFields.trimmed(line[..<colon])] = HeaderFields.trimmed(line[line.index(after: colon)...])
             }
             if let host = request.headers["Host"] { headers["Host"] = host }
             let path = fields[1].hasSuffix("?") ? String(fields[1].dropLast()) : fields[1]
-            guard let sub = HTTPRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers) else {
+            guard let sub = TransportRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers) else {
                 throw ServiceError.invalidInput("A batch subrequest has a malformed URL.")
             }
             // Only Delete Blob and Set Blob Tier: a blob, never a container or the account.
@@ -59,7 +59,7 @@ extension StorageEmulatorCore {
         var body = ""
         for (id, sub) in subrequests {
             let requestID = UUID().uuidString.lowercased()
-            var answer: HTTPResponse
+            var answer: TransportResponse
             do {
                 let subCaller = try authenticator.authenticate(sub, service: .blob)
                 if let scope, sub.path.split(separator: "/").dropFirst().first.map(String.init) != scope {
@@ -83,7 +83,7 @@ extension StorageEmulatorCore {
             body += "\r\n" + String(decoding: answer.body, as: UTF8.self) + "\r\n"
         }
         body += "--\(responseBoundary)--\r\n"
-        return HTTPResponse(status: 202, headers: HTTPHeaders([("Content-Type", "multipart/mixed; boundary=\(responseBoundary)")]),
+        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(responseBoundary)")]),
                             body: Data(body.utf8))
     }
 

@@ -17,7 +17,7 @@ public struct EmulatorRequestContext: RequestContext {
     }
 }
 
-/// Hands each HTTP request to the emulator core as an `HTTPRequest` (the raw path as sent,
+/// Hands each HTTP request to the emulator core as an `TransportRequest` (the raw path as sent,
 /// so signatures verify) and writes its reply back.
 struct EmulatorResponder: HTTPResponder {
     typealias Context = EmulatorRequestContext
@@ -25,13 +25,13 @@ struct EmulatorResponder: HTTPResponder {
     let service: EmulatorServiceKind
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        var headers = AzureStorage.HTTPHeaders()
+        var headers = HeaderFields()
         for field in request.headers { headers[field.name.rawName] = field.value }
         if let authority = request.head.authority { headers["Host"] = authority }
         let target = request.head.path ?? "/"
         let method = request.method.rawValue
-        guard let parsed = AzureStorage.HTTPRequest(method: method, url: "http://" + (request.head.authority ?? "localhost") + target, headers: headers) else {
-            let bad = AzureStorage.HTTPRequest(method: method, origin: "http://localhost", path: "/", headers: headers)
+        guard let parsed = TransportRequest(method: method, url: "http://" + (request.head.authority ?? "localhost") + target, headers: headers) else {
+            let bad = TransportRequest(method: method, origin: "http://localhost", path: "/", headers: headers)
             return Self.response(core.errorResponse(ServiceError(400, "InvalidUri", "The request URI is not valid."), bad, service, UUID().uuidString.lowercased()))
         }
         var azureRequest = parsed
@@ -73,7 +73,7 @@ struct EmulatorResponder: HTTPResponder {
     }
 
     /// Put Blob and Put Block: the requests whose bodies are blob bytes.
-    static func streamsUpload(_ request: AzureStorage.HTTPRequest, service: EmulatorServiceKind) -> Bool {
+    static func streamsUpload(_ request: TransportRequest, service: EmulatorServiceKind) -> Bool {
         guard service == .blob, request.method == "PUT", request.headers["x-ms-copy-source"] == nil else { return false }
         let comp = request.query.first { $0.name == "comp" }?.value
         guard comp == nil || comp == "block" else { return false }
@@ -108,7 +108,7 @@ struct EmulatorResponder: HTTPResponder {
     }
 
     /// A response whose body is a blob read from disk piece by piece.
-    static func response(_ response: AzureStorage.HTTPResponse, streaming blob: BlobBody) -> Response {
+    static func response(_ response: TransportResponse, streaming blob: BlobBody) -> Response {
         var shaped = Self.response(response)
         shaped.body = ResponseBody(contentLength: blob.length) { writer in
             try await blob.stream { piece in try await writer.write(ByteBuffer(bytes: piece)) }
@@ -117,7 +117,7 @@ struct EmulatorResponder: HTTPResponder {
         return shaped
     }
 
-    static func response(_ response: AzureStorage.HTTPResponse) -> Response {
+    static func response(_ response: TransportResponse) -> Response {
         var fields = HTTPFields()
         for (name, value) in response.headers.fields {
             if let n = HTTPField.Name(name) { fields.append(HTTPField(name: n, value: value)) }

@@ -4,8 +4,8 @@ import Foundation
 /// What the server does with a request: answer it, answer it with a blob streamed as the
 /// body, or (an injected fault) drop the connection.
 public enum EmulatorReply: Sendable {
-    case response(HTTPResponse)
-    case streamed(HTTPResponse, BlobBody)
+    case response(TransportResponse)
+    case streamed(TransportResponse, BlobBody)
     case dropConnection
 }
 
@@ -36,19 +36,19 @@ public final class StorageEmulatorCore: Sendable {
     }
 
     /// Answers one request. Never throws: every failure becomes the service's error response.
-    public func respond(_ request: HTTPRequest, service: EmulatorServiceKind) async -> EmulatorReply {
+    public func respond(_ request: TransportRequest, service: EmulatorServiceKind) async -> EmulatorReply {
         await respond(request, service: service, upload: nil)
     }
 
     /// Answers a request whose body (Put Blob, Put Block) the HTTP layer already streamed into
     /// the byte store; the upload is deleted unless the operation committed it.
-    func respond(_ request: HTTPRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
+    func respond(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
         let reply = await answer(request, service: service, upload: upload)
         await upload?.release(from: store.bytes)
         return reply
     }
 
-    private func answer(_ request: HTTPRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
+    private func answer(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
         let requestID = UUID().uuidString.lowercased()
         // A CORS preflight is judged against the service's rules, before (and without) credentials.
         if request.method == "OPTIONS" {
@@ -70,9 +70,9 @@ public final class StorageEmulatorCore: Sendable {
         }
     }
 
-    private func answerAuthenticated(_ request: HTTPRequest, service: EmulatorServiceKind, upload: StagedUpload?, requestID: String) async -> EmulatorReply {
+    private func answerAuthenticated(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?, requestID: String) async -> EmulatorReply {
         let fault = faults.next()
-        var response: HTTPResponse
+        var response: TransportResponse
         var stream: BlobBody?
         if fault == .serverBusy {
             response = errorResponse(ServiceError(503, "ServerBusy", "The server is currently unable to receive requests. Please retry your request."),
@@ -118,7 +118,7 @@ public final class StorageEmulatorCore: Sendable {
 
     /// The answer to an upload that must be refused before its body is read: a bad signature,
     /// or an anonymous caller (who may only read). Nil when the body may be streamed in.
-    func refusalBeforeBody(_ request: HTTPRequest, service: EmulatorServiceKind) -> HTTPResponse? {
+    func refusalBeforeBody(_ request: TransportRequest, service: EmulatorServiceKind) -> TransportResponse? {
         let refusal: ServiceError
         do {
             guard try authenticator.authenticate(request, service: service) == .anonymous else { return nil }
@@ -131,7 +131,7 @@ public final class StorageEmulatorCore: Sendable {
         return response
     }
 
-    func errorResponse(_ error: ServiceError, _ request: HTTPRequest, _ service: EmulatorServiceKind, _ requestID: String) -> HTTPResponse {
+    func errorResponse(_ error: ServiceError, _ request: TransportRequest, _ service: EmulatorServiceKind, _ requestID: String) -> TransportResponse {
         switch service {
         case .blob: ErrorBodies.blob(error, requestID: requestID, includeBody: request.method != "HEAD")
         case .table: ErrorBodies.table(error, requestID: requestID)
@@ -139,7 +139,7 @@ public final class StorageEmulatorCore: Sendable {
     }
 
     /// The error a body over the limit gets, in the service's shape.
-    public func bodyTooLarge(_ request: HTTPRequest, service: EmulatorServiceKind) -> HTTPResponse {
+    public func bodyTooLarge(_ request: TransportRequest, service: EmulatorServiceKind) -> TransportResponse {
         var response = errorResponse(.bodyTooLarge, request, service, UUID().uuidString.lowercased())
         response.headers["Connection"] = "close"
         return response

@@ -58,26 +58,26 @@ struct CorsRule: Sendable, Equatable {
 /// Applying a service's CORS rules: the preflight answer and the headers of actual requests.
 enum CorsPolicy {
     /// Answers an `OPTIONS` preflight: judged against the service's rules, no credentials.
-    static func preflight(_ request: HTTPRequest, rules: [CorsRule]) -> HTTPResponse {
+    static func preflight(_ request: TransportRequest, rules: [CorsRule]) -> TransportResponse {
         guard let origin = request.headers["Origin"], let method = request.headers["Access-Control-Request-Method"] else {
-            return HTTPResponse(status: 400, headers: HTTPHeaders([("x-ms-error-code", "InvalidHeaderValue")]))
+            return TransportResponse(status: 400, headers: HeaderFields([("x-ms-error-code", "InvalidHeaderValue")]))
         }
         let requested = (request.headers["Access-Control-Request-Headers"] ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         // The first rule whose origin and method match decides; no later rule is consulted.
         guard let rule = rules.first(where: { $0.allows(origin: origin) && $0.methods.contains(method.uppercased()) }),
               rule.allows(headers: requested) else {
-            return HTTPResponse(status: 403, headers: HTTPHeaders([("x-ms-error-code", "CorsPreflightFailure")]),
+            return TransportResponse(status: 403, headers: HeaderFields([("x-ms-error-code", "CorsPreflightFailure")]),
                                 body: Data("CORS not enabled or no matching rule found for this request.".utf8))
         }
-        var headers = HTTPHeaders([("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", method.uppercased()),
+        var headers = HeaderFields([("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", method.uppercased()),
                                    ("Access-Control-Max-Age", String(rule.maxAge)), ("Access-Control-Allow-Credentials", "true")])
         if !requested.isEmpty { headers["Access-Control-Allow-Headers"] = requested.joined(separator: ",") }
-        return HTTPResponse(status: 200, headers: headers)
+        return TransportResponse(status: 200, headers: headers)
     }
 
     /// Adds the CORS headers to the answer of an actual request, as Azure does (see docs/).
-    static func decorate(_ response: inout HTTPResponse, request: HTTPRequest, rules: [CorsRule]) {
+    static func decorate(_ response: inout TransportResponse, request: TransportRequest, rules: [CorsRule]) {
         guard !rules.isEmpty else { return }
         let readsVary = request.method == "GET" || request.method == "HEAD"
         let origin = request.headers["Origin"]

@@ -53,13 +53,13 @@ enum ServiceProperties {
     }
 
     /// Get (200, the document) or Set (202) Service Properties; nil for any other request.
-    static func respond(_ request: HTTPRequest, service: EmulatorServiceKind, restype: String?, comp: String?,
-                        store: EmulatorStore) async throws -> HTTPResponse? {
+    static func respond(_ request: TransportRequest, service: EmulatorServiceKind, restype: String?, comp: String?,
+                        store: EmulatorStore) async throws -> TransportResponse? {
         guard restype == "service", comp == "properties" else { return nil }
         switch request.method {
         case "GET":
             let body = try await document(service, in: store).document
-            return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/xml")]), body: Data(body.utf8))
+            return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
         case "PUT":
             guard let sent = XMLTree.parse(request.body), sent.name == "StorageServiceProperties" else {
                 throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
@@ -74,7 +74,7 @@ enum ServiceProperties {
             try await store.write { db in
                 try db.execute(sql: "INSERT OR REPLACE INTO service_properties (service, xml) VALUES (?, ?)", arguments: [key(service), xml])
             }
-            return HTTPResponse(status: 202)
+            return TransportResponse(status: 202)
         default:
             throw ServiceError.unsupportedVerb(request.method)
         }

@@ -6,7 +6,7 @@ struct BatchInnerRequest: Sendable, Equatable {
     var method: String
     /// The absolute URL of the request line.
     var url: String
-    var headers: HTTPHeaders
+    var headers: HeaderFields
     var body: Data
 }
 
@@ -16,7 +16,7 @@ struct BatchSyntaxError: Error, Sendable, CustomStringConvertible {
     var description: String { "malformed batch request: \(reason)" }
 }
 
-/// Reads the multipart body of an entity group transaction (fact sheet §5): one changeset
+/// Reads the multipart body of an entity group transaction (docs/PROTOCOL.md §5): one changeset
 /// of `application/http` parts, each a request line, headers and an optional JSON body.
 /// Accepts CRLF and bare LF line endings.
 enum BatchRequestParser {
@@ -45,10 +45,10 @@ enum BatchRequestParser {
             guard let requestLine = head.first else { throw BatchSyntaxError(reason: "a part has no request line") }
             let fields = requestLine.split(separator: " ", maxSplits: 2).map(String.init)
             guard fields.count == 3, fields[2].hasPrefix("HTTP/") else { throw BatchSyntaxError(reason: "bad request line '\(requestLine.prefix(80))'") }
-            var headers = HTTPHeaders()
+            var headers = HeaderFields()
             for line in head.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { throw BatchSyntaxError(reason: "bad header line '\(line.prefix(80))'") }
-                headers[HTTPHeaders.trimmed(line[..<colon])] = HTTPHeaders.trimmed(line[line.index(after: colon)...])
+                headers[HeaderFields.trimmed(line[..<colon])] = HeaderFields.trimmed(line[line.index(after: colon)...])
             }
             let trimmed = payload.last == UInt8(ascii: "\n") ? payload.dropLast() : payload
             requests.append(BatchInnerRequest(method: fields[0], url: fields[1], headers: headers, body: Data(trimmed)))

@@ -1,6 +1,6 @@
 import AzureStorage
 
-/// The Table service's limits on an entity (fact sheet §6), with its error codes.
+/// The Table service's limits on an entity (docs/PROTOCOL.md §6), with its error codes.
 enum EntityRules {
     /// Keys, property names and values of an entity about to be written.
     static func check(_ entity: TableEntity) throws(ServiceError) {

@@ -2,10 +2,10 @@ import AzureStorage
 import Foundation
 
 extension TableService {
-    /// Entity group transaction (fact sheet §5): every operation or none. A failure still
+    /// Entity group transaction (docs/PROTOCOL.md §5): every operation or none. A failure still
     /// answers 202; the changeset then holds one part with the failing operation's status
     /// and an error whose message starts with its 0-based index.
-    func batch(_ c: Context) async throws -> HTTPResponse {
+    func batch(_ c: Context) async throws -> TransportResponse {
         guard let contentType = c.request.headers["Content-Type"], contentType.lowercased().hasPrefix("multipart/mixed") else {
             throw ServiceError.invalidInput("A $batch request must have Content-Type multipart/mixed with a boundary.")
         }
@@ -77,7 +77,7 @@ extension TableService {
         case failure(index: Int, ServiceError)
     }
 
-    func batchResponse(_ outcome: BatchOutcome, requestID: String) -> HTTPResponse {
+    func batchResponse(_ outcome: BatchOutcome, requestID: String) -> TransportResponse {
         let batchBoundary = "batchresponse_" + UUID().uuidString.lowercased()
         let changesetBoundary = "changesetresponse_" + UUID().uuidString.lowercased()
         var out = "--\(batchBoundary)\r\nContent-Type: multipart/mixed; boundary=\(changesetBoundary)\r\n\r\n"
@@ -106,7 +106,7 @@ extension TableService {
                  body: String(decoding: body, as: UTF8.self))
         }
         out += "--\(changesetBoundary)--\r\n--\(batchBoundary)--\r\n"
-        return HTTPResponse(status: 202, headers: HTTPHeaders([("Content-Type", "multipart/mixed; boundary=\(batchBoundary)"),
+        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(batchBoundary)"),
                                                                ("DataServiceVersion", "3.0;")]), body: Data(out.utf8))
     }
 }

@@ -27,7 +27,7 @@ extension TableService {
     }
 
     /// The operation a request (outer or inside a `$batch`) asks for.
-    static func operation(method: String, target: TableTarget, headers: HTTPHeaders, body: Data) throws(ServiceError) -> (table: String, EntityOperation) {
+    static func operation(method: String, target: TableTarget, headers: HeaderFields, body: Data) throws(ServiceError) -> (table: String, EntityOperation) {
         switch (method, target) {
         case ("POST", .entities(let table)):
             return (table, .insert(try entity(from: body)))
@@ -45,7 +45,7 @@ extension TableService {
         }
     }
 
-    func insert(_ c: Context, _ table: String) async throws -> HTTPResponse {
+    func insert(_ c: Context, _ table: String) async throws -> TransportResponse {
         let (_, operation) = try Self.operation(method: "POST", target: .entities(table), headers: c.request.headers, body: c.request.body)
         let stored = try await applyOne(operation, table: table)!
         let location = "\(c.base)/\(table)(PartitionKey='\(EntityResponseWriter.keyText(stored.entity.partitionKey))',RowKey='\(EntityResponseWriter.keyText(stored.entity.rowKey))')"
@@ -56,7 +56,7 @@ extension TableService {
         return c.json(201, out, headers: headers)
     }
 
-    func writeEntity(_ c: Context, _ target: TableTarget) async throws -> HTTPResponse {
+    func writeEntity(_ c: Context, _ target: TableTarget) async throws -> TransportResponse {
         let (table, operation) = try Self.operation(method: c.request.method, target: target, headers: c.request.headers, body: c.request.body)
         let stored = try await applyOne(operation, table: table)
         return c.noContent(headers: stored.map { [("ETag", $0.etag)] } ?? [])
@@ -70,7 +70,7 @@ extension TableService {
         }
     }
 
-    func getEntity(_ c: Context, _ table: String, _ pk: String, _ rk: String, _ query: QueryParameters) async throws -> HTTPResponse {
+    func getEntity(_ c: Context, _ table: String, _ pk: String, _ rk: String, _ query: QueryParameters) async throws -> TransportResponse {
         let stored = try await store.entity(table: table, partitionKey: pk, rowKey: rk)
         var out: [UInt8] = []
         EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query)).append(stored, to: &out, element: true)
@@ -79,7 +79,7 @@ extension TableService {
 
     /// A page of a query: at most `$top` matches in key order, and a continuation when the
     /// scan stopped before the end (the next page may then be empty, as Azure's may).
-    func queryEntities(_ c: Context, _ table: String, _ query: QueryParameters) async throws -> HTTPResponse {
+    func queryEntities(_ c: Context, _ table: String, _ query: QueryParameters) async throws -> TransportResponse {
         let filter = try Self.filter(query)
         let top = try Self.top(query)
         let partition = filter?.requiredPartitionKey

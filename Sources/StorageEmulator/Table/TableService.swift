@@ -1,7 +1,7 @@
 import AzureStorage
 import Foundation
 
-/// The Table service (fact sheet §4–6): tables, entities, queries with `$filter`,
+/// The Table service (docs/PROTOCOL.md §4–6): tables, entities, queries with `$filter`,
 /// `$select`, `$top` and continuation, and entity group transactions.
 struct TableService: Sendable {
     let store: EmulatorStore
@@ -9,7 +9,7 @@ struct TableService: Sendable {
     /// Entities read from SQLite per query page at most, so one query cannot hold the store for long.
     var scanBudget = 50_000
 
-    func respond(_ request: HTTPRequest, caller: Caller) async throws -> HTTPResponse {
+    func respond(_ request: TransportRequest, caller: Caller) async throws -> TransportResponse {
         // The Table service has no anonymous access.
         guard caller == .account else { throw ServiceError.resourceNotFound }
         let query = QueryParameters(request.query)
@@ -49,24 +49,24 @@ struct TableService: Sendable {
     }
 
     struct Context {
-        var request: HTTPRequest
+        var request: TransportRequest
         var base: String
         var level: MetadataLevel
 
         var prefersNoContent: Bool { request.headers["Prefer"] == "return-no-content" }
 
-        func json(_ status: Int, _ body: [UInt8], headers extra: [(String, String)] = []) -> HTTPResponse {
-            var headers = HTTPHeaders([("Content-Type", level.contentType), ("DataServiceVersion", "3.0;")])
+        func json(_ status: Int, _ body: [UInt8], headers extra: [(String, String)] = []) -> TransportResponse {
+            var headers = HeaderFields([("Content-Type", level.contentType), ("DataServiceVersion", "3.0;")])
             for (n, v) in extra { headers[n] = v }
             if request.headers["Prefer"] != nil { headers["Preference-Applied"] = "return-content" }
-            return HTTPResponse(status: status, headers: headers, body: Data(body))
+            return TransportResponse(status: status, headers: headers, body: Data(body))
         }
 
-        func noContent(headers extra: [(String, String)] = []) -> HTTPResponse {
-            var headers = HTTPHeaders([("DataServiceVersion", "3.0;")])
+        func noContent(headers extra: [(String, String)] = []) -> TransportResponse {
+            var headers = HeaderFields([("DataServiceVersion", "3.0;")])
             for (n, v) in extra { headers[n] = v }
             if prefersNoContent { headers["Preference-Applied"] = "return-no-content" }
-            return HTTPResponse(status: 204, headers: headers)
+            return TransportResponse(status: 204, headers: headers)
         }
     }
 
@@ -83,14 +83,14 @@ struct TableService: Sendable {
     // MARK: Tables
 
     /// Get Table ACL: the stored access policies as XML, as containers keep theirs.
-    func tableACL(_ table: String) async throws -> HTTPResponse {
+    func tableACL(_ table: String) async throws -> TransportResponse {
         let acl = try await store.tableACL(table)
         let body = acl.isEmpty ? "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers />" : acl
-        return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/xml")]), body: Data(body.utf8))
+        return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
     }
 
     /// Set Table ACL: the body's signed identifiers are stored as sent (at most five, as on Azure).
-    func setTableACL(_ table: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+    func setTableACL(_ table: String, _ request: TransportRequest) async throws -> TransportResponse {
         let acl = String(decoding: request.body, as: UTF8.self)
         if !request.body.isEmpty {
             guard let tree = XMLTree.parse(request.body), tree.name == "SignedIdentifiers" else {
@@ -101,10 +101,10 @@ struct TableService: Sendable {
             }
         }
         try await store.setTableACL(table, acl: acl)
-        return HTTPResponse(status: 204)
+        return TransportResponse(status: 204)
     }
 
-    func createTable(_ c: Context) async throws -> HTTPResponse {
+    func createTable(_ c: Context) async throws -> TransportResponse {
         let body = try Self.jsonBody(c.request.body)
         guard let name = body["TableName"]?.stringValue else {
             throw ServiceError(400, "PropertiesNeedValue", "The values are not specified for all properties in the entity: TableName.")
@@ -141,17 +141,17 @@ struct TableService: Sendable {
         return out
     }
 
-    func getTable(_ c: Context, _ name: String) async throws -> HTTPResponse {
+    func getTable(_ c: Context, _ name: String) async throws -> TransportResponse {
         guard try await store.tableExists(name) else { throw EmulatorStore.tableNotFound }
         return c.json(200, tableJSON(c, name, element: true))
     }
 
-    func deleteTable(_ name: String) async throws -> HTTPResponse {
+    func deleteTable(_ name: String) async throws -> TransportResponse {
         try await store.deleteTable(name)
-        return HTTPResponse(status: 204)
+        return TransportResponse(status: 204)
     }
 
-    func queryTables(_ c: Context, _ query: QueryParameters) async throws -> HTTPResponse {
+    func queryTables(_ c: Context, _ query: QueryParameters) async throws -> TransportResponse {
         let filter = try Self.filter(query)
         let top = try Self.top(query)
         var after = try query["NextTableName"].map(Self.decodeToken)

@@ -1,7 +1,7 @@
 import AzureStorage
 import Foundation
 
-/// What a Table service path addresses (fact sheet §4).
+/// What a Table service path addresses (docs/PROTOCOL.md §4).
 enum TableTarget: Equatable {
     /// `/Tables` or `/Tables()`.
     case tables

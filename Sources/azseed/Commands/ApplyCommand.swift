@@ -58,28 +58,10 @@ struct ApplyCommand: AsyncParsableCommand {
     /// Makes the saved plan again from its own inputs and carries it out only if nothing
     /// changed since it was saved.
     private func applySaved(_ file: String) async throws {
-        let saved = try PlanHeader.read(contentsOf: URL(fileURLWithPath: file))
-        guard saved.source == .dataset, let seed = saved.seed, let window = saved.window else {
-            throw RunFailure("\(file): the plan was made by 'azseed import' from the snapshot \(saved.datasetDirectory); run the import again instead")
-        }
-        if let chosen = datasetOptions.dataset, URL(fileURLWithPath: chosen).standardizedFileURL.path != saved.datasetDirectory {
-            // Loaded only to name it in the message; the plan's own folder is loaded below.
-            let dataset = try Dataset.load(directory: URL(fileURLWithPath: chosen))
-            throw RunFailure("\(file): the plan is for dataset '\(saved.dataset)' (\(saved.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'")
-        }
-        if saved.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
-        let dataset = try Dataset.load(directory: URL(fileURLWithPath: saved.datasetDirectory))
-        guard dataset.name == saved.dataset else {
-            throw RunFailure("\(file): \(saved.datasetDirectory) now holds dataset '\(dataset.name)', not '\(saved.dataset)'; make a new plan")
-        }
-        let options = GenerationOptions(seed: seed, counts: saved.counts, now: window.from, from: window.from, to: window.to,
-                                        access: saved.access, blobEndpoint: try target.blobEndpoint())
-        let desired = try DesiredState.make(dataset, options: options)
+        let saved = try SavedPlan.load(file, chosenDataset: datasetOptions.dataset.map { URL(fileURLWithPath: $0) }, blobEndpoint: try target.blobEndpoint())
+        if saved.header.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
         try await StorageSession.with(target) { session in
-            try session.run.checkTarget(of: saved, file: file)
-            let fresh = try await Planning.plan(desired, in: session, counts: saved.counts, access: saved.access, prune: saved.prune, digests: true)
-            try SeedRun.checkUnchanged(saved: saved, fresh: fresh, file: file)
-            try await execute(fresh, in: session)
+            try await execute(try await session.replan(saved), in: session)
         }
     }
 
@@ -88,7 +70,7 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 }
 
-/// Deletes away from loopback need `--yes`; the embedded storage's whereabouts.
+/// Deletes away from loopback need `--yes`.
 enum Safety {
     static func confirmDeletes(_ what: String, target: TargetOptions, yes: Bool) throws {
         // The embedded storage (no account named) is always loopback.
@@ -96,14 +78,6 @@ enum Safety {
         throw ValidationError("\(what) deletes data in \(account.name) at \(account.blobEndpoint.host ?? "?"), which is not a loopback address; add --yes to confirm")
     }
 
-    /// Where embedded data lives and how to serve it, or nil for another target.
-    static func servingNote(_ session: StorageSession) -> String? {
-        guard let directory = session.run.target.embeddedDataDirectory else { return nil }
-        if let owner = session.servedBy, let blob = owner.blobEndpoint, let table = owner.tableEndpoint {
-            return "the data lives in \(directory), served by 'azseed emulator' (pid \(owner.pid)) at blob \(blob.absoluteString), table \(table.absoluteString)"
-        }
-        return "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(session.run.target.blobEndpoint), table \(session.run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
-    }
 }
 
 /// Carrying out a plan and reporting it, shared by apply and import.
@@ -111,7 +85,7 @@ enum Applying {
     static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions) async throws {
         try await output.emit(plan)
         if plan.isEmpty {
-            if let note = Safety.servingNote(session) { Console.note(note) }
+            if let note = session.servingNote { Console.note(note) }
             return
         }
         let bar = ProgressBar(label: "applying")
@@ -120,6 +94,6 @@ enum Applying {
         let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
         let line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s).\n"
         if output.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
-        if let note = Safety.servingNote(session) { Console.note(note) }
+        if let note = session.servingNote { Console.note(note) }
     }
 }

@@ -1,3 +1,4 @@
+import AzureStorage
 import ArgumentParser
 import Foundation
 import SeedKit
@@ -35,20 +36,20 @@ enum Planning {
     }
 
     /// The desired state, made and checked before anything touches storage.
-    static func desiredState(_ datasetOptions: DatasetOptions, target: TargetOptions) throws -> DesiredState {
+    static func desiredState(_ datasetOptions: DatasetOptions, target: TargetOptions) throws -> GeneratedDataset {
         let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
-        return try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: try target.blobEndpoint()))
+        return try GeneratedDataset.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: try target.blobEndpoint()))
     }
 
-    static func plan(_ desired: DesiredState, in session: StorageSession, counts: [String: Int], access: AccessLevel?, prune: Bool,
+    static func plan(_ desired: GeneratedDataset, in session: StorageSession, counts: [String: Int], access: PublicAccess?, prune: Bool,
                      digests: Bool) async throws -> Plan {
         Console.note("dataset \(desired.dataset.name), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
-        let header = session.run.header(for: desired, counts: counts, access: access, prune: prune)
-        return try await plan(desired.storage, header: header, in: session, digests: digests)
+        let bar = ProgressBar(label: "reading the target")
+        defer { bar.finish() }
+        return try await session.plan(desired, counts: counts, access: access, prune: prune, digests: digests) { bar.update(done: $0, total: nil) }
     }
 
-    /// Observes and plans, with a count of entities read on a terminal. `digests`: whether
-    /// the plan will be written as JSON or checked against a saved one.
+    /// Observes and plans a snapshot, with a count of entities read on a terminal.
     static func plan(_ storage: DesiredStorage, header: PlanHeader, in session: StorageSession, digests: Bool) async throws -> Plan {
         let bar = ProgressBar(label: "reading the target")
         defer { bar.finish() }

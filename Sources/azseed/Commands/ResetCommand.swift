@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SeedKit
+import SeedRunner
 
 /// `azseed reset`: delete what the dataset owns.
 struct ResetCommand: AsyncParsableCommand {

@@ -32,7 +32,7 @@ struct DatasetOptions: ParsableArguments {
     var to: DateArgument?
 
     @Option(help: "Public access of the dataset's containers: container, blob or private.")
-    var access: AccessLevel?
+    var access: PublicAccess?
 
     func validate() throws {
         if let seedText, UInt64(seedText) == nil {
@@ -97,4 +97,4 @@ struct DateArgument: ExpressibleByArgument {
     }
 }
 
-extension AccessLevel: ExpressibleByArgument {}
+extension PublicAccess: ExpressibleByArgument {}

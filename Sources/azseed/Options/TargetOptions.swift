@@ -36,28 +36,10 @@ struct TargetOptions: ParsableArguments {
         return account
     }
 
-    /// Connects: to the explicit account, or starts the embedded storage and says so.
-    func open() async throws -> StorageSession {
-        if let account = try explicitAccount() {
-            let target = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
-                                    tableEndpoint: account.tableEndpoint.absoluteString)
-            return StorageSession(run: SeedRun(account: account, target: target), server: nil)
-        }
-        let directory = dataDirectory
-        let shown = dataDir ?? EmbeddedStorage.defaultDataDirectory
-        let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
-        let connection = try await EmbeddedStorage.open(dataDirectory: directory, command: command)
-        let canonical = StorageAccount.development()
-        let target = PlanTarget(account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
-                                tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
-        switch connection {
-        case .started(let server):
-            Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
-            return StorageSession(run: SeedRun(account: server.account, target: target), server: server)
-        case .served(let owner, let account):
-            Console.note("using the embedded storage in \(shown) through the 'azseed emulator' that serves it (pid \(owner.pid), \(account.blobEndpoint.absoluteString))")
-            return StorageSession(run: SeedRun(account: account, target: target), server: nil, servedBy: owner)
-        }
+    /// The location the flags name: the explicit account, else the embedded storage.
+    func location() throws -> StorageLocation {
+        if let account = try explicitAccount() { return .account(account) }
+        return .embedded(dataDirectory: dataDirectory)
     }
 
     /// The endpoint generated blob URLs point into: the account's blob endpoint, or for the
@@ -70,25 +52,17 @@ struct TargetOptions: ParsableArguments {
     }
 }
 
-/// An open target: the run, and the embedded server to stop afterwards (or the
-/// `azseed emulator` that serves the embedded folder).
-struct StorageSession {
-    let run: SeedRun
-    let server: EmulatorServer?
-    var servedBy: DataFolderOwner? = nil
-
-    func close() async { await server?.stop() }
-
-    /// Runs `body`, then closes the session whether or not it threw.
+extension StorageSession {
+    /// Opens the target the flags name for `body`, saying on stderr when it is the embedded
+    /// storage and how it was reached.
     static func with<T>(_ options: TargetOptions, _ body: (StorageSession) async throws -> T) async throws -> T {
-        let session = try await options.open()
-        do {
-            let result = try await body(session)
-            await session.close()
-            return result
-        } catch {
-            await session.close()
-            throw error
+        let shown = options.dataDir ?? EmbeddedStorage.defaultDataDirectory
+        let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
+        return try await with(try options.location(), command: command, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
+            if session.server != nil {
+                Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
+            }
+            return try await body(session)
         }
     }
 }

@@ -4,8 +4,9 @@ import AzureStorage
 import SeedKit
 
 /// `azseed generate --out DIR`: the desired state as a snapshot, with no storage needed.
-struct Generate: AsyncParsableCommand {
+struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "generate",
         abstract: "Write the dataset's desired state as a snapshot folder (no storage needed).",
         discussion: "The folder holds manifest.json, tables/<table>.jsonl and blobs/<container>/<name>; its bytes depend only on the dataset files, the seed and the window."
     )
@@ -28,7 +29,7 @@ struct Generate: AsyncParsableCommand {
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: dataset.inputFolders)
         try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
         let endpoint = blobEndpoint.hasSuffix("/") ? String(blobEndpoint.dropLast()) : blobEndpoint
-        let state = try DesiredState.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
+        let state = try GeneratedDataset.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
         let started = Date()
         let summary = try SnapshotWriter.write(state, to: URL(fileURLWithPath: folder.out), force: folder.force)
         let seconds = Date().timeIntervalSince(started)

@@ -3,8 +3,9 @@ import Foundation
 import SeedKit
 
 /// Draws the placeholder portraits shipped in `Seeds/speakeasy/images` (a maintainer tool).
-struct Portraits: ParsableCommand {
+struct PortraitsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "portraits",
         abstract: "Draw deterministic placeholder portraits as JPEG files.",
         shouldDisplay: false
     )

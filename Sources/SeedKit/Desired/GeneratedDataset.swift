@@ -1,8 +1,10 @@
 import AzureStorage
 
-/// What a target account should hold after seeding: containers with their blobs, tables
-/// with their entities, and the inputs that made them.
-public struct DesiredState: Sendable {
+/// A dataset made concrete for one seed and window: what an account should hold after
+/// seeding — containers with their blobs, tables with their entities (made on demand) — and
+/// the inputs that made it. ``storage`` is its form as a plan's goal (``DesiredStorage``),
+/// the form a snapshot also takes.
+public struct GeneratedDataset: Sendable {
     public let dataset: Dataset
     public let seed: UInt64
     public let window: ResolvedWindow
@@ -23,12 +25,12 @@ public struct GenerationOptions: Sendable {
     public var from: EdmDateTime?
     public var to: EdmDateTime?
     /// Overrides every container's access level.
-    public var access: AccessLevel?
+    public var access: PublicAccess?
     /// The blob endpoint `blobUrl` fields point into (no trailing slash).
     public var blobEndpoint: String
 
     public init(seed: UInt64? = nil, counts: [String: Int] = [:], now: EdmDateTime, from: EdmDateTime? = nil, to: EdmDateTime? = nil,
-                access: AccessLevel? = nil, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) {
+                access: PublicAccess? = nil, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) {
         self.seed = seed
         self.counts = counts
         self.now = now
@@ -42,18 +44,18 @@ public struct GenerationOptions: Sendable {
     public static let developmentBlobEndpoint = "http://127.0.0.1:10000/devstoreaccount1"
 }
 
-extension DesiredState {
+extension GeneratedDataset {
     /// Every kind with its table, each after the kinds it references: the order in which
     /// the planner matches entities and the executor writes them (speakers before events).
     public var kindsInDependencyOrder: [(table: DesiredTable, kind: KindSpec)] {
-        DesiredState.dependencyOrder(dataset).compactMap { kind in
+        GeneratedDataset.dependencyOrder(dataset).compactMap { kind in
             tables.first { $0.name == kind.table }.map { ($0, kind) }
         }
     }
 
     /// Builds the desired state of `dataset`. Rows, referenced kinds and every container's
     /// files are made and checked here; generated kinds are made again on each iteration.
-    public static func make(_ dataset: Dataset, options: GenerationOptions) throws(GenerationError) -> DesiredState {
+    public static func make(_ dataset: Dataset, options: GenerationOptions) throws(GenerationError) -> GeneratedDataset {
         let seed = options.seed ?? dataset.seed
         let window = try ResolvedWindow.resolve(dataset.window, now: options.now, from: options.from, to: options.to)
         for (kindName, n) in options.counts.sorted(by: { $0.key < $1.key }) {
@@ -88,7 +90,7 @@ extension DesiredState {
         let tables = dataset.tables.map { table in
             DesiredTable(name: table.name, engines: table.kinds.map { engines[$0.name]! }, datasetFile: dataset.file)
         }
-        return DesiredState(dataset: dataset, seed: seed, window: window, blobEndpoint: options.blobEndpoint,
+        return GeneratedDataset(dataset: dataset, seed: seed, window: window, blobEndpoint: options.blobEndpoint,
                             containers: containers, tables: tables)
     }
 

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Header fields: ordered, names compared case-insensitively.
-public struct HTTPHeaders: Sendable, Equatable, Sequence {
+public struct HeaderFields: Sendable, Equatable, Sequence {
     public private(set) var fields: [(name: String, value: String)] = []
 
     public init(_ fields: [(String, String)] = []) {
         for (n, v) in fields { self[n] = v }
     }
 
-    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+    public static func == (a: HeaderFields, b: HeaderFields) -> Bool {
         a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
@@ -54,7 +54,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
 /// An HTTP request as azseed sends it: the path exactly as it goes on the wire (already
 /// percent-encoded) and the query as decoded pairs, so signing sees what the server sees.
-public struct HTTPRequest: Sendable {
+public struct TransportRequest: Sendable {
     public var method: String
     /// `scheme://host[:port]`, no trailing slash.
     public var origin: String
@@ -62,10 +62,10 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// Decoded query parameters in the order they are sent.
     public var query: [(name: String, value: String)]
-    public var headers: HTTPHeaders
+    public var headers: HeaderFields
     public var body: Data
 
-    public init(method: String, origin: String, path: String, query: [(String, String)] = [], headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+    public init(method: String, origin: String, path: String, query: [(String, String)] = [], headers: HeaderFields = HeaderFields(), body: Data = Data()) {
         self.method = method
         self.origin = origin
         self.path = path
@@ -89,21 +89,21 @@ public struct HTTPRequest: Sendable {
 }
 
 /// An HTTP response.
-public struct HTTPResponse: Sendable {
+public struct TransportResponse: Sendable {
     public var status: Int
-    public var headers: HTTPHeaders
+    public var headers: HeaderFields
     public var body: Data
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+    public init(status: Int, headers: HeaderFields = HeaderFields(), body: Data = Data()) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 }
 
-extension HTTPRequest {
+extension TransportRequest {
     /// Splits a full URL into origin, raw path and decoded query, as the signer needs it.
-    public init?(method: String, url: String, headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+    public init?(method: String, url: String, headers: HeaderFields = HeaderFields(), body: Data = Data()) {
         guard let schemeEnd = url.range(of: "://") else { return nil }
         let afterScheme = url[schemeEnd.upperBound...]
         let pathStart = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? afterScheme.endIndex

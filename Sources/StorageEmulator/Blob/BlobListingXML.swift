@@ -4,8 +4,8 @@ import Foundation
 import FoundationXML
 #endif
 
-/// XML pieces of Blob responses.
-enum BlobXML {
+/// The XML of blob listings and metadata in Blob responses.
+enum BlobListingXML {
     enum Item {
         case blob(BlobRecord)
         case prefix(String)
@@ -16,7 +16,7 @@ enum BlobXML {
         return "<Metadata>" + pairs.map { "<\($0.0)>\(XMLEscape.text($0.1))</\($0.0)>" }.joined() + "</Metadata>"
     }
 
-    /// One `<Blob>` (fact sheet §7 listing shape; Etag unquoted, dates RFC 1123) or `<BlobPrefix>`.
+    /// One `<Blob>` (docs/PROTOCOL.md §7 listing shape; Etag unquoted, dates RFC 1123) or `<BlobPrefix>`.
     static func item(_ item: Item, includeMetadata: Bool) -> String {
         switch item {
         case .prefix(let name):
@@ -40,43 +40,5 @@ enum BlobXML {
             if includeMetadata { xml += metadata(r.metadata) }
             return xml + "</Blob>"
         }
-    }
-}
-
-/// Reads a Put Block List body: `<BlockList>` of `<Latest>`, `<Committed>` and `<Uncommitted>` ids, in order.
-final class BlockListParser: NSObject, XMLParserDelegate {
-    private var entries: [(EmulatorStore.BlockSource, String)] = []
-    private var text = ""
-    private var depth = 0
-    private var sawRoot = false
-    private var invalid = false
-
-    static func parse(_ data: Data) -> [(EmulatorStore.BlockSource, String)]? {
-        let delegate = BlockListParser()
-        let parser = XMLParser(data: data)
-        parser.delegate = delegate
-        guard parser.parse(), delegate.sawRoot, !delegate.invalid else { return nil }
-        return delegate.entries
-    }
-
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-        depth += 1
-        if depth == 1 { sawRoot = name == "BlockList"; if !sawRoot { invalid = true } }
-        text = ""
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-        if depth == 2 {
-            let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            switch name {
-            case "Latest": entries.append((.latest, id))
-            case "Committed": entries.append((.committed, id))
-            case "Uncommitted": entries.append((.uncommitted, id))
-            default: invalid = true
-            }
-        }
-        depth -= 1
     }
 }

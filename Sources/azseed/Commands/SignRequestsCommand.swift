@@ -5,7 +5,7 @@ import Foundation
 /// Signs requests read as JSON lines on stdin with the development key and prints each
 /// `Authorization` value: the Swift side of the differential test against the official
 /// Python SDKs (Tests/conformance). A maintainer tool, hidden from help.
-struct SignRequests: ParsableCommand {
+struct SignRequestsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign-requests",
         abstract: "Sign JSON-lines requests with the development key (conformance testing).",
@@ -20,11 +20,11 @@ struct SignRequests: ParsableCommand {
             guard let service = node["service"]?.stringValue, let method = node["method"]?.stringValue, let url = node["url"]?.stringValue,
                   case .array(let pairs)? = node["headers"]
             else { throw ValidationError("each line needs service, method, url and headers") }
-            var headers = HTTPHeaders()
+            var headers = HeaderFields()
             for case .array(let pair) in pairs where pair.count == 2 {
                 if let name = pair[0].stringValue, let value = pair[1].stringValue { headers[name] = value }
             }
-            guard let request = HTTPRequest(method: method, url: url, headers: headers) else { throw ValidationError("bad url \(url)") }
+            guard let request = TransportRequest(method: method, url: url, headers: headers) else { throw ValidationError("bad url \(url)") }
             switch service {
             case "blob": print(signer.blobAuthorization(request))
             case "table": print(signer.tableAuthorization(request))

@@ -4,8 +4,9 @@ import Foundation
 import StorageEmulator
 
 /// `azseed emulator`: serve the embedded storage (Blob and Table, the development account).
-struct Emulator: AsyncParsableCommand {
+struct EmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "emulator",
         abstract: "Serve Azure-compatible Blob and Table storage from a local folder.",
         discussion: """
             The account is devstoreaccount1 with the well-known development key, path-style URLs as

@@ -2,29 +2,6 @@ import AzureStorage
 import Foundation
 import GRDB
 
-/// A container as stored.
-struct ContainerRecord: Sendable {
-    var name: String
-    /// `container`, `blob`, or empty for private.
-    var access: String
-    var created: EdmDateTime
-    var modified: EdmDateTime
-    var etag: String
-    var metadata: [(String, String)]
-    /// The Set ACL body's signed identifiers, kept as sent.
-    var acl: String
-
-    init(row: Row) {
-        name = row["name"]
-        access = row["access"]
-        created = EdmDateTime(ticks: row["created"])
-        modified = EdmDateTime(ticks: row["modified"])
-        etag = row["etag"]
-        metadata = MetadataCoding.decode(row["metadata"])
-        acl = row["acl"]
-    }
-}
-
 /// A committed block of a block blob: its id and length, in order.
 struct CommittedBlock: Sendable, Equatable {
     var id: String
@@ -109,41 +86,4 @@ struct BlobHTTPProperties: Sendable {
     var contentLanguage: String?
     var contentDisposition: String?
     var cacheControl: String?
-}
-
-/// Name/value pairs as a JSON array of two-element arrays, order kept.
-enum MetadataCoding {
-    static func encode(_ pairs: [(String, String)]) -> String {
-        let array = pairs.map { [$0.0, $0.1] }
-        guard let data = try? JSONSerialization.data(withJSONObject: array) else { return "[]" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    static func decode(_ text: String) -> [(String, String)] {
-        guard let array = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String]] else { return [] }
-        return array.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
-    }
-}
-
-/// An entity as stored, with the server-owned Timestamp.
-struct StoredEntity: Sendable {
-    var entity: TableEntity
-    var timestamp: EdmDateTime
-
-    /// `W/"datetime'<url-encoded timestamp>'"` (fact sheet §0.9).
-    var etag: String { Self.etag(timestamp) }
-
-    static func etag(_ timestamp: EdmDateTime) -> String {
-        // Built byte by byte: Foundation's replacingOccurrences was a fifth of a query's time.
-        var time: [UInt8] = []
-        time.reserveCapacity(28)
-        timestamp.appendISO8601(to: &time)
-        var out = Array("W/\"datetime'".utf8)
-        out.reserveCapacity(48)
-        for byte in time {
-            if byte == UInt8(ascii: ":") { out += [UInt8(ascii: "%"), UInt8(ascii: "3"), UInt8(ascii: "A")] } else { out.append(byte) }
-        }
-        out += [UInt8(ascii: "'"), UInt8(ascii: "\"")]
-        return String(decoding: out, as: UTF8.self)
-    }
 }

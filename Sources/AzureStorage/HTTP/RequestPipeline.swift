@@ -1,0 +1,85 @@
+import Foundation
+
+/// Sends signed requests with retries and turns failures into ``AzureStorageError``.
+struct RequestPipeline: Sendable {
+    enum Service { case blob, table }
+
+    let account: StorageAccount
+    let transport: any HTTPTransport
+    let configuration: ClientConfiguration
+    let service: Service
+
+    /// The endpoint split into origin (`scheme://host:port`) and base path.
+    var origin: String {
+        let url = service == .blob ? account.blobEndpoint : account.tableEndpoint
+        var s = "\(url.scheme ?? "https")://\(url.host ?? "")"
+        if let port = url.port { s += ":\(port)" }
+        return s
+    }
+
+    var basePath: String {
+        let url = service == .blob ? account.blobEndpoint : account.tableEndpoint
+        let path = url.path
+        return path == "/" ? "" : path
+    }
+
+    /// A request to `basePath + path` (path already percent-encoded).
+    func request(_ method: String, _ path: String, query: [(String, String)] = [], headers: HeaderFields = HeaderFields(), body: Data = Data()) -> TransportRequest {
+        TransportRequest(method: method, origin: origin, path: basePath + path, query: query, headers: headers, body: body)
+    }
+
+    /// Sends `request`, retrying transient failures; returns a response whose status is in
+    /// `expected`, else throws.
+    func send(_ request: TransportRequest, operation: String, expected: Set<Int>) async throws -> TransportResponse {
+        var attempt = 0
+        while true {
+            let failure: AzureStorageError
+            var retryAfter: String?
+            do {
+                let response = try await transport.send(sign(request))
+                if expected.contains(response.status) { return response }
+                failure = .from(response, operation: operation, url: request.displayURL)
+                retryAfter = response.headers["Retry-After"]
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch let error as AzureStorageError {
+                throw error
+            } catch {
+                failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: Self.describe(error))
+            }
+            guard failure.isTransient, attempt < configuration.retry.maxRetries else { throw failure }
+            attempt += 1
+            try await configuration.sleep(configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, unit: configuration.jitter()))
+        }
+    }
+
+    /// Dates, versions and authorises a request.
+    func sign(_ request: TransportRequest) -> TransportRequest {
+        var r = request
+        let date = SharedKeySigner.httpDate(configuration.now())
+        r.headers["x-ms-date"] = date
+        r.headers["x-ms-version"] = service == .blob ? configuration.blobVersion : configuration.tableVersion
+        r.headers["Content-Length"] = String(r.body.count)
+        if service == .table {
+            r.headers["Date"] = date
+            r.headers["DataServiceVersion"] = r.headers["DataServiceVersion"] ?? "3.0"
+            r.headers["MaxDataServiceVersion"] = r.headers["MaxDataServiceVersion"] ?? "3.0;NetFx"
+        }
+        switch account.credential {
+        case .sharedKey(let key):
+            let signer = SharedKeySigner(account: account.name, key: key)
+            r.headers["Authorization"] = service == .blob ? signer.blobAuthorization(r) : signer.tableAuthorization(r)
+        case .sas(let token):
+            r.query += token.parameters.map { (name: $0.0, value: $0.1) }
+        case .anonymous:
+            break
+        }
+        return r
+    }
+
+    /// A transport error as one readable line (never a URL with a query string).
+    static func describe(_ error: Error) -> String {
+        if let curl = error as? CurlError { return curl.message }
+        return "\(type(of: error))"
+    }
+}
