@@ -5,12 +5,12 @@ import Foundation
 /// the text, and the values of `AccountKey=`, `SharedAccessSignature=` and `sig=` (a connection
 /// string echoed whole, say by the argument parser). Every message azseed prints goes through
 /// it, so bad input is named without its credential.
-public enum SecretRedaction {
+package enum SecretRedaction {
     /// The text with each URL's user-info replaced by `<redacted>@` and its query string by
     /// `?<redacted>`. A URL starts at `scheme://` and ends at a blank, a quote or `;`. Text
     /// with no `://` comes back unchanged; a query-like tail on text that is no URL
     /// (`host?sig=…`) is cut as well when it holds `sig=`.
-    public static func redact(_ text: String) -> String {
+    package static func redact(_ text: String) -> String {
         let scalars = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0

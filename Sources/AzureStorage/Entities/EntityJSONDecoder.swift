@@ -3,13 +3,8 @@
 /// string is Edm.String, a boolean Edm.Boolean, an integer Edm.Int32 (Int64 when it does not
 /// fit) and a number with a fraction or exponent Edm.Double. ``EntityJSONReader`` reads whole
 /// entities from bytes with them — the one entity decoder of client, emulator and snapshots.
-public enum EntityJSONDecoder {
-    /// The entity plus the server-owned values that came with it.
-    public struct Decoded: Sendable {
-        public var entity: TableEntity
-        public var etag: String?
-        public var timestamp: EdmDateTime?
-    }
+package enum EntityJSONDecoder {
+    package typealias Decoded = QueriedEntity
 
     static func decodeValue(_ value: JSONNode, annotation: String?, property: String) throws(EntityDecodingError) -> EdmValue {
         if let annotation {
@@ -43,6 +38,20 @@ public enum EntityJSONDecoder {
 }
 
 /// Why a JSON entity could not be read.
+/// An entity as a query or read returned it: the entity plus the server-owned values that
+/// came with it.
+public struct QueriedEntity: Sendable {
+    public var entity: TableEntity
+    public var etag: String?
+    public var timestamp: EdmDateTime?
+
+    public init(entity: TableEntity, etag: String? = nil, timestamp: EdmDateTime? = nil) {
+        self.entity = entity
+        self.etag = etag
+        self.timestamp = timestamp
+    }
+}
+
 public struct EntityDecodingError: Error, Sendable, CustomStringConvertible {
     public var description: String
     /// The entity lacks a PartitionKey or RowKey string (a service answers PropertiesNeedValue).

@@ -5,9 +5,9 @@
 /// each followed directly by its `Name@odata.type` annotation where JSON cannot carry the
 /// type by itself (Int64, DateTime, Guid, Binary, and every Double, so that `2.0` is never
 /// read back as an Int32).
-public enum EntityJSONEncoder {
+package enum EntityJSONEncoder {
     /// The entity as one line of JSON (no trailing newline).
-    public static func encode(_ entity: TableEntity) -> [UInt8] {
+    package static func encode(_ entity: TableEntity) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         append(entity, to: &out)
@@ -15,14 +15,14 @@ public enum EntityJSONEncoder {
     }
 
     /// Appends the entity's JSON to `out`.
-    public static func append(_ entity: TableEntity, to out: inout [UInt8]) {
+    package static func append(_ entity: TableEntity, to out: inout [UInt8]) {
         let names = entity.sortedPropertyNames
         append(partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: names,
                values: names.map { entity.properties[$0]! }, to: &out)
     }
 
     /// Appends an entity given as property names already sorted byte-wise and their values.
-    public static func append(partitionKey: String, rowKey: String, names: [String], values: [EdmValue], to out: inout [UInt8]) {
+    package static func append(partitionKey: String, rowKey: String, names: [String], values: [EdmValue], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         JSONText.appendString("PartitionKey", to: &out)
         out.append(UInt8(ascii: ":"))
@@ -38,7 +38,7 @@ public enum EntityJSONEncoder {
     }
 
     /// Appends `,"name":value` and, when the type needs it, `,"name@odata.type":"Edm.X"`.
-    public static func appendProperty(_ name: String, _ value: EdmValue, to out: inout [UInt8]) {
+    package static func appendProperty(_ name: String, _ value: EdmValue, to out: inout [UInt8]) {
         out.append(UInt8(ascii: ","))
         JSONText.appendString(name, to: &out)
         out.append(UInt8(ascii: ":"))

@@ -1,9 +1,9 @@
 /// Reads entities straight from OData JSON bytes, without building a ``JSONNode`` tree for
 /// the whole document: the hot path of query pages (client) and stored entities
 /// (emulator). Types and errors are those of ``EntityJSONDecoder``.
-public enum EntityJSONReader {
+package enum EntityJSONReader {
     /// The entities of a query response (`{"odata.metadata":…,"value":[…]}`).
-    public static func page(_ bytes: some Collection<UInt8>) throws -> [EntityJSONDecoder.Decoded] {
+    package static func page(_ bytes: some Collection<UInt8>) throws -> [EntityJSONDecoder.Decoded] {
         var parser = JSONParser(bytes: Array(bytes))
         var entities: [EntityJSONDecoder.Decoded] = []
         try parser.objectMembers { parser, name in
@@ -23,7 +23,7 @@ public enum EntityJSONReader {
     /// One entity object (a stored entity, a snapshot line, a request or response body).
     /// `keys`, when given, are the entity's keys whatever the body says (a request that names
     /// its entity in the URL).
-    public static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> EntityJSONDecoder.Decoded {
+    package static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> EntityJSONDecoder.Decoded {
         var parser = JSONParser(bytes: Array(bytes))
         let decoded: EntityJSONDecoder.Decoded
         do {

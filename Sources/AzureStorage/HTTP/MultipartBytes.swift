@@ -3,11 +3,11 @@ import Foundation
 /// Byte-level pieces of `multipart/mixed` bodies (entity group transactions), shared by the
 /// client (reading responses) and the emulator (reading requests). Bytes, not `String`
 /// searches: Foundation's string search was most of a batch's cost.
-public enum MultipartBytes {
+package enum MultipartBytes {
     static let newline = UInt8(ascii: "\n")
 
     /// CRLF → LF, so both line endings read the same.
-    public static func withoutCarriageReturns(_ data: Data) -> [UInt8] {
+    package static func withoutCarriageReturns(_ data: Data) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(data.count)
         var previousCR = false
@@ -22,7 +22,7 @@ public enum MultipartBytes {
     }
 
     /// The first index of `needle` in `hay` at or after `from`.
-    public static func find(_ needle: [UInt8], in hay: ArraySlice<UInt8>, from: Int) -> Int? {
+    package static func find(_ needle: [UInt8], in hay: ArraySlice<UInt8>, from: Int) -> Int? {
         guard !needle.isEmpty, hay.endIndex - from >= needle.count else { return nil }
         let first = needle[0]
         var i = from
@@ -50,7 +50,7 @@ public enum MultipartBytes {
     }
 
     /// The parts between `--boundary` delimiters (each at a line start), up to `--boundary--`.
-    public static func parts(of bytes: ArraySlice<UInt8>, boundary: String) -> [ArraySlice<UInt8>] {
+    package static func parts(of bytes: ArraySlice<UInt8>, boundary: String) -> [ArraySlice<UInt8>] {
         let delimiter = Array(("--" + boundary).utf8)
         var out: [ArraySlice<UInt8>] = []
         guard var start = findDelimiter(delimiter, in: bytes, from: bytes.startIndex) else { return out }
@@ -69,7 +69,7 @@ public enum MultipartBytes {
     }
 
     /// The bytes up to the first blank line, and the rest after it.
-    public static func headerBlock(_ bytes: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
+    package static func headerBlock(_ bytes: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
         guard let blank = find([newline, newline], in: bytes, from: bytes.startIndex) else { return (bytes, bytes[bytes.endIndex...]) }
         return (bytes[..<blank], bytes[(blank + 2)...])
     }

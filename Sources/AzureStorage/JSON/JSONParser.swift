@@ -1,6 +1,6 @@
 /// A parsed JSON document that keeps each number's text, so `2` (Edm.Int32) and `2.0`
 /// (Edm.Double) stay distinct — Foundation's parser does not promise that.
-public indirect enum JSONNode: Sendable, Equatable {
+package indirect enum JSONNode: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(String)
@@ -8,7 +8,7 @@ public indirect enum JSONNode: Sendable, Equatable {
     case array([JSONNode])
     case object([(String, JSONNode)])
 
-    public static func == (a: JSONNode, b: JSONNode) -> Bool {
+    package static func == (a: JSONNode, b: JSONNode) -> Bool {
         switch (a, b) {
         case (.null, .null): true
         case (.bool(let x), .bool(let y)): x == y
@@ -21,34 +21,34 @@ public indirect enum JSONNode: Sendable, Equatable {
     }
 
     /// The member named `key` of an object.
-    public subscript(key: String) -> JSONNode? {
+    package subscript(key: String) -> JSONNode? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0.isExactly(key) }?.1
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 }
 
 /// Why JSON could not be parsed, with the byte offset.
-public struct JSONParseError: Error, Sendable, CustomStringConvertible {
-    public var offset: Int
-    public var reason: String
-    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+package struct JSONParseError: Error, Sendable, CustomStringConvertible {
+    package var offset: Int
+    package var reason: String
+    package var description: String { "invalid JSON at byte \(offset): \(reason)" }
 }
 
 /// A strict RFC 8259 parser over UTF-8 bytes, with a depth limit so hostile input cannot
 /// exhaust the stack. Its cursor is module-internal so ``EntityJSONReader`` can read
 /// entities straight from the bytes.
-public struct JSONParser {
+package struct JSONParser {
     let bytes: [UInt8]
     var i = 0
     var depth = 0
     static let maxDepth = 64
 
-    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONNode {
+    package static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONNode {
         var parser = JSONParser(bytes: Array(bytes))
         parser.skipSpace()
         let value = try parser.value()

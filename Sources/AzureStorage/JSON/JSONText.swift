@@ -1,10 +1,10 @@
 /// Minimal, allocation-light JSON string writing shared by every deterministic writer.
-public enum JSONText {
+package enum JSONText {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Appends `s` as a JSON string literal. Non-ASCII stays UTF-8; quotes, backslashes and
     /// control characters are escaped.
-    public static func appendString(_ s: String, to out: inout [UInt8]) {
+    package static func appendString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var string = s
         string.withUTF8 { appendEscaped($0, to: &out) }

@@ -2,7 +2,7 @@
 ///
 /// Used for manifests and plans, whose bytes must not depend on the Foundation version
 /// (JSONEncoder's spacing and number formatting are not a contract).
-public indirect enum JSONValue: Sendable, Equatable {
+package indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -11,7 +11,7 @@ public indirect enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -25,7 +25,7 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 
     /// Two-space indented text with a trailing newline.
-    public func pretty() -> String {
+    package func pretty() -> String {
         var out: [UInt8] = []
         write(to: &out, indent: 0, pretty: true)
         out.append(UInt8(ascii: "\n"))
@@ -34,12 +34,12 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     /// Appends the value as ``pretty()`` writes it at nesting depth `indent` (no trailing
     /// newline): for documents written a piece at a time.
-    public func append(to out: inout [UInt8], indent: Int) {
+    package func append(to out: inout [UInt8], indent: Int) {
         write(to: &out, indent: indent, pretty: true)
     }
 
     /// Compact single-line text.
-    public func compact() -> String {
+    package func compact() -> String {
         var out: [UInt8] = []
         write(to: &out, indent: 0, pretty: false)
         return String(decoding: out, as: UTF8.self)

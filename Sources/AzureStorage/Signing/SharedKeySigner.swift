@@ -5,11 +5,11 @@ import Foundation
 ///
 /// Pure: it reads the request (including its `x-ms-date`) and returns strings, so the
 /// client and the emulator share one implementation and tests compare exact strings.
-public struct SharedKeySigner: Sendable {
-    public let account: String
+package struct SharedKeySigner: Sendable {
+    package let account: String
     let key: AccountKey
 
-    public init(account: String, key: AccountKey) {
+    package init(account: String, key: AccountKey) {
         self.account = account
         self.key = key
     }
@@ -18,7 +18,7 @@ public struct SharedKeySigner: Sendable {
     ///
     /// `ordinalHeaders` sorts the `x-ms-*` headers byte-wise instead of in the service's
     /// collation: some clients do, and a server accepts either.
-    public static func blobStringToSign(_ request: TransportRequest, account: String, ordinalHeaders: Bool = false) -> String {
+    package static func blobStringToSign(_ request: TransportRequest, account: String, ordinalHeaders: Bool = false) -> String {
         var s = request.method + "\n"
         let length = request.headers["Content-Length"]
         for name in ["Content-Encoding", "Content-Language"] { s += (request.headers[name] ?? "") + "\n" }
@@ -47,7 +47,7 @@ public struct SharedKeySigner: Sendable {
 
     /// Blob service Shared Key Lite string-to-sign: verb, Content-MD5, Content-Type, date,
     /// canonicalized headers, resource (`?comp=` only when present).
-    public static func blobLiteStringToSign(_ request: TransportRequest, account: String) -> String {
+    package static func blobLiteStringToSign(_ request: TransportRequest, account: String) -> String {
         request.method + "\n" + (request.headers["Content-MD5"] ?? "") + "\n" + (request.headers["Content-Type"] ?? "") + "\n"
             + (request.headers["x-ms-date"] != nil ? "" : request.headers["Date"] ?? "") + "\n"
             + canonicalizedHeaders(request.headers) + tableResource(request, account: account)
@@ -55,14 +55,14 @@ public struct SharedKeySigner: Sendable {
 
     /// Table service Shared Key string-to-sign: verb, Content-MD5, Content-Type, date,
     /// resource (`?comp=` only when present). No canonicalized headers.
-    public static func tableStringToSign(_ request: TransportRequest, account: String) -> String {
+    package static func tableStringToSign(_ request: TransportRequest, account: String) -> String {
         let date = request.headers["x-ms-date"] ?? request.headers["Date"] ?? ""
         return request.method + "\n" + (request.headers["Content-MD5"] ?? "") + "\n" + (request.headers["Content-Type"] ?? "") + "\n"
             + date + "\n" + tableResource(request, account: account)
     }
 
     /// Table service Shared Key Lite string-to-sign: date and resource.
-    public static func tableLiteStringToSign(_ request: TransportRequest, account: String) -> String {
+    package static func tableLiteStringToSign(_ request: TransportRequest, account: String) -> String {
         (request.headers["x-ms-date"] ?? request.headers["Date"] ?? "") + "\n" + tableResource(request, account: account)
     }
 
@@ -73,24 +73,24 @@ public struct SharedKeySigner: Sendable {
     }
 
     /// base64(HMAC-SHA256(key, UTF-8 string)).
-    public func signature(_ stringToSign: String) -> String {
+    package func signature(_ stringToSign: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: SymmetricKey(data: key.bytes))
         return Data(mac).base64EncodedString()
     }
 
     /// The `Authorization` header value for a Blob request.
-    public func blobAuthorization(_ request: TransportRequest) -> String {
+    package func blobAuthorization(_ request: TransportRequest) -> String {
         "SharedKey \(account):\(signature(Self.blobStringToSign(request, account: account)))"
     }
 
     /// The `Authorization` header value for a Table request (Shared Key, or Lite).
-    public func tableAuthorization(_ request: TransportRequest, lite: Bool = false) -> String {
+    package func tableAuthorization(_ request: TransportRequest, lite: Bool = false) -> String {
         lite ? "SharedKeyLite \(account):\(signature(Self.tableLiteStringToSign(request, account: account)))"
             : "SharedKey \(account):\(signature(Self.tableStringToSign(request, account: account)))"
     }
 
     /// RFC 1123 date in GMT, as `x-ms-date` carries it.
-    public static func httpDate(_ date: Date) -> String {
+    package static func httpDate(_ date: Date) -> String {
         let t = EdmDateTime(unixSeconds: Int64(date.timeIntervalSince1970.rounded(.down)))
         let c = t.components
         let days = Int((t.unixSeconds >= 0 ? t.unixSeconds : t.unixSeconds - 86_399) / 86_400)

@@ -45,12 +45,12 @@ public struct TableBatchError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Builds and parses `$batch` bodies (docs/PROTOCOL.md §5).
-public enum TableBatchCodec {
-    public static let maxOperations = 100
-    public static let maxBodyBytes = 4 * 1024 * 1024
+package enum TableBatchCodec {
+    package static let maxOperations = 100
+    package static let maxBodyBytes = 4 * 1024 * 1024
 
     /// Checks the service's rules before anything is sent; returns the problem or nil.
-    public static func problem(_ operations: [TableBatchOperation]) -> String? {
+    package static func problem(_ operations: [TableBatchOperation]) -> String? {
         if operations.isEmpty { return "a batch needs at least one operation" }
         if operations.count > maxOperations { return "a batch holds at most \(maxOperations) operations, not \(operations.count)" }
         let pk = operations[0].partitionKey
@@ -67,7 +67,7 @@ public enum TableBatchCodec {
 
     /// The multipart body and its Content-Type, for a batch against `tableURL`
     /// (`http://host:port/account/table`, the absolute URL inner requests use).
-    public static func encode(_ operations: [TableBatchOperation], tableURL: String, boundary: String = UUID().uuidString.lowercased(),
+    package static func encode(_ operations: [TableBatchOperation], tableURL: String, boundary: String = UUID().uuidString.lowercased(),
                               changeset: String = UUID().uuidString.lowercased()) -> (body: Data, contentType: String) {
         let batch = "batch_\(boundary)", cs = "changeset_\(changeset)"
         var out = "--\(batch)\r\nContent-Type: multipart/mixed; boundary=\(cs)\r\n\r\n"
@@ -104,14 +104,14 @@ public enum TableBatchCodec {
     }
 
     /// One inner response of a batch.
-    public struct Part: Sendable {
-        public var status: Int
-        public var headers: HeaderFields
-        public var body: Data
+    package struct Part: Sendable {
+        package var status: Int
+        package var headers: HeaderFields
+        package var body: Data
     }
 
     /// The inner responses of a `$batch` answer, in order.
-    public static func decodeResponse(_ body: Data, contentType: String?) throws(TableBatchError) -> [Part] {
+    package static func decodeResponse(_ body: Data, contentType: String?) throws(TableBatchError) -> [Part] {
         let bytes = MultipartBytes.withoutCarriageReturns(body)
         // The changeset's boundary is declared inside the batch part; fall back to the outer one.
         var boundary = contentType.flatMap(Self.boundary(of:))

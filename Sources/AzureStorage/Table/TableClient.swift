@@ -133,7 +133,7 @@ public struct TableClient: Sendable {
     }
 
     /// One entity, or nil when it does not exist.
-    public func get(partitionKey: String, rowKey: String, from table: String, select: [String]? = nil) async throws -> EntityJSONDecoder.Decoded? {
+    public func get(partitionKey: String, rowKey: String, from table: String, select: [String]? = nil) async throws -> QueriedEntity? {
         try check(table: table, operation: "Get Entity")
         var query: [(String, String)] = []
         if let select { query.append(("$select", select.joined(separator: ","))) }
@@ -222,7 +222,7 @@ public struct TableClient: Sendable {
 
 /// The pages of a table query, as an async sequence.
 public struct TableQuery: AsyncSequence, Sendable {
-    public typealias Element = [EntityJSONDecoder.Decoded]
+    public typealias Element = [QueriedEntity]
     let client: TableClient
     let table: String
     let filter: TableFilter?
@@ -245,7 +245,7 @@ public struct TableQuery: AsyncSequence, Sendable {
             }
         }
 
-        public mutating func next() async throws -> [EntityJSONDecoder.Decoded]? {
+        public mutating func next() async throws -> [QueriedEntity]? {
             if !started {
                 started = true
                 pending = fetch(after: nil)

@@ -1,19 +1,19 @@
 /// Percent-encoding as Azure's URLs need it.
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// Encodes a blob name for a URL path: everything but RFC 3986 unreserved characters
     /// and `/` becomes `%XX` (UTF-8, uppercase hex).
-    public static func path(_ text: String) -> String { encode(text, keep: UInt8(ascii: "/")) }
+    package static func path(_ text: String) -> String { encode(text, keep: UInt8(ascii: "/")) }
 
     /// Decodes one query name or value as Azure does: `+` is a space (Go clients such as
     /// rclone write spaces that way), then `%XX` escapes; nil when an escape is malformed.
     /// Client and emulator both read queries through it, so the signature is computed over
     /// the same string on both sides.
-    public static func decodeQueryComponent(_ text: Substring) -> String? {
+    package static func decodeQueryComponent(_ text: Substring) -> String? {
         String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 
     /// Encodes a query parameter or key value: only unreserved characters stay.
-    public static func component(_ text: String) -> String { encode(text, keep: nil) }
+    package static func component(_ text: String) -> String { encode(text, keep: nil) }
 
     private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
@@ -37,7 +37,7 @@ public enum PercentEncoding {
 
 extension PercentEncoding {
     /// Encodes a query parameter name, keeping the `$` of OData options (`$filter`).
-    public static func queryName(_ name: String) -> String {
+    package static func queryName(_ name: String) -> String {
         name.hasPrefix("$") ? "$" + component(String(name.dropFirst())) : component(name)
     }
 }

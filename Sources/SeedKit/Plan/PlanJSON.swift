@@ -7,7 +7,7 @@ extension Plan {
     public static let formatVersion: Int64 = 1
 
     /// The whole plan as one JSON value (tests and small plans; ``writeJSON(_:)`` streams).
-    public func json() -> JSONValue {
+    package func json() -> JSONValue {
         var actions: [JSONValue] = []
         forEachAction { actions.append($0) }
         return .object(headerMembers() + [("actions", .array(actions))])

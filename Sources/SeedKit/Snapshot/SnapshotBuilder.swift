@@ -91,7 +91,7 @@ public final class SnapshotBuilder {
     }
 
     /// Writes the manifest with `source` (what made the snapshot) and moves the folder into place.
-    public func commit(source: JSONValue) throws -> SnapshotSummary {
+    package func commit(source: JSONValue) throws -> SnapshotSummary {
         let manifest = JSONValue.object([
             ("format", .string(SnapshotFormat.formatName)),
             ("version", .int(SnapshotFormat.version)),
