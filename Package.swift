@@ -94,22 +94,31 @@ let package = Package(
             dependencies: ["StorageEmulator", "AzureStorage"],
             path: "Benchmarks/EmulatorBenchmark"
         ),
+        .target(
+            name: "AzseedTestSupport",
+            dependencies: ["StorageEmulator", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/AzseedTestSupport"
+        ),
         .testTarget(
             name: "SeedKitTests",
-            dependencies: ["SeedKit", "AzureStorage", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Mustache", package: "swift-mustache")]
         ),
         .testTarget(
             name: "SeedRunnerTests",
-            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator"]
+            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "AzseedTestSupport"]
         ),
         .testTarget(
             name: "AzureStorageTests",
-            dependencies: ["AzureStorage"]
+            dependencies: ["AzureStorage", "AzseedTestSupport"]
         ),
         .testTarget(
             name: "StorageEmulatorTests",
-            dependencies: ["StorageEmulator", "AzureStorage", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["StorageEmulator", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "CommandTests",
+            dependencies: ["SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ],
     swiftLanguageModes: [.v6]

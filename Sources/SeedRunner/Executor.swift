@@ -88,12 +88,12 @@ public struct Executor: Sendable {
                 do {
                     try await blobs.createContainer(container.name, access: container.access)
                     return
-                } catch let error as AzureStorageError where error.code == "ContainerAlreadyExists" {
+                } catch let error as AzureStorageError where error.code == .containerAlreadyExists {
                     // Made since the plan (or by a retried create): set the access it must have.
                 }
             }
             try await blobs.setContainerAccess(container.name, access: container.access)
-        } catch let error as AzureStorageError where error.code == "PublicAccessNotPermitted" {
+        } catch let error as AzureStorageError where error.code == .publicAccessNotPermitted {
             throw RunError("\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with --access private (anonymous image URLs will not work) or allow blob public access on the storage account")
         } catch {
             throw RunError.explaining(error, while: doing)
@@ -124,10 +124,10 @@ public struct Executor: Sendable {
             do {
                 try await tables.submit(ops, to: table)
                 return
-            } catch let error as TableBatchError {
-                guard let index = error.index, index < ops.count else { throw RunError("writing to table '\(table)': \(error)") }
+            } catch let error as AzureStorageError where error.failedOperation != nil {
+                guard let index = error.failedOperation?.index, index < ops.count else { throw RunError.explaining(error, while: "writing to table '\(table)'") }
                 switch ops[index] {
-                case .insert where error.code == "EntityAlreadyExists":
+                case .insert where error.code == .entityAlreadyExists:
                     ops = ops.map { op in
                         if case .insert(let entity) = op { return .upsertReplace(entity) }
                         return op
@@ -135,7 +135,7 @@ public struct Executor: Sendable {
                 case .delete where error.status == 404:
                     ops.remove(at: index)
                 default:
-                    throw RunError("writing to table '\(table)': \(error)")
+                    throw RunError.explaining(error, while: "writing to table '\(table)'")
                 }
             } catch {
                 throw RunError.explaining(error, while: "writing to table '\(table)'")

@@ -12,7 +12,6 @@ public struct RunError: Error, Sendable, CustomStringConvertible {
         switch error {
         case let error as RunError: return error
         case let error as AzureStorageError: return RunError(explain(error, while: doing))
-        case let error as TableBatchError: return RunError("\(doing): \(error)")
         default: return error
         }
     }
@@ -21,7 +20,7 @@ public struct RunError: Error, Sendable, CustomStringConvertible {
         switch (error.kind, error.status, error.code) {
         case (.transport, _, _):
             return "\(doing): cannot reach \(error.url): \(error.message); check the endpoint in the connection string and that the service is running"
-        case (.service, 403, "AuthenticationFailed"?), (.service, 403, nil):
+        case (.service, 403, .authenticationFailed?), (.service, 403, nil):
             let reason = error.message.split(whereSeparator: \.isNewline).first.map { ": \($0)" } ?? ""
             return "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed\(reason)); check AccountName and AccountKey (or the SAS) in the connection string"
         case (.service, 403, let code?):

@@ -62,6 +62,6 @@ import Testing
     @Test func environmentVariable() throws {
         #expect(try ConnectionString.fromEnvironment([:]) == nil)
         #expect(try ConnectionString.fromEnvironment(["AZURE_STORAGE_CONNECTION_STRING": "UseDevelopmentStorage=true"]) == .development())
-        #expect(throws: ConnectionStringError.self) { try ConnectionString.fromEnvironment(["AZURE_STORAGE_CONNECTION_STRING": "nonsense"]) }
+        #expect(throws: AzureStorageError.self) { try ConnectionString.fromEnvironment(["AZURE_STORAGE_CONNECTION_STRING": "nonsense"]) }
     }
 }

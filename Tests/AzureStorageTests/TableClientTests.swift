@@ -98,8 +98,9 @@ import Testing
         let client = TableClient(account: account, transport: transport, configuration: testConfiguration())
         let ops: [TableBatchOperation] = [.insert(TableEntity(partitionKey: "Events", rowKey: "a")), .insert(TableEntity(partitionKey: "Events", rowKey: "b"))]
         await #expect(performing: { try await client.submit(ops, to: "events") }, throws: { error in
-            guard let e = error as? TableBatchError else { return false }
-            return e.index == 1 && e.rowKey == "b" && e.code == "EntityAlreadyExists" && e.status == 409 && e.message == "The specified entity already exists."
+            guard let e = error as? AzureStorageError, let failed = e.failedOperation else { return false }
+            return failed.index == 1 && failed.rowKey == "b" && e.code == .entityAlreadyExists && e.status == 409 && e.message == "The specified entity already exists."
+                && e.kind == .service && e.description.contains("at operation 1 (PartitionKey 'Events', RowKey 'b')")
         })
     }
 

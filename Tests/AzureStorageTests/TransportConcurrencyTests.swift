@@ -1,3 +1,4 @@
+import AzseedTestSupport
 import AzureStorage
 import Dispatch
 import Foundation
@@ -10,9 +11,8 @@ import Testing
 @Suite(.serialized) struct TransportConcurrencyTests {
     static let slowServer = #"""
 import http.server, signal, sys, threading, time, os
-# Lives while the test holds its stdin open: exits when the test closes it or dies, and
-# after 60 s whatever happens.
-threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+# Processes.startPythonServer ends it when the test closes its stdin; this ends it after
+# 60 s whatever happens.
 threading.Timer(60, lambda: os._exit(0)).start()
 class Slow(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -33,38 +33,10 @@ print(s.server_address[1], flush=True)
 s.serve_forever()
 """#
 
-    /// The slow server; `stop()` closes its stdin, which ends it.
-    struct SlowServer {
-        let process: Process
-        let stdin: Pipe
-        func stop() {
-            try? stdin.fileHandleForWriting.close()
-            process.waitUntilExit()
-        }
-    }
-
     /// Starts the slow server; returns its origin and the server to stop.
-    static func startServer() throws -> (String, SlowServer) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", slowServer]
-        let out = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = out
-        process.standardInput = stdin
-        try process.run()
-        var portText = ""
-        while !portText.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            portText += String(decoding: chunk, as: UTF8.self)
-        }
-        let server = SlowServer(process: process, stdin: stdin)
-        guard let port = Int(portText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            server.stop()
-            throw CancellationError()
-        }
-        return ("http://127.0.0.1:\(port)", server)
+    static func startServer() throws -> (String, Processes.HelperServer) {
+        let server = try Processes.startPythonServer(slowServer)
+        return ("http://127.0.0.1:\(server.port)", server)
     }
 
     static func get(_ origin: String, delay: Double) -> TransportRequest {

@@ -1,3 +1,4 @@
+import AzseedTestSupport
 import AzureStorage
 import Foundation
 import Testing
@@ -40,20 +41,9 @@ while True:
 """#
 
     @Test func requestsArriveExactlyAsBuilt() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.echoServer]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        defer { process.terminate() }
-        var portText = ""
-        while !portText.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            portText += String(decoding: chunk, as: UTF8.self)
-        }
-        let port = try #require(Int(portText.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let server = try Processes.startPythonServer(Self.echoServer)
+        defer { server.stop() }
+        let port = server.port
         let transport = CurlTransport(timeout: 10)
         for method in ["PUT", "MERGE", "PATCH", "POST", "DELETE", "GET"] {
             let body = method == "GET" || method == "DELETE" ? Data() : Data("{\"a\":\"ü\"}".utf8)

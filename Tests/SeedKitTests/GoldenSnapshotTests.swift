@@ -1,3 +1,4 @@
+import AzseedTestSupport
 import Foundation
 import Testing
 @testable import SeedKit
@@ -6,23 +7,22 @@ import Testing
 @Suite struct GoldenSnapshotTests {
     /// Pinned: seed 42, window [2026-01-01, 2026-07-01). If this changes, every user's
     /// fixtures change: only ever update it deliberately, with a note in the changelog.
-    static let speakEasySeed42 = "6dbc2f65aeced8bc77b08329eaf8f96429617ee913f7046982af4d74d8fe3ba4"
 
     @Test func speakEasySnapshotIsPinned() throws {
-        let out = try TestSupport.temporaryDirectory().appendingPathComponent("fixture")
+        let out = try Scratch.folder().appendingPathComponent("fixture")
         let dataset = try Dataset.load(directory: TestSupport.speakeasy)
         _ = try SnapshotWriter.write(try GeneratedDataset.make(dataset, options: TestSupport.options()), to: out, force: false)
-        #expect(try TestSupport.folderHash(out) == Self.speakEasySeed42)
+        #expect(try Folders.hash(out) == Folders.speakEasySeed42)
     }
 
     @Test func twoRunsWriteTheSameBytes() throws {
         let dataset = try Dataset.load(directory: TestSupport.chat)
-        let a = try TestSupport.temporaryDirectory().appendingPathComponent("a")
-        let b = try TestSupport.temporaryDirectory().appendingPathComponent("b")
+        let a = try Scratch.folder().appendingPathComponent("a")
+        let b = try Scratch.folder().appendingPathComponent("b")
         let options = TestSupport.options(seed: 9)
         _ = try SnapshotWriter.write(try GeneratedDataset.make(dataset, options: options), to: a, force: false)
         _ = try SnapshotWriter.write(try GeneratedDataset.make(dataset, options: options), to: b, force: false)
-        #expect(try TestSupport.folderHash(a) == TestSupport.folderHash(b))
+        #expect(try Folders.hash(a) == Folders.hash(b))
     }
 
     @Test func anotherSeedChangesTheEvents() throws {

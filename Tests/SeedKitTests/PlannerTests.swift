@@ -1,3 +1,4 @@
+import AzseedTestSupport
 import AzureStorage
 import Foundation
 @testable import SeedKit
@@ -171,7 +172,7 @@ import Testing
         var header = Self.header(desired, prune: true)
         header.access = .blob
         let plan = try await Planner.plan(desired: desired.storage, observed: ObservedState(), header: header)
-        let file = try TestSupport.temporaryDirectory().appendingPathComponent("plan.json")
+        let file = try Scratch.folder().appendingPathComponent("plan.json")
         try Data(plan.json().pretty().utf8).write(to: file)
         #expect(try PlanHeader.read(contentsOf: file) == plan.header)
     }

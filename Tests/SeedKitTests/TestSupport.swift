@@ -1,3 +1,4 @@
+import AzseedTestSupport
 import AzureStorage
 import Crypto
 import Foundation
@@ -10,34 +11,10 @@ enum TestSupport {
     static let chat = repositoryRoot.appendingPathComponent("Seeds/chat")
     static let azseed = repositoryRoot.appendingPathComponent(".build/debug/azseed")
 
-    /// A fresh empty folder under the system temporary folder.
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("azseed-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
-    /// SHA-256 over every file of a folder: sorted relative paths, each followed by its bytes.
-    static func folderHash(_ folder: URL) throws -> String {
-        let base = folder.standardizedFileURL.path
-        var paths: [String] = []
-        let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])!
-        for case let url as URL in walker where (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true {
-            paths.append(String(url.standardizedFileURL.path.dropFirst(base.count + 1)))
-        }
-        var hasher = SHA256()
-        for path in paths.sorted() {
-            hasher.update(data: Data(path.utf8))
-            hasher.update(data: Data([0]))
-            hasher.update(data: try Data(contentsOf: folder.appendingPathComponent(path)))
-        }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
-    }
-
     /// Copies the SpeakEasy dataset and its templates into a temporary folder so a test can
     /// change one thing; returns the dataset folder.
     static func copyOfSpeakEasy() throws -> URL {
-        let root = try temporaryDirectory()
+        let root = try Scratch.folder()
         let fm = FileManager.default
         try fm.createDirectory(at: root.appendingPathComponent("Seeds"), withIntermediateDirectories: true)
         try fm.createDirectory(at: root.appendingPathComponent("Templates"), withIntermediateDirectories: true)

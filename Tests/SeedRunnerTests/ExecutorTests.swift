@@ -1,3 +1,4 @@
+import AzseedTestSupport
 import AzureStorage
 import Foundation
 import SeedKit
@@ -25,12 +26,8 @@ import Testing
                        transport: transport, configuration: configuration)
     }
 
-    static func withEmulator<T>(faultRate: Double = 0, _ body: (EmulatorServer) async throws -> T) async throws -> T {
-        try await EmulatorServer.withRunning(EmulatorConfiguration(dataDirectory: nil, blobPort: 0, tablePort: 0, faultRate: faultRate, faultSeed: 5), body)
-    }
-
     @Test func applyThenReplanIsEmpty() async throws {
-        try await Self.withEmulator { server in
+        try await TestEmulator.withRunning { server in
             let run = Self.run(server)
             let desired = try Self.desired()
             let header = run.header(for: desired, counts: [:], access: nil, prune: false)
@@ -48,7 +45,7 @@ import Testing
     /// applied) is written as an upsert instead of failing; a delete that finds nothing is
     /// done.
     @Test func conflictsFromEarlierAttemptsAreReconciled() async throws {
-        try await Self.withEmulator { server in
+        try await TestEmulator.withRunning { server in
             let run = Self.run(server)
             let desired = try Self.desired()
             let header = run.header(for: desired, counts: [:], access: nil, prune: false)
@@ -56,7 +53,8 @@ import Testing
             let target = try #require(plan.entities.last?.entity)
             try await run.tables.createTable("events")
             try await run.tables.insert(TableEntity(partitionKey: target.partitionKey, rowKey: target.rowKey, properties: ["EventName": .string("stale")]), into: "events")
-            _ = try await run.execute(plan, concurrency: 2)
+            let report = try await run.execute(plan, concurrency: 2)
+            #expect(report.created == plan.summary.create)
             let stored = try #require(try await run.tables.get(partitionKey: target.partitionKey, rowKey: target.rowKey, from: "events"))
             #expect(stored.entity == target)
 
@@ -67,14 +65,20 @@ import Testing
             deletes.entities = []
             deletes.entityDeletes = [EntityAction(table: "events", kind: nil, partitionKey: "Events", rowKey: "never-there", change: .delete,
                                                   changes: [], entity: nil, desiredRowKey: nil, naturalKey: [])]
-            _ = try await run.execute(deletes, concurrency: 1)
+            try await run.tables.insert(TableEntity(partitionKey: "Events", rowKey: "still-there"), into: "events")
+            deletes.entityDeletes.append(EntityAction(table: "events", kind: nil, partitionKey: "Events", rowKey: "still-there", change: .delete))
+            let deleted = try await run.execute(deletes, concurrency: 1)
+            // The missing entity's delete is dropped from its batch; the other is carried out.
+            #expect(deleted.deleted == 2)
+            #expect(try await run.tables.get(partitionKey: "Events", rowKey: "still-there", from: "events") == nil)
+            #expect(try await run.tables.get(partitionKey: target.partitionKey, rowKey: target.rowKey, from: "events") != nil)
         }
     }
 
     /// Injected faults (ServerBusy, timeouts after applying, dropped connections) are retried
     /// and reconciled: the target ends exactly as planned.
     @Test func applyConvergesThroughInjectedFaults() async throws {
-        try await Self.withEmulator(faultRate: 0.1) { server in
+        try await TestEmulator.withRunning(faultRate: 0.1, faultSeed: 5) { server in
             let configuration = ClientConfiguration(retry: RetryPolicy(maxRetries: 10, initialDelay: .milliseconds(5), maxDelay: .milliseconds(50)))
             // Counts the faults that reached the client, so the test shows it was tested.
             let faults = Mutex(0)

@@ -1,3 +1,4 @@
+import AzseedTestSupport
 import AzureStorage
 import Crypto
 import Foundation
@@ -6,26 +7,12 @@ import Testing
 
 /// The AzureStorage client (issue 3) against the emulator over real sockets.
 @Suite struct ClientAgainstEmulatorTests {
-    static func scratch() throws -> URL {
-        let base = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TMPDIR"] ?? NSTemporaryDirectory())
-        let dir = base.appendingPathComponent("emulator-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
-    /// Runs `body` against an emulator on free loopback ports, stopping it afterwards.
-    static func withEmulator<T>(dataDirectory: URL? = nil, faultRate: Double = 0,
-                                _ body: (EmulatorServer) async throws -> T) async throws -> T {
-        try await EmulatorServer.withRunning(EmulatorConfiguration(dataDirectory: dataDirectory, blobPort: 0, tablePort: 0,
-                                                                   faultRate: faultRate, faultSeed: 11), body)
-    }
-
     static let fast = ClientConfiguration(retry: .noRetry)
 
     static func md5(_ data: Data) -> String { Data(Insecure.MD5.hash(data: data)).base64EncodedString() }
 
     @Test func blobsRoundTrip() async throws {
-        try await Self.withEmulator { server in
+        try await TestEmulator.withRunning { server in
             var blobs = BlobClient(account: server.account, configuration: Self.fast)
             try await blobs.createContainer("speakers", access: .container)
             #expect(try await blobs.ensureContainer("speakers", access: .container) == false)
@@ -45,7 +32,7 @@ import Testing
             // A file over the single-upload limit goes up as blocks and keeps its MD5.
             blobs.singleUploadLimit = 10_000
             blobs.blockSize = 4096
-            let file = try Self.scratch().appendingPathComponent("big.bin")
+            let file = try Scratch.folder("emulator").appendingPathComponent("big.bin")
             let big = Data((0..<30_000).map { UInt8(($0 * 7) % 256) })
             try big.write(to: file)
             try await blobs.upload(file: file, container: "speakers", name: "dir/big.bin")
@@ -73,7 +60,7 @@ import Testing
     }
 
     @Test func tablesRoundTrip() async throws {
-        try await Self.withEmulator { server in
+        try await TestEmulator.withRunning { server in
             let tables = TableClient(account: server.account, configuration: Self.fast)
             try await tables.createTable("events")
             #expect(try await tables.ensureTable("events") == false)
@@ -102,8 +89,8 @@ import Testing
             do {
                 try await tables.submit([.insert(TableEntity(partitionKey: "Bulk", rowKey: "new")), .insert(TableEntity(partitionKey: "Bulk", rowKey: "005"))], to: "events")
                 Issue.record("a batch inserting an existing entity must fail")
-            } catch let error as TableBatchError {
-                #expect(error.index == 1 && error.rowKey == "005" && error.code == "EntityAlreadyExists")
+            } catch let error as AzureStorageError {
+                #expect(error.failedOperation?.index == 1 && error.failedOperation?.rowKey == "005" && error.code == .entityAlreadyExists)
             }
             #expect(try await tables.get(partitionKey: "Bulk", rowKey: "new", from: "events") == nil)
 
@@ -119,7 +106,7 @@ import Testing
     }
 
     @Test func wrongKeyIsAuthenticationFailed() async throws {
-        try await Self.withEmulator { server in
+        try await TestEmulator.withRunning { server in
             var account = server.account
             account.credential = .sharedKey(AccountKey(base64: Data(repeating: 7, count: 64).base64EncodedString())!)
             do {
@@ -136,7 +123,7 @@ import Testing
     /// connection under a request with a body stalls libcurl until the transport's timeout
     /// (it tries to resend on a fresh connection and cannot rewind), hence the short timeout.
     @Test func retriesRideThroughInjectedFaults() async throws {
-        try await Self.withEmulator(faultRate: 0.15) { server in
+        try await TestEmulator.withRunning(faultRate: 0.15) { server in
             let configuration = ClientConfiguration(retry: RetryPolicy(maxRetries: 12, initialDelay: .milliseconds(1), maxDelay: .milliseconds(5)))
             let tables = TableClient(account: server.account, transport: CurlTransport(timeout: 2), configuration: configuration)
             _ = try await tables.ensureTable("chaos")
@@ -152,7 +139,7 @@ import Testing
 
     /// The embedded default: data written through one in-process emulator is there for the next.
     @Test func embeddedStoragePersistsAcrossStarts() async throws {
-        let directory = try Self.scratch().appendingPathComponent("storage")
+        let directory = try Scratch.folder("emulator").appendingPathComponent("storage")
         let first = try await Self.started(directory)
         try await TableClient(account: first.account, configuration: Self.fast).createTable("kept")
         try await TableClient(account: first.account, configuration: Self.fast).insert(TableEntity(partitionKey: "p", rowKey: "r"), into: "kept")
@@ -179,7 +166,7 @@ import Testing
     /// first runs; it talks to the first instead when that is an 'azseed emulator'; the
     /// folder is free again once the owner stops.
     @Test func aDataFolderHasOneOwner() async throws {
-        let directory = try Self.scratch().appendingPathComponent("storage")
+        let directory = try Scratch.folder("emulator").appendingPathComponent("storage")
         let planning = try await Self.started(directory, command: "azseed plan")
         do {
             _ = try await EmbeddedStorage.open(dataDirectory: directory, command: "azseed apply")
@@ -204,7 +191,7 @@ import Testing
     }
 
     @Test func busyPortIsAClearError() async throws {
-        try await Self.withEmulator { server in
+        try await TestEmulator.withRunning { server in
             do {
                 _ = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: nil, blobPort: server.blobPort, tablePort: 0))
                 Issue.record("a port in use must be refused")

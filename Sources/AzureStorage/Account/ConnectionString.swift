@@ -7,7 +7,12 @@ public enum ConnectionString {
 
     /// Parses `key=value;…` (keys case-insensitive, split on the first `=`, a trailing `;`
     /// allowed) into an account. Errors name the bad part and never include a key or signature.
-    public static func parse(_ text: String) throws(ConnectionStringError) -> StorageAccount {
+    /// A refusal is an ``AzureStorageError`` of kind ``AzureStorageError/Kind/invalidConnectionString``.
+    public static func parse(_ text: String) throws(AzureStorageError) -> StorageAccount {
+        do { return try read(text) } catch { throw error.storageError }
+    }
+
+    static func read(_ text: String) throws(ConnectionStringError) -> StorageAccount {
         var settings: [String: String] = [:]
         for (position, rawPart) in text.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
             let part = rawPart.trimmingCharacters(in: .whitespaces)
@@ -73,12 +78,12 @@ public enum ConnectionString {
     }
 
     /// The account named by the environment, if `AZURE_STORAGE_CONNECTION_STRING` is set.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConnectionStringError) -> StorageAccount? {
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(AzureStorageError) -> StorageAccount? {
         guard let text = environment[environmentVariable], !text.isEmpty else { return nil }
         do {
-            return try parse(text)
+            return try read(text)
         } catch {
-            throw ConnectionStringError("\(environmentVariable): \(error.reason)", prefixed: false)
+            throw ConnectionStringError("\(environmentVariable): \(error.reason)", prefixed: false).storageError
         }
     }
 
@@ -117,9 +122,10 @@ public enum ConnectionString {
     }
 }
 
-/// Why a connection string was refused; it never contains a key or signature.
-public struct ConnectionStringError: Error, CustomStringConvertible, Sendable {
-    public let reason: String
+/// Why a connection string was refused; it never contains a key or signature. Reaches callers
+/// as an ``AzureStorageError`` (``storageError``).
+package struct ConnectionStringError: Error, CustomStringConvertible, Sendable {
+    package let reason: String
     let prefixed: Bool
 
     init(_ reason: String, prefixed: Bool = true) {
@@ -127,11 +133,15 @@ public struct ConnectionStringError: Error, CustomStringConvertible, Sendable {
         self.prefixed = prefixed
     }
 
-    public var description: String { prefixed ? "malformed connection string: \(reason)" : "malformed connection string in \(reason)" }
+    package var description: String { prefixed ? "malformed connection string: \(reason)" : "malformed connection string in \(reason)" }
+
+    package var storageError: AzureStorageError {
+        AzureStorageError(kind: .invalidConnectionString, operation: "Read connection string", url: "", message: description)
+    }
 }
 
 extension ConnectionStringError {
     /// A connection string without AccountKey or SharedAccessSignature where requests must be
     /// signed (the Table service answers no anonymous request).
-    public static let noCredential = ConnectionStringError("it has neither AccountKey nor SharedAccessSignature; the Table service needs one")
+    package static let noCredential = ConnectionStringError("it has neither AccountKey nor SharedAccessSignature; the Table service needs one")
 }

@@ -47,7 +47,7 @@ public struct BlobClient: Sendable {
         do {
             try await createContainer(name, access: access)
             return true
-        } catch let error as AzureStorageError where error.code == "ContainerAlreadyExists" {
+        } catch let error as AzureStorageError where error.code == .containerAlreadyExists {
             return false
         }
     }

@@ -1,11 +1,11 @@
-/// Reads entities straight from OData JSON bytes, without building a ``JSONNode`` tree for
+/// Reads entities straight from OData JSON bytes, without building a ``JSONValue`` tree for
 /// the whole document: the hot path of query pages (client) and stored entities
-/// (emulator). Types and errors are those of ``EntityJSONDecoder``.
+/// (emulator). The typing rules are in EntityJSONReader+Types.swift.
 package enum EntityJSONReader {
     /// The entities of a query response (`{"odata.metadata":…,"value":[…]}`).
-    package static func page(_ bytes: some Collection<UInt8>) throws -> [EntityJSONDecoder.Decoded] {
+    package static func page(_ bytes: some Collection<UInt8>) throws -> [QueriedEntity] {
         var parser = JSONParser(bytes: Array(bytes))
-        var entities: [EntityJSONDecoder.Decoded] = []
+        var entities: [QueriedEntity] = []
         try parser.objectMembers { parser, name in
             guard name == "value" else {
                 _ = try parser.value()
@@ -23,9 +23,9 @@ package enum EntityJSONReader {
     /// One entity object (a stored entity, a snapshot line, a request or response body).
     /// `keys`, when given, are the entity's keys whatever the body says (a request that names
     /// its entity in the URL).
-    package static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> EntityJSONDecoder.Decoded {
+    package static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> QueriedEntity {
         var parser = JSONParser(bytes: Array(bytes))
-        let decoded: EntityJSONDecoder.Decoded
+        let decoded: QueriedEntity
         do {
             decoded = try parser.entity(keys: keys)
         } catch let error as EntityDecodingError where error.missingKey {
@@ -46,60 +46,13 @@ extension JSONParser {
         guard i == bytes.count else { throw fail("unexpected text after the value") }
     }
 
-    /// Calls `member` at each member's value (the cursor on its first byte); `member` must
-    /// consume the value.
-    mutating func objectMembers(_ member: (inout JSONParser, String) throws -> Void) throws {
-        skipSpace()
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
-        depth += 1
-        defer { depth -= 1 }
-        if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
-        i += 1
-        skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
-        while true {
-            skipSpace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let name = try string()
-            skipSpace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            i += 1
-            skipSpace()
-            try member(&self, name)
-            skipSpace()
-            guard i < bytes.count else { throw fail("unexpected end in object") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; return }
-            throw fail("expected ',' or '}'")
-        }
-    }
-
-    /// Calls `item` at each element of an array (the cursor on its first byte).
-    mutating func arrayItems(_ item: (inout JSONParser) throws -> Void) throws {
-        depth += 1
-        defer { depth -= 1 }
-        if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
-        i += 1
-        skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
-        while true {
-            skipSpace()
-            try item(&self)
-            skipSpace()
-            guard i < bytes.count else { throw fail("unexpected end in array") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; return }
-            throw fail("expected ',' or ']'")
-        }
-    }
-
     /// An entity object at the cursor: keys, server values and typed properties.
-    mutating func entity(keys: (partitionKey: String, rowKey: String)? = nil) throws -> EntityJSONDecoder.Decoded {
+    mutating func entity(keys: (partitionKey: String, rowKey: String)? = nil) throws -> QueriedEntity {
         skipSpace()
         guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw EntityDecodingError("an entity must be a JSON object") }
         // Annotations may come before or after their values, so values wait for the end.
         var annotations: [(String, String)] = []
-        var values: [(String, JSONNode)] = []
+        var values: [(String, JSONValue)] = []
         var pk: String?, rk: String?, etag: String?, timestamp: EdmDateTime?
         try objectMembers { parser, name in
             let value = try parser.value()
@@ -124,12 +77,12 @@ extension JSONParser {
         var properties = EntityProperties(minimumCapacity: values.count)
         for (name, value) in values {
             let annotation = annotations.last { $0.0.isExactly(name) }?.1
-            properties[name] = try EntityJSONDecoder.decodeValue(value, annotation: annotation, property: name)
+            properties[name] = try EntityJSONReader.decodeValue(value, annotation: annotation, property: name)
         }
         for (name, _) in annotations where properties[name] == nil && !Self.isKeyOrTimestamp(name) {
             throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
         }
-        return EntityJSONDecoder.Decoded(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
+        return QueriedEntity(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
     }
 
     private static let typeSuffix = Array("@odata.type".utf8)

@@ -1,17 +1,68 @@
 import Foundation
 
-/// Every failure of a storage call: a service error (status and `x-ms-error-code`), a
-/// transport failure, or a request refused before it was sent.
+/// Every failure of the library: a service error (status and `x-ms-error-code`), a transport
+/// failure, a request refused before it was sent, an answer that could not be understood, or
+/// a connection string that cannot be used. One public type over an opaque kind, so new kinds
+/// and codes can be added without breaking a caller's `switch`.
 public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
+    /// What failed. Compare with `==` or match in a `switch` with a `default`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable { case service, transport, invalidRequest, invalidResponse, invalidConnectionString }
+        private let base: Base
+
         /// The service answered with an error status.
-        case service
+        public static let service = Kind(base: .service)
         /// The request could not be sent or no answer came (connection refused, timeout…).
-        case transport
+        public static let transport = Kind(base: .transport)
         /// The request was invalid and was never sent (a name, key or size rule).
-        case invalidRequest
+        public static let invalidRequest = Kind(base: .invalidRequest)
         /// The answer could not be understood.
-        case invalidResponse
+        public static let invalidResponse = Kind(base: .invalidResponse)
+        /// A connection string that is malformed or lacks what is needed; never echoes a secret.
+        public static let invalidConnectionString = Kind(base: .invalidConnectionString)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// A service error code (`x-ms-error-code`), compared by its exact text. The well-known
+    /// ones are named; any other arrives as it was sent.
+    public struct Code: Sendable, Hashable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { rawValue = value }
+        public var description: String { rawValue }
+
+        public static func == (a: Code, b: Code) -> Bool { a.rawValue.isExactly(b.rawValue) }
+        public func hash(into hasher: inout Hasher) { ExactString(rawValue).hash(into: &hasher) }
+
+        public static let authenticationFailed: Code = "AuthenticationFailed"
+        public static let blobAlreadyExists: Code = "BlobAlreadyExists"
+        public static let blobNotFound: Code = "BlobNotFound"
+        public static let conditionNotMet: Code = "ConditionNotMet"
+        public static let containerAlreadyExists: Code = "ContainerAlreadyExists"
+        public static let containerNotFound: Code = "ContainerNotFound"
+        public static let entityAlreadyExists: Code = "EntityAlreadyExists"
+        public static let operationTimedOut: Code = "OperationTimedOut"
+        public static let publicAccessNotPermitted: Code = "PublicAccessNotPermitted"
+        public static let resourceNotFound: Code = "ResourceNotFound"
+        public static let serverBusy: Code = "ServerBusy"
+        public static let tableAlreadyExists: Code = "TableAlreadyExists"
+        public static let tableNotFound: Code = "TableNotFound"
+        public static let updateConditionNotSatisfied: Code = "UpdateConditionNotSatisfied"
+    }
+
+    /// The operation of an entity group transaction that failed (nothing was applied).
+    public struct BatchOperation: Sendable, Equatable {
+        /// Its 0-based index in the batch.
+        public var index: Int
+        public var partitionKey: String?
+        public var rowKey: String?
+
+        public init(index: Int, partitionKey: String?, rowKey: String?) {
+            self.index = index
+            self.partitionKey = partitionKey
+            self.rowKey = rowKey
+        }
     }
 
     public var kind: Kind
@@ -20,12 +71,16 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// The URL without its query string, so a SAS signature can never appear.
     public var url: String
     public var status: Int?
-    /// The service's error code (`x-ms-error-code`), e.g. `EntityAlreadyExists`.
-    public var code: String?
+    /// The service's error code (`x-ms-error-code`), e.g. ``Code/entityAlreadyExists``.
+    public var code: Code?
     public var message: String
     public var requestID: String?
+    /// For an entity group transaction the service refused: which operation failed, when the
+    /// service named it.
+    public var failedOperation: BatchOperation?
 
-    public init(kind: Kind, operation: String, url: String, status: Int? = nil, code: String? = nil, message: String, requestID: String? = nil) {
+    public init(kind: Kind, operation: String, url: String, status: Int? = nil, code: Code? = nil, message: String, requestID: String? = nil,
+                failedOperation: BatchOperation? = nil) {
         self.kind = kind
         self.operation = operation
         self.url = url
@@ -33,10 +88,17 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
         self.requestID = requestID
+        self.failedOperation = failedOperation
     }
 
     public var description: String {
-        var s = "\(operation) \(url) failed: "
+        if kind == .invalidConnectionString { return message }
+        var s = url.isEmpty ? "\(operation) failed" : "\(operation) \(url) failed"
+        if let failed = failedOperation {
+            s += " at operation \(failed.index)"
+            if let pk = failed.partitionKey, let rk = failed.rowKey { s += " (PartitionKey '\(pk)', RowKey '\(rk)')" }
+        }
+        s += ": "
         if let status { s += "\(status) " }
         if let code { s += "\(code): " }
         s += message.split(whereSeparator: \.isNewline).first.map(String.init) ?? message
@@ -51,11 +113,8 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// EntityAlreadyExists, a Put Blob with `If-None-Match: *` 409 BlobAlreadyExists, a
     /// Delete 404. Callers reconcile those instead of reporting them.
     public var isTransient: Bool {
-        switch kind {
-        case .transport: return true
-        case .service: return [408, 429, 500, 502, 503, 504].contains(status ?? 0)
-        default: return false
-        }
+        if kind == .transport { return true }
+        return kind == .service && [408, 429, 500, 502, 503, 504].contains(status ?? 0)
     }
 }
 
@@ -74,7 +133,7 @@ extension AzureStorageError {
             code = code ?? XMLText.element("Code", in: text)
             message = XMLText.element("Message", in: text) ?? message
         }
-        return AzureStorageError(kind: .service, operation: operation, url: url, status: response.status, code: code,
+        return AzureStorageError(kind: .service, operation: operation, url: url, status: response.status, code: code.map(Code.init(rawValue:)),
                                  message: message, requestID: response.headers["x-ms-request-id"])
     }
 }

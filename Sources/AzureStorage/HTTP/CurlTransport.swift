@@ -59,9 +59,9 @@ public struct CurlTransport: HTTPTransport {
 }
 
 /// Why libcurl could not complete a request (no URL with secrets: the caller names it).
-public struct CurlError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct CurlError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
     let code: CURLcode?
 
     init(message: String) {

@@ -74,4 +74,49 @@ package enum MultipartBytes {
         return (bytes[..<blank], bytes[(blank + 2)...])
     }
 
+    /// The `boundary` parameter of a multipart Content-Type, unquoted; nil when absent or empty.
+    package static func boundary(in contentType: String) -> String? {
+        guard let r = contentType.range(of: "boundary=") else { return nil }
+        var value = String(contentType[r.upperBound...].prefix { $0 != ";" && !$0.isWhitespace })
+        if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+        return value.isEmpty ? nil : value
+    }
+
+    /// An HTTP message carried in an `application/http` part: what a `$batch` request or
+    /// response holds for each operation.
+    package struct HTTPMessage {
+        /// The part's own header fields (`Content-Type: application/http`, `Content-ID`).
+        package var partHeaders: HeaderFields
+        /// `POST http://… HTTP/1.1` or `HTTP/1.1 204 No Content`; nil for an empty part.
+        package var startLine: String?
+        package var headers: HeaderFields
+        /// The first header line without a colon, if any: a request parser refuses it.
+        package var malformedLine: String?
+        package var payload: ArraySlice<UInt8>
+    }
+
+    /// The HTTP message inside a part, after the part's own header block.
+    package static func httpMessage(in part: ArraySlice<UInt8>) -> HTTPMessage {
+        let (outer, http) = headerBlock(part)
+        let (head, payload) = headerBlock(http)
+        var malformed: String?
+        let partHeaders = fields(outer.split(separator: newline).map { String(decoding: $0, as: UTF8.self) }[...], malformed: &malformed)
+        malformed = nil
+        let lines = head.split(separator: newline).map { String(decoding: $0, as: UTF8.self) }
+        let headers = fields(lines.dropFirst(), malformed: &malformed)
+        return HTTPMessage(partHeaders: partHeaders, startLine: lines.first, headers: headers, malformedLine: malformed, payload: payload)
+    }
+
+    /// `Name: value` lines as header fields; the first line without a colon goes to `malformed`.
+    private static func fields(_ lines: ArraySlice<String>, malformed: inout String?) -> HeaderFields {
+        var headers = HeaderFields()
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else {
+                malformed = malformed ?? line
+                continue
+            }
+            headers[HeaderFields.trimmed(line[..<colon])] = HeaderFields.trimmed(line[line.index(after: colon)...])
+        }
+        return headers
+    }
 }

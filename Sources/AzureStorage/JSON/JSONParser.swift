@@ -1,37 +1,3 @@
-/// A parsed JSON document that keeps each number's text, so `2` (Edm.Int32) and `2.0`
-/// (Edm.Double) stay distinct — Foundation's parser does not promise that.
-package indirect enum JSONNode: Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case number(String)
-    case string(String)
-    case array([JSONNode])
-    case object([(String, JSONNode)])
-
-    package static func == (a: JSONNode, b: JSONNode) -> Bool {
-        switch (a, b) {
-        case (.null, .null): true
-        case (.bool(let x), .bool(let y)): x == y
-        case (.number(let x), .number(let y)): x == y
-        case (.string(let x), .string(let y)): x.isExactly(y)
-        case (.array(let x), .array(let y)): x == y
-        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0.isExactly($1.0) && $0.1 == $1.1 }
-        default: false
-        }
-    }
-
-    /// The member named `key` of an object.
-    package subscript(key: String) -> JSONNode? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.0.isExactly(key) }?.1
-    }
-
-    package var stringValue: String? {
-        if case .string(let s) = self { return s }
-        return nil
-    }
-}
-
 /// Why JSON could not be parsed, with the byte offset.
 package struct JSONParseError: Error, Sendable, CustomStringConvertible {
     package var offset: Int
@@ -48,10 +14,13 @@ package struct JSONParser {
     var depth = 0
     static let maxDepth = 64
 
-    package static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONNode {
+    package static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes: Array(bytes))
         parser.skipSpace()
-        let value = try parser.value()
+        let value: JSONValue
+        do { value = try parser.value() } catch let error as JSONParseError { throw error } catch {
+            throw JSONParseError(offset: parser.i, reason: "\(error)")  // only JSONParseError is thrown while building values
+        }
         parser.skipSpace()
         guard parser.i == parser.bytes.count else { throw JSONParseError(offset: parser.i, reason: "unexpected text after the value") }
         return value
@@ -70,14 +39,14 @@ package struct JSONParser {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
-    private mutating func literal(_ word: String, _ node: JSONNode) throws(JSONParseError) -> JSONNode {
+    private mutating func literal(_ word: String, _ node: JSONValue) throws(JSONParseError) -> JSONValue {
         let w = Array(word.utf8)
         guard i + w.count <= bytes.count, Array(bytes[i..<i + w.count]) == w else { throw fail("expected \(word)") }
         i += w.count
         return node
     }
 
-    mutating func value() throws(JSONParseError) -> JSONNode {
+    mutating func value() throws -> JSONValue {
         guard i < bytes.count else { throw fail("unexpected end") }
         switch bytes[i] {
         case UInt8(ascii: "{"): return try object()
@@ -90,51 +59,66 @@ package struct JSONParser {
         }
     }
 
-    private mutating func object() throws(JSONParseError) -> JSONNode {
+    private mutating func object() throws -> JSONValue {
+        var members: [(String, JSONValue)] = []
+        try objectMembers { parser, name in members.append((name, try parser.value())) }
+        return .object(members)
+    }
+
+    private mutating func array() throws -> JSONValue {
+        var items: [JSONValue] = []
+        try arrayItems { parser in items.append(try parser.value()) }
+        return .array(items)
+    }
+
+    /// Calls `member` at each member's value (the cursor on its first byte); `member` must
+    /// consume the value.
+    mutating func objectMembers(_ member: (inout JSONParser, String) throws -> Void) throws {
+        skipSpace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
         depth += 1
         defer { depth -= 1 }
         if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
         i += 1
-        var members: [(String, JSONNode)] = []
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let key = try string()
+            let name = try string()
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipSpace()
-            members.append((key, try value()))
+            try member(&self, name)
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end in object") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; return }
             throw fail("expected ',' or '}'")
         }
     }
 
-    private mutating func array() throws(JSONParseError) -> JSONNode {
+    /// Calls `item` at each element of an array (the cursor on its first byte).
+    mutating func arrayItems(_ item: (inout JSONParser) throws -> Void) throws {
         depth += 1
         defer { depth -= 1 }
         if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
         i += 1
-        var items: [JSONNode] = []
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
         while true {
             skipSpace()
-            items.append(try value())
+            try item(&self)
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end in array") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if bytes[i] == UInt8(ascii: "]") { i += 1; return }
             throw fail("expected ',' or ']'")
         }
     }
 
-    private mutating func number() throws(JSONParseError) -> JSONNode {
+    private mutating func number() throws(JSONParseError) -> JSONValue {
         let start = i
         if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
         var digits = 0

@@ -1,27 +1,42 @@
-/// A JSON document with ordered object members, written deterministically.
+/// A JSON document with ordered object members: what ``JSONParser`` reads and what manifests
+/// and plans are written from, deterministically.
 ///
-/// Used for manifests and plans, whose bytes must not depend on the Foundation version
-/// (JSONEncoder's spacing and number formatting are not a contract).
+/// Numbers keep their text, so a parsed Int64 or a double's digits are never rounded through
+/// `Double`; ``int(_:)`` and ``uint(_:)`` make them for writing. Strings and member names
+/// compare by their bytes, as Azure compares them. Written with our own writer: JSONEncoder's
+/// spacing and number formatting are not a contract.
 package indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
-    case int(Int64)
-    case uint(UInt64)
+    case number(String)
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
-        switch (lhs, rhs) {
+    package static func int(_ value: Int64) -> JSONValue { .number(String(value)) }
+    package static func uint(_ value: UInt64) -> JSONValue { .number(String(value)) }
+
+    package static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
         case (.null, .null): true
-        case (.bool(let a), .bool(let b)): a == b
-        case (.int(let a), .int(let b)): a == b
-        case (.uint(let a), .uint(let b)): a == b
-        case (.string(let a), .string(let b)): a == b
-        case (.array(let a), .array(let b)): a == b
-        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.bool(let x), .bool(let y)): x == y
+        case (.number(let x), .number(let y)): x == y
+        case (.string(let x), .string(let y)): x.isExactly(y)
+        case (.array(let x), .array(let y)): x == y
+        case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0.isExactly($1.0) && $0.1 == $1.1 }
         default: false
         }
+    }
+
+    /// The member named `key` of an object.
+    package subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0.isExactly(key) }?.1
+    }
+
+    package var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
     }
 
     /// Two-space indented text with a trailing newline.
@@ -49,8 +64,7 @@ package indirect enum JSONValue: Sendable, Equatable {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .uint(let u): out.append(contentsOf: String(u).utf8)
+        case .number(let text): out.append(contentsOf: text.utf8)
         case .string(let s): JSONText.appendString(s, to: &out)
         case .array(let items):
             if items.isEmpty { out.append(contentsOf: "[]".utf8); return }

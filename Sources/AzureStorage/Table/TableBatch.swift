@@ -24,26 +24,6 @@ public enum TableBatchOperation: Sendable {
     }
 }
 
-/// A failed entity group transaction: which operation failed and why. Nothing was applied.
-public struct TableBatchError: Error, Sendable, CustomStringConvertible {
-    /// The 0-based index of the failing operation, when the service named it.
-    public var index: Int?
-    public var partitionKey: String?
-    public var rowKey: String?
-    public var status: Int
-    public var code: String?
-    public var message: String
-
-    public var description: String {
-        var s = "entity group transaction failed"
-        if let index { s += " at operation \(index)" }
-        if let partitionKey, let rowKey { s += " (PartitionKey '\(partitionKey)', RowKey '\(rowKey)')" }
-        s += ": \(status)"
-        if let code { s += " \(code)" }
-        return s + ": " + message
-    }
-}
-
 /// Builds and parses `$batch` bodies (docs/PROTOCOL.md §5).
 package enum TableBatchCodec {
     package static let maxOperations = 100
@@ -111,45 +91,34 @@ package enum TableBatchCodec {
     }
 
     /// The inner responses of a `$batch` answer, in order.
-    package static func decodeResponse(_ body: Data, contentType: String?) throws(TableBatchError) -> [Part] {
+    package static func decodeResponse(_ body: Data, contentType: String?, url: String) throws(AzureStorageError) -> [Part] {
         let bytes = MultipartBytes.withoutCarriageReturns(body)
         // The changeset's boundary is declared inside the batch part; fall back to the outer one.
-        var boundary = contentType.flatMap(Self.boundary(of:))
+        var boundary = contentType.flatMap(MultipartBytes.boundary(in:))
         let marker = Array("boundary=changesetresponse_".utf8)
         if let at = MultipartBytes.find(marker, in: bytes[...], from: 0) {
             let start = at + "boundary=".count
             let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: " ") } ?? bytes.endIndex
             boundary = String(decoding: bytes[start..<end], as: UTF8.self)
         }
-        guard let boundary else { throw TableBatchError(status: 0, message: "the batch response has no multipart boundary") }
+        guard let boundary else {
+            throw AzureStorageError(kind: .invalidResponse, operation: "Entity Group Transaction", url: url, message: "the batch response has no multipart boundary")
+        }
         var parts: [Part] = []
         for chunk in MultipartBytes.parts(of: bytes[...], boundary: boundary) {
-            let (_, http) = MultipartBytes.headerBlock(chunk)
-            let (head, payload) = MultipartBytes.headerBlock(http)
-            let lines = head.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
-            guard let status = lines.first, status.hasPrefix("HTTP/1.1 ") else { continue }
+            let message = MultipartBytes.httpMessage(in: chunk)
+            guard let status = message.startLine, status.hasPrefix("HTTP/1.1 ") else { continue }
             let code = Int(status.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
-            var headers = HeaderFields()
-            for line in lines.dropFirst() {
-                if let colon = line.firstIndex(of: ":") {
-                    headers[String(line[..<colon])] = HeaderFields.trimmed(line[line.index(after: colon)...])
-                }
-            }
-            var body = payload
+            var body = message.payload
             while let last = body.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: " ") { body = body.dropLast() }
-            parts.append(Part(status: code, headers: headers, body: Data(body)))
+            parts.append(Part(status: code, headers: message.headers, body: Data(body)))
         }
         return parts
     }
 
-    static func boundary(of contentType: String) -> String? {
-        guard let r = contentType.range(of: "boundary=") else { return nil }
-        return String(contentType[r.upperBound...].prefix { $0 != ";" && !$0.isWhitespace })
-    }
-
     /// Turns a failed inner response into an error naming the operation.
-    static func failure(_ part: Part, operations: [TableBatchOperation]) -> TableBatchError {
-        let service = AzureStorageError.from(TransportResponse(status: part.status, headers: part.headers, body: part.body), operation: "Entity group transaction", url: "")
+    static func failure(_ part: Part, operations: [TableBatchOperation], url: String) -> AzureStorageError {
+        var service = AzureStorageError.from(TransportResponse(status: part.status, headers: part.headers, body: part.body), operation: "Entity Group Transaction", url: url)
         var message = service.message
         var index: Int?
         if let colon = message.firstIndex(of: ":"), let n = Int(message[..<colon]) {
@@ -157,7 +126,11 @@ package enum TableBatchCodec {
             message = String(message[message.index(after: colon)...])
         }
         message = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? message
-        let op = index.flatMap { $0 < operations.count ? operations[$0] : nil }
-        return TableBatchError(index: index, partitionKey: op?.partitionKey, rowKey: op?.rowKey, status: part.status, code: service.code, message: message)
+        service.message = message
+        if let index {
+            let op = index < operations.count ? operations[index] : nil
+            service.failedOperation = AzureStorageError.BatchOperation(index: index, partitionKey: op?.partitionKey, rowKey: op?.rowKey)
+        }
+        return service
     }
 }

@@ -9,6 +9,14 @@ public struct TableClient: Sendable {
         pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .table)
     }
 
+    /// Runs `decode` on a response body; what it cannot read becomes an ``AzureStorageError``
+    /// of kind ``AzureStorageError/Kind/invalidResponse`` naming the operation.
+    static func decoding<T>(_ operation: String, url: String, _ decode: () throws -> T) throws(AzureStorageError) -> T {
+        do { return try decode() } catch {
+            throw AzureStorageError(kind: .invalidResponse, operation: operation, url: url, message: "the answer could not be read: \(error)")
+        }
+    }
+
     static let jsonHeaders = HeaderFields([("Accept", "application/json;odata=minimalmetadata")])
 
     /// `(PartitionKey='…',RowKey='…')` with quotes doubled and values percent-encoded.
@@ -48,7 +56,7 @@ public struct TableClient: Sendable {
         do {
             try await createTable(name)
             return true
-        } catch let error as AzureStorageError where error.code == "TableAlreadyExists" {
+        } catch let error as AzureStorageError where error.code == .tableAlreadyExists {
             return false
         }
     }
@@ -58,7 +66,9 @@ public struct TableClient: Sendable {
         try check(table: name, operation: "Query Tables")
         let response = try await pipeline.send(pipeline.request("GET", "/Tables", query: [("$filter", "TableName eq '\(name)'")], headers: Self.jsonHeaders),
                                                operation: "Query Tables", expected: [200])
-        guard case .array(let items)? = try JSONParser.parse(response.body)["value"] else { return false }
+        guard case .array(let items)? = try Self.decoding("Query Tables", url: pipeline.origin + pipeline.basePath + "/Tables", { try JSONParser.parse(response.body) })["value"] else {
+            return false
+        }
         return items.contains { $0["TableName"]?.stringValue == name }
     }
 
@@ -70,7 +80,7 @@ public struct TableClient: Sendable {
             var query: [(String, String)] = []
             if let next { query.append(("NextTableName", next)) }
             let response = try await pipeline.send(pipeline.request("GET", "/Tables", query: query, headers: Self.jsonHeaders), operation: "Query Tables", expected: [200])
-            if case .array(let items)? = try JSONParser.parse(response.body)["value"] {
+            if case .array(let items)? = try Self.decoding("Query Tables", url: pipeline.origin + pipeline.basePath + "/Tables", { try JSONParser.parse(response.body) })["value"] {
                 names += items.compactMap { $0["TableName"]?.stringValue }
             }
             next = response.headers["x-ms-continuation-NextTableName"]
@@ -140,10 +150,10 @@ public struct TableClient: Sendable {
         do {
             let response = try await pipeline.send(pipeline.request("GET", "/\(table)" + Self.entityPath(partitionKey, rowKey), query: query, headers: Self.jsonHeaders),
                                                    operation: "Get Entity", expected: [200])
-            var decoded = try EntityJSONReader.entity(response.body)
+            var decoded = try Self.decoding("Get Entity", url: pipeline.origin + pipeline.basePath + "/\(table)", { try EntityJSONReader.entity(response.body) })
             decoded.etag = decoded.etag ?? response.headers["ETag"]
             return decoded
-        } catch let error as AzureStorageError where error.status == 404 && (error.code == "ResourceNotFound" || error.code == "EntityNotFound") {
+        } catch let error as AzureStorageError where error.status == 404 && (error.code == .resourceNotFound || error.code == "EntityNotFound") {
             return nil
         }
     }
@@ -185,7 +195,8 @@ public struct TableClient: Sendable {
     // MARK: Entity group transactions
 
     /// Submits operations on one partition atomically; returns each operation's ETag.
-    /// A failure throws ``TableBatchError`` naming the failing operation; nothing was applied.
+    /// A refusal throws ``AzureStorageError`` with ``AzureStorageError/failedOperation`` naming
+    /// the failing operation; nothing was applied.
     @discardableResult
     public func submit(_ operations: [TableBatchOperation], to table: String) async throws -> [String?] {
         try check(table: table, operation: "Entity Group Transaction")
@@ -208,9 +219,10 @@ public struct TableClient: Sendable {
         var headers = Self.jsonHeaders
         headers["Content-Type"] = contentType
         let response = try await pipeline.send(pipeline.request("POST", "/$batch", headers: headers, body: body), operation: "Entity Group Transaction", expected: [202])
-        let parts = try TableBatchCodec.decodeResponse(response.body, contentType: response.headers["Content-Type"])
+        let batchURL = pipeline.origin + pipeline.basePath + "/$batch"
+        let parts = try TableBatchCodec.decodeResponse(response.body, contentType: response.headers["Content-Type"], url: batchURL)
         if let failed = parts.first(where: { $0.status >= 400 }) {
-            throw TableBatchCodec.failure(failed, operations: operations)
+            throw TableBatchCodec.failure(failed, operations: operations, url: batchURL)
         }
         guard parts.count == operations.count else {
             throw AzureStorageError(kind: .invalidResponse, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch",
@@ -259,9 +271,10 @@ public struct TableQuery: AsyncSequence, Sendable {
                     throw error
                 }
                 pending = page.next.map { fetch(after: $0) }
-                let entities: [EntityJSONDecoder.Decoded]
+                let entities: [QueriedEntity]
                 do {
-                    entities = try EntityJSONReader.page(page.body)
+                    entities = try TableClient.decoding("Query Entities", url: query.client.pipeline.origin + query.client.pipeline.basePath + "/\(query.table)",
+                                                        { try EntityJSONReader.page(page.body) })
                 } catch {
                     pending?.cancel()
                     pending = nil

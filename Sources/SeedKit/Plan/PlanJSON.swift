@@ -141,11 +141,11 @@ extension PlanHeader {
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw PlanFileError("\(path): cannot read the plan file; check the path")
         }
-        let root: JSONNode
+        let root: JSONValue
         do { root = try JSONParser.parse(Array(data)) } catch {
             throw PlanFileError("\(path): not a plan file (\(error)); save one with 'azseed plan --out FILE'")
         }
-        func string(_ node: JSONNode?, _ name: String) throws(PlanFileError) -> String {
+        func string(_ node: JSONValue?, _ name: String) throws(PlanFileError) -> String {
             guard let s = node?.stringValue else { throw PlanFileError("\(path): not a plan file: '\(name)' is missing or not a string") }
             return s
         }

@@ -48,7 +48,7 @@ public enum SnapshotReader {
             throw SnapshotError("\(folder): no \(SnapshotFormat.manifestFile); not a snapshot folder (make one with 'azseed export' or 'azseed generate')")
         }
         let manifestPath = manifestURL.relativePathForMessages
-        let root: JSONNode
+        let root: JSONValue
         do { root = try JSONParser.parse(Array(data)) } catch { throw SnapshotError("\(manifestPath): \(error); the manifest is damaged") }
         guard root["format"]?.stringValue == SnapshotFormat.formatName, root["version"] == .number(String(SnapshotFormat.version)) else {
             throw SnapshotError("\(manifestPath): not a version \(SnapshotFormat.version) \(SnapshotFormat.formatName) manifest")

@@ -14,7 +14,7 @@ extension StorageEmulatorCore {
 
     func blobBatch(_ request: TransportRequest, caller: Caller) async throws -> TransportResponse {
         guard caller == .account else { throw ServiceError.resourceNotFound }
-        guard let contentType = request.headers["Content-Type"], let boundary = BatchRequestParser.boundary(in: contentType) else {
+        guard let contentType = request.headers["Content-Type"], let boundary = MultipartBytes.boundary(in: contentType) else {
             throw ServiceError(400, "InvalidHeaderValue", "A batch request must have Content-Type multipart/mixed with a boundary.")
         }
         // A container batch may only touch that container.
@@ -27,18 +27,12 @@ extension StorageEmulatorCore {
         }
         var subrequests: [(id: String, request: TransportRequest)] = []
         for part in parts {
-            let (outer, http) = MultipartBytes.headerBlock(part)
-            let contentID = Self.lines(outer).first { $0.lowercased().hasPrefix("content-id:") }
-                .map { String($0.dropFirst("content-id:".count)).trimmingCharacters(in: .whitespaces) } ?? ""
-            let (head, _) = MultipartBytes.headerBlock(http)
-            let lines = Self.lines(head)
-            let fields = lines.first?.split(separator: " ", maxSplits: 2).map(String.init) ?? []
+            let message = MultipartBytes.httpMessage(in: part)
+            let contentID = message.partHeaders["Content-ID"] ?? ""
+            let fields = message.startLine?.split(separator: " ", maxSplits: 2).map(String.init) ?? []
             guard fields.count == 3, fields[2].hasPrefix("HTTP/") else { throw ServiceError.invalidInput("A batch subrequest has no request line.") }
-            var headers = HeaderFields()
-            for line in lines.dropFirst() {
-                guard let colon = line.firstIndex(of: ":") else { throw ServiceError.invalidInput("A batch subrequest has a malformed header line.") }
-                headers[HeaderFields.trimmed(line[..<colon])] = HeaderFields.trimmed(line[line.index(after: colon)...])
-            }
+            if message.malformedLine != nil { throw ServiceError.invalidInput("A batch subrequest has a malformed header line.") }
+            var headers = message.headers
             if let host = request.headers["Host"] { headers["Host"] = host }
             let path = fields[1].hasSuffix("?") ? String(fields[1].dropLast()) : fields[1]
             guard let sub = TransportRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers) else {
@@ -85,9 +79,5 @@ extension StorageEmulatorCore {
         body += "--\(responseBoundary)--\r\n"
         return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(responseBoundary)")]),
                             body: Data(body.utf8))
-    }
-
-    private static func lines(_ bytes: ArraySlice<UInt8>) -> [String] {
-        bytes.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -23,7 +23,7 @@ enum BatchRequestParser {
     /// Works on bytes: a batch of 100 entities is parsed in well under a millisecond, where
     /// Foundation's string searching took most of the emulator's time.
     static func parse(_ body: Data, contentType: String) throws(BatchSyntaxError) -> [BatchInnerRequest] {
-        guard let outer = boundary(in: contentType) else { throw BatchSyntaxError(reason: "the Content-Type has no boundary") }
+        guard let outer = MultipartBytes.boundary(in: contentType) else { throw BatchSyntaxError(reason: "the Content-Type has no boundary") }
         let bytes = MultipartBytes.withoutCarriageReturns(body)
         let batchParts = MultipartBytes.parts(of: bytes[...], boundary: outer)
         let changesets = batchParts.filter { String(decoding: MultipartBytes.headerBlock($0).0, as: UTF8.self).lowercased().contains("multipart/mixed") }
@@ -35,33 +35,21 @@ enum BatchRequestParser {
         let (changesetHead, changesetBody) = MultipartBytes.headerBlock(changesetPart)
         let changesetHeaders = lines(changesetHead)
         guard let contentTypeLine = changesetHeaders.first(where: { $0.lowercased().hasPrefix("content-type:") }),
-              let inner = boundary(in: contentTypeLine)
+              let inner = MultipartBytes.boundary(in: contentTypeLine)
         else { throw BatchSyntaxError(reason: "the changeset has no boundary") }
         var requests: [BatchInnerRequest] = []
         for part in MultipartBytes.parts(of: changesetBody, boundary: inner) {
-            let (_, http) = MultipartBytes.headerBlock(part)
-            let (headBytes, payload) = MultipartBytes.headerBlock(http)
-            let head = lines(headBytes)
-            guard let requestLine = head.first else { throw BatchSyntaxError(reason: "a part has no request line") }
+            let message = MultipartBytes.httpMessage(in: part)
+            guard let requestLine = message.startLine else { throw BatchSyntaxError(reason: "a part has no request line") }
             let fields = requestLine.split(separator: " ", maxSplits: 2).map(String.init)
             guard fields.count == 3, fields[2].hasPrefix("HTTP/") else { throw BatchSyntaxError(reason: "bad request line '\(requestLine.prefix(80))'") }
-            var headers = HeaderFields()
-            for line in head.dropFirst() {
-                guard let colon = line.firstIndex(of: ":") else { throw BatchSyntaxError(reason: "bad header line '\(line.prefix(80))'") }
-                headers[HeaderFields.trimmed(line[..<colon])] = HeaderFields.trimmed(line[line.index(after: colon)...])
-            }
+            if let line = message.malformedLine { throw BatchSyntaxError(reason: "bad header line '\(line.prefix(80))'") }
+            let payload = message.payload
             let trimmed = payload.last == UInt8(ascii: "\n") ? payload.dropLast() : payload
-            requests.append(BatchInnerRequest(method: fields[0], url: fields[1], headers: headers, body: Data(trimmed)))
+            requests.append(BatchInnerRequest(method: fields[0], url: fields[1], headers: message.headers, body: Data(trimmed)))
         }
         if requests.isEmpty { throw BatchSyntaxError(reason: "the changeset holds no request") }
         return requests
-    }
-
-    static func boundary(in contentType: String) -> String? {
-        guard let r = contentType.range(of: "boundary=") else { return nil }
-        var value = String(contentType[r.upperBound...].prefix { $0 != ";" && !$0.isWhitespace })
-        if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-        return value.isEmpty ? nil : value
     }
 
     private static func lines(_ bytes: ArraySlice<UInt8>) -> [String] {

@@ -71,8 +71,8 @@ struct TableService: Sendable {
     }
 
     /// Parses a JSON request body as an object node.
-    static func jsonBody(_ data: Data) throws(ServiceError) -> JSONNode {
-        let node: JSONNode
+    static func jsonBody(_ data: Data) throws(ServiceError) -> JSONValue {
+        let node: JSONValue
         do { node = try JSONParser.parse(data) } catch {
             throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: \(error).")
         }

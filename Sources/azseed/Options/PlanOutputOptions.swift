@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import AzureStorage
 import SeedKit
+import SeedRunner
 
 /// How a plan is shown and saved.
 struct PlanOutputOptions: ParsableArguments {
@@ -47,7 +48,7 @@ struct PlanOutputOptions: ParsableArguments {
             guard rename(temporary.path, file.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw RunFailure("cannot save the plan to \(path): \(FileProblem.describe(error)); check the folder exists and is writable")
+            throw RunError("cannot save the plan to \(path): \(FileProblem.describe(error)); check the folder exists and is writable")
         }
     }
 
@@ -57,10 +58,4 @@ struct PlanOutputOptions: ParsableArguments {
         try await emit(plan)
         if detailedExitcode && !plan.isEmpty { throw ExitCode(2) }
     }
-}
-
-/// A command failure already phrased for the user (exit 1).
-struct RunFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -31,8 +31,8 @@ struct TargetOptions: ParsableArguments {
     }
 
     /// Every command reads or writes tables, which take no anonymous request.
-    private static func signed(_ account: StorageAccount) throws(ConnectionStringError) -> StorageAccount {
-        if case .anonymous = account.credential { throw .noCredential }
+    private static func signed(_ account: StorageAccount) throws(AzureStorageError) -> StorageAccount {
+        if case .anonymous = account.credential { throw ConnectionStringError.noCredential.storageError }
         return account
     }
 

@@ -15,11 +15,11 @@ enum Failure {
         case let e as GenerationError:
             code = e.isUsage ? 64 : 1
             message = e.message
-        case let e as ConnectionStringError:
+        case let e as AzureStorageError where e.kind == .invalidConnectionString:
             // A flag's connection string is checked as a usage error; this one is the variable's.
             code = 64
             message = "\(e); fix it or unset \(ConnectionString.environmentVariable)"
-        case is DatasetError, is RunError, is RunFailure, is PlanFileError, is EmulatorStartError, is SnapshotError, is DataFolderBusy:
+        case is DatasetError, is RunError, is PlanFileError, is EmulatorStartError, is SnapshotError, is DataFolderBusy:
             // Already phrased for the user: what failed, where, what to do.
             code = 1
             message = "\(error)"

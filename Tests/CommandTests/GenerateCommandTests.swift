@@ -1,40 +1,27 @@
+import AzseedTestSupport
 import Foundation
 import Testing
 
 /// `azseed generate` as a user runs it: the built executable, its exit codes and its stderr.
 @Suite struct GenerateCommandTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    static let azseed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/debug/azseed")
 
-    private func azseed(_ arguments: [String], in directory: URL? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = TestSupport.azseed
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    private func azseed(_ arguments: [String], in directory: URL? = nil) throws -> ProcessResult {
+        try Processes.run(Self.azseed, arguments, in: directory)
     }
 
     @Test func generatesFromAnyWorkingDirectory() throws {
-        let dir = try TestSupport.temporaryDirectory()
+        let dir = try Scratch.folder()
         let run = try azseed(["generate", "--out", "fx", "--seed", "42", "--from", "2026-01-01", "--to", "2026-07-01"], in: dir)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("8 blobs") && run.stdout.contains("108 entities in events"))
         #expect(run.stdout.contains("window 2026-01-01T00:00:00Z to 2026-07-01T00:00:00Z"))
-        #expect(try TestSupport.folderHash(dir.appendingPathComponent("fx")) == GoldenSnapshotTests.speakEasySeed42)
+        #expect(try Folders.hash(dir.appendingPathComponent("fx")) == Folders.speakEasySeed42)
     }
 
     @Test func badInputIsOneLineAndWritesNothing() throws {
-        let dir = try TestSupport.temporaryDirectory()
+        let dir = try Scratch.folder()
         let occupied = dir.appendingPathComponent("occupied")
         try FileManager.default.createDirectory(at: occupied, withIntermediateDirectories: true)
         try Data("keep".utf8).write(to: occupied.appendingPathComponent("keep.txt"))
@@ -73,7 +60,7 @@ import Testing
     }
 
     @Test func forceReplacesAnOccupiedFolder() throws {
-        let dir = try TestSupport.temporaryDirectory()
+        let dir = try Scratch.folder()
         let out = dir.appendingPathComponent("fx")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         try Data("old".utf8).write(to: out.appendingPathComponent("stale.txt"))

@@ -3,10 +3,8 @@
 /// string is Edm.String, a boolean Edm.Boolean, an integer Edm.Int32 (Int64 when it does not
 /// fit) and a number with a fraction or exponent Edm.Double. ``EntityJSONReader`` reads whole
 /// entities from bytes with them — the one entity decoder of client, emulator and snapshots.
-package enum EntityJSONDecoder {
-    package typealias Decoded = QueriedEntity
-
-    static func decodeValue(_ value: JSONNode, annotation: String?, property: String) throws(EntityDecodingError) -> EdmValue {
+extension EntityJSONReader {
+    static func decodeValue(_ value: JSONValue, annotation: String?, property: String) throws(EntityDecodingError) -> EdmValue {
         if let annotation {
             guard let type = EdmType(rawValue: annotation) else { throw EntityDecodingError("\(property): unknown type '\(annotation)'") }
             let text: String
@@ -52,8 +50,8 @@ public struct QueriedEntity: Sendable {
     }
 }
 
-public struct EntityDecodingError: Error, Sendable, CustomStringConvertible {
-    public var description: String
+package struct EntityDecodingError: Error, Sendable, CustomStringConvertible {
+    package var description: String
     /// The entity lacks a PartitionKey or RowKey string (a service answers PropertiesNeedValue).
     package var missingKey = false
     init(_ description: String, missingKey: Bool = false) {
