@@ -213,15 +213,20 @@ def test_a_killed_apply_converges_when_run_again(azseed, tmp_path):
         process = subprocess.Popen([azseed, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         table = TableServiceClient.from_connection_string(emulator.connection_string).get_table_client("events")
         deadline = time.time() + 120
-        seen = 0
-        while time.time() < deadline and process.poll() is None:
+
+        def written_at_least(n):
+            # One page of n keys: counting the whole partition on every poll took long
+            # enough for the apply to finish first.
             try:
-                seen = sum(1 for _ in table.query_entities("PartitionKey eq 'Events'", select=["RowKey"]))
+                page = next(table.query_entities("PartitionKey eq 'Events'", select=["RowKey"], results_per_page=n).by_page())
+                return sum(1 for _ in page) >= n
             except Exception:
-                seen = 0
-            if seen >= 300:
+                return False
+
+        while time.time() < deadline and process.poll() is None:
+            if written_at_least(300):
                 break
-            time.sleep(0.05)
+            time.sleep(0.02)
         assert process.poll() is None, "apply finished before it could be killed; raise --events"
         process.send_signal(signal.SIGKILL)
         record([azseed, *args], *process.communicate())

@@ -27,13 +27,13 @@ enum BlobListingXML {
             xml += XMLEscape.element("Last-Modified", ServerClock.httpDate(r.modified))
             xml += XMLEscape.element("Etag", r.etag.replacingOccurrences(of: "\"", with: ""))
             xml += XMLEscape.element("Content-Length", String(r.size))
-            xml += XMLEscape.element("Content-Type", r.contentType)
-            xml += XMLEscape.element("Content-Encoding", r.contentEncoding)
-            xml += XMLEscape.element("Content-Language", r.contentLanguage)
+            xml += XMLEscape.element("Content-Type", r.properties.contentType)
+            xml += XMLEscape.element("Content-Encoding", r.properties.contentEncoding)
+            xml += XMLEscape.element("Content-Language", r.properties.contentLanguage)
             xml += XMLEscape.element("Content-CRC64", nil)
-            xml += XMLEscape.element("Content-MD5", r.contentMD5)
-            xml += XMLEscape.element("Cache-Control", r.cacheControl)
-            xml += XMLEscape.element("Content-Disposition", r.contentDisposition)
+            xml += XMLEscape.element("Content-MD5", r.properties.contentMD5)
+            xml += XMLEscape.element("Cache-Control", r.properties.cacheControl)
+            xml += XMLEscape.element("Content-Disposition", r.properties.contentDisposition)
             xml += "<BlobType>BlockBlob</BlobType><AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
             xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>"
             xml += "</Properties>"

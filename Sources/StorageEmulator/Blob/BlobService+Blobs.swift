@@ -221,18 +221,18 @@ extension BlobService {
         }
         var headers = blobHeaders(record)
         headers["Content-Length"] = String(length)
-        headers["Content-Type"] = record.contentType
+        headers["Content-Type"] = record.properties.contentType
         if status == 206 {
             headers["Content-Range"] = "bytes \(offset)-\(offset + length - 1)/\(record.size)"
-            if let md5 = record.contentMD5 { headers["x-ms-blob-content-md5"] = md5 }
+            if let md5 = record.properties.contentMD5 { headers["x-ms-blob-content-md5"] = md5 }
             if rangeMD5 { headers["Content-MD5"] = Self.md5(body) }
-        } else if let md5 = record.contentMD5 {
+        } else if let md5 = record.properties.contentMD5 {
             headers["Content-MD5"] = md5
         }
-        if let v = record.contentEncoding { headers["Content-Encoding"] = v }
-        if let v = record.contentLanguage { headers["Content-Language"] = v }
-        if let v = record.contentDisposition { headers["Content-Disposition"] = v }
-        if let v = record.cacheControl { headers["Cache-Control"] = v }
+        if let v = record.properties.contentEncoding { headers["Content-Encoding"] = v }
+        if let v = record.properties.contentLanguage { headers["Content-Language"] = v }
+        if let v = record.properties.contentDisposition { headers["Content-Disposition"] = v }
+        if let v = record.properties.cacheControl { headers["Cache-Control"] = v }
         for (n, v) in record.metadata { headers["x-ms-meta-" + n] = v }
         headers["Accept-Ranges"] = "bytes"
         headers["x-ms-blob-type"] = "BlockBlob"

@@ -53,7 +53,7 @@ extension BlobService {
         let copyID = UUID().uuidString.lowercased()
         // The destination keeps the source's committed block list, as on Azure.
         let destination = try await committing(upload) {
-            try await store.putBlob(container: container, name: blob, upload: upload, properties: record.httpProperties,
+            try await store.putBlob(container: container, name: blob, upload: upload, properties: record.properties,
                                     metadata: try requestMetadata(request) ?? record.metadata, conditions: conditions(request),
                                     copy: CopyInfo(id: copyID, source: source, bytes: record.size, completed: store.clock.now()),
                                     blocks: record.blocks)
@@ -74,14 +74,14 @@ extension BlobService {
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         let keepSource = request.headers["x-ms-copy-source-blob-properties"]?.lowercased() != "false"
-        var properties = keepSource ? record.httpProperties : httpProperties(request, computedMD5: upload.md5)
+        var properties = keepSource ? record.properties : httpProperties(request, computedMD5: upload.md5)
         if keepSource { properties.override(with: request) }
         let destination = try await committing(upload) {
             try await store.putBlob(container: container, name: blob, upload: upload, properties: properties,
                                     metadata: try requestMetadata(request) ?? (keepSource ? record.metadata : []), conditions: conditions(request))
         }
         var headers = blobHeaders(destination)
-        if let md5 = destination.contentMD5 { headers["Content-MD5"] = md5 }
+        if let md5 = destination.properties.contentMD5 { headers["Content-MD5"] = md5 }
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
     }
@@ -147,14 +147,6 @@ extension BlobService {
         if parts[1].isEmpty { return (start, nil) }
         guard let end = Int(parts[1]), end >= start else { return nil }
         return (start, end)
-    }
-}
-
-extension BlobRecord {
-    /// The properties a copy carries over.
-    var httpProperties: BlobHTTPProperties {
-        BlobHTTPProperties(contentType: contentType, contentMD5: contentMD5, contentEncoding: contentEncoding,
-                           contentLanguage: contentLanguage, contentDisposition: contentDisposition, cacheControl: cacheControl)
     }
 }
 

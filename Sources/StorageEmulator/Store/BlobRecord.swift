@@ -14,12 +14,7 @@ struct BlobRecord: Sendable {
     var name: String
     var data: String
     var size: Int
-    var contentType: String
-    var contentMD5: String?
-    var contentEncoding: String?
-    var contentLanguage: String?
-    var contentDisposition: String?
-    var cacheControl: String?
+    var properties: BlobHTTPProperties
     var created: EdmDateTime
     var modified: EdmDateTime
     var etag: String
@@ -35,12 +30,9 @@ struct BlobRecord: Sendable {
         name = row["name"]
         data = row["data"]
         size = row["size"]
-        contentType = row["contentType"]
-        contentMD5 = row["contentMD5"]
-        contentEncoding = row["contentEncoding"]
-        contentLanguage = row["contentLanguage"]
-        contentDisposition = row["contentDisposition"]
-        cacheControl = row["cacheControl"]
+        properties = BlobHTTPProperties(contentType: row["contentType"], contentMD5: row["contentMD5"], contentEncoding: row["contentEncoding"],
+                                        contentLanguage: row["contentLanguage"], contentDisposition: row["contentDisposition"],
+                                        cacheControl: row["cacheControl"])
         created = EdmDateTime(ticks: row["created"])
         modified = EdmDateTime(ticks: row["modified"])
         etag = row["etag"]

@@ -25,11 +25,11 @@ extension TableService {
         var seen = Set<ExactString>()  // RowKeys by bytes, as Azure tells them apart
         for (index, request) in inner.enumerated() {
             do {
-                let target = try TableTarget.parse(Self.path(ofAbsolute: request.url), account: account)
+                let resource = try TableResource.parse(Self.path(ofAbsolute: request.url), account: account)
                 if request.method == "GET" {
                     throw ServiceError(400, "InvalidInput", "A query cannot be part of a change set.")
                 }
-                let (name, operation) = try Self.operation(method: request.method, target: target, headers: request.headers, body: request.body)
+                let (name, operation) = try Self.operation(method: request.method, resource: resource, headers: request.headers, body: request.body)
                 if let table, table.lowercased() != name.lowercased() || !operation.partitionKey.isExactly(operations[0].partitionKey) {
                     throw ServiceError(400, "CommandsInBatchActOnDifferentPartitions", "All commands in a batch must operate on same entity group.")
                 }

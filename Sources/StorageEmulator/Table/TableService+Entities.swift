@@ -27,8 +27,8 @@ extension TableService {
     }
 
     /// The operation a request (outer or inside a `$batch`) asks for.
-    static func operation(method: String, target: TableTarget, headers: HeaderFields, body: Data) throws(ServiceError) -> (table: String, EntityOperation) {
-        switch (method, target) {
+    static func operation(method: String, resource: TableResource, headers: HeaderFields, body: Data) throws(ServiceError) -> (table: String, EntityOperation) {
+        switch (method, resource) {
         case ("POST", .entities(let table)):
             return (table, .insert(try entity(from: body)))
         case ("PUT", .entity(let table, let pk, let rk)):
@@ -46,7 +46,7 @@ extension TableService {
     }
 
     func insert(_ c: Context, _ table: String) async throws -> TransportResponse {
-        let (_, operation) = try Self.operation(method: "POST", target: .entities(table), headers: c.request.headers, body: c.request.body)
+        let (_, operation) = try Self.operation(method: "POST", resource: .entities(table), headers: c.request.headers, body: c.request.body)
         let stored = try await applyOne(operation, table: table)!
         let location = "\(c.base)/\(table)(PartitionKey='\(EntityResponseWriter.keyText(stored.entity.partitionKey))',RowKey='\(EntityResponseWriter.keyText(stored.entity.rowKey))')"
         let headers = [("ETag", stored.etag), ("Location", location), ("DataServiceId", location)]
@@ -56,8 +56,8 @@ extension TableService {
         return c.json(201, out, headers: headers)
     }
 
-    func writeEntity(_ c: Context, _ target: TableTarget) async throws -> TransportResponse {
-        let (table, operation) = try Self.operation(method: c.request.method, target: target, headers: c.request.headers, body: c.request.body)
+    func writeEntity(_ c: Context, _ resource: TableResource) async throws -> TransportResponse {
+        let (table, operation) = try Self.operation(method: c.request.method, resource: resource, headers: c.request.headers, body: c.request.body)
         let stored = try await applyOne(operation, table: table)
         return c.noContent(headers: stored.map { [("ETag", $0.etag)] } ?? [])
     }

@@ -21,19 +21,19 @@ struct TableService: Sendable {
             }
             throw ServiceError.invalidQuery("comp", query["comp"] ?? "")
         }
-        let target = try TableTarget.parse(request.path, account: account)
+        let resource = try TableResource.parse(request.path, account: account)
         let context = Context(request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
                               level: MetadataLevel(accept: request.headers["Accept"]))
         if let comp = query["comp"] {
             // Only Get/Set Table ACL take `comp`; any other is refused, never taken for a query.
-            guard comp == "acl", case .entities(let table) = target else { throw ServiceError.invalidQuery("comp", comp) }
+            guard comp == "acl", case .entities(let table) = resource else { throw ServiceError.invalidQuery("comp", comp) }
             switch request.method {
             case "GET", "HEAD": return try await tableACL(table)
             case "PUT": return try await setTableACL(table, request)
             default: throw ServiceError.unsupportedVerb(request.method)
             }
         }
-        switch (request.method, target) {
+        switch (request.method, resource) {
         case ("POST", .tables): return try await createTable(context)
         case ("GET", .tables): return try await queryTables(context, query)
         case ("GET", .table(let name)): return try await getTable(context, name)
@@ -43,7 +43,7 @@ struct TableService: Sendable {
         case ("GET", .entities(let table)): return try await queryEntities(context, table, query)
         case ("GET", .entity(let table, let pk, let rk)): return try await getEntity(context, table, pk, rk, query)
         case ("PUT", .entity), ("MERGE", .entity), ("PATCH", .entity), ("DELETE", .entity):
-            return try await writeEntity(context, target)
+            return try await writeEntity(context, resource)
         default: throw ServiceError.unsupportedVerb(request.method)
         }
     }

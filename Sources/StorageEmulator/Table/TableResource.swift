@@ -2,7 +2,7 @@ import AzureStorage
 import Foundation
 
 /// What a Table service path addresses (docs/PROTOCOL.md §4).
-enum TableTarget: Equatable {
+enum TableResource: Equatable {
     /// `/Tables` or `/Tables()`.
     case tables
     /// `/Tables('name')`.
@@ -16,7 +16,7 @@ enum TableTarget: Equatable {
 
     /// Parses the path after the account segment, percent-decoding it first; quotes inside
     /// keys are doubled (`'` → `''`).
-    static func parse(_ encodedPath: String, account: String) throws(ServiceError) -> TableTarget {
+    static func parse(_ encodedPath: String, account: String) throws(ServiceError) -> TableResource {
         var path = Substring(encodedPath)
         let prefix = "/" + account
         guard path.hasPrefix(prefix + "/") else {
