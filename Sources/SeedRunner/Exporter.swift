@@ -51,7 +51,7 @@ public struct Exporter: Sendable {
     }
 
     private func export(container: String, into builder: OnlyHere<SnapshotBuilder>) async throws {
-        guard let access = try await blobs.containerAccess(container) else {
+        guard let access = try await blobs.containerProperties(container) else {
             throw RunError("container '\(container)' does not exist in \(target.displayName); pass the right --container")
         }
         builder.value.addContainer(container, access: access)

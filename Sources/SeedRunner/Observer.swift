@@ -26,7 +26,7 @@ public struct Observer: Sendable {
         try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
         do {
             for container in desired.containers {
-                guard let access = try await blobs.containerAccess(container.name) else { continue }
+                guard let access = try await blobs.containerProperties(container.name) else { continue }  // Get Container Properties: a SAS may read it, not the ACL
                 var found = ObservedContainer(access: access)
                 for try await page in blobs.list(container: container.name) {
                     for blob in page {

@@ -23,10 +23,29 @@ public struct RunError: Error, Sendable, CustomStringConvertible {
         case (.service, 403, .authenticationFailed?), (.service, 403, nil):
             let reason = error.message.split(whereSeparator: \.isNewline).first.map { ": \($0)" } ?? ""
             return "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed\(reason)); check AccountName and AccountKey (or the SAS) in the connection string"
+        case (.service, 403, "AuthorizationPermissionMismatch"?):
+            let needed = permission(for: error.operation).map { " lacks \($0) for \(error.operation) on" } ?? " does not permit \(error.operation) on"
+            return "\(doing): the SAS (or role)\(needed) \(error.url) (403 AuthorizationPermissionMismatch); use one that grants it"
         case (.service, 403, let code?):
             return "\(doing): \(error.operation) \(error.url) is not permitted (403 \(code)); the credentials lack the permission it needs"
         default:
             return "\(doing): \(error)"
+        }
+    }
+
+    /// The SAS permission letter an operation needs, as the service checks it.
+    static func permission(for operation: String) -> String? {
+        switch operation {
+        case "Get Blob", "Get Blob Properties", "Get Container Properties", "Get Container ACL", "Query Entities", "Get Entity", "Query Tables":
+            "'r' (read)"
+        case "List Blobs", "List Containers": "'l' (list)"
+        case "Put Blob", "Put Block", "Put Block List", "Set Blob Properties", "Set Container ACL", "Create Container": "'w' (write) or 'c' (create)"
+        case "Delete Blob", "Delete Container", "Delete Entity", "Delete Table": "'d' (delete)"
+        case "Insert Entity", "Create Table": "'a' (add)"
+        case "Update Entity", "Merge Entity": "'u' (update)"
+        case "Insert Or Replace Entity", "Insert Or Merge Entity": "'a' (add) and 'u' (update)"
+        case "Entity Group Transaction": "'a' (add), 'u' (update) or 'd' (delete)"
+        default: nil
         }
     }
 }

@@ -111,7 +111,7 @@ CASES = [
     ("cs-endpoint-not-url", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint=::not a url::;TableEndpoint=http://127.0.0.1:1"], 64, "connection string"),
     ("cs-wrong-key", lambda a, t, e: ["plan", "--connection-string", with_key(e, WRONG_KEY), *NOW], 1, "403 AuthenticationFailed"),
     ("cs-wrong-key-apply", lambda a, t, e: ["apply", "--connection-string", with_key(e, WRONG_KEY), *NOW], 1, "403 AuthenticationFailed"),
-    ("cs-sas-refused", lambda a, t, e: ["plan", "--connection-string", f"BlobEndpoint={e.blob};TableEndpoint={e.table};SharedAccessSignature={SAS}", *NOW], 1, "Shared access signatures are not supported by this emulator"),
+    ("cs-sas-forged", lambda a, t, e: ["plan", "--connection-string", f"BlobEndpoint={e.blob};TableEndpoint={e.table};SharedAccessSignature={SAS}", *NOW], 1, "403 AuthenticationFailed"),
     ("cs-refused-port", lambda a, t, e: ["apply", "--connection-string", f"AccountName=devstoreaccount1;AccountKey={KEY};BlobEndpoint=http://127.0.0.1:9/devstoreaccount1;TableEndpoint=http://127.0.0.1:9/devstoreaccount1", *NOW], 1, "connection refused"),
     # Secrets inside the bad part are never echoed (issue 13, item 9).
     ("cs-endpoint-sas", lambda a, t, e: ["plan", "--connection-string", f"AccountName=x;AccountKey={KEY};BlobEndpoint={LOCAL}?{SAS};TableEndpoint={LOCAL}"], 64, "query string"),

@@ -7,6 +7,8 @@ enum Caller: Sendable, Equatable {
     case account
     /// No Authorization header: may only read what a container's access level allows.
     case anonymous
+    /// A verified shared access signature: may do what it grants (``SASAuthorization``).
+    case sas(SASGrant)
 }
 
 /// Checks Shared Key and Shared Key Lite signatures with the client's own signing code
@@ -18,11 +20,8 @@ struct RequestAuthenticator: Sendable {
 
     func authenticate(_ request: TransportRequest, service: EmulatorServiceKind, now: Date = Date()) throws(ServiceError) -> Caller {
         guard let authorization = request.headers["Authorization"] else {
-            // A SAS is not checked here yet: answering as if anonymous (404 for a private
-            // resource) would hide why the request failed.
-            if request.query.contains(where: { $0.name == "sig" }) {
-                throw ServiceError(403, "AuthenticationFailed",
-                                   "Shared access signatures are not supported by this emulator yet; sign requests with the account key (Shared Key) or read public containers anonymously.")
+            if SharedAccessSignature.isPresent(in: request) {
+                return .sas(try SharedAccessSignature(signer: signer).verify(request, service: service, now: now))
             }
             return .anonymous
         }

@@ -1,0 +1,165 @@
+"""Shared access signatures made by the official SDKs' own generate_*_sas functions, checked by
+the emulator as Azure checks them (docs/PROTOCOL.md §11): what a SAS grants works, everything
+else is refused with Azure's code, and azseed itself runs on a SAS-only connection string."""
+import datetime as dt
+
+import pytest
+from azure.core.exceptions import HttpResponseError
+from azure.data.tables import TableServiceClient, TableSasPermissions, generate_table_sas
+from azure.data.tables import generate_account_sas as generate_table_account_sas
+from azure.data.tables import AccountSasPermissions as TableAccountSasPermissions, ResourceTypes as TableResourceTypes
+from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
+from azure.storage.blob import (AccountSasPermissions, BlobClient, BlobSasPermissions, BlobServiceClient, ContainerClient,
+                                ContainerSasPermissions, ResourceTypes, Services, generate_account_sas, generate_blob_sas,
+                                generate_container_sas)
+
+from conftest import ACCOUNT, KEY, ROOT, register_secret, run, send, start_emulator, stop_emulator
+
+NOW = ["--now", "2026-11-21", "--from", "2026-01-01", "--to", "2027-01-01"]
+
+
+def later(hours=1):
+    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=hours)
+
+
+def refused(call, code):
+    with pytest.raises(HttpResponseError) as e:
+        call()
+    got = getattr(e.value, "error_code", None) or e.value.response.headers.get("x-ms-error-code")
+    assert e.value.status_code == 403 and got == code, (e.value.status_code, got, str(e.value)[:300])
+
+
+@pytest.fixture
+def seeded(emulator, name):
+    service = BlobServiceClient.from_connection_string(emulator.connection_string, retry_total=0)
+    container = service.create_container(name)
+    container.upload_blob("a.txt", b"alpha")
+    container.upload_blob("dir/b c.txt", b"bravo")
+    return name
+
+
+def test_an_account_sas_grants_its_resource_types_and_permissions(emulator, seeded):
+    sas = register_secret(generate_account_sas(ACCOUNT, KEY, ResourceTypes(container=True, object=True),
+                                               AccountSasPermissions(read=True, write=True, list=True, create=True), later()))
+    service = BlobServiceClient(emulator.blob, credential=sas, retry_total=0)
+    container = service.get_container_client(seeded)
+    assert sorted(b.name for b in container.list_blobs()) == ["a.txt", "dir/b c.txt"]
+    assert container.download_blob("dir/b c.txt").readall() == b"bravo"
+    container.upload_blob("new.txt", b"new")
+    service.create_container(seeded + "x")
+    refused(lambda: container.delete_blob("a.txt"), "AuthorizationPermissionMismatch")
+    refused(lambda: list(service.list_containers()), "AuthorizationResourceTypeMismatch")  # srt lacks s
+    refused(lambda: container.set_container_access_policy({}), "AuthorizationFailure")
+    # A Tables-only account SAS does not open the Blob service.
+    table_sas = generate_table_account_sas(AzureNamedKeyCredential(ACCOUNT, KEY), resource_types=TableResourceTypes(object=True),
+                                           permission=TableAccountSasPermissions(read=True), expiry=later())
+    refused(lambda: ContainerClient(emulator.blob, seeded, credential=register_secret(table_sas), retry_total=0).download_blob("a.txt").readall(),
+            "AuthorizationServiceMismatch")
+
+
+def test_a_container_sas_reaches_its_container_only(emulator, seeded):
+    sas = register_secret(generate_container_sas(ACCOUNT, seeded, account_key=KEY, permission=ContainerSasPermissions(read=True, list=True, write=True),
+                                                 expiry=later()))
+    container = ContainerClient(emulator.blob, seeded, credential=sas, retry_total=0)
+    assert len(list(container.list_blobs())) == 2
+    container.upload_blob("a.txt", b"again", overwrite=True)
+    assert container.download_blob("a.txt").readall() == b"again"
+    refused(lambda: container.delete_blob("a.txt"), "AuthorizationPermissionMismatch")
+    refused(lambda: container.delete_container(), "AuthorizationFailure")
+    other = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(seeded + "o")
+    refused(lambda: ContainerClient(emulator.blob, other.container_name, credential=sas, retry_total=0).get_blob_client("x").upload_blob(b"x"),
+            "AuthenticationFailed")
+
+
+def test_a_blob_sas_reads_its_blob_and_create_never_overwrites(emulator, seeded):
+    sas = register_secret(generate_blob_sas(ACCOUNT, seeded, "dir/b c.txt", account_key=KEY, permission=BlobSasPermissions(read=True), expiry=later()))
+    blob = BlobClient(emulator.blob, seeded, "dir/b c.txt", credential=sas, retry_total=0)
+    assert blob.download_blob().readall() == b"bravo"
+    refused(lambda: blob.upload_blob(b"x", overwrite=True), "AuthorizationPermissionMismatch")
+    refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=sas, retry_total=0).download_blob().readall(), "AuthenticationFailed")
+    create = register_secret(generate_blob_sas(ACCOUNT, seeded, "fresh.txt", account_key=KEY, permission=BlobSasPermissions(create=True), expiry=later()))
+    fresh = BlobClient(emulator.blob, seeded, "fresh.txt", credential=create, retry_total=0)
+    fresh.upload_blob(b"first")
+    refused(lambda: fresh.upload_blob(b"second", overwrite=True), "AuthorizationPermissionMismatch")
+
+
+def test_time_window_signature_protocol_and_unsupported_fields(emulator, seeded):
+    expired = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                                start=later(-3), expiry=later(-2)))
+    refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=expired, retry_total=0).download_blob().readall(), "AuthenticationFailed")
+    future = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                               start=later(2), expiry=later(3)))
+    refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=future, retry_total=0).download_blob().readall(), "AuthenticationFailed")
+    good = generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True), expiry=later())
+    tampered = register_secret(good.replace("sp=r", "sp=rw"))
+    refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=tampered, retry_total=0).upload_blob(b"x", overwrite=True), "AuthenticationFailed")
+    https_only = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                                   expiry=later(), protocol="https"))
+    refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=https_only, retry_total=0).download_blob().readall(),
+            "AuthorizationProtocolMismatch")
+    # Never accepted while not implemented: a stored access policy would narrow the grant.
+    with_policy = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, policy_id="p1"))
+    r = send("GET", f"{emulator.blob}/{seeded}/a.txt?{with_policy}", {"x-ms-version": "2026-10-06"})
+    assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthenticationFailed" and "field 'si' is not supported" in r.text.replace("&#39;", "'").replace("&apos;", "'")
+    assert KEY not in r.text
+
+
+def test_table_sas_account_and_service(emulator, name):
+    TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    credential = AzureNamedKeyCredential(ACCOUNT, KEY)
+    account_sas = register_secret(generate_table_account_sas(credential, resource_types=TableResourceTypes(container=True, object=True),
+                                                             permission=TableAccountSasPermissions(read=True, write=True, add=True, update=True, list=True),
+                                                             expiry=later()))
+    service = TableServiceClient(emulator.table.rsplit("/", 1)[0] + f"/{ACCOUNT}", credential=AzureSasCredential(account_sas), retry_total=0)
+    table = service.get_table_client(name)
+    table.create_entity({"PartitionKey": "p", "RowKey": "1", "N": 1})
+    table.upsert_entity({"PartitionKey": "p", "RowKey": "2", "N": 2})
+    table.submit_transaction([("upsert", {"PartitionKey": "p", "RowKey": "3"}), ("create", {"PartitionKey": "p", "RowKey": "4"})])
+    assert sorted(e["RowKey"] for e in table.list_entities()) == ["1", "2", "3", "4"]
+    refused(lambda: table.delete_entity("p", "1"), "AuthorizationPermissionMismatch")
+    refused(lambda: table.submit_transaction([("create", {"PartitionKey": "p", "RowKey": "5"}), ("delete", {"PartitionKey": "p", "RowKey": "1"})]),
+            "AuthorizationPermissionMismatch")
+    assert sorted(e["RowKey"] for e in table.list_entities()) == ["1", "2", "3", "4"]
+
+    read_only = register_secret(generate_table_sas(credential, name, permission=TableSasPermissions(read=True), expiry=later()))
+    reader = TableServiceClient(emulator.table.rsplit("/", 1)[0] + f"/{ACCOUNT}", credential=AzureSasCredential(read_only), retry_total=0).get_table_client(name)
+    assert len(list(reader.list_entities())) == 4
+    refused(lambda: reader.create_entity({"PartitionKey": "p", "RowKey": "9"}), "AuthorizationPermissionMismatch")
+    refused(lambda: TableServiceClient(emulator.table.rsplit("/", 1)[0] + f"/{ACCOUNT}", credential=AzureSasCredential(read_only),
+                                       retry_total=0).create_table(name + "x"), "AuthorizationFailure")
+    ranged = register_secret(generate_table_sas(credential, name, permission=TableSasPermissions(read=True), expiry=later(), start_pk="p", end_pk="p"))
+    r = send("GET", f"{emulator.table}/{name}()?{ranged}", {"x-ms-version": "2019-02-02", "Accept": "application/json"})
+    assert r.status_code == 403 and "field 'spk' is not supported" in r.text
+
+
+def test_azseed_runs_on_a_sas_only_connection_string(azseed, tmp_path):
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        sas_only_run(azseed, emulator, tmp_path)
+    finally:
+        stop_emulator(emulator)
+
+
+def sas_only_run(azseed, emulator, tmp_path):
+    sas = register_secret(generate_account_sas(ACCOUNT, KEY, ResourceTypes(container=True, object=True),
+                                               AccountSasPermissions(read=True, write=True, list=True, create=True, add=True, update=True, delete=True),
+                                               later(), services="bt"))
+    cs = f"BlobEndpoint={emulator.blob};TableEndpoint={emulator.table};SharedAccessSignature={sas}"
+    args = ["--connection-string", cs, *NOW, "--events", "30", "--dataset", str(ROOT / "Seeds" / "speakeasy")]
+    applied = run(azseed, "apply", *args)
+    assert applied.returncode == 0, applied.stderr
+    assert run(azseed, "verify", *args).returncode == 0
+    again = run(azseed, "plan", *args)
+    assert again.returncode == 0 and "No changes" in again.stdout, again.stdout + again.stderr
+    exported = run(azseed, "export", "--connection-string", cs, "--container", "speakers", "--table", "events", "--out", str(tmp_path / "snap"))
+    assert exported.returncode == 0, exported.stderr
+    imported = run(azseed, "import", str(tmp_path / "snap"), "--connection-string", cs)
+    assert imported.returncode == 0 and "No changes" in imported.stdout, imported.stdout + imported.stderr
+    # Without 'd' a reset is refused with the permission named, nothing else written.
+    narrow = register_secret(generate_account_sas(ACCOUNT, KEY, ResourceTypes(container=True, object=True),
+                                                  AccountSasPermissions(read=True, list=True), later(), services="bt"))
+    refused_run = run(azseed, "reset", "--connection-string", f"BlobEndpoint={emulator.blob};TableEndpoint={emulator.table};SharedAccessSignature={narrow}",
+                      *NOW, "--events", "30", "--dataset", str(ROOT / "Seeds" / "speakeasy"))
+    assert refused_run.returncode == 1
+    assert "AuthorizationPermissionMismatch" in refused_run.stderr and "'d' (delete)" in refused_run.stderr, refused_run.stderr
+    assert sas.split("sig=")[1] not in refused_run.stderr + applied.stdout + applied.stderr
