@@ -5,11 +5,11 @@ import datetime as dt
 
 import pytest
 from azure.core.exceptions import HttpResponseError
-from azure.data.tables import TableServiceClient, TableSasPermissions, generate_table_sas
+from azure.data.tables import TableAccessPolicy, TableServiceClient, TableSasPermissions, generate_table_sas
 from azure.data.tables import generate_account_sas as generate_table_account_sas
 from azure.data.tables import AccountSasPermissions as TableAccountSasPermissions, ResourceTypes as TableResourceTypes
 from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
-from azure.storage.blob import (AccountSasPermissions, BlobClient, BlobSasPermissions, BlobServiceClient, ContainerClient,
+from azure.storage.blob import (AccessPolicy, AccountSasPermissions, BlobClient, BlobSasPermissions, BlobServiceClient, ContainerClient,
                                 ContainerSasPermissions, ResourceTypes, Services, generate_account_sas, generate_blob_sas,
                                 generate_container_sas)
 
@@ -97,11 +97,34 @@ def test_time_window_signature_protocol_and_unsupported_fields(emulator, seeded)
                                                    expiry=later(), protocol="https"))
     refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=https_only, retry_total=0).download_blob().readall(),
             "AuthorizationProtocolMismatch")
-    # Never accepted while not implemented: a stored access policy would narrow the grant.
-    with_policy = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, policy_id="p1"))
-    r = send("GET", f"{emulator.blob}/{seeded}/a.txt?{with_policy}", {"x-ms-version": "2026-10-06"})
-    assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthenticationFailed" and "field 'si' is not supported" in r.text.replace("&#39;", "'").replace("&apos;", "'")
+    # Never accepted while not implemented: an IP range would narrow the grant.
+    with_ip = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                                expiry=later(), ip="127.0.0.1"))
+    r = send("GET", f"{emulator.blob}/{seeded}/a.txt?{with_ip}", {"x-ms-version": "2026-10-06"})
+    assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthenticationFailed"
+    assert "field 'sip' is not supported" in r.text.replace("&#39;", "'").replace("&apos;", "'")
     assert KEY not in r.text
+
+
+def test_stored_access_policies_grant_and_revoke(emulator, seeded):
+    owner = ContainerClient.from_connection_string(emulator.connection_string, seeded)
+    owner.set_container_access_policy({"readers": AccessPolicy(permission=ContainerSasPermissions(read=True, list=True), expiry=later(), start=later(-1))})
+    sas = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, policy_id="readers"))
+    blob = BlobClient(emulator.blob, seeded, "a.txt", credential=sas, retry_total=0)
+    assert blob.download_blob().readall() == b"alpha"
+    refused(lambda: blob.upload_blob(b"x", overwrite=True), "AuthorizationPermissionMismatch")
+    # The same field in the SAS and in the policy is refused (400).
+    both = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, policy_id="readers", permission=BlobSasPermissions(read=True)))
+    with pytest.raises(HttpResponseError) as e:
+        BlobClient(emulator.blob, seeded, "a.txt", credential=both, retry_total=0).download_blob().readall()
+    assert e.value.status_code == 400
+    # Deleting the policy revokes every SAS that names it.
+    owner.set_container_access_policy({})
+    refused(lambda: blob.download_blob().readall(), "AuthenticationFailed")
+    # A policy that has expired.
+    owner.set_container_access_policy({"old": AccessPolicy(permission=ContainerSasPermissions(read=True), expiry=later(-1), start=later(-2))})
+    old = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, policy_id="old"))
+    refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=old, retry_total=0).download_blob().readall(), "AuthenticationFailed")
 
 
 def test_table_sas_account_and_service(emulator, name):
@@ -127,6 +150,13 @@ def test_table_sas_account_and_service(emulator, name):
     refused(lambda: reader.create_entity({"PartitionKey": "p", "RowKey": "9"}), "AuthorizationPermissionMismatch")
     refused(lambda: TableServiceClient(emulator.table.rsplit("/", 1)[0] + f"/{ACCOUNT}", credential=AzureSasCredential(read_only),
                                        retry_total=0).create_table(name + "x"), "AuthorizationFailure")
+    refused(lambda: table.set_table_access_policy({}), "AuthorizationFailure")  # an ACL is the key holder's
+    owner = TableServiceClient.from_connection_string(emulator.connection_string).get_table_client(name)
+    owner.set_table_access_policy({"adders": TableAccessPolicy(permission="a", expiry=later(), start=later(-1))})
+    adders = register_secret(generate_table_sas(credential, name, policy_id="adders"))
+    adder = TableServiceClient(emulator.table.rsplit("/", 1)[0] + f"/{ACCOUNT}", credential=AzureSasCredential(adders), retry_total=0).get_table_client(name)
+    adder.create_entity({"PartitionKey": "p", "RowKey": "5"})
+    refused(lambda: list(adder.list_entities()), "AuthorizationPermissionMismatch")
     ranged = register_secret(generate_table_sas(credential, name, permission=TableSasPermissions(read=True), expiry=later(), start_pk="p", end_pk="p"))
     r = send("GET", f"{emulator.table}/{name}()?{ranged}", {"x-ms-version": "2019-02-02", "Accept": "application/json"})
     assert r.status_code == 403 and "field 'spk' is not supported" in r.text

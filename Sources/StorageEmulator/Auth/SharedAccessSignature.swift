@@ -15,8 +15,12 @@ struct SASGrant: Sendable, Equatable {
     }
 
     var scope: Scope
-    /// The `sp` letters.
+    /// The `sp` letters (with a stored access policy, once ``StoredPolicy`` merged its own).
     var permissions: String
+    /// A service SAS's stored access policy (`si`): its start, expiry and permissions come
+    /// from the container's or table's ACL, checked once the policy is read.
+    var policy: String? = nil
+    var start = "", expiry = ""
 }
 
 /// Checks a shared access signature the way the service does (docs/PROTOCOL.md §11): its
@@ -38,13 +42,15 @@ struct SharedAccessSignature {
         guard let signature = fields["sig"], let version = fields["sv"], !version.isEmpty else {
             throw Self.failed("Signature fields not well formed.")
         }
-        for name in ["si", "sip", "ses", "rscc", "rscd", "rsce", "rscl", "rsct", "spk", "srk", "epk", "erk", "skoid", "sktid", "sdd"] where !field(name).isEmpty {
+        for name in ["sip", "ses", "rscc", "rscd", "rsce", "rscl", "rsct", "spk", "srk", "epk", "erk", "skoid", "sktid", "sdd"] where !field(name).isEmpty {
             throw Self.failed("The SAS field '\(name)' is not supported by this emulator; make a SAS without it.")
         }
         guard version >= Self.oldestVersion else {
             throw Self.failed("SAS version \(version) is older than \(Self.oldestVersion), the oldest this emulator verifies.")
         }
-        guard !field("sp").isEmpty, !field("se").isEmpty else { throw Self.failed("Signature fields not well formed.") }
+        let policy = field("si").isEmpty ? nil : field("si")
+        // Without a stored policy the SAS itself must say what and until when.
+        guard policy != nil || (!field("sp").isEmpty && !field("se").isEmpty) else { throw Self.failed("Signature fields not well formed.") }
 
         let account = signer.account
         let grant: SASGrant
@@ -53,6 +59,7 @@ struct SharedAccessSignature {
             var lines = [account, field("sp"), field("ss"), field("srt"), field("st"), field("se"), field("sip"), field("spr"), version]
             if version >= "2020-12-06" { lines.append(field("ses")) }
             stringToSign = lines.map { $0 + "\n" }.joined()
+            guard policy == nil else { throw Self.failed("An account SAS cannot use a stored access policy (si).") }
             grant = SASGrant(scope: .account(services: field("ss"), resourceTypes: field("srt")), permissions: field("sp"))
         } else if service == .table {
             let table = field("tn")
@@ -85,7 +92,11 @@ struct SharedAccessSignature {
         guard RequestAuthenticator.constantTimeEqual(signer.signature(stringToSign), signature) else {
             throw Self.failed("Signature did not match. String to sign used was \(stringToSign.replacingOccurrences(of: "\n", with: "\\n"))")
         }
-        try Self.checkTime(start: field("st"), expiry: field("se"), now: now)
+        var checked = grant
+        checked.policy = policy
+        checked.start = field("st")
+        checked.expiry = field("se")
+        if policy == nil { try Self.checkTime(start: field("st"), expiry: field("se"), now: now) }
         // This emulator answers plain HTTP: a SAS for HTTPS only does not authorize it.
         if !field("spr").isEmpty, !field("spr").split(separator: ",").contains("http") {
             throw ServiceError(403, "AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol.")
@@ -93,7 +104,7 @@ struct SharedAccessSignature {
         if case .account(let services, _) = grant.scope, !services.contains(service == .blob ? "b" : "t") {
             throw ServiceError(403, "AuthorizationServiceMismatch", "This request is not authorized to perform this operation using this service.")
         }
-        return grant
+        return checked
     }
 
     /// The query parameters that are part of a SAS (the rest belong to the operation).

@@ -144,7 +144,19 @@ public final class StorageEmulatorCore: Sendable {
 
     /// Refuses (403) what a verified SAS does not grant; afterwards the request runs with the
     /// account's authority.
-    private func authorize(_ grant: SASGrant, _ request: TransportRequest, service: EmulatorServiceKind) async throws {
+    private func authorize(_ sas: SASGrant, _ request: TransportRequest, service: EmulatorServiceKind) async throws {
+        var grant = sas
+        if grant.policy != nil {
+            // The stored access policy lives in the ACL of the container or table the SAS names.
+            switch grant.scope {
+            case .container(let name), .blob(let name, _):
+                grant = try StoredPolicy.resolve(grant, acl: try await store.container(name)?.acl ?? "", now: Date())
+            case .table(let name):
+                grant = try StoredPolicy.resolve(grant, acl: (try? await store.tableACL(name)) ?? "", now: Date())
+            case .account:
+                break
+            }
+        }
         switch service {
         case .blob where Self.isBlobBatch(request):
             // Each subrequest of a blob batch would need its own check: not done here, so refused.
