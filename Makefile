@@ -2,7 +2,7 @@
 #   make seed   seed the SpeakEasy dataset into the embedded storage (the main job)
 #   make test   install what is missing, build, run every test
 SWIFT      ?= swift
-APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev rclone
+APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev rclone openssl ca-certificates
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 AZSEED     := .build/debug/azseed
 VENV       := .venv

@@ -17,6 +17,8 @@ public enum Reachability {
             let origin = "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port)"
             guard seen.insert(origin).inserted else { continue }
             if let problem = try await CurlTransport.probe(origin: origin, timeout: timeout) {
+                // A TLS problem says what to do itself; the endpoint is reachable.
+                if problem.contains("TLS") || problem.contains("--ca-file") { throw RunError("\(origin): \(problem)") }
                 throw RunError("cannot reach \(origin): \(problem); check the endpoint in the connection string and that the service is running")
             }
         }

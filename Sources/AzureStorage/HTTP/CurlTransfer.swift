@@ -25,7 +25,11 @@ final class CurlTransfer: @unchecked Sendable {
     }
     private let state = Mutex(State())
 
-    init(_ request: TransportRequest, timeout: Int, connectOnly: Int? = nil) {
+    /// Extra trusted CA certificates (PEM), added to the system's.
+    private let trustedCertificates: String?
+
+    init(_ request: TransportRequest, timeout: Int, connectOnly: Int? = nil, trustedCertificates: String? = nil) {
+        self.trustedCertificates = trustedCertificates
         self.request = request
         self.timeout = timeout
         self.connectOnly = connectOnly
@@ -85,6 +89,12 @@ final class CurlTransfer: @unchecked Sendable {
         _ = azs_curl_setopt_pointer(easy, CURLOPT_URL, request.urlString)
         _ = azs_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = azs_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, connectOnly ?? 10)
+        if let trustedCertificates {
+            // CAINFO alone would replace the system's roots; CAPATH keeps them (libcurl copies
+            // both strings).
+            _ = azs_curl_setopt_pointer(easy, CURLOPT_CAINFO, trustedCertificates)
+            _ = azs_curl_setopt_pointer(easy, CURLOPT_CAPATH, "/etc/ssl/certs")
+        }
         if connectOnly != nil {
             _ = azs_curl_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
             _ = azs_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errors)

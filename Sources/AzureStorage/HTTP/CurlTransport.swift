@@ -12,14 +12,24 @@ import Foundation
 /// written (Foundation re-cased `x-ms-meta-*`).
 public struct CurlTransport: HTTPTransport {
     private let timeout: Int
+    private let trustedCertificates: String?
 
-    /// - Parameter timeout: seconds without a byte sent or received before an attempt fails.
-    public init(timeout: TimeInterval = 30) {
+    /// - Parameters:
+    ///   - timeout: seconds without a byte sent or received before an attempt fails.
+    ///   - trustedCertificates: a PEM file of CA certificates trusted besides the system's
+    ///     (a private CA, a local emulator's certificate); by default `SSL_CERT_FILE`.
+    public init(timeout: TimeInterval = 30, trustedCertificates: String? = CurlTransport.environmentCertificates) {
         self.timeout = max(1, Int(timeout.rounded(.up)))
+        self.trustedCertificates = trustedCertificates
+    }
+
+    /// `SSL_CERT_FILE`, as OpenSSL and curl name the extra trusted roots.
+    public static var environmentCertificates: String? {
+        ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        try await Self.run(CurlTransfer(request, timeout: timeout))
+        try await Self.run(CurlTransfer(request, timeout: timeout, trustedCertificates: trustedCertificates))
     }
 
     /// Opens a connection to `origin` (`scheme://host:port`) and drops it, on the loop like any
@@ -27,10 +37,10 @@ public struct CurlTransport: HTTPTransport {
     /// reason ("connection refused", "no answer within 5 s", "the host name does not
     /// resolve"). Name resolution is libcurl's threaded resolver, so this too blocks no shared
     /// thread. Throws only `CancellationError`.
-    public static func probe(origin: String, timeout: Int) async throws -> String? {
+    public static func probe(origin: String, timeout: Int, trustedCertificates: String? = environmentCertificates) async throws -> String? {
         let request = TransportRequest(method: "GET", origin: origin, path: "/")
         do {
-            _ = try await run(CurlTransfer(request, timeout: timeout, connectOnly: max(1, timeout)))
+            _ = try await run(CurlTransfer(request, timeout: timeout, connectOnly: max(1, timeout), trustedCertificates: trustedCertificates))
             return nil
         } catch let error as CurlError {
             switch error.code {
@@ -76,6 +86,10 @@ package struct CurlError: Error, Sendable, CustomStringConvertible {
         case CURLE_COULDNT_RESOLVE_HOST: message = "the host name does not resolve"
         case CURLE_OPERATION_TIMEDOUT: message = "timed out waiting for the service"
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: message = "the connection was dropped"
+        case CURLE_PEER_FAILED_VERIFICATION:
+            message = "the server's TLS certificate is not trusted (\(detail)); pass --ca-file with the PEM of the CA that signed it, or set SSL_CERT_FILE"
+        case CURLE_SSL_CACERT_BADFILE: message = "the trusted-certificates file (--ca-file or SSL_CERT_FILE) cannot be read as PEM"
+        case CURLE_SSL_CONNECT_ERROR: message = "the TLS handshake failed" + (detail.isEmpty ? "" : ": \(detail)")
         default: message = "network error \(code.rawValue)" + (detail.isEmpty ? "" : ": \(detail)")
         }
     }

@@ -20,6 +20,9 @@ public struct EmulatorConfiguration: Sendable {
     /// The account served; the development account by default.
     public var accountName: String
     public var accountKey: AccountKey
+    /// Serve both ports over TLS with this certificate chain and private key (PEM files);
+    /// nil serves plain HTTP.
+    public var tls: (certificateFile: String, keyFile: String)?
 
     /// Table request bodies are at most 4 MiB, as on Azure.
     public static let maxTableBodyBytes = 4 * 1024 * 1024

@@ -1,8 +1,11 @@
 import AzureStorage
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOSSL
 import ServiceLifecycle
 
 /// A running emulator: the Blob and Table services on their ports, over one store.
@@ -18,9 +21,10 @@ public final class EmulatorServer: Sendable {
     /// loopback when the server listens on every address.
     public var account: StorageAccount {
         let host = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
+        let scheme = configuration.tls == nil ? "http" : "https"
         return StorageAccount(name: configuration.accountName, credential: .sharedKey(configuration.accountKey),
-                              blobEndpoint: URL(string: "http://\(host):\(blobPort)/\(configuration.accountName)")!,
-                              tableEndpoint: URL(string: "http://\(host):\(tablePort)/\(configuration.accountName)")!)
+                              blobEndpoint: URL(string: "\(scheme)://\(host):\(blobPort)/\(configuration.accountName)")!,
+                              tableEndpoint: URL(string: "\(scheme)://\(host):\(tablePort)/\(configuration.accountName)")!)
     }
 
     private init(blobPort: Int, tablePort: Int, configuration: EmulatorConfiguration, group: ServiceGroup, runner: Task<Void, any Error>,
@@ -33,9 +37,32 @@ public final class EmulatorServer: Sendable {
         self.runner = runner
     }
 
+    /// The server side of TLS from PEM files; a file that cannot be used is an
+    /// ``EmulatorStartError`` naming it.
+    static func tlsConfiguration(certificateFile: String, keyFile: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do { chain = try NIOSSLCertificate.fromPEMFile(certificateFile) } catch {
+            throw EmulatorStartError(description: "--cert \(certificateFile): not a readable PEM certificate (\(FileManager.default.isReadableFile(atPath: certificateFile) ? "no certificate in it" : "cannot be read")); pass the server certificate (and its chain) in PEM")
+        }
+        guard !chain.isEmpty else { throw EmulatorStartError(description: "--cert \(certificateFile): holds no PEM certificate") }
+        let key: NIOSSLPrivateKey
+        do { key = try NIOSSLPrivateKey(file: keyFile, format: .pem) } catch {
+            throw EmulatorStartError(description: "--key \(keyFile): not a readable PEM private key (\(FileManager.default.isReadableFile(atPath: keyFile) ? "no key in it" : "cannot be read")); pass the certificate's private key in PEM")
+        }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+    }
+
     /// Opens the store and starts both services; returns once both listen.
     /// `shutdownOnSignals` makes SIGINT and SIGTERM stop it gracefully (for `azseed emulator`).
     public static func start(_ configuration: EmulatorConfiguration, shutdownOnSignals: Bool = false) async throws -> EmulatorServer {
+        // The certificate and key are read (blocking file reads) before the store opens.
+        let server: HTTPServerBuilder
+        if let tls = configuration.tls {
+            let tlsConfiguration = try await BlockingPool.run { try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile) }
+            server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+        } else {
+            server = .http1()
+        }
         // Opening the store locks the folder, opens and migrates the database and sweeps orphan
         // files: blocking work, done on the blocking-I/O threads.
         let core = try await BlockingPool.run { try StorageEmulatorCore(configuration: configuration) }
@@ -44,6 +71,7 @@ public final class EmulatorServer: Sendable {
         func application(_ kind: EmulatorServiceKind, port: Int) -> some Service {
             Application(
                 responder: EmulatorResponder(core: core, service: kind),
+                server: server,
                 configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: port), serverName: nil),
                 onServerRunning: { channel in await startup.listening(kind, port: channel.localAddress?.port ?? port) },
                 logger: logger)

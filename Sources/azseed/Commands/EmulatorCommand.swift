@@ -40,7 +40,14 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The seed choosing which requests fail.", valueName: "S"))
     var faultSeed: UInt64 = 1
 
+    @Option(help: ArgumentHelp("Serve HTTPS with this certificate (PEM, its chain after it); needs --key.", valueName: "file"))
+    var cert: String?
+
+    @Option(help: ArgumentHelp("The certificate's private key (PEM).", valueName: "file"))
+    var key: String?
+
     func validate() throws {
+        if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together: HTTPS needs the certificate and its private key") }
         for (flag, port) in [("--blob-port", blobPort), ("--table-port", tablePort)] where !(0...65535).contains(port) {
             throw ValidationError("\(flag) \(port): ports are 0 to 65535 (0 picks a free port)")
         }
@@ -56,16 +63,17 @@ struct EmulatorCommand: AsyncParsableCommand {
                                                   maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
         // Named in the folder's lock: storage commands run on the same folder talk to it.
         configuration.command = "azseed emulator"
+        if let cert, let key { configuration.tls = (cert, key) }
         let server = try await EmulatorServer.start(configuration, shutdownOnSignals: true)
         let account = server.account
         var lines = ["azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",
                      "  blob:  \(account.blobEndpoint.absoluteString)",
                      "  table: \(account.tableEndpoint.absoluteString)"]
         if faultRate > 0 { lines.append("  faults: \(faultRate) of requests (seed \(faultSeed))") }
-        if blobPort == 10000 && tablePort == 10002 && (host == "127.0.0.1" || host == "localhost") {
+        if blobPort == 10000 && tablePort == 10002 && (host == "127.0.0.1" || host == "localhost") && cert == nil {
             lines.append("  connect with: UseDevelopmentStorage=true")
         } else {
-            lines.append("  connect with: DefaultEndpointsProtocol=http;AccountName=\(account.name);AccountKey=<the development key>;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)")
+            lines.append("  connect with: DefaultEndpointsProtocol=\(cert == nil ? "http" : "https");AccountName=\(account.name);AccountKey=<the development key>;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)")
         }
         // Written in one go and unbuffered, so a script reading the ports sees them at once.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))

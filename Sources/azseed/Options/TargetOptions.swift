@@ -14,7 +14,19 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The embedded storage's folder, used when no connection string is given.", valueName: "dir"))
     var dataDir: String?
 
+    @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file for HTTPS (a private CA, an emulator's certificate); default: $SSL_CERT_FILE.", valueName: "file"))
+    var caFile: String?
+
     func validate() throws {
+        if let caFile {
+            let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw ValidationError("--ca-file \(caFile): cannot be read; pass a PEM file of CA certificates")
+            }
+            // Read by every transport this run makes (CurlTransport.environmentCertificates).
+            // Set while parsing, before any thread that could read the environment starts.
+            setenv("SSL_CERT_FILE", path, 1)
+        }
         if let connectionString {
             do { _ = try Self.signed(ConnectionString.parse(connectionString)) } catch { throw ValidationError("--connection-string: \(error)") }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
