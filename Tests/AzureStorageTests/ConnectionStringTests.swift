@@ -64,4 +64,32 @@ import Testing
         #expect(try ConnectionString.fromEnvironment(["AZURE_STORAGE_CONNECTION_STRING": "UseDevelopmentStorage=true"]) == .development())
         #expect(throws: AzureStorageError.self) { try ConnectionString.fromEnvironment(["AZURE_STORAGE_CONNECTION_STRING": "nonsense"]) }
     }
+
+    /// az's options: `--account-name` or explicit endpoints, with `--sas-token` or the SAS as
+    /// the endpoints' query.
+    @Test func accountOptionsCarryTheSAS() throws {
+        let sas = "sv=2026-10-06&ss=bt&srt=co&sp=rl&se=2027-01-01T00%3A00%3A00Z&sig=c2lnbmF0dXJl"
+        let cloud = try ConnectionString.account(accountName: "acct", blobEndpoint: nil, tableEndpoint: nil, sasToken: "?" + sas)
+        #expect(cloud.name == "acct" && cloud.blobEndpoint.absoluteString == "https://acct.blob.core.windows.net")
+        #expect(cloud.tableEndpoint.absoluteString == "https://acct.table.core.windows.net")
+        #expect(cloud.credential == .sas(SASToken(sas)!))
+        let local = try ConnectionString.account(accountName: nil, blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1?\(sas)",
+                                                 tableEndpoint: "http://127.0.0.1:10002/devstoreaccount1", sasToken: nil)
+        #expect(local.name == "devstoreaccount1" && local.blobEndpoint.absoluteString == "http://127.0.0.1:10000/devstoreaccount1")
+        #expect(local.credential == .sas(SASToken(sas)!))
+        let refused: [(String?, String?, String?, String?, String)] = [
+            (nil, "http://127.0.0.1:1/a?\(sas)", "http://127.0.0.1:2/a", "sv=1&sig=b3RoZXI%3D", "different SAS tokens"),
+            (nil, "http://127.0.0.1:1/a", nil, sas, "--table-endpoint"),
+            ("Bad_Name", nil, nil, sas, "--account-name"),
+            (nil, "ftp://h/a", "http://127.0.0.1:2/a", sas, "--blob-endpoint"),
+        ]
+        for (name, blob, table, token, says) in refused {
+            #expect(performing: { _ = try ConnectionString.account(accountName: name, blobEndpoint: blob, tableEndpoint: table, sasToken: token) },
+                    throws: { error in
+                        let message = "\(error)"
+                        return (error as? AzureStorageError)?.kind == .invalidConnectionString && message.contains(says)
+                            && !message.contains("c2lnbmF0dXJl") && !message.contains("b3RoZXI")
+                    })
+        }
+    }
 }

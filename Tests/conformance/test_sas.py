@@ -193,3 +193,34 @@ def sas_only_run(azseed, emulator, tmp_path):
     assert refused_run.returncode == 1
     assert "AuthorizationPermissionMismatch" in refused_run.stderr and "'d' (delete)" in refused_run.stderr, refused_run.stderr
     assert sas.split("sig=")[1] not in refused_run.stderr + applied.stdout + applied.stderr
+
+
+def test_az_style_options_carry_the_sas(azseed):
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        sas = register_secret(generate_account_sas(ACCOUNT, KEY, ResourceTypes(container=True, object=True),
+                                                   AccountSasPermissions(read=True, write=True, list=True, create=True, add=True, update=True),
+                                                   later(), services="bt"))
+        dataset = ["--dataset", str(ROOT / "Seeds" / "speakeasy"), *NOW]
+        applied = run(azseed, "apply", "--blob-endpoint", emulator.blob, "--table-endpoint", emulator.table, "--sas-token", "?" + sas, *dataset)
+        assert applied.returncode == 0, applied.stderr
+        # az also takes the SAS as the endpoints' query.
+        planned = run(azseed, "plan", "--blob-endpoint", f"{emulator.blob}?{sas}", "--table-endpoint", f"{emulator.table}?{sas}", *dataset)
+        assert planned.returncode == 0 and "No changes" in planned.stdout, planned.stderr
+        other = register_secret(generate_account_sas(ACCOUNT, KEY, ResourceTypes(object=True), AccountSasPermissions(read=True), later(), services="bt"))
+        bad = [
+            (["--blob-endpoint", f"{emulator.blob}?{sas}", "--table-endpoint", emulator.table, "--sas-token", other], "different SAS tokens"),
+            (["--blob-endpoint", emulator.blob, "--sas-token", sas], "--table-endpoint"),
+            (["--account-name", "Not_An_Account", "--sas-token", sas], "--account-name"),
+            (["--blob-endpoint", emulator.blob, "--table-endpoint", emulator.table], "neither AccountKey nor SharedAccessSignature"),
+            (["--connection-string", emulator.connection_string, "--sas-token", sas], "--connection-string excludes"),
+        ]
+        for args, says in bad:
+            done = run(azseed, "plan", *args, *dataset)
+            assert done.returncode == 64 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
+            assert sas.split("sig=")[1] not in done.stderr and other.split("sig=")[1] not in done.stderr
+        # --account-name means the public cloud's endpoints.
+        cloud = run(azseed, "plan", "--account-name", "azseedexample", "--sas-token", sas, *dataset, timeout=60)
+        assert cloud.returncode == 1 and "https://azseedexample.blob.core.windows.net" in cloud.stderr, cloud.stderr
+    finally:
+        stop_emulator(emulator)

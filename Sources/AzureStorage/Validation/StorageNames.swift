@@ -15,6 +15,13 @@ public enum StorageNames {
     }
 
     /// Table names: `^[A-Za-z][A-Za-z0-9]{2,62}$`, and not `tables`.
+    /// Why a storage account name is not one (3 to 24 lowercase letters and digits), or nil.
+    public static func accountProblem(_ name: String) -> String? {
+        guard (3...24).contains(name.utf8.count) else { return "must be 3 to 24 characters long" }
+        guard name.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) }) else { return "may hold only lowercase letters and digits" }
+        return nil
+    }
+
     public static func tableProblem(_ name: String) -> String? {
         let bytes = Array(name.utf8)
         guard (3...63).contains(bytes.count) else { return "a table name has 3 to 63 characters" }

@@ -14,6 +14,21 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The embedded storage's folder, used when no connection string is given.", valueName: "dir"))
     var dataDir: String?
 
+    @Option(help: ArgumentHelp("The account, for its public-cloud endpoints (instead of a connection string; with --sas-token).", valueName: "name"))
+    var accountName: String?
+
+    @Option(name: .customLong("blob-endpoint"), help: ArgumentHelp("The Blob endpoint URL, optionally with a SAS as its query (instead of a connection string).", valueName: "url"))
+    var blobEndpointURL: String?
+
+    @Option(name: .customLong("table-endpoint"), help: ArgumentHelp("The Table endpoint URL, optionally with a SAS as its query (instead of a connection string).", valueName: "url"))
+    var tableEndpointURL: String?
+
+    @Option(help: ArgumentHelp("A shared access signature for both services (with --account-name or the endpoints).", valueName: "token"))
+    var sasToken: String?
+
+    /// Whether az-style account options are given instead of a connection string.
+    private var accountOptions: Bool { accountName != nil || blobEndpointURL != nil || tableEndpointURL != nil || sasToken != nil }
+
     @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file for HTTPS (a private CA, an emulator's certificate); default: $SSL_CERT_FILE.", valueName: "file"))
     var caFile: String?
 
@@ -27,6 +42,11 @@ struct TargetOptions: ParsableArguments {
             // Set while parsing, before any thread that could read the environment starts.
             setenv("SSL_CERT_FILE", path, 1)
         }
+        if accountOptions {
+            if connectionString != nil { throw ValidationError("--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other") }
+            if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
+            do { _ = try Self.signed(optionsAccount()) } catch { throw ValidationError("\(error)") }
+        }
         if let connectionString {
             do { _ = try Self.signed(ConnectionString.parse(connectionString)) } catch { throw ValidationError("--connection-string: \(error)") }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
@@ -38,8 +58,13 @@ struct TargetOptions: ParsableArguments {
 
     /// The account named by the flag or the environment; nil means the embedded storage.
     func explicitAccount() throws -> StorageAccount? {
+        if accountOptions { return try Self.signed(optionsAccount()) }
         if let connectionString { return try Self.signed(ConnectionString.parse(connectionString)) }
         return try ConnectionString.fromEnvironment().map(Self.signed)
+    }
+
+    private func optionsAccount() throws(AzureStorageError) -> StorageAccount {
+        try ConnectionString.account(accountName: accountName, blobEndpoint: blobEndpointURL, tableEndpoint: tableEndpointURL, sasToken: sasToken)
     }
 
     /// Every command reads or writes tables, which take no anonymous request.
