@@ -10,7 +10,7 @@ import SeedKit
 
 let arguments = CommandLine.arguments
 let events = arguments.count > 1 ? Int(arguments[1])! : 1_000_000
-let datasetDirectory = arguments.count > 2 ? URL(fileURLWithPath: arguments[2]) : DatasetLocator.defaultDataset()
+let datasetDirectory = arguments.count > 2 ? URL(fileURLWithPath: arguments[2]) : try DatasetLocator.defaultDataset()
 
 func peakResidentMiB() -> Double {
     var usage = rusage()

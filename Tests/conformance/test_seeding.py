@@ -338,3 +338,23 @@ def test_wrong_credentials_and_unreachable_endpoints_are_explained(azseed, accou
     nowhere = f"DefaultEndpointsProtocol=https;AccountName=nosuchaccount;AccountKey={KEY};EndpointSuffix=invalid"
     done = run(azseed, "plan", "--connection-string", nowhere, *NOW, timeout=60)
     assert done.returncode == 1 and "does not resolve" in one_error(done.stderr)
+
+
+def test_the_binary_alone_in_an_empty_folder_has_its_default_dataset(azseed, tmp_path):
+    """Copied anywhere, as a single-binary CLI is installed: the default dataset travels inside."""
+    import shutil
+    alone = tmp_path / "bin" / "azseed"
+    alone.parent.mkdir()
+    shutil.copy2(azseed, alone)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("AZURE_STORAGE_CONNECTION_STRING", "AZSEED_HOME")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    applied = run(str(alone), "apply", *NOW, cwd=work, env=env)
+    assert applied.returncode == 0, applied.stderr
+    assert "118 created" in applied.stdout
+    planned = run(str(alone), "plan", *NOW, cwd=work, env=env)
+    assert planned.returncode == 0 and "No changes" in planned.stdout, planned.stderr
+    generated = run(str(alone), "generate", "--out", "fx", "--seed", "42", "--from", "2026-01-01", "--to", "2026-07-01", cwd=work, env=env)
+    assert generated.returncode == 0 and "108 entities in events" in generated.stdout, generated.stderr
+    assert sorted(p.name for p in (tmp_path / "cache" / "azseed").iterdir())[0].startswith("embedded-")

@@ -8,8 +8,9 @@ public enum DatasetLocator {
     /// The folder of the default dataset: `$AZSEED_HOME/Seeds/speakeasy`, else the nearest
     /// `Seeds/speakeasy` above the executable (a build folder inside the repository), else
     /// `<prefix>/share/azseed/Seeds/speakeasy` beside an installed executable, else the
-    /// working directory's `Seeds/speakeasy`.
-    public static func defaultDataset(executable: String = CommandLine.arguments[0]) -> URL {
+    /// working directory's `Seeds/speakeasy`, else the copy compiled into the binary
+    /// (``EmbeddedDataset``), written out to the cache folder.
+    public static func defaultDataset(executable: String = CommandLine.arguments[0]) throws -> URL {
         let relative = "Seeds/\(defaultName)"
         let fm = FileManager.default
         if let home = ProcessInfo.processInfo.environment["AZSEED_HOME"], !home.isEmpty {
@@ -26,6 +27,8 @@ public enum DatasetLocator {
             if parent.path == dir.path { break }
             dir = parent
         }
-        return URL(fileURLWithPath: fm.currentDirectoryPath).appendingPathComponent(relative)
+        let local = URL(fileURLWithPath: fm.currentDirectoryPath).appendingPathComponent(relative)
+        if fm.fileExists(atPath: local.appendingPathComponent("dataset.yaml").path) { return local }
+        return try EmbeddedDataset.extracted()
     }
 }

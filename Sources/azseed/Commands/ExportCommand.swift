@@ -43,7 +43,7 @@ struct ExportCommand: AsyncParsableCommand {
         // 'azseed emulator' may be serving it.
         var inputs: [(what: String, folder: URL)] = [("the storage's data folder", target.dataDirectory)]
         if containers.isEmpty || tables.isEmpty || dataset != nil {
-            let loaded = try Dataset.load(directory: dataset.map { URL(fileURLWithPath: $0) } ?? DatasetLocator.defaultDataset())
+            let loaded = try Dataset.load(directory: try dataset.map { URL(fileURLWithPath: $0) } ?? DatasetLocator.defaultDataset())
             datasetName = loaded.name
             inputs += loaded.inputFolders
             if containers.isEmpty { containers = loaded.containers.map(\.name) }

@@ -72,8 +72,10 @@ struct DatasetOptions: ParsableArguments {
 
     /// The dataset folder: `--dataset`, else the shipped SpeakEasy dataset.
     var datasetDirectory: URL {
-        if let dataset { return URL(fileURLWithPath: dataset) }
-        return DatasetLocator.defaultDataset()
+        get throws {
+            if let dataset { return URL(fileURLWithPath: dataset) }
+            return try DatasetLocator.defaultDataset()
+        }
     }
 
     func generationOptions(blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> GenerationOptions {
