@@ -36,7 +36,7 @@ let package = Package(
         ),
         .target(
             name: "AzureStorage",
-            dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         .target(
             name: "SeedKit",
@@ -53,6 +53,7 @@ let package = Package(
                 "AzureStorage",
                 "CLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

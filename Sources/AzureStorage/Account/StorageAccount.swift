@@ -6,6 +6,9 @@ public enum StorageCredential: Sendable, Equatable {
     case sharedKey(AccountKey)
     /// A SAS token appended to every URL (without the leading `?`).
     case sas(SASToken)
+    /// Microsoft Entra ID: an `Authorization: Bearer` token from the source's credential
+    /// (HTTPS endpoints only).
+    case bearer(BearerTokenSource)
     /// No credential: anonymous requests (public containers only).
     case anonymous
 }
@@ -64,13 +67,14 @@ public struct StorageAccount: Sendable, Equatable {
     }
 
     /// The connection string of this account, with the key — for handing to a child
-    /// process; never print it.
+    /// process; never print it. A bearer credential has no connection-string form: only the
+    /// endpoints are written.
     public var connectionString: String {
         var parts = ["AccountName=\(name)"]
         switch credential {
         case .sharedKey(let key): parts.append("AccountKey=\(Data(key.bytes).base64EncodedString())")
         case .sas(let token): parts.append("SharedAccessSignature=\(token.parameters.map { "\($0.0)=\(PercentEncoding.component($0.1))" }.joined(separator: "&"))")
-        case .anonymous: break
+        case .bearer, .anonymous: break
         }
         parts.append("BlobEndpoint=\(blobEndpoint.absoluteString)")
         parts.append("TableEndpoint=\(tableEndpoint.absoluteString)")

@@ -7,7 +7,7 @@ import Foundation
 public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// What failed. Compare with `==` or match in a `switch` with a `default`.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: String, Sendable { case service, transport, invalidRequest, invalidResponse, invalidConnectionString }
+        private enum Base: String, Sendable { case service, transport, invalidRequest, invalidResponse, invalidConnectionString, credential }
         private let base: Base
 
         /// The service answered with an error status.
@@ -20,6 +20,8 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
         public static let invalidResponse = Kind(base: .invalidResponse)
         /// A connection string that is malformed or lacks what is needed; never echoes a secret.
         public static let invalidConnectionString = Kind(base: .invalidConnectionString)
+        /// No Microsoft Entra ID token could be obtained (a credential is missing or was refused).
+        public static let credential = Kind(base: .credential)
 
         public var description: String { base.rawValue }
     }

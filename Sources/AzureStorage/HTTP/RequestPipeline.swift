@@ -36,7 +36,7 @@ struct RequestPipeline: Sendable {
             let failure: AzureStorageError
             var retryAfter: String?
             do {
-                let response = try await transport.send(sign(request))
+                let response = try await transport.send(sign(request, bearer: try await bearerToken()))
                 if expected.contains(response.status) { return response }
                 failure = .from(response, operation: operation, url: request.displayURL)
                 retryAfter = response.headers["Retry-After"]
@@ -53,8 +53,22 @@ struct RequestPipeline: Sendable {
         }
     }
 
+    /// A token for this attempt when the account signs in with Entra ID (cached by its
+    /// source), nil otherwise. Refused before anything is sent over plain HTTP: a bearer
+    /// token is a password for as long as it lives.
+    func bearerToken() async throws -> AccessToken? {
+        guard case .bearer(let source) = account.credential else { return nil }
+        guard origin.lowercased().hasPrefix("https://") else {
+            throw AzureStorageError(kind: .invalidRequest, operation: "Sign in", url: origin + basePath,
+                                    message: "Bearer token authentication is only sent over HTTPS; use the https endpoint")
+        }
+        do { return try await source.token() } catch let error as CredentialUnavailable {
+            throw AzureStorageError(kind: .credential, operation: "Get a token (\(source.credential.name))", url: "", message: error.description)
+        }
+    }
+
     /// Dates, versions and authorises a request.
-    func sign(_ request: TransportRequest) -> TransportRequest {
+    func sign(_ request: TransportRequest, bearer: AccessToken? = nil) -> TransportRequest {
         var r = request
         let date = SharedKeySigner.httpDate(configuration.now())
         r.headers["x-ms-date"] = date
@@ -71,6 +85,8 @@ struct RequestPipeline: Sendable {
             r.headers["Authorization"] = service == .blob ? signer.blobAuthorization(r) : signer.tableAuthorization(r)
         case .sas(let token):
             r.query += token.parameters.map { (name: $0.0, value: $0.1) }
+        case .bearer:
+            if let bearer { r.headers["Authorization"] = "Bearer \(bearer.token)" }
         case .anonymous:
             break
         }

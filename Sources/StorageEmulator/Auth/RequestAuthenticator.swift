@@ -15,13 +15,16 @@ enum Caller: Sendable, Equatable {
 /// (docs/PROTOCOL.md §2–3), so the emulator and the client cannot drift apart silently.
 struct RequestAuthenticator: Sendable {
     let signer: SharedKeySigner
+    /// Whether requests arrive over HTTPS (a SAS's `spr` is checked against it).
+    var secure = false
     /// How far the request's date may be from the server clock (Azure allows 15 minutes).
     var allowedSkew: TimeInterval = 15 * 60
 
     func authenticate(_ request: TransportRequest, service: EmulatorServiceKind, now: Date = Date()) throws(ServiceError) -> Caller {
         guard let authorization = request.headers["Authorization"] else {
             if SharedAccessSignature.isPresent(in: request) {
-                return .sas(try SharedAccessSignature(signer: signer).verify(request, service: service, now: now))
+                return .sas(try SharedAccessSignature(signer: signer, secure: secure)
+                    .verify(request, service: service, now: now, clientAddress: RequestOrigin.clientAddress))
             }
             return .anonymous
         }

@@ -21,28 +21,33 @@ struct SASGrant: Sendable, Equatable {
     /// from the container's or table's ACL, checked once the policy is read.
     var policy: String? = nil
     var start = "", expiry = ""
+    /// A table SAS's key range (`spk`/`srk`/`epk`/`erk`), enforced by the Table service.
+    var keyRange: TableKeyRange? = nil
 }
 
 /// Checks a shared access signature the way the service does (docs/PROTOCOL.md §11): its
 /// fields, its HMAC over the string-to-sign of its kind and version, its time window and
-/// protocol. What this emulator does not implement — stored access policies (`si`), IP
-/// ranges (`sip`), encryption scopes (`ses`), response header overrides (`rsc*`), table key
-/// ranges (`spk`/`srk`/`epk`/`erk`), user delegation and snapshot or version SAS — is refused
-/// with 403 saying so, never ignored: ignoring it would grant more than the SAS does.
+/// protocol (`spr`, against whether this emulator serves HTTPS), source address (`sip`) and
+/// a table SAS's key range. What this emulator does not implement — encryption scopes
+/// (`ses`), response header overrides (`rsc*`), user delegation and snapshot or version SAS —
+/// is refused with 403 saying so, never ignored: ignoring it would grant more than the SAS does.
 struct SharedAccessSignature {
     let signer: SharedKeySigner
+    /// Whether requests arrive over HTTPS (`azseed emulator --cert/--key`).
+    var secure = false
 
     /// The oldest `sv` whose string-to-sign is implemented: the layouts with `sip` and `spr`.
     static let oldestVersion = "2015-04-05"
 
-    func verify(_ request: TransportRequest, service: EmulatorServiceKind, now: Date) throws(ServiceError) -> SASGrant {
+    /// `clientAddress` is the peer's IP address, checked against `sip`.
+    func verify(_ request: TransportRequest, service: EmulatorServiceKind, now: Date, clientAddress: String?) throws(ServiceError) -> SASGrant {
         var fields: [String: String] = [:]
         for (name, value) in request.query where Self.signedNames.contains(name) { fields[name] = value }
         func field(_ name: String) -> String { fields[name] ?? "" }
         guard let signature = fields["sig"], let version = fields["sv"], !version.isEmpty else {
             throw Self.failed("Signature fields not well formed.")
         }
-        for name in ["sip", "ses", "rscc", "rscd", "rsce", "rscl", "rsct", "spk", "srk", "epk", "erk", "skoid", "sktid", "sdd"] where !field(name).isEmpty {
+        for name in ["ses", "rscc", "rscd", "rsce", "rscl", "rsct", "skoid", "sktid", "sdd"] where !field(name).isEmpty {
             throw Self.failed("The SAS field '\(name)' is not supported by this emulator; make a SAS without it.")
         }
         guard version >= Self.oldestVersion else {
@@ -53,7 +58,11 @@ struct SharedAccessSignature {
         guard policy != nil || (!field("sp").isEmpty && !field("se").isEmpty) else { throw Self.failed("Signature fields not well formed.") }
 
         let account = signer.account
-        let grant: SASGrant
+        var grant: SASGrant
+        let isTableSAS = fields["ss"] == nil && fields["srt"] == nil && service == .table
+        if !isTableSAS, let name = ["spk", "srk", "epk", "erk"].first(where: { !field($0).isEmpty }) {
+            throw Self.failed("Signature fields not well formed: '\(name)' belongs to a table SAS (tn).")
+        }
         let stringToSign: String
         if fields["ss"] != nil || fields["srt"] != nil {
             var lines = [account, field("sp"), field("ss"), field("srt"), field("st"), field("se"), field("sip"), field("spr"), version]
@@ -67,6 +76,7 @@ struct SharedAccessSignature {
             stringToSign = [field("sp"), field("st"), field("se"), "/table/\(account)/\(table.lowercased())", field("si"), field("sip"), field("spr"),
                             version, field("spk"), field("srk"), field("epk"), field("erk")].joined(separator: "\n")
             grant = SASGrant(scope: .table(table), permissions: field("sp"))
+            grant.keyRange = try TableKeyRange(spk: field("spk"), srk: field("srk"), epk: field("epk"), erk: field("erk"))
         } else {
             let (container, blob) = try Self.blobPath(request.path, account: account)
             let resource = field("sr")
@@ -97,8 +107,15 @@ struct SharedAccessSignature {
         checked.start = field("st")
         checked.expiry = field("se")
         if policy == nil { try Self.checkTime(start: field("st"), expiry: field("se"), now: now) }
-        // This emulator answers plain HTTP: a SAS for HTTPS only does not authorize it.
-        if !field("spr").isEmpty, !field("spr").split(separator: ",").contains("http") {
+        if !field("sip").isEmpty {
+            guard let range = IPv4Range(field("sip")) else { throw Self.failed("Signature fields not well formed: 'sip' is not an IPv4 address or range.") }
+            guard let address = clientAddress.flatMap(IPv4Range.address), range.contains(address) else {
+                throw ServiceError(403, "AuthorizationSourceIPMismatch",
+                                   "This request is not authorized to perform this operation using this source IP \(clientAddress ?? "(unknown)").")
+            }
+        }
+        // `spr` is `https` or `https,http`: an HTTPS-only SAS does not authorize plain HTTP.
+        if !secure, !field("spr").isEmpty, !field("spr").split(separator: ",").contains("http") {
             throw ServiceError(403, "AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol.")
         }
         if case .account(let services, _) = grant.scope, !services.contains(service == .blob ? "b" : "t") {

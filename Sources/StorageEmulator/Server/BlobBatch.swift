@@ -55,7 +55,7 @@ extension StorageEmulatorCore {
             let requestID = UUID().uuidString.lowercased()
             var answer: TransportResponse
             do {
-                let subCaller = try authenticator.authenticate(sub, service: .blob)
+                let subCaller = try await authenticate(sub, service: .blob)
                 if let scope, sub.path.split(separator: "/").dropFirst().first.map(String.init) != scope {
                     throw ServiceError(400, "InvalidInput", "A container batch may only address blobs of container '\(scope)'.")
                 }

@@ -23,6 +23,9 @@ public struct EmulatorConfiguration: Sendable {
     /// Serve both ports over TLS with this certificate chain and private key (PEM files);
     /// nil serves plain HTTP.
     public var tls: (certificateFile: String, keyFile: String)?
+    /// Accept `Authorization: Bearer` tokens issued by this Microsoft Entra ID authority (or a
+    /// stand-in publishing OpenID configuration and keys the same way); nil refuses them.
+    public var oauthAuthority: URL?
 
     /// Table request bodies are at most 4 MiB, as on Azure.
     public static let maxTableBodyBytes = 4 * 1024 * 1024

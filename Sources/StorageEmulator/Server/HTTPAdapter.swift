@@ -25,6 +25,12 @@ struct EmulatorResponder: HTTPResponder {
     let service: EmulatorServiceKind
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        try await RequestOrigin.$clientAddress.withValue(context.channel.remoteAddress?.ipAddress) {
+            try await answer(request, context: context)
+        }
+    }
+
+    private func answer(_ request: Request, context: Context) async throws -> Response {
         var headers = HeaderFields()
         for field in request.headers { headers[field.name.rawName] = field.value }
         if let authority = request.head.authority { headers["Host"] = authority }
@@ -44,7 +50,7 @@ struct EmulatorResponder: HTTPResponder {
             // Put Blob and Put Block bodies go to the byte store as they arrive: memory per
             // upload is one network chunk, whatever the body's size. Nothing reaches the disk
             // before the request's signature is checked.
-            if let refusal = core.refusalBeforeBody(azureRequest, service: service) { return Self.response(refusal) }
+            if let refusal = await core.refusalBeforeBody(azureRequest, service: service) { return Self.response(refusal) }
             guard let upload = try await stage(request.body, limit: limit) else {
                 return Self.response(core.bodyTooLarge(azureRequest, service: service))
             }

@@ -15,6 +15,8 @@ public enum EmulatorReply: Sendable {
 public final class StorageEmulatorCore: Sendable {
     let store: EmulatorStore
     let authenticator: RequestAuthenticator
+    /// Verifies bearer tokens when the emulator was given an authority.
+    let bearer: BearerAuthenticator?
     let faults: FaultInjector
     let blob: BlobService
     let table: TableService
@@ -23,7 +25,11 @@ public final class StorageEmulatorCore: Sendable {
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
         store = try EmulatorStore(dataDirectory: configuration.dataDirectory, command: configuration.command)
-        authenticator = RequestAuthenticator(signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey))
+        authenticator = RequestAuthenticator(signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey),
+                                             secure: configuration.tls != nil)
+        bearer = configuration.oauthAuthority.map {
+            BearerAuthenticator(authority: $0, account: configuration.accountName, secure: configuration.tls != nil, transport: CurlTransport())
+        }
         faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
         blob = BlobService(store: store, account: configuration.accountName)
         table = TableService(store: store, account: configuration.accountName)
@@ -79,9 +85,11 @@ public final class StorageEmulatorCore: Sendable {
                                      request, service, requestID)
         } else {
             do {
-                var caller = try authenticator.authenticate(request, service: service)
+                var caller = try await authenticate(request, service: service)
+                var keyRange: TableKeyRange?
                 if case .sas(let grant) = caller {
                     try await authorize(grant, request, service: service)
+                    keyRange = grant.keyRange
                     caller = .account
                 }
                 switch service {
@@ -91,7 +99,7 @@ public final class StorageEmulatorCore: Sendable {
                     let reply = try await blob.respond(request, caller: caller, upload: upload)
                     response = reply.response
                     stream = reply.body
-                case .table: response = try await table.respond(request, caller: caller)
+                case .table: response = try await table.respond(request, caller: caller, keyRange: keyRange)
                 }
             } catch let error as ServiceError {
                 response = errorResponse(error, request, service, requestID)
@@ -122,10 +130,10 @@ public final class StorageEmulatorCore: Sendable {
 
     /// The answer to an upload that must be refused before its body is read: a bad signature,
     /// or an anonymous caller (who may only read). Nil when the body may be streamed in.
-    func refusalBeforeBody(_ request: TransportRequest, service: EmulatorServiceKind) -> TransportResponse? {
+    func refusalBeforeBody(_ request: TransportRequest, service: EmulatorServiceKind) async -> TransportResponse? {
         let refusal: ServiceError
         do {
-            guard try authenticator.authenticate(request, service: service) == .anonymous else { return nil }
+            guard try await authenticate(request, service: service) == .anonymous else { return nil }
             refusal = .resourceNotFound
         } catch {
             refusal = error
@@ -133,6 +141,17 @@ public final class StorageEmulatorCore: Sendable {
         var response = errorResponse(refusal, request, service, UUID().uuidString.lowercased())
         response.headers["Connection"] = "close"
         return response
+    }
+
+    /// Who sent the request: a bearer token checked against the authority's keys, else a
+    /// Shared Key signature, a SAS or nobody (``RequestAuthenticator``).
+    func authenticate(_ request: TransportRequest, service: EmulatorServiceKind) async throws(ServiceError) -> Caller {
+        guard BearerAuthenticator.isBearer(request) else { return try authenticator.authenticate(request, service: service) }
+        guard let bearer else {
+            throw RequestAuthenticator.failed("Bearer tokens are not accepted: this emulator was started without --oauth-authority.")
+        }
+        try await bearer.verify(request, service: service)
+        return .account
     }
 
     func errorResponse(_ error: ServiceError, _ request: TransportRequest, _ service: EmulatorServiceKind, _ requestID: String) -> TransportResponse {

@@ -30,6 +30,7 @@ extension TableService {
                     throw ServiceError(400, "InvalidInput", "A query cannot be part of a change set.")
                 }
                 let (name, operation) = try Self.operation(method: request.method, resource: resource, headers: request.headers, body: request.body)
+                try c.checkRange(operation)
                 if let table, table.lowercased() != name.lowercased() || !operation.partitionKey.isExactly(operations[0].partitionKey) {
                     throw ServiceError(400, "CommandsInBatchActOnDifferentPartitions", "All commands in a batch must operate on same entity group.")
                 }

@@ -47,6 +47,7 @@ extension TableService {
 
     func insert(_ c: Context, _ table: String) async throws -> TransportResponse {
         let (_, operation) = try Self.operation(method: "POST", resource: .entities(table), headers: c.request.headers, body: c.request.body)
+        try c.checkRange(operation)
         let stored = try await applyOne(operation, table: table)!
         let location = "\(c.base)/\(table)(PartitionKey='\(EntityResponseWriter.keyText(stored.entity.partitionKey))',RowKey='\(EntityResponseWriter.keyText(stored.entity.rowKey))')"
         let headers = [("ETag", stored.etag), ("Location", location), ("DataServiceId", location)]
@@ -58,6 +59,7 @@ extension TableService {
 
     func writeEntity(_ c: Context, _ resource: TableResource) async throws -> TransportResponse {
         let (table, operation) = try Self.operation(method: c.request.method, resource: resource, headers: c.request.headers, body: c.request.body)
+        try c.checkRange(operation)
         let stored = try await applyOne(operation, table: table)
         return c.noContent(headers: stored.map { [("ETag", $0.etag)] } ?? [])
     }
@@ -71,6 +73,7 @@ extension TableService {
     }
 
     func getEntity(_ c: Context, _ table: String, _ pk: String, _ rk: String, _ query: QueryParameters) async throws -> TransportResponse {
+        try c.keyRange?.check(partitionKey: pk, rowKey: rk)
         let stored = try await store.entity(table: table, partitionKey: pk, rowKey: rk)
         var out: [UInt8] = []
         EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query)).append(stored, to: &out, element: true)
@@ -94,7 +97,8 @@ extension TableService {
             let chunk = try await store.scanEntities(table: table, partition: partition, after: after, limit: 1000)
             for (index, stored) in chunk.enumerated() {
                 scanned += 1
-                if filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true {
+                if c.keyRange?.contains(partitionKey: stored.entity.partitionKey, rowKey: stored.entity.rowKey) ?? true,
+                   filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true {
                     matches.append(stored)
                 }
                 after = (stored.entity.partitionKey, stored.entity.rowKey)

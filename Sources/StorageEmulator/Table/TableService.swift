@@ -9,7 +9,9 @@ struct TableService: Sendable {
     /// Entities read from SQLite per query page at most, so one query cannot hold the store for long.
     var scanBudget = 50_000
 
-    func respond(_ request: TransportRequest, caller: Caller) async throws -> TransportResponse {
+    /// `keyRange` is a table SAS's: queries see only entities inside it, and other entity
+    /// operations outside it are refused.
+    func respond(_ request: TransportRequest, caller: Caller, keyRange: TableKeyRange? = nil) async throws -> TransportResponse {
         // The Table service has no anonymous access.
         guard caller == .account else { throw ServiceError.resourceNotFound }
         let query = QueryParameters(request.query)
@@ -23,7 +25,7 @@ struct TableService: Sendable {
         }
         let resource = try TableResource.parse(request.path, account: account)
         let context = Context(request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
-                              level: MetadataLevel(accept: request.headers["Accept"]))
+                              level: MetadataLevel(accept: request.headers["Accept"]), keyRange: keyRange)
         if let comp = query["comp"] {
             // Only Get/Set Table ACL take `comp`; any other is refused, never taken for a query.
             guard comp == "acl", case .entities(let table) = resource else { throw ServiceError.invalidQuery("comp", comp) }
@@ -52,6 +54,12 @@ struct TableService: Sendable {
         var request: TransportRequest
         var base: String
         var level: MetadataLevel
+        var keyRange: TableKeyRange? = nil
+
+        /// Refuses an entity operation outside the SAS's key range.
+        func checkRange(_ operation: EntityOperation) throws(ServiceError) {
+            try keyRange?.check(partitionKey: operation.partitionKey, rowKey: operation.rowKey)
+        }
 
         var prefersNoContent: Bool { request.headers["Prefer"] == "return-no-content" }
 

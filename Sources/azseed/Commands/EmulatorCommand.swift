@@ -46,6 +46,12 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The certificate's private key (PEM).", valueName: "file"))
     var key: String?
 
+    @Option(help: ArgumentHelp("Accept Microsoft Entra ID bearer tokens from this authority (https://login.microsoftonline.com, or a stand-in): their signatures are checked against the keys it publishes. Tokens are only accepted over HTTPS (--cert/--key).", valueName: "url"))
+    var oauthAuthority: String?
+
+    @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file when reading the authority's keys; default: $SSL_CERT_FILE.", valueName: "file"))
+    var caFile: String?
+
     func validate() throws {
         if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together: HTTPS needs the certificate and its private key") }
         for (flag, port) in [("--blob-port", blobPort), ("--table-port", tablePort)] where !(0...65535).contains(port) {
@@ -55,6 +61,20 @@ struct EmulatorCommand: AsyncParsableCommand {
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
         guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
         if inMemory && dataDir != nil { throw ValidationError("--in-memory and --data-dir exclude each other") }
+        if let oauthAuthority {
+            guard let url = URL(string: oauthAuthority), url.scheme?.lowercased() == "https", url.host != nil, url.query == nil else {
+                throw ValidationError("--oauth-authority \(SecretRedaction.redact(oauthAuthority)): give the authority's https URL, such as https://login.microsoftonline.com")
+            }
+        }
+        if let caFile {
+            let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw ValidationError("--ca-file \(caFile): cannot be read; pass a PEM file of CA certificates")
+            }
+            // Read by the transport that fetches the authority's keys (CurlTransport.environmentCertificates),
+            // set while parsing, before any thread that could read the environment starts.
+            setenv("SSL_CERT_FILE", path, 1)
+        }
     }
 
     func run() async throws {
@@ -64,12 +84,20 @@ struct EmulatorCommand: AsyncParsableCommand {
         // Named in the folder's lock: storage commands run on the same folder talk to it.
         configuration.command = "azseed emulator"
         if let cert, let key { configuration.tls = (cert, key) }
+        if let oauthAuthority {
+            var text = oauthAuthority
+            while text.hasSuffix("/") { text.removeLast() }
+            configuration.oauthAuthority = URL(string: text)
+        }
         let server = try await EmulatorServer.start(configuration, shutdownOnSignals: true)
         let account = server.account
         var lines = ["azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",
                      "  blob:  \(account.blobEndpoint.absoluteString)",
                      "  table: \(account.tableEndpoint.absoluteString)"]
         if faultRate > 0 { lines.append("  faults: \(faultRate) of requests (seed \(faultSeed))") }
+        if let authority = configuration.oauthAuthority {
+            lines.append("  bearer tokens: from \(authority.absoluteString)\(cert == nil ? " (refused on this plain-HTTP emulator: add --cert and --key)" : "")")
+        }
         if blobPort == 10000 && tablePort == 10002 && (host == "127.0.0.1" || host == "localhost") && cert == nil {
             lines.append("  connect with: UseDevelopmentStorage=true")
         } else {

@@ -4,6 +4,7 @@ import Foundation
 import SeedKit
 import SeedRunner
 import StorageEmulator
+import Synchronization
 
 /// Where a storage command works: `--connection-string`, else the environment variable,
 /// else the embedded storage (the emulator started in-process over `--data-dir`).
@@ -26,6 +27,23 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A shared access signature for both services (with --account-name or the endpoints).", valueName: "token"))
     var sasToken: String?
 
+    @Option(help: ArgumentHelp("How requests are authorised, as az names it: 'key' (the connection string's key or SAS; the default) or 'login' (a Microsoft Entra ID token from the environment's service principal, workload identity, managed identity or 'az login'); default: $AZURE_STORAGE_AUTH_MODE, else key.", valueName: "mode"))
+    var authMode: AuthMode?
+
+    enum AuthMode: String, ExpressibleByArgument, CaseIterable {
+        case key, login
+    }
+
+    /// `--auth-mode`, else `AZURE_STORAGE_AUTH_MODE` (as az reads it), else key.
+    private var effectiveAuthMode: AuthMode {
+        get throws {
+            if let authMode { return authMode }
+            guard let text = ProcessInfo.processInfo.environment["AZURE_STORAGE_AUTH_MODE"], !text.isEmpty else { return .key }
+            guard let mode = AuthMode(rawValue: text) else { throw ValidationError("AZURE_STORAGE_AUTH_MODE '\(text)' is not key or login") }
+            return mode
+        }
+    }
+
     /// Whether az-style account options are given instead of a connection string.
     private var accountOptions: Bool { accountName != nil || blobEndpointURL != nil || tableEndpointURL != nil || sasToken != nil }
 
@@ -45,11 +63,21 @@ struct TargetOptions: ParsableArguments {
         if accountOptions {
             if connectionString != nil { throw ValidationError("--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other") }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
-            do { _ = try Self.signed(optionsAccount()) } catch { throw ValidationError("\(error)") }
+            do { _ = try Self.signed(optionsAccount(), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch {
+                throw ValidationError("\(error)")
+            }
         }
         if let connectionString {
-            do { _ = try Self.signed(ConnectionString.parse(connectionString)) } catch { throw ValidationError("--connection-string: \(error)") }
+            do { _ = try Self.signed(ConnectionString.parse(connectionString), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch {
+                throw ValidationError("--connection-string: \(error)")
+            }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
+        }
+        if try effectiveAuthMode == .login {
+            if sasToken != nil { throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead") }
+            guard accountOptions || connectionString != nil || ProcessInfo.processInfo.environment[ConnectionString.environmentVariable] != nil else {
+                throw ValidationError("--auth-mode login needs the account: give --account-name, or --blob-endpoint and --table-endpoint")
+            }
         }
     }
 
@@ -58,18 +86,51 @@ struct TargetOptions: ParsableArguments {
 
     /// The account named by the flag or the environment; nil means the embedded storage.
     func explicitAccount() throws -> StorageAccount? {
-        if accountOptions { return try Self.signed(optionsAccount()) }
-        if let connectionString { return try Self.signed(ConnectionString.parse(connectionString)) }
-        return try ConnectionString.fromEnvironment().map(Self.signed)
+        let login = try effectiveAuthMode == .login
+        var account: StorageAccount
+        if accountOptions {
+            account = try Self.signed(optionsAccount(), login: login)
+        } else if let connectionString {
+            account = try Self.signed(ConnectionString.parse(connectionString), login: login)
+        } else if let environment = try ConnectionString.fromEnvironment() {
+            account = try Self.signed(environment, login: login)
+        } else {
+            return nil
+        }
+        if login { account.credential = .bearer(try Self.loginCredential()) }
+        return account
     }
+
+    /// The Entra ID credential of `--auth-mode login`: the first one the environment
+    /// configures (DefaultAzureCredential's order), made once per run so its token is reused.
+    private static func loginCredential() throws -> BearerTokenSource {
+        if let made = madeCredential.withLock({ $0 }) { return made }
+        let made = BearerTokenSource(credential: try DefaultAzureCredential())
+        madeCredential.withLock { $0 = made }
+        return made
+    }
+
+    private static let madeCredential = Mutex<BearerTokenSource?>(nil)
 
     private func optionsAccount() throws(AzureStorageError) -> StorageAccount {
         try ConnectionString.account(accountName: accountName, blobEndpoint: blobEndpointURL, tableEndpoint: tableEndpointURL, sasToken: sasToken)
     }
 
-    /// Every command reads or writes tables, which take no anonymous request.
-    private static func signed(_ account: StorageAccount) throws(AzureStorageError) -> StorageAccount {
-        if case .anonymous = account.credential { throw ConnectionStringError.noCredential.storageError }
+    /// Every command reads or writes tables, which take no anonymous request. With `login`
+    /// the account must name no key or SAS (the token replaces them) and use HTTPS.
+    private static func signed(_ account: StorageAccount, login: Bool = false) throws -> StorageAccount {
+        guard login else {
+            if case .anonymous = account.credential { throw ConnectionStringError.noCredential.storageError }
+            return account
+        }
+        switch account.credential {
+        case .sharedKey: throw ValidationError("--auth-mode login signs in with Microsoft Entra ID; the connection string's AccountKey would go unused — drop it, or use --auth-mode key")
+        case .sas: throw ValidationError("--auth-mode login signs in with Microsoft Entra ID; the SAS would go unused — drop it, or use --auth-mode key")
+        case .bearer, .anonymous: break
+        }
+        for url in [account.blobEndpoint, account.tableEndpoint] where url.scheme?.lowercased() != "https" {
+            throw ValidationError("--auth-mode login needs https endpoints (a token is never sent over plain HTTP): \(url.absoluteString)")
+        }
         return account
     }
 
