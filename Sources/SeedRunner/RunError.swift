@@ -20,6 +20,14 @@ public struct RunError: Error, Sendable, CustomStringConvertible {
         switch (error.kind, error.status, error.code) {
         case (.transport, _, _):
             return "\(doing): cannot reach \(error.url): \(error.message); check the endpoint in the connection string and that the service is running"
+        case (.credential, let status?, _) where status == 400 || status == 401:
+            return "\(doing): signing in failed: \(error); check AZURE_TENANT_ID, AZURE_CLIENT_ID and the client secret or certificate"
+        case (.credential, _, _):
+            return "\(doing): signing in failed: \(error)"
+        case (.service, 401, "InvalidAuthenticationInfo"?):
+            let lines = error.message.split(whereSeparator: \.isNewline)
+            let detail = lines.count > 1 ? String(lines[1]) : String(lines.first ?? "")
+            return "\(doing): \(error.url) refused the token (401 InvalidAuthenticationInfo: \(detail)); check that the identity belongs to the account's tenant and the token is for https://storage.azure.com"
         case (.service, 403, .authenticationFailed?), (.service, 403, nil):
             let reason = error.message.split(whereSeparator: \.isNewline).first.map { ": \($0)" } ?? ""
             return "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed\(reason)); check AccountName and AccountKey (or the SAS) in the connection string"

@@ -97,12 +97,21 @@ def test_time_window_signature_protocol_and_unsupported_fields(emulator, seeded)
                                                    expiry=later(), protocol="https"))
     refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=https_only, retry_total=0).download_blob().readall(),
             "AuthorizationProtocolMismatch")
-    # Never accepted while not implemented: an IP range would narrow the grant.
-    with_ip = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
-                                                expiry=later(), ip="127.0.0.1"))
-    r = send("GET", f"{emulator.blob}/{seeded}/a.txt?{with_ip}", {"x-ms-version": "2026-10-06"})
+    # `sip`: the caller's address (127.0.0.1 here) must be the one or in the range the SAS names.
+    for ip in ("127.0.0.1", "127.0.0.0-127.0.0.255"):
+        allowed = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                                    expiry=later(), ip=ip))
+        assert BlobClient(emulator.blob, seeded, "a.txt", credential=allowed, retry_total=0).download_blob().readall() == b"alpha"
+    elsewhere = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                                  expiry=later(), ip="10.1.2.3"))
+    refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=elsewhere, retry_total=0).download_blob().readall(),
+            "AuthorizationSourceIPMismatch")
+    # Still never accepted while not implemented: an encryption scope would change what is written.
+    scoped = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                               expiry=later(), encryption_scope="scope1"))
+    r = send("GET", f"{emulator.blob}/{seeded}/a.txt?{scoped}", {"x-ms-version": "2026-10-06"})
     assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthenticationFailed"
-    assert "field 'sip' is not supported" in r.text.replace("&#39;", "'").replace("&apos;", "'")
+    assert "field 'ses' is not supported" in r.text.replace("&#39;", "'").replace("&apos;", "'")
     assert KEY not in r.text
 
 
@@ -157,9 +166,34 @@ def test_table_sas_account_and_service(emulator, name):
     adder = TableServiceClient(emulator.table.rsplit("/", 1)[0] + f"/{ACCOUNT}", credential=AzureSasCredential(adders), retry_total=0).get_table_client(name)
     adder.create_entity({"PartitionKey": "p", "RowKey": "5"})
     refused(lambda: list(adder.list_entities()), "AuthorizationPermissionMismatch")
-    ranged = register_secret(generate_table_sas(credential, name, permission=TableSasPermissions(read=True), expiry=later(), start_pk="p", end_pk="p"))
-    r = send("GET", f"{emulator.table}/{name}()?{ranged}", {"x-ms-version": "2019-02-02", "Accept": "application/json"})
-    assert r.status_code == 403 and "field 'spk' is not supported" in r.text
+
+
+def test_a_table_sas_key_range_limits_what_it_reaches(emulator, name):
+    owner = TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    for pk, rk in [("a", "1"), ("b", "1"), ("b", "5"), ("b", "9"), ("c", "1"), ("d", "1")]:
+        owner.create_entity({"PartitionKey": pk, "RowKey": rk})
+    credential = AzureNamedKeyCredential(ACCOUNT, KEY)
+    endpoint = emulator.table.rsplit("/", 1)[0] + f"/{ACCOUNT}"
+    # From (b, 5) to (c, *), inclusive, with read, add and update.
+    ranged = register_secret(generate_table_sas(credential, name, permission=TableSasPermissions(read=True, add=True, update=True),
+                                                expiry=later(), start_pk="b", start_rk="5", end_pk="c"))
+    table = TableServiceClient(endpoint, credential=AzureSasCredential(ranged), retry_total=0).get_table_client(name)
+    assert [(e["PartitionKey"], e["RowKey"]) for e in table.list_entities()] == [("b", "5"), ("b", "9"), ("c", "1")]
+    assert [e["RowKey"] for e in table.query_entities("PartitionKey eq 'b'")] == ["5", "9"]
+    assert table.get_entity("b", "9")["RowKey"] == "9"
+    table.create_entity({"PartitionKey": "c", "RowKey": "2"})
+    table.upsert_entity({"PartitionKey": "b", "RowKey": "7", "N": 1})
+    refused(lambda: table.get_entity("b", "1"), "AuthorizationFailure")
+    refused(lambda: table.create_entity({"PartitionKey": "d", "RowKey": "2"}), "AuthorizationFailure")
+    refused(lambda: table.upsert_entity({"PartitionKey": "a", "RowKey": "1", "N": 2}), "AuthorizationFailure")
+    refused(lambda: table.submit_transaction([("upsert", {"PartitionKey": "b", "RowKey": "6"}), ("upsert", {"PartitionKey": "b", "RowKey": "2"})]),
+            "AuthorizationFailure")
+    everything = sorted((e["PartitionKey"], e["RowKey"]) for e in owner.list_entities())
+    assert everything == [("a", "1"), ("b", "1"), ("b", "5"), ("b", "7"), ("b", "9"), ("c", "1"), ("c", "2"), ("d", "1")]
+    # srk without spk is not a range: refused as not well formed, nothing granted.
+    broken = ranged.replace("spk=b&", "")
+    r = send("GET", f"{emulator.table}/{name}()?{broken}", {"x-ms-version": "2019-02-02", "Accept": "application/json"})
+    assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthenticationFailed"
 
 
 def test_azseed_runs_on_a_sas_only_connection_string(azseed, tmp_path):

@@ -76,3 +76,15 @@ def test_a_bad_certificate_file_stops_the_emulator_in_one_line(azseed, tmp_path)
     assert done.stderr.startswith("azseed: error: --cert ") and len(done.stderr.strip().splitlines()) == 1, done.stderr
     half = run(azseed, "emulator", "--in-memory", "--cert", str(tmp_path / "not.pem"))
     assert half.returncode == 64 and "--cert and --key go together" in half.stderr
+
+
+def test_an_https_only_sas_works_over_https(https_emulator, name):
+    import datetime as dt
+    from azure.storage.blob import BlobClient, BlobSasPermissions, generate_blob_sas
+    from conftest import ACCOUNT, KEY, register_secret
+    e = https_emulator
+    cs = e.connection_string.replace("DefaultEndpointsProtocol=http;", "DefaultEndpointsProtocol=https;")
+    BlobServiceClient.from_connection_string(cs, connection_verify=e.ca).create_container(name).upload_blob("a.txt", b"tls only")
+    sas = register_secret(generate_blob_sas(ACCOUNT, name, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                            expiry=dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1), protocol="https"))
+    assert BlobClient(e.blob, name, "a.txt", credential=sas, connection_verify=e.ca, retry_total=0).download_blob().readall() == b"tls only"
