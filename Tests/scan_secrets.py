@@ -20,7 +20,7 @@ def main(folder):
     for path, found in dirty:
         print(f"scan_secrets: {path}: {', '.join(found)}", file=sys.stderr)
     if not dirty:
-        print(f"scan_secrets: {len(files)} files of test output, {sum(p.stat().st_size for p in files)} bytes: no account key, no SAS signature")
+        print(f"scan_secrets: {len(files)} files of test output, {sum(p.stat().st_size for p in files)} bytes: no account key, no SAS signature, no token")
     return 1 if dirty else 0
 
 

@@ -126,4 +126,12 @@ final class TestClock: Sendable {
         #expect(error?.kind == .credential && error?.status == 401)
         #expect(error.map { "\($0)" } == "Get a token (environment (client secret)) https://login.example/tenant/oauth2/v2.0/token failed: 401 AADSTS7000215: Invalid client secret provided.")
     }
+
+    @Test func tokensSecretsAndAssertionsAreRedactedFromMessages() {
+        let token = "eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL3N0b3JhZ2UifQ.c2lnbmF0dXJlLWJ5dGVz"
+        #expect(SecretRedaction.redact("refused Bearer \(token) at x") == "refused Bearer <redacted token> at x")
+        #expect(SecretRedaction.redact("form client_secret=abc&client_assertion=\(token)") == "form client_secret=<redacted>&client_assertion=<redacted>")
+        // Text that only looks a little like a token stays.
+        #expect(SecretRedaction.redact("eyJ.is.short and keyJ.a.b") == "eyJ.is.short and keyJ.a.b")
+    }
 }

@@ -88,6 +88,8 @@ def send(method, url, headers, body=b"", timeout=10):
 # signatures: none may appear in anything azseed prints.
 SECRETS = {KEY}
 SAS_SIGNATURE = re.compile(r"sig=(?!<|redacted)[A-Za-z0-9%+/=]{8,}")
+# Bearer tokens and client assertions: JSON Web Tokens (three base64url parts, `eyJ…`).
+JSON_WEB_TOKEN = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 OUTPUT_LOG = pathlib.Path(os.environ.get("AZSEED_OUTPUT_LOG", ROOT / ".build" / "test-output" / "azseed-outputs.log"))
 _recorded = []
 
@@ -102,6 +104,7 @@ def leaked(text):
     """The secrets found in `text` (masked), empty when it is clean."""
     found = [f"account key {s[:4]}…" for s in SECRETS if s in text or urllib.parse.quote(s, safe="") in text]
     found += [f"SAS signature {m.group(0)[:8]}…" for m in SAS_SIGNATURE.finditer(text)]
+    found += [f"token {m.group(0)[:6]}…" for m in JSON_WEB_TOKEN.finditer(text)]
     return found
 
 

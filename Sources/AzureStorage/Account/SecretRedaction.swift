@@ -44,8 +44,38 @@ package enum SecretRedaction {
             i += 1
         }
         var result = String(out)
-        for name in ["accountkey=", "sharedaccesssignature=", "sig="] { result = redactValues(of: name, in: result) }
-        return result
+        for name in ["accountkey=", "sharedaccesssignature=", "sig=", "client_secret=", "client_assertion="] { result = redactValues(of: name, in: result) }
+        return redactTokens(in: result)
+    }
+
+    /// JSON Web Tokens (bearer tokens, client assertions): `eyJ…` followed by two more
+    /// dot-separated base64url parts become `<redacted token>`.
+    private static func redactTokens(in text: String) -> String {
+        guard text.contains("eyJ") else { return text }
+        let bytes = Array(text.utf8)
+        func isPart(_ b: UInt8) -> Bool {
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+        }
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            if i + 3 <= bytes.count, bytes[i] == UInt8(ascii: "e"), bytes[i + 1] == UInt8(ascii: "y"), bytes[i + 2] == UInt8(ascii: "J"),
+               i == 0 || !isPart(bytes[i - 1]) {
+                var j = i, dots = 0
+                while j < bytes.count, isPart(bytes[j]) || (bytes[j] == UInt8(ascii: ".") && dots < 2) {
+                    if bytes[j] == UInt8(ascii: ".") { dots += 1 }
+                    j += 1
+                }
+                if dots == 2, j - i >= 20 {
+                    out += Array("<redacted token>".utf8)
+                    i = j
+                    continue
+                }
+            }
+            out.append(bytes[i])
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `name=value` (name matched without regard to case) becomes `name=<redacted>`; the value
