@@ -10,7 +10,13 @@ VENV_AZ    := .venv-az
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps venv venv-az build test seed bench clean
+.PHONY: all deps venv venv-az build test seed bench clean install
+
+# Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
+# $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
+PREFIX        ?= /usr/local
+CONFIGURATION ?= release
+SHARE         := $(DESTDIR)$(PREFIX)/share
 
 all: build
 
@@ -66,6 +72,22 @@ bench: deps venv
 	Benchmarks/run.sh
 	Benchmarks/compare.sh
 	Benchmarks/plan-memory.sh
+
+# The binary alone is the whole tool (the default dataset is compiled in); completions for
+# bash, zsh and fish come from the binary itself, the man page from argument-parser's
+# generate-manual plugin.
+install: deps
+	$(SWIFT) build -c $(CONFIGURATION) --product azseed
+	$(SWIFT) package generate-manual --configuration $(CONFIGURATION) >/dev/null
+	@bin="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/azseed"; set -e; \
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(SHARE)/bash-completion/completions" "$(SHARE)/zsh/site-functions" \
+		"$(SHARE)/fish/vendor_completions.d" "$(SHARE)/man/man1"; \
+	install -m 0755 "$$bin" "$(DESTDIR)$(PREFIX)/bin/azseed"; \
+	"$$bin" --generate-completion-script bash > "$(SHARE)/bash-completion/completions/azseed"; \
+	"$$bin" --generate-completion-script zsh > "$(SHARE)/zsh/site-functions/_azseed"; \
+	"$$bin" --generate-completion-script fish > "$(SHARE)/fish/vendor_completions.d/azseed.fish"; \
+	install -m 0644 .build/plugins/GenerateManual/outputs/azseed/azseed.1 "$(SHARE)/man/man1/azseed.1"; \
+	echo "installed $(DESTDIR)$(PREFIX)/bin/azseed ($$("$$bin" --version)), completions and man page under $(SHARE)"
 
 clean:
 	rm -rf .build fixture $(VENV) $(VENV_AZ)

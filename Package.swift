@@ -77,8 +77,10 @@ let package = Package(
                 "AzureStorage",
                 "StorageEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["BuildInfo"]
         ),
+        .plugin(name: "BuildInfo", capability: .buildTool(), path: "Plugins/BuildInfo"),
         .executableTarget(
             name: "generate-benchmark",
             dependencies: ["SeedKit", "AzureStorage"],

@@ -3,6 +3,9 @@ import Foundation
 
 /// The `azseed` command tree. Commands parse flags, call SeedKit, and print.
 struct Azseed: AsyncParsableCommand {
+    /// azseed's version; `--version` adds the commit it was built from.
+    static let version = "0.2.0"
+
     static let configuration = CommandConfiguration(
         commandName: "azseed",
         abstract: "Seed and migrate Azure Storage (Blob + Table) reproducibly.",
@@ -10,8 +13,8 @@ struct Azseed: AsyncParsableCommand {
             Datasets are data (Seeds/<name>/dataset.yaml); the default is SpeakEasy.
             Same dataset files + same seed + same window = byte-identical output.
             """,
-        version: "0.1.0",
-        subcommands: [PlanCommand.self, ApplyCommand.self, VerifyCommand.self, ResetCommand.self, ExportCommand.self, ImportCommand.self, GenerateCommand.self, EmulatorCommand.self, PortraitsCommand.self, SignRequestsCommand.self]
+        version: "\(version) (commit \(BuildInfo.commit))",
+        subcommands: [InitCommand.self, PlanCommand.self, ApplyCommand.self, VerifyCommand.self, ResetCommand.self, ExportCommand.self, ImportCommand.self, GenerateCommand.self, EmulatorCommand.self, PortraitsCommand.self, SignRequestsCommand.self]
     )
 }
 
