@@ -27,7 +27,7 @@ import Testing
 
     @Test func unknownKeyNamesTheLine() throws {
         let message = try loadError { $0.replacingOccurrences(of: "        partition: Events\n", with: "        partition: Events\n        colour: blue\n") }
-        #expect(message.hasSuffix("dataset.yaml:36: unknown key 'colour' in a kind (expected one of: name, partition, key, rows, count, fields, omit, types)"))
+        #expect(message.hasSuffix("dataset.yaml:46: unknown key 'colour' in a kind (expected one of: name, partition, key, rows, count, fields, omit, types)"))
     }
 
     @Test func duplicateKeysAreMalformed() throws {
@@ -51,12 +51,12 @@ import Testing
 
     @Test func rowMissingAColumn() throws {
         let message = try loadError { $0.replacingOccurrences(of: "{ Name: Mo Omar, Title: Principal Consultant, Image: MOmar.jpg }", with: "{ Name: Mo Omar, Image: MOmar.jpg }") }
-        #expect(message.contains(":25: kind 'speaker': this row is missing 'Title'"))
+        #expect(message.contains(":33: kind 'speaker': this row is missing 'Title'"))
     }
 
     @Test func duplicateNaturalKeyInRows() throws {
         let message = try loadError { $0.replacingOccurrences(of: "Name: Mo Omar,", with: "Name: Matt Morse,") }
-        #expect(message.contains(":25: kind 'speaker': this row has the same key (Name) as the row at line 24"))
+        #expect(message.contains(":33: kind 'speaker': this row has the same key (Name) as the row at line 32"))
     }
 
     @Test func templateNamingAnUnknownField() throws {
@@ -64,13 +64,13 @@ import Testing
         let template = copy.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Templates/speakeasy/bio.mustache")
         try "{{Name}} is a {{Job}}".write(to: template, atomically: true, encoding: .utf8)
         #expect { try Dataset.load(directory: copy) } throws: { error in
-            "\(error)".contains("bio.mustache") && "\(error)".contains("unknown field 'Job'") && "\(error)".contains("dataset.yaml:30")
+            "\(error)".contains("bio.mustache") && "\(error)".contains("unknown field 'Job'") && "\(error)".contains("dataset.yaml:39")
         }
     }
 
     @Test func missingTemplateFile() throws {
         let message = try loadError { $0.replacingOccurrences(of: "bio.mustache", with: "biography.mustache") }
-        #expect(message.contains(":30: field 'Bio' of kind 'speaker': template '") && message.contains("biography.mustache' not found"))
+        #expect(message.contains(":39: field 'Bio' of kind 'speaker': template '") && message.contains("biography.mustache' not found"))
     }
 
     @Test func unknownRefAndBadFrom() throws {

@@ -107,6 +107,9 @@ public struct Row: Sendable {
     public var values: [(String, EdmValue)]
     public var line: Int
 
+    /// Columns given as `~` (null) in this row: the entity does not have them.
+    public var absent: Set<String> = []
+
     public subscript(name: String) -> EdmValue? { values.first { $0.0 == name }?.1 }
 }
 
@@ -115,6 +118,9 @@ public struct FieldDefinition: Sendable {
     public var name: String
     public var generator: FieldGenerator
     public var line: Int
+    /// `presence: p`: the property is on this fraction of entities (drawn per entity after
+    /// every field); nil means on all of them.
+    public var presence: Double? = nil
 
     /// A `ref` names an entity of another kind; it is a helper, never stored.
     public var isRef: Bool {
@@ -128,6 +134,8 @@ public enum FieldGenerator: Sendable {
     case const(EdmValue)
     /// Uniform from a list.
     case pick([EdmValue])
+    /// From a list, each value as often as its weight says (`pick` with `weights`).
+    case weightedPick([EdmValue], weights: [UInt64])
     /// One entity of another kind, drawn uniformly.
     case ref(kind: String)
     /// A property of a `ref` field's entity (including RowKey and PartitionKey).

@@ -172,10 +172,17 @@ private struct DatasetLoader {
             var list: [Row] = []
             for rowNode in try reader.sequence(value, "rows") {
                 var values: [(String, EdmValue)] = []
+                var absent: Set<String> = []
                 for (column, cell, _) in try reader.namedMapping(rowNode, "a row of \(what)") {
+                    // `~` (YAML's null): this entity has no such property.
+                    if case .scalar(let s) = cell, s.style == .plain, s.string == "~" || s.string == "null" {
+                        absent.insert(column)
+                        values.append((column, .string("")))
+                        continue
+                    }
                     values.append((column, try reader.value(cell, "\(what), \(column)", type: types[column])))
                 }
-                list.append(Row(values: values, line: YAMLReader.line(of: rowNode) ?? 0))
+                list.append(Row(values: values, line: YAMLReader.line(of: rowNode) ?? 0, absent: absent))
             }
             rows = list
         }
@@ -192,7 +199,7 @@ private struct DatasetLoader {
             for (fieldName, spec, keyNode) in try reader.namedMapping(value, "fields of \(what)") {
                 let parser = FieldParser(reader: reader, templates: templates, field: fieldName, kind: name)
                 fields.append(FieldDefinition(name: fieldName, generator: try parser.parse(spec),
-                                              line: YAMLReader.line(of: keyNode) ?? 0))
+                                              line: YAMLReader.line(of: keyNode) ?? 0, presence: try parser.presence(spec)))
             }
         }
         var omit: [String] = []

@@ -80,7 +80,7 @@ struct DatasetValidator {
                     throw fail(field.line, "\(what), field '\(field.name)': no container named '\(container)' in the dataset")
                 }
                 try checkVariables(name, known: known, refs: refs, line: field.line, what: "\(what), field '\(field.name)'")
-            case .pick(let values):
+            case .pick(let values), .weightedPick(let values, _):
                 for case .string(let s) in values where s.utf16.count > StorageNames.maxStringUTF16 {
                     throw fail(field.line, "\(what), field '\(field.name)': a value is longer than 32K characters")
                 }
@@ -98,6 +98,10 @@ struct DatasetValidator {
             if refs[name] != nil { throw fail(kind.line, "\(what): key field '\(name)' is a ref; use a 'from' field of it") }
             guard known.contains(name) else { throw fail(kind.line, "\(what): key field '\(name)' is not a column or field") }
             if kind.omit.contains(name) { throw fail(kind.line, "\(what): key field '\(name)' must be stored, not omitted") }
+            if kind.field(named: name)?.presence != nil { throw fail(kind.line, "\(what): key field '\(name)' is on every entity; drop its presence") }
+            if let row = kind.rows?.first(where: { $0.absent.contains(name) }) {
+                throw fail(row.line, "\(what): key column '\(name)' cannot be ~ (absent)")
+            }
             if kind.count != nil, let field = kind.field(named: name) {
                 switch field.generator {
                 case .pick, .date, .int, .const, .sequence, .from: break

@@ -11,9 +11,19 @@ struct FieldParser {
 
     static let generators = ["const", "pick", "ref", "from", "date", "int", "double", "sequence", "template", "blobUrl"]
 
+    /// `presence: p` (0 < p ≤ 1): the fraction of entities that have the property.
+    func presence(_ node: Node) throws(DatasetError) -> Double? {
+        let what = "field '\(field)' of kind '\(kind)'"
+        guard let value = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution", "weights", "presence"])
+            .first(where: { $0.key == "presence" })?.value else { return nil }
+        let p = try reader.double(value, "\(what), presence")
+        guard p > 0, p <= 1 else { throw reader.error(value, "\(what): presence is a fraction of entities, above 0 and at most 1") }
+        return p == 1 ? nil : p
+    }
+
     func parse(_ node: Node) throws(DatasetError) -> FieldGenerator {
         let what = "field '\(field)' of kind '\(kind)'"
-        let pairs = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution"])
+        let pairs = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution", "weights", "presence"])
         let chosen = pairs.filter { FieldParser.generators.contains($0.key) }
         guard chosen.count == 1, let (generator, value, _) = chosen.first else {
             throw reader.error(node, "\(what) needs exactly one of: \(FieldParser.generators.joined(separator: ", "))")
@@ -23,6 +33,9 @@ struct FieldParser {
         if let resolution = pairs.first(where: { $0.key == "resolution" }), generator != "date" {
             throw reader.error(resolution.keyNode, "\(what): 'resolution' applies only to a date field")
         }
+        if let weights = pairs.first(where: { $0.key == "weights" }), generator != "pick" {
+            throw reader.error(weights.keyNode, "\(what): 'weights' applies only to a pick field")
+        }
         switch generator {
         case "const":
             return .const(try reader.value(value, what, type: type))
@@ -31,7 +44,20 @@ struct FieldParser {
             if items.isEmpty { throw reader.error(value, "\(what): pick needs at least one value") }
             var values: [EdmValue] = []
             for item in items { values.append(try reader.value(item, "\(what), pick", type: type)) }
-            return .pick(values)
+            guard let weightsNode = pairs.first(where: { $0.key == "weights" })?.value else { return .pick(values) }
+            var weights: [UInt64] = []
+            for item in try reader.sequence(weightsNode, "\(what), weights") {
+                let w = try reader.int(item, "\(what), weights")
+                guard w >= 0 else { throw reader.error(item, "\(what): a weight is a whole number ≥ 0") }
+                weights.append(UInt64(w))
+            }
+            guard weights.count == values.count else {
+                throw reader.error(weightsNode, "\(what): weights has \(weights.count) entries for \(values.count) pick values; give one weight per value")
+            }
+            guard weights.reduce(0, { $0 &+ $1 }) > 0, weights.reduce(UInt64(0), { $0 > UInt64.max - $1 ? UInt64.max : $0 + $1 }) < UInt64.max else {
+                throw reader.error(weightsNode, "\(what): the weights must add up to at least 1")
+            }
+            return .weightedPick(values, weights: weights)
         case "ref":
             try noType(type, node, what)
             return .ref(kind: try reader.string(value, "\(what), ref"))

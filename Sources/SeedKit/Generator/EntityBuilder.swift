@@ -12,12 +12,15 @@ struct EntityBuilder {
     private var digits: [UInt128] = []
     private var hashInput: [UInt8] = []
     private var text: [UInt8] = []
+    /// Slots this entity does not have: `~` row cells and fields whose `presence` draw failed.
+    private var absent: [Bool]
 
     init(engine: KindEngine) {
         self.engine = engine
         values = engine.spec.rows?.first?.values.map(\.1) ?? []
         values += Array(repeating: .boolean(false), count: engine.ops.count)
         refs = Array(repeating: 0, count: values.count)
+        absent = Array(repeating: false, count: values.count)
     }
 
     /// The RowKey of key index `index` of a generated kind, straight from its digits.
@@ -60,20 +63,31 @@ struct EntityBuilder {
     /// The entity with identity `identity`, the `ordinal`-th in RowKey order.
     mutating func build(identity: UInt128, ordinal: Int, rowKey: RowKeyBits) throws(GenerationError) -> GeneratedEntity {
         try evaluate(identity: identity, ordinal: ordinal)
-        let stored = engine.storedSlots.map { values[$0] }
+        var names = engine.storedNames
+        var stored = engine.storedSlots.map { values[$0] }
+        if absent.contains(true) {
+            let kept = engine.storedSlots.indices.filter { !absent[engine.storedSlots[$0]] }
+            names = kept.map { names[$0] }
+            stored = kept.map { stored[$0] }
+        }
         // Azure's value limits, checked as entities are made, so a template or row that makes
         // a value too long fails before anything is written (not at the batch).
-        for (name, value) in zip(engine.storedNames, stored) {
+        for (name, value) in zip(names, stored) {
             if let problem = StorageNames.valueProblem(value) {
                 throw GenerationError("\(engine.datasetFile):\(engine.spec.line): kind '\(engine.spec.name)', entity (\(engine.spec.partition), \(rowKey.text)): property '\(name)' \(problem); shorten its template or value")
             }
         }
-        return GeneratedEntity(partitionKey: engine.spec.partition, rowKey: rowKey.text, names: engine.storedNames, values: stored)
+        return GeneratedEntity(partitionKey: engine.spec.partition, rowKey: rowKey.text, names: names, values: stored)
     }
 
     private mutating func evaluate(identity: UInt128, ordinal: Int) throws(GenerationError) {
+        for i in absent.indices { absent[i] = false }
         if let rows = engine.spec.rows {
-            for (i, cell) in rows[Int(identity)].values.enumerated() { values[i] = cell.1 }
+            let row = rows[Int(identity)]
+            for (i, cell) in row.values.enumerated() {
+                values[i] = cell.1
+                if !row.absent.isEmpty, row.absent.contains(cell.0) { absent[i] = true }
+            }
         }
         var random = SeedRandom.forEntity(stream: engine.stream, identity: identity)
         engine.keySpace?.digits(of: identity, into: &self.digits)
@@ -86,6 +100,14 @@ struct EntityBuilder {
                 values[slot] = v
             case .pick(let list, let key):
                 values[slot] = list[Int(choose(key, digits, UInt64(list.count), &random))]
+            case .weightedPick(let list, let cumulative):
+                let draw = random.below(cumulative[cumulative.count - 1])
+                var low = 0, high = cumulative.count - 1
+                while low < high {
+                    let middle = (low + high) / 2
+                    if cumulative[middle] > draw { high = middle } else { low = middle + 1 }
+                }
+                values[slot] = list[low]
             case .date(let first, let step, let count, let key):
                 values[slot] = .dateTime(EdmDateTime(ticks: first + Int64(choose(key, digits, count, &random)) * step))
             case .int(let min, let count, let type, let key):
@@ -117,6 +139,10 @@ struct EntityBuilder {
                 }
                 values[slot] = .string(prefix + PercentEncoding.path(name))
             }
+        }
+        // Optional fields draw after every field, so adding `presence` to one changes no other value.
+        for (i, presence) in engine.presence.enumerated() {
+            if let presence, random.unit() >= presence { absent[base + i] = true }
         }
     }
 

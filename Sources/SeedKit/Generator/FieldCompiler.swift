@@ -48,6 +48,9 @@ struct FieldCompiler {
                 ops.append(.value(v))
             case .pick(let values):
                 ops.append(.pick(key == nil ? values : distinct(values), key: key))
+            case .weightedPick(let values, let weights):
+                var total: UInt64 = 0
+                ops.append(.weightedPick(values, cumulative: weights.map { total += $0; return total }))
             case .date(let step):
                 let domain = dateDomain(step: step)
                 if domain.count == 0 {

@@ -6,6 +6,8 @@ import AzureStorage
 enum FieldOp: Sendable {
     case value(EdmValue)
     case pick([EdmValue], key: Int?)
+    /// Running totals of the weights: a draw below the total finds its value by them.
+    case weightedPick([EdmValue], cumulative: [UInt64])
     case date(first: Int64, step: Int64, count: UInt64, key: Int?)
     case int(min: Int64, count: UInt128, type: EdmType, key: Int?)
     case double(min: Double, width: Double)

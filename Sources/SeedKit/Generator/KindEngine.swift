@@ -25,6 +25,8 @@ final class KindEngine: Sendable {
     /// Slots of the key fields, in key order.
     let keySlots: [Int]
     let ops: [FieldOp]
+    /// Per op, the fraction of entities holding it (`presence`), nil for all.
+    let presence: [Double?]
     let columnCount: Int
     let keySpace: KeySpace?
     /// How each key field's part of the RowKey hash input is made (generated kinds).
@@ -51,6 +53,7 @@ final class KindEngine: Sendable {
         let compiler = FieldCompiler(spec: spec, slotNames: slotNames, context: context)
         let compiled = try compiler.compile()
         ops = compiled.ops
+        presence = spec.fields.map(\.presence)
         keySpace = compiled.keySpace
         keyPieces = KindEngine.keyPieces(spec: spec, slots: keySlots, ops: compiled.ops, columnCount: columns.count)
         if spec.rows != nil {
@@ -71,6 +74,7 @@ final class KindEngine: Sendable {
         storedSlots = other.storedSlots
         keySlots = other.keySlots
         ops = other.ops
+        presence = other.presence
         columnCount = other.columnCount
         keySpace = other.keySpace
         keyPieces = other.keyPieces
@@ -116,7 +120,11 @@ final class KindEngine: Sendable {
         switch index {
         case PropertyIndex.partitionKey: .string(entity.partitionKey)
         case PropertyIndex.rowKey: .string(entity.rowKey)
-        default: entity.values[index]
+        default:
+            // An entity missing optional properties holds fewer values: find it by name; an
+            // absent property reads as empty text.
+            entity.names.count == storedNames.count ? entity.values[index]
+                : entity.names.firstIndex(of: storedNames[index]).map { entity.values[$0] } ?? .string("")
         }
     }
 
