@@ -260,6 +260,26 @@ public struct BlobClient: Sendable {
     }
 
     /// The container's blobs, page by page (marker paging), with metadata.
+    /// The names of every container of the account (List Containers, page by page).
+    public func listContainers() async throws -> [String] {
+        var names: [String] = []
+        var marker: String?
+        repeat {
+            var query: [(String, String)] = [("comp", "list")]
+            if let marker { query.append(("marker", marker)) }
+            let response = try await pipeline.send(pipeline.request("GET", "/", query: query), operation: "List Containers", expected: [200])
+            let xml = String(decoding: response.body, as: UTF8.self)
+            // <Containers><Container><Name>…</Name>…</Container>…</Containers><NextMarker>…</NextMarker>
+            var rest = Substring(xml)
+            while let open = rest.range(of: "<Container>"), let close = rest.range(of: "</Container>", range: open.upperBound..<rest.endIndex) {
+                if let name = XMLText.element("Name", in: String(rest[open.upperBound..<close.lowerBound])) { names.append(name) }
+                rest = rest[close.upperBound...]
+            }
+            marker = XMLText.element("NextMarker", in: String(rest)).flatMap { $0.isEmpty ? nil : $0 }
+        } while marker != nil
+        return names
+    }
+
     public func list(container: String, prefix: String? = nil, pageSize: Int? = nil) -> BlobListing {
         BlobListing(client: self, container: container, prefix: prefix, pageSize: pageSize)
     }

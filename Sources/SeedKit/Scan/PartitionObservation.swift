@@ -1,0 +1,156 @@
+import AzureStorage
+import Foundation
+
+/// What `azseed scan` saw of one table partition, in bounded memory: how many entities, per
+/// property its statistics, the RowKeys (up to ``rowKeyLimit``), every entity while the
+/// partition is small (``keepLimit``; references and rows need them) and a deterministic
+/// sample — the ``sampleSize`` entities whose (PartitionKey, RowKey) hash lowest, so the same
+/// data always gives the same sample, whatever order it is read in.
+public struct PartitionObservation: Sendable {
+    public let table: String
+    public let partition: String
+    public private(set) var count = 0
+    /// Per property name (by its bytes), in byte order when read back.
+    var properties: [ExactString: PropertyObservation] = [:]
+    /// Every RowKey, nil once there were more than ``rowKeyLimit``.
+    var rowKeys: Set<ExactString>? = []
+    var allRowKeysAreGUIDs = true
+    /// Every entity, nil once there were more than ``keepLimit``.
+    var entities: [TableEntity]? = []
+    /// The sample, as a max-heap on the hash (the worst kept entity on top).
+    private var heap: [(hash: UInt64, entity: TableEntity)] = []
+    let sampleSize: Int
+
+    static let rowKeyLimit = 200_000
+    static let keepLimit = 5_000
+
+    public init(table: String, partition: String, sampleSize: Int) {
+        self.table = table
+        self.partition = partition
+        self.sampleSize = sampleSize
+    }
+
+    public mutating func observe(_ entity: TableEntity) {
+        count += 1
+        for (name, value) in entity.properties {
+            properties[ExactString(name), default: PropertyObservation()].observe(value)
+        }
+        if rowKeys != nil {
+            rowKeys!.insert(ExactString(entity.rowKey))
+            if rowKeys!.count > Self.rowKeyLimit { rowKeys = nil }
+        }
+        if allRowKeysAreGUIDs, UUID(uuidString: entity.rowKey) == nil { allRowKeysAreGUIDs = false }
+        if entities != nil {
+            entities!.append(entity)
+            if entities!.count > Self.keepLimit { entities = nil }
+        }
+        let hash = Self.hash(entity.partitionKey, entity.rowKey)
+        if heap.count < sampleSize {
+            heap.append((hash, entity))
+            siftUp(heap.count - 1)
+        } else if sampleSize > 0, hash < heap[0].hash {
+            heap[0] = (hash, entity)
+            siftDown(0)
+        }
+    }
+
+    /// The sample in RowKey byte order.
+    public var sample: [TableEntity] {
+        heap.map(\.entity).sorted { $0.rowKey.byteOrder($1.rowKey) < 0 }
+    }
+
+    /// Property names in byte order.
+    var propertyNames: [String] { properties.keys.map(\.string).sorted { $0.byteOrder($1) < 0 } }
+
+    func property(_ name: String) -> PropertyObservation? { properties[ExactString(name)] }
+
+    /// FNV-1a over the keys' bytes: fixed across runs and platforms (Swift's Hasher is seeded per process).
+    static func hash(_ partitionKey: String, _ rowKey: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in partitionKey.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        h = (h ^ 0xff) &* 0x100_0000_01b3
+        for byte in rowKey.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return h
+    }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].hash > heap[parent].hash else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var largest = parent
+            if left < heap.count, heap[left].hash > heap[largest].hash { largest = left }
+            if right < heap.count, heap[right].hash > heap[largest].hash { largest = right }
+            if largest == parent { return }
+            heap.swapAt(parent, largest)
+            parent = largest
+        }
+    }
+}
+
+/// One property's statistics over a partition.
+struct PropertyObservation: Sendable {
+    var present = 0
+    var typeCounts: [EdmType: Int] = [:]
+    /// Each distinct value and how often it occurs; nil once there were more than ``distinctLimit``.
+    var distinct: [EdmValue: Int]? = [:]
+    var minInt: Int64?, maxInt: Int64?
+    var minDouble: Double?, maxDouble: Double?
+    var minTicks: Int64?, maxTicks: Int64?
+    /// The coarsest of day, hour, minute, second that every date is a multiple of (in ticks).
+    var dateResolution = EdmDateTime.ticksPerDay
+    var maxLength = 0
+
+    static let distinctLimit = 1_000
+
+    /// The EDM type most values have.
+    var type: EdmType { typeCounts.max { $0.value != $1.value ? $0.value < $1.value : $0.key.rawValue > $1.key.rawValue }?.key ?? .string }
+
+    /// How many distinct values, when all were counted.
+    var distinctCount: Int? { distinct?.count }
+
+    mutating func observe(_ value: EdmValue) {
+        present += 1
+        typeCounts[value.type, default: 0] += 1
+        if distinct != nil {
+            distinct![value, default: 0] += 1
+            if distinct!.count > Self.distinctLimit { distinct = nil }
+        }
+        switch value {
+        case .int32(let n): note(Int64(n))
+        case .int64(let n): note(n)
+        case .double(let d) where d.isFinite:
+            minDouble = Swift.min(minDouble ?? d, d)
+            maxDouble = Swift.max(maxDouble ?? d, d)
+        case .dateTime(let date):
+            minTicks = Swift.min(minTicks ?? date.ticks, date.ticks)
+            maxTicks = Swift.max(maxTicks ?? date.ticks, date.ticks)
+            let steps = [EdmDateTime.ticksPerDay, 3600 * EdmDateTime.ticksPerSecond, EdmDateTime.ticksPerMinute, EdmDateTime.ticksPerSecond]
+            let fits = steps.first { date.ticks % $0 == 0 } ?? 1
+            dateResolution = Swift.min(dateResolution, fits)
+        case .string(let s): maxLength = Swift.max(maxLength, s.utf16.count)
+        default: break
+        }
+    }
+
+    private mutating func note(_ n: Int64) {
+        minInt = Swift.min(minInt ?? n, n)
+        maxInt = Swift.max(maxInt ?? n, n)
+    }
+
+    /// Distinct values from most to least frequent (ties in value order), when all were counted.
+    var byFrequency: [(value: EdmValue, count: Int)]? {
+        distinct.map { counts in
+            counts.map { ($0.key, $0.value) }.sorted { a, b in a.1 != b.1 ? a.1 > b.1 : a.0.text.byteOrder(b.0.text) < 0 }
+        }
+    }
+}

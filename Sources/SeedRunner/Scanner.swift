@@ -1,0 +1,151 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// What `azseed scan` reads and how much of it it keeps.
+public struct ScanOptions: Sendable {
+    /// Containers and tables to read; nil reads every one the account has.
+    public var containers: [String]?
+    public var tables: [String]?
+    /// At most this many entities' values per partition go into the dataset.
+    public var sample: Int
+    /// Copy the blobs' bytes (else placeholders of the same type and size).
+    public var copyBlobs: Bool
+    /// The new dataset's name.
+    public var name: String
+
+    public init(containers: [String]?, tables: [String]?, sample: Int, copyBlobs: Bool, name: String) {
+        self.containers = containers
+        self.tables = tables
+        self.sample = sample
+        self.copyBlobs = copyBlobs
+        self.name = name
+    }
+}
+
+/// What a scan read and wrote.
+public struct ScanReport: Sendable {
+    public var containers = 0, blobs = 0, tables = 0, partitions = 0, entities = 0
+    /// Bytes of blob data downloaded (`--copy-blobs`).
+    public var bytesCopied = 0
+    /// What the scan inferred, one line a finding.
+    public var summary: [String] = []
+    /// Blobs whose names cannot be files of a dataset folder, left out.
+    public var skippedBlobs: [String] = []
+}
+
+/// Reads an account's containers and tables and writes a dataset that reproduces their
+/// shape (``DatasetInference``). Entities are read page by page into bounded statistics
+/// (``PartitionObservation``); files are written on `BlockingPool`'s threads.
+public struct Scanner: Sendable {
+    public let run: SeedRun
+
+    public init(run: SeedRun) { self.run = run }
+
+    public func scan(_ options: ScanOptions, into folder: URL, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ScanReport {
+        try await BlockingPool.run { try Self.checkEmpty(folder) }
+        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint])
+        var report = ScanReport()
+        var containers: [ScannedContainer] = []
+        var observations: [String: PartitionObservation] = [:]
+        do {
+            var containerNames = options.containers ?? []
+            if options.containers == nil { containerNames = try await run.blobs.listContainers() }
+            for name in containerNames {
+                guard let access = try await run.blobs.containerProperties(name) else {
+                    throw RunError("container '\(name)' does not exist in \(run.target.displayName); pass the right --container")
+                }
+                var blobs: [(name: String, size: Int, contentType: String)] = []
+                for try await page in run.blobs.list(container: name) {
+                    blobs += page.map { ($0.name, $0.contentLength, $0.contentType ?? "application/octet-stream") }
+                }
+                containers.append(ScannedContainer(name: name, access: access, blobs: blobs))
+                report.blobs += blobs.count
+            }
+            var tableNames = options.tables ?? []
+            if options.tables == nil { tableNames = try await run.tables.listTables() }
+            for table in tableNames {
+                guard try await run.tables.tableExists(table) else {
+                    throw RunError("table '\(table)' does not exist in \(run.target.displayName); pass the right --table")
+                }
+                for try await page in run.tables.query(table, fullMetadata: true) {
+                    for decoded in page {
+                        let key = table + "\u{0}" + decoded.entity.partitionKey
+                        observations[key, default: PartitionObservation(table: table, partition: decoded.entity.partitionKey, sampleSize: options.sample)]
+                            .observe(decoded.entity)
+                    }
+                    report.entities += page.count
+                    onEntities?(report.entities)
+                }
+            }
+            report.containers = containers.count
+            report.tables = tableNames.count
+        } catch {
+            throw RunError.explaining(error, while: "scanning")
+        }
+        report.partitions = observations.count
+        let input = ScanInput(name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
+                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
+        let inferred = DatasetInference.infer(input)
+        report.summary = inferred.summary
+        try await write(inferred, containers: containers, options: options, to: folder, report: &report)
+        return report
+    }
+
+    private func write(_ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport) async throws {
+        let made = try await BlockingPool.run { () -> Bool in
+            let existed = FileManager.default.fileExists(atPath: folder.path)
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("templates"), withIntermediateDirectories: true)
+            try Data(inferred.yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))
+            for (name, text) in inferred.templates {
+                try Data(text.utf8).write(to: folder.appendingPathComponent("templates").appendingPathComponent(name))
+            }
+            return !existed
+        }
+        do {
+            var index = 0
+            for container in containers {
+                for blob in container.blobs {
+                    guard Self.isFileName(blob.name) else {
+                        report.skippedBlobs.append("\(container.name)/\(blob.name)")
+                        continue
+                    }
+                    let file = folder.appendingPathComponent("blobs/\(container.name)/\(blob.name)")
+                    try await BlockingPool.run { try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true) }
+                    if options.copyBlobs {
+                        report.bytesCopied += try await run.blobs.download(container: container.name, name: blob.name, to: file)
+                    } else {
+                        let bytes = BlobPlaceholder.bytes(name: blob.name, size: blob.size, contentType: blob.contentType, index: index)
+                        try await BlockingPool.run { try Data(bytes).write(to: file) }
+                    }
+                    index += 1
+                }
+            }
+        } catch {
+            let cleanup = made
+            _ = try? await BlockingPool.run {
+                if cleanup { try FileManager.default.removeItem(at: folder) } else {
+                    for entry in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+                        try FileManager.default.removeItem(at: folder.appendingPathComponent(entry))
+                    }
+                }
+            }
+            throw RunError.explaining(error, while: "writing the scanned dataset")
+        }
+    }
+
+    /// A blob name that is a relative path of visible files (the dataset loader skips hidden ones).
+    static func isFileName(_ name: String) -> Bool {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        return !parts.isEmpty && parts.allSatisfy { !$0.isEmpty && !$0.hasPrefix(".") && $0.utf8.count <= 255 }
+    }
+
+    /// The output must be a new or empty folder: a scan never writes over anything.
+    static func checkEmpty(_ folder: URL) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) else { return }
+        guard isDirectory.boolValue, (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true else {
+            throw RunError("--out \(folder.path): is not an empty folder; scan writes a dataset into a new or empty folder, so nothing of yours is overwritten")
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import AzureStorage
+import Foundation
+import SeedKit
+import SeedRunner
+
+/// `azseed scan --out DIR`: a dataset that reproduces an existing account's shape.
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Read an account's containers and tables and write a dataset that reproduces their shape.",
+        discussion: """
+            Per table partition a kind (listed rows when it holds at most --sample entities, else generated \
+            with its observed count), property types and presence, references between partitions, templates, \
+            value lists with their frequencies, ranges, date windows and blob URLs; dataset.yaml begins with \
+            what was inferred and why. At most --sample entities' values per partition are copied.
+            """
+    )
+
+    @OptionGroup var target: TargetOptions
+
+    @Option(help: ArgumentHelp("The folder to write the dataset into (new or empty).", valueName: "dir"))
+    var out: String
+
+    @Option(help: ArgumentHelp("A container to scan (repeatable; default: every container).", valueName: "name"))
+    var container: [String] = []
+
+    @Option(help: ArgumentHelp("A table to scan (repeatable; default: every table).", valueName: "name"))
+    var table: [String] = []
+
+    @Option(help: ArgumentHelp("Entities per partition whose values may be copied into the dataset.", valueName: "N"))
+    var sample: Int = 20
+
+    @Flag(help: "Copy the blobs into the dataset (default: placeholders of the same content types and sizes).")
+    var copyBlobs = false
+
+    @Option(help: ArgumentHelp("The new dataset's name (it namespaces the RowKeys it generates).", valueName: "name"))
+    var name: String = "scanned"
+
+    func validate() throws {
+        for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
+        for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
+        guard (1...10_000).contains(sample) else { throw ValidationError("--sample is 1 to 10000 entities per partition, not \(sample)") }
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw ValidationError("--name '\(name)': letters, digits, - and _ only")
+        }
+    }
+
+    func run() async throws {
+        let output = URL(fileURLWithPath: out)
+        try FolderOverlap.check(output: output, inputs: [("the storage's data folder", target.dataDirectory)])
+        try FolderOverlap.checkNoDataFolder(output: output)
+        let options = ScanOptions(containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
+                                  sample: sample, copyBlobs: copyBlobs, name: name)
+        let report = try await StorageSession.with(target) { session in
+            let bar = ProgressBar(label: "scanning")
+            defer { bar.finish() }
+            return try await Scanner(run: session.run).scan(options, into: output) { bar.update(done: $0, total: nil) }
+        }
+        var lines = ["Scanned \(report.containers) container(s) with \(report.blobs) blob(s) and \(report.tables) table(s) with \(report.entities) entities in \(report.partitions) partition(s)."]
+        if !report.summary.isEmpty { lines.append("Inferred:") }
+        lines += report.summary.map { "  \($0)" }
+        if !report.skippedBlobs.isEmpty {
+            lines.append("Left out \(report.skippedBlobs.count) blob(s) whose names cannot be files of a dataset folder: \(report.skippedBlobs.prefix(5).joined(separator: ", "))")
+        }
+        if copyBlobs { lines.append("Copied \(report.bytesCopied) bytes of blobs.") }
+        lines.append("Wrote \(out)/dataset.yaml. Next: azseed generate --dataset \(out) --out DIR, or azseed plan --dataset \(out)")
+        Console.print(lines.joined(separator: "\n") + "\n")
+    }
+}

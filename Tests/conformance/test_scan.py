@@ -1,0 +1,124 @@
+"""`azseed scan`: an account seeded from a dataset, scanned, gives a dataset that generates the
+same kinds, partitions, property names, EDM types, counts and reference structure; values
+copied stay within --sample; blobs come back as same-size placeholders or, with --copy-blobs,
+byte for byte. Driven through `azseed emulator` with a connection string, as against Azure."""
+import json
+import pathlib
+
+import pytest
+
+from conftest import ROOT, run, start_emulator, stop_emulator
+
+NOW = ["--now", "2026-11-21"]
+
+
+def shape(folder):
+    """Per (table, partition): entity count, property names, each property's EDM type; the
+    RowKeys and each entity's properties for reference checks; blobs by container."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    tables, entities = {}, {}
+    for path in sorted((folder / "tables").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            e = json.loads(line)
+            part = tables.setdefault((path.stem, e["PartitionKey"]), {"count": 0, "types": {}})
+            part["count"] += 1
+            for name, value in e.items():
+                if name in ("PartitionKey", "RowKey") or "@odata.type" in name:
+                    continue
+                given = e.get(name + "@odata.type")
+                edm = given or {str: "Edm.String", bool: "Edm.Boolean", int: "Edm.Int32", float: "Edm.Double"}[type(value)]
+                part["types"].setdefault(name, set()).add(edm)
+            entities.setdefault((path.stem, e["PartitionKey"]), []).append(e)
+    blobs = {c["name"]: sorted((b["name"], b["contentType"], b["size"]) for b in c["blobs"]) for c in manifest["containers"]}
+    return tables, entities, blobs
+
+
+@pytest.fixture(scope="module")
+def served(azseed, tmp_path_factory):
+    """One emulator holding SpeakEasy (applied by azseed) and the chat dataset."""
+    emulator = start_emulator(azseed, "--in-memory")
+    for dataset in ("speakeasy", "chat"):
+        done = run(azseed, "apply", "--connection-string", emulator.connection_string, "--dataset", str(ROOT / "Seeds" / dataset), *NOW)
+        assert done.returncode == 0, done.stderr
+    yield emulator
+    stop_emulator(emulator)
+
+
+def scan_and_generate(azseed, served, work, dataset, *scan_args):
+    tables = {"speakeasy": ["events"], "chat": ["rooms", "users", "messages"]}[dataset]
+    containers = ["--container", "speakers"] if dataset == "speakeasy" else []
+    scanned = run(azseed, "scan", "--connection-string", served.connection_string, "--out", str(work / "scanned"),
+                  *[a for t in tables for a in ("--table", t)], *containers, *scan_args)
+    assert scanned.returncode == 0, scanned.stderr
+    ours = run(azseed, "generate", "--dataset", str(work / "scanned"), "--out", str(work / "ours"), *NOW)
+    assert ours.returncode == 0, ours.stderr
+    theirs = run(azseed, "generate", "--dataset", str(ROOT / "Seeds" / dataset), "--out", str(work / "theirs"), *NOW)
+    assert theirs.returncode == 0, theirs.stderr
+    return scanned, shape(work / "ours"), shape(work / "theirs")
+
+
+def test_a_scan_of_speakeasy_generates_its_shape(azseed, served, tmp_path):
+    scanned, (tables, entities, blobs), (their_tables, _, their_blobs) = scan_and_generate(azseed, served, tmp_path, "speakeasy")
+    assert tables == their_tables  # partitions, counts, property names and EDM types
+    # Speaker keys resolve: every event's SpeakerKey is a speaker's RowKey, its SpeakerName that speaker's Name.
+    speakers = {e["RowKey"]: e for e in entities[("events", "speakers")]}
+    for event in entities[("events", "Events")]:
+        assert event["SpeakerKey"] in speakers and speakers[event["SpeakerKey"]]["Name"] == event["SpeakerName"]
+    # ImageUrl points at the speaker's own photo in the dataset's container.
+    assert all(s["ImageUrl"].rsplit("/", 1)[1] in {b[0] for b in blobs["speakers"]} for s in speakers.values())
+    # Placeholders: same names, content types and sizes, and valid JPEGs (generate decodes each).
+    assert blobs == their_blobs
+    text = (tmp_path / "scanned" / "dataset.yaml").read_text()
+    assert text.startswith("# Scanned by azseed from ") and "ref + from" in text and "template" in text
+    assert "weights:" in text and "key: [Name]" in text
+    assert "event.SpeakerKey holds RowKeys of partition 'speakers'" in scanned.stdout
+
+
+def test_a_scan_of_the_chat_dataset_generates_its_shape(azseed, served, tmp_path):
+    _, (tables, entities, _), (their_tables, _, _) = scan_and_generate(azseed, served, tmp_path, "chat")
+    assert tables == their_tables
+    rooms = {e["RoomId"] for e in entities[("rooms", "rooms")]}
+    users = {int(e["UserId"]): e for e in entities[("users", "users")]}
+    assert all(u["RoomId"] in rooms for u in users.values())
+    for message in entities[("messages", "messages")]:
+        assert message["RoomId"] in rooms and int(message["UserId"]) in users
+        assert message["Author"] == users[int(message["UserId"])]["Author"]
+    assert sorted(int(u) for u in users) == list(range(1000, 1025))  # the sequence
+
+
+def test_values_copied_stay_within_the_sample(azseed, served, tmp_path):
+    scanned, (tables, _, _), (their_tables, _, _) = scan_and_generate(azseed, served, tmp_path, "speakeasy", "--sample", "3")
+    assert tables == their_tables  # the shape survives a small sample
+    text = (tmp_path / "scanned" / "dataset.yaml").read_text()
+    names = ["Bart Tubalinal", "Bert Johnson", "Travis Nielsen", "Matt Morse", "Mo Omar", "Darya Orlova", "Callie Jones", "Ela Gardner"]
+    copied = [n for n in names if n in text]
+    assert 1 <= len(copied) <= 3, copied
+    assert "rows:" not in text  # 8 speakers > 3: generated, not listed
+
+
+def test_copy_blobs_brings_the_bytes(azseed, served, tmp_path):
+    done = run(azseed, "scan", "--connection-string", served.connection_string, "--out", str(tmp_path / "s"), "--container", "speakers",
+               "--table", "events", "--copy-blobs")
+    assert done.returncode == 0, done.stderr
+    for photo in (ROOT / "Seeds" / "speakeasy" / "images").glob("*.jpg"):
+        assert (tmp_path / "s" / "blobs" / "speakers" / photo.name).read_bytes() == photo.read_bytes()
+    assert "Copied 4" in done.stdout or "Copied" in done.stdout
+
+
+def test_scan_refuses_what_it_cannot_do_in_one_line(azseed, served, tmp_path):
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine")
+    cases = [
+        (["--out", str(taken), "--table", "events"], 1, "is not an empty folder"),
+        (["--out", str(tmp_path / "a"), "--table", "nosuchtable"], 1, "table 'nosuchtable' does not exist"),
+        (["--out", str(tmp_path / "b"), "--container", "nosuch", "--table", "events"], 1, "container 'nosuch' does not exist"),
+        (["--out", str(tmp_path / "c"), "--sample", "0"], 64, "--sample"),
+    ]
+    for args, code, message in cases:
+        done = run(azseed, "scan", "--connection-string", served.connection_string, *args)
+        errors = [l for l in done.stderr.splitlines() if l.startswith("azseed: error:")]
+        assert done.returncode == code and len(errors) == 1 and message in errors[0], (args, done.stderr)
+        assert done.stdout == ""
+    assert sorted(p.name for p in taken.iterdir()) == ["keep.txt"]
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
