@@ -40,6 +40,15 @@ def private_pem(key):
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
 
 
+def send_json(handler, status, body):
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def jwk(key, kid):
     numbers = key.public_key().public_numbers()
     return {"kty": "RSA", "use": "sig", "kid": kid, "n": b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
@@ -91,12 +100,7 @@ class IdentityProvider:
                 pass
 
             def reply(self, status, body):
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, body)
 
             def do_GET(self):
                 path = urllib.parse.urlsplit(self.path).path
@@ -152,12 +156,7 @@ class IdentityProvider:
                     provider.issued["managed identity"] = provider.issued.get("managed identity", 0) + 1
                     status, body = 200, {"access_token": provider.token(), "expires_on": str(int(time.time()) + provider.lifetime),
                                          "resource": STORAGE, "token_type": "Bearer", "client_id": CLIENT_ID}
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, body)
 
         self.identity_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Identity)
         self.identity_endpoint = f"http://127.0.0.1:{self.identity_server.server_address[1]}/msi/token"
