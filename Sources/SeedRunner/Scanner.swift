@@ -38,11 +38,62 @@ public struct ScanReport: Sendable {
 /// shape (``DatasetInference``). Entities are read page by page into bounded statistics
 /// (``PartitionObservation``); files are written on `BlockingPool`'s threads.
 public struct Scanner: Sendable {
-    public let run: SeedRun
+    public let run: SeedRun?
 
     public init(run: SeedRun) { self.run = run }
 
+    /// A scanner of snapshot folders (`azseed scan --snapshot DIR`).
+    public init() { run = nil }
+
+    /// Scans a snapshot folder (`azseed export` or `azseed generate` output) as it would the
+    /// account it came from; `copyBlobs` copies its blob files.
+    public func scan(snapshot directory: URL, _ options: ScanOptions, into folder: URL) async throws -> ScanReport {
+        try await BlockingPool.run { try Self.checkEmpty(folder) }
+        let snapshot = try await BlockingPool.run { try SnapshotReader.read(directory) }
+        var report = ScanReport()
+        let wanted = { (name: String, list: [String]?) in list.map { $0.contains { $0.isExactly(name) } } ?? true }
+        for name in options.containers ?? [] where !snapshot.containers.contains(where: { $0.name.isExactly(name) }) {
+            throw RunError("container '\(name)' is not in the snapshot \(directory.path); pass the right --container")
+        }
+        for name in options.tables ?? [] where !snapshot.tables.contains(where: { $0.name.isExactly(name) }) {
+            throw RunError("table '\(name)' is not in the snapshot \(directory.path); pass the right --table")
+        }
+        let chosen = snapshot.containers.filter { wanted($0.name, options.containers) }
+        let containers = chosen.map { c in ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) }) }
+        let tables = snapshot.tables.filter { wanted($0.name, options.tables) }
+        // Reading the table files blocks: on BlockingPool's threads.
+        let observations = try await BlockingPool.run { () -> [String: PartitionObservation] in
+            var observations: [String: PartitionObservation] = [:]
+            for table in tables {
+                try table.forEachEntity { entity in
+                    observations[table.name + "\u{0}" + entity.partitionKey, default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: options.sample)]
+                        .observe(entity)
+                }
+            }
+            return observations
+        }
+        report.containers = containers.count
+        report.blobs = containers.reduce(0) { $0 + $1.blobs.count }
+        report.tables = tables.count
+        report.partitions = observations.count
+        report.entities = observations.values.reduce(0) { $0 + $1.count }
+        let files = Dictionary(chosen.flatMap { c in c.blobs.map { ("\(c.name)/\($0.name)", $0.file) } }, uniquingKeysWith: { a, _ in a })
+        let input = ScanInput(name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
+                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
+        let inferred = DatasetInference.infer(input)
+        report.summary = inferred.summary
+        try await write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
+            guard let source = files["\(container)/\(blob)"] else { return 0 }
+            return try await BlockingPool.run {
+                try FileManager.default.copyItem(at: source, to: file)
+                return (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+            }
+        }
+        return report
+    }
+
     public func scan(_ options: ScanOptions, into folder: URL, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ScanReport {
+        guard let run else { preconditionFailure("a snapshot scanner scans snapshots") }
         try await BlockingPool.run { try Self.checkEmpty(folder) }
         try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint])
         var report = ScanReport()
@@ -88,11 +139,15 @@ public struct Scanner: Sendable {
                               containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary
-        try await write(inferred, containers: containers, options: options, to: folder, report: &report)
+        try await write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
+            try await run.blobs.download(container: container, name: blob, to: file)
+        }
         return report
     }
 
-    private func write(_ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport) async throws {
+    /// Writes the dataset; `copy` brings a blob's own bytes into `file` (`--copy-blobs`) and says how many.
+    private func write(_ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport,
+                       copy: (String, String, URL) async throws -> Int) async throws {
         let made = try await BlockingPool.run { () -> Bool in
             let existed = FileManager.default.fileExists(atPath: folder.path)
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("templates"), withIntermediateDirectories: true)
@@ -113,7 +168,7 @@ public struct Scanner: Sendable {
                     let file = folder.appendingPathComponent("blobs/\(container.name)/\(blob.name)")
                     try await BlockingPool.run { try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true) }
                     if options.copyBlobs {
-                        report.bytesCopied += try await run.blobs.download(container: container.name, name: blob.name, to: file)
+                        report.bytesCopied += try await copy(container.name, blob.name, file)
                     } else {
                         let bytes = BlobPlaceholder.bytes(name: blob.name, size: blob.size, contentType: blob.contentType, index: index)
                         try await BlockingPool.run { try Data(bytes).write(to: file) }

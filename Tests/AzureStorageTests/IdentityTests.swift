@@ -65,6 +65,14 @@ final class TestClock: Sendable {
         credential.failing.withLock { $0 = true }
         clock.advance(3600 - 200)  // inside the refresh window, 200 s before expiry
         #expect(try await source.token().token == "token-1")
+        #expect(credential.calls.withLock { $0 } == 2)
+        // For 30 s after a failed refresh the working token is used without asking again.
+        clock.advance(10)
+        #expect(try await source.token().token == "token-1")
+        #expect(credential.calls.withLock { $0 } == 2)
+        clock.advance(25)
+        #expect(try await source.token().token == "token-1")
+        #expect(credential.calls.withLock { $0 } == 3)
         clock.advance(300)  // now expired: the failure shows
         await #expect(throws: AzureStorageError.self) { try await source.token() }
     }

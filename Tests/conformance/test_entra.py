@@ -31,7 +31,7 @@ def entra(azseed, tmp_path_factory):
     ca, cert, key = make_ca_and_server_certificate(folder)
     provider = idp.IdentityProvider().start(cert, key)
     emulator = start_emulator(azseed, "--in-memory", "--cert", str(cert), "--key", str(key),
-                              "--oauth-authority", provider.authority, "--ca-file", str(ca))
+                              "--oauth-authority", provider.authority, "--oauth-tenant", idp.TENANT, "--ca-file", str(ca))
     provider.ca, provider.folder, provider.emulator = str(ca), folder, emulator
     yield provider
     stop_emulator(emulator)
@@ -85,7 +85,7 @@ def test_tokens_azure_would_refuse_are_refused(entra):
     assert bearer(entra, entra.token()).status_code == 200
     # The v1 issuer form and the account's own endpoint as audience are accepted too.
     assert bearer(entra, entra.token(issuer=f"{entra.authority}/{idp.TENANT}/", audience="https://storage.azure.com/")).status_code == 200
-    assert bearer(entra, entra.token(audience=entra.emulator.blob)).status_code == 200
+    assert bearer(entra, entra.token(audience="https://devstoreaccount1.blob.core.windows.net")).status_code == 200
     forged = entra.token(key=idp.new_rsa_key())
     unknown_key = entra.token(key=idp.new_rsa_key(), kid="not-published")
     cases = {
@@ -96,6 +96,10 @@ def test_tokens_azure_would_refuse_are_refused(entra):
         "not yet valid": (entra.token(not_before=int(time.time()) + 3600), "not yet valid"),
         "from another issuer": (entra.token(issuer="https://evil.example/" + idp.TENANT + "/v2.0"), "Issuer validation failed"),
         "not a JWT": ("not-a-token", "malformed"),
+        # Entra signs every tenant's tokens with the same keys: only the emulator's tenant is accepted.
+        "from another tenant": (entra.token(tenant="11111111-2222-3333-4444-555555555555"), "not the tenant of this emulator"),
+        # An audience is never taken from the request's Host header.
+        "for the emulator's own host": (entra.token(audience=entra.emulator.blob.rsplit("/", 1)[0]), "Audience validation failed"),
     }
     for case, (token, detail) in cases.items():
         r = bearer(entra, token)
@@ -113,7 +117,7 @@ def test_tokens_azure_would_refuse_are_refused(entra):
 
 
 def test_a_bearer_token_over_plain_http_is_refused(azseed, entra):
-    plain = start_emulator(azseed, "--in-memory", "--oauth-authority", entra.authority, "--ca-file", entra.ca)
+    plain = start_emulator(azseed, "--in-memory", "--oauth-authority", entra.authority, "--oauth-tenant", idp.TENANT, "--ca-file", entra.ca)
     try:
         r = requests.get(plain.blob + "?comp=list", timeout=10, headers={"Authorization": f"Bearer {entra.token()}", "x-ms-version": "2025-11-05"})
         assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthenticationFailed"
@@ -122,9 +126,12 @@ def test_a_bearer_token_over_plain_http_is_refused(azseed, entra):
         stop_emulator(plain)
 
 
-def test_without_an_authority_the_emulator_refuses_bearer_tokens(emulator, entra):
+def test_without_an_authority_the_emulator_refuses_bearer_tokens(azseed, emulator, entra):
     r = requests.get(emulator.blob + "?comp=list", timeout=10, headers={"Authorization": f"Bearer {entra.token()}", "x-ms-version": "2025-11-05"})
     assert r.status_code == 403 and "--oauth-authority" in r.text
+    # An authority without its tenant would take any tenant's tokens: refused at start.
+    done = run(azseed, "emulator", "--in-memory", "--oauth-authority", entra.authority)
+    assert done.returncode == 64 and "needs --oauth-tenant" in done.stderr
 
 
 def test_azseed_apply_signs_in_with_a_client_secret(azseed, entra):

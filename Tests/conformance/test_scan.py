@@ -122,3 +122,20 @@ def test_scan_refuses_what_it_cannot_do_in_one_line(azseed, served, tmp_path):
         assert done.stdout == ""
     assert sorted(p.name for p in taken.iterdir()) == ["keep.txt"]
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_snapshot_folder_scans_as_its_account(azseed, served, tmp_path):
+    exported = run(azseed, "export", "--connection-string", served.connection_string, "--out", str(tmp_path / "snap"),
+                   "--container", "speakers", "--table", "events")
+    assert exported.returncode == 0, exported.stderr
+    done = run(azseed, "scan", "--snapshot", str(tmp_path / "snap"), "--out", str(tmp_path / "fromsnap"), "--copy-blobs")
+    assert done.returncode == 0, done.stderr
+    assert "event.SpeakerKey holds RowKeys of partition 'speakers'" in done.stdout
+    assert "speaker.ImageUrl holds URLs of blobs in container 'speakers'" in done.stdout
+    ours = run(azseed, "generate", "--dataset", str(tmp_path / "fromsnap"), "--out", str(tmp_path / "ours"), *NOW)
+    theirs = run(azseed, "generate", "--dataset", str(ROOT / "Seeds" / "speakeasy"), "--out", str(tmp_path / "theirs"), *NOW)
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr
+    assert shape(tmp_path / "ours")[0] == shape(tmp_path / "theirs")[0]
+    assert shape(tmp_path / "ours")[2] == shape(tmp_path / "theirs")[2]  # the photos themselves: same sizes
+    done = run(azseed, "scan", "--snapshot", str(tmp_path / "snap"), "--out", str(tmp_path / "x"), "--connection-string", served.connection_string)
+    assert done.returncode == 64 and "--snapshot scans a folder" in done.stderr

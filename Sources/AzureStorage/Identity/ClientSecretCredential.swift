@@ -1,7 +1,7 @@
 import Foundation
 
 /// A service principal proving itself with a client secret (`AZURE_CLIENT_SECRET`).
-public struct ClientSecretCredential: TokenCredential {
+public struct ClientSecretCredential: TokenCredential, CustomStringConvertible, CustomReflectable {
     public let name = "environment (client secret)"
     let endpoint: TokenEndpoint
     let clientID: String
@@ -16,6 +16,10 @@ public struct ClientSecretCredential: TokenCredential {
         self.secret = secret
         self.now = now
     }
+
+    /// Never shows the secret.
+    public var description: String { "ClientSecretCredential(client \(clientID), secret redacted)" }
+    public var customMirror: Mirror { Mirror(self, children: ["clientID": clientID]) }
 
     public func token(scope: String) async throws -> AccessToken {
         try await endpoint.token(clientID: clientID, scope: scope, proof: [("client_secret", secret)], credential: name, now: now())

@@ -5,7 +5,7 @@ import Foundation
 /// pod identity) the instance metadata service answers at 169.254.169.254, whose host
 /// `AZURE_POD_IDENTITY_AUTHORITY_HOST` overrides. `AZURE_CLIENT_ID` picks a user-assigned
 /// identity.
-public struct ManagedIdentityCredential: TokenCredential {
+public struct ManagedIdentityCredential: TokenCredential, CustomStringConvertible, CustomReflectable {
     public enum Source: Sendable {
         /// App Service's local endpoint and the secret header it checks.
         case appService(endpoint: String, header: String)
@@ -33,6 +33,10 @@ public struct ManagedIdentityCredential: TokenCredential {
         self.transport = transport
         self.now = now
     }
+
+    /// Never shows IDENTITY_HEADER.
+    public var description: String { "ManagedIdentityCredential(\(name))" }
+    public var customMirror: Mirror { Mirror(self, children: ["name": name]) }
 
     public func token(scope: String) async throws -> AccessToken {
         let resource = StorageScope.resource(of: scope)
@@ -62,6 +66,13 @@ public struct ManagedIdentityCredential: TokenCredential {
         let response: TransportResponse
         do { response = try await transport.send(request) } catch is CancellationError { throw CancellationError() } catch {
             throw AzureStorageError.credential(name, url: url, "cannot reach the managed identity endpoint: \(RequestPipeline.describe(error))")
+        }
+        // Something answers at the metadata address but gives no identity here (a VM with
+        // none assigned, another cloud's metadata service): unavailable, as azure-identity
+        // treats it, so the chain goes on to the Azure CLI.
+        if case .instanceMetadata = source,
+           [400, 404].contains(response.status) || (response.status == 200 && (try? JSONParser.parse(response.body))?["access_token"] == nil) {
+            throw CredentialUnavailable("managed identity: the instance metadata service at \(url) has no identity for this machine (HTTP \(response.status))")
         }
         return try TokenEndpoint.read(response, credential: name, url: url, now: now())
     }

@@ -9,6 +9,8 @@ public struct Snapshot: Sendable {
     public var dataset: String?
     public var seed: UInt64?
     public var window: ResolvedWindow?
+    /// The blob endpoint of the account it was taken from (blob URLs in entities point there).
+    public var blobEndpoint: String?
     public var containers: [DesiredContainer]
     public var tables: [SnapshotTable]
 
@@ -32,6 +34,15 @@ public struct SnapshotTable: Sendable {
 }
 
 /// Why a snapshot cannot be used: the file and what is wrong with it.
+extension SnapshotTable {
+    /// Calls `body` with every entity of the table file, in its (key) order, a line at a time.
+    /// Reads the file: call it from a thread that may block.
+    public func forEachEntity(_ body: (TableEntity) throws -> Void) throws {
+        let path = file.relativePathForMessages
+        try LineReader(url: file).forEachLine { bytes, line in try body(try SnapshotReader.decode(bytes, at: "\(path):\(line)")) }
+    }
+}
+
 public struct SnapshotError: Error, Sendable, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
@@ -58,6 +69,7 @@ public enum SnapshotReader {
         var snapshot = Snapshot(directory: directory, containers: [], tables: [])
         if let source = root["source"] {
             snapshot.dataset = source["dataset"]?.stringValue
+            snapshot.blobEndpoint = source["blobEndpoint"]?.stringValue
             if case .number(let n)? = source["seed"] { snapshot.seed = UInt64(n) }
             if let from = source["window"]?["from"]?.stringValue.flatMap(EdmDateTime.init(iso8601:)),
                let to = source["window"]?["to"]?.stringValue.flatMap(EdmDateTime.init(iso8601:)) {

@@ -3,16 +3,21 @@ import CryptoExtras
 import Foundation
 
 /// Checks `Authorization: Bearer` tokens as Azure Storage does (docs/PROTOCOL.md §12): an
-/// RS256 JWT whose signature verifies against a key the authority publishes for the token's
-/// tenant, issued by that authority (`{authority}/{tenant}/v2.0`, the v1 form
+/// RS256 JWT of the one tenant the emulator was given (`--oauth-tenant`; Entra signs every
+/// tenant's tokens with the same keys, and with no role assignments here a token of any
+/// tenant would otherwise open the account) whose signature verifies against a key the
+/// authority publishes for that tenant, issued by that authority (`{authority}/{tenant}/v2.0`, the v1 form
 /// `{authority}/{tenant}/`, the issuer the tenant's OpenID configuration names, or for the
 /// public cloud `https://sts.windows.net/{tenant}/`), for Azure Storage (`aud`
-/// `https://storage.azure.com[/]`, its application id, or this account's endpoint) and valid
+/// `https://storage.azure.com[/]`, its application id, or the account's public-cloud
+/// endpoint — never an audience taken from the request's `Host`) and valid
 /// now (`nbf`, `exp`, five minutes' skew). A refusal is 401 InvalidAuthenticationInfo with a
 /// `WWW-Authenticate` challenge naming the authority; a token over plain HTTP is 403.
 /// A valid token may do anything an account key may: the emulator has no role assignments.
 struct BearerAuthenticator: Sendable {
     let authority: URL
+    /// The tenant whose tokens are accepted (compared without regard to case).
+    let tenant: String
     let account: String
     let secure: Bool
     let keys: OpenIDKeys
@@ -22,8 +27,9 @@ struct BearerAuthenticator: Sendable {
     /// The oldest `x-ms-version` that accepts bearer tokens.
     static let oldestVersion = "2017-11-09"
 
-    init(authority: URL, account: String, secure: Bool, transport: any HTTPTransport) {
+    init(authority: URL, tenant: String, account: String, secure: Bool, transport: any HTTPTransport) {
         self.authority = authority
+        self.tenant = tenant.lowercased()
         self.account = account
         self.secure = secure
         keys = OpenIDKeys(authority: authority, transport: transport)
@@ -44,7 +50,10 @@ struct BearerAuthenticator: Sendable {
         let token: JSONWebToken
         do { token = try JSONWebToken(compact: text) } catch { throw refuse("common", "The token is malformed: \(error.description).") }
         let tenant = token.string("tid") ?? Self.tenant(ofIssuer: token.string("iss") ?? "")
-        guard let tenant, Self.isTenantName(tenant) else { throw refuse("common", "The token names no tenant (tid).") }
+        guard let tenant, Self.isTenantName(tenant) else { throw refuse(self.tenant, "The token names no tenant (tid).") }
+        guard tenant.lowercased() == self.tenant else {
+            throw refuse(self.tenant, "The token is from tenant \(tenant), not the tenant of this emulator (\(self.tenant)).")
+        }
         guard token.header["alg"]?.stringValue == "RS256" else { throw refuse(tenant, "The token's algorithm is not RS256.") }
         guard let kid = token.header["kid"]?.stringValue else { throw refuse(tenant, "The token's header names no signing key (kid).") }
         let found: (key: _RSA.Signing.PublicKey?, issuer: String?)
@@ -58,7 +67,7 @@ struct BearerAuthenticator: Sendable {
         guard acceptedIssuers(tenant: tenant, published: found.issuer).contains(where: { $0.isExactly(issuer) }) else {
             throw refuse(tenant, "Issuer validation failed: '\(issuer)' is not \(authority.absoluteString)/\(tenant)/v2.0.")
         }
-        let audiences = acceptedAudiences(request, service: service)
+        let audiences = acceptedAudiences(service)
         guard token.audiences.contains(where: { given in audiences.contains { $0.isExactly(given) } }) else {
             throw refuse(tenant, "Audience validation failed: the token is not for https://storage.azure.com.")
         }
@@ -77,11 +86,9 @@ struct BearerAuthenticator: Sendable {
         return issuers
     }
 
-    func acceptedAudiences(_ request: TransportRequest, service: EmulatorServiceKind) -> [String] {
+    func acceptedAudiences(_ service: EmulatorServiceKind) -> [String] {
         let kind = service == .blob ? "blob" : "table"
-        var endpoints = ["https://storage.azure.com", "https://\(account).\(kind).core.windows.net"]
-        if let host = request.headers["Host"] { endpoints += ["https://\(host)/\(account)", "https://\(host)"] }
-        return endpoints.flatMap { [$0, $0 + "/"] } + [Self.storageApplicationID]
+        return ["https://storage.azure.com", "https://\(account).\(kind).core.windows.net"].flatMap { [$0, $0 + "/"] } + [Self.storageApplicationID]
     }
 
     /// 401 InvalidAuthenticationInfo with the challenge a client follows to the authority.
@@ -96,9 +103,10 @@ struct BearerAuthenticator: Sendable {
         URL(string: issuer)?.path.split(separator: "/").first.map(String.init)
     }
 
-    /// A tenant id or domain: letters, digits, `-` and `.` only, so it can go into a URL.
+    /// A tenant id or domain: letters, digits, `-` and `.` only (no `.` or `..` segment), so
+    /// it can go into a URL.
     static func isTenantName(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= 100 && text.utf8.allSatisfy { b in
+        !text.isEmpty && text.count <= 100 && text != "." && text != ".." && !text.hasPrefix(".") && text.utf8.allSatisfy { b in
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
         }
     }

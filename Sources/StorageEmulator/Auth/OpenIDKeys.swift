@@ -5,8 +5,8 @@ import Foundation
 /// The signing keys an authority publishes, per tenant, as Microsoft Entra ID does
 /// (docs/PROTOCOL.md §12): `{authority}/{tenant}/v2.0/.well-known/openid-configuration`
 /// names the issuer and `jwks_uri`, whose RSA keys (`kty` RSA, `n`, `e`) are known by `kid`.
-/// Read on first use and again when a token names a key not seen yet (keys rotate), at most
-/// once a minute per tenant.
+/// Read on first use, again when a token names a key not seen yet (keys rotate; at most once
+/// a minute), and again after a day, so a key the authority withdrew stops being trusted.
 actor OpenIDKeys {
     struct TenantKeys {
         var issuer: String?
@@ -28,7 +28,7 @@ actor OpenIDKeys {
 
     /// The tenant's key `kid` (nil when the authority does not publish it) and its issuer.
     func key(tenant: String, kid: String, now: Date) async throws(Unreadable) -> (key: _RSA.Signing.PublicKey?, issuer: String?) {
-        if let known = tenants[tenant], let key = known.keys[kid] { return (key, known.issuer) }
+        if let known = tenants[tenant], now.timeIntervalSince(known.readAt) < 86_400, let key = known.keys[kid] { return (key, known.issuer) }
         if let known = tenants[tenant], now.timeIntervalSince(known.readAt) < 60 { return (nil, known.issuer) }
         let fresh = try await read(tenant: tenant, now: now)
         tenants[tenant] = fresh

@@ -26,6 +26,8 @@ public struct EmulatorConfiguration: Sendable {
     /// Accept `Authorization: Bearer` tokens issued by this Microsoft Entra ID authority (or a
     /// stand-in publishing OpenID configuration and keys the same way); nil refuses them.
     public var oauthAuthority: URL?
+    /// The one tenant whose tokens are accepted (required with ``oauthAuthority``).
+    public var oauthTenant: String?
 
     /// Table request bodies are at most 4 MiB, as on Azure.
     public static let maxTableBodyBytes = 4 * 1024 * 1024

@@ -27,8 +27,11 @@ public final class StorageEmulatorCore: Sendable {
         store = try EmulatorStore(dataDirectory: configuration.dataDirectory, command: configuration.command)
         authenticator = RequestAuthenticator(signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey),
                                              secure: configuration.tls != nil)
-        bearer = configuration.oauthAuthority.map {
-            BearerAuthenticator(authority: $0, account: configuration.accountName, secure: configuration.tls != nil, transport: CurlTransport())
+        if let authority = configuration.oauthAuthority, let tenant = configuration.oauthTenant {
+            bearer = BearerAuthenticator(authority: authority, tenant: tenant, account: configuration.accountName, secure: configuration.tls != nil,
+                                         transport: CurlTransport())
+        } else {
+            bearer = nil
         }
         faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
         blob = BlobService(store: store, account: configuration.accountName)

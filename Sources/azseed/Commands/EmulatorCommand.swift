@@ -49,6 +49,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Accept Microsoft Entra ID bearer tokens from this authority (https://login.microsoftonline.com, or a stand-in): their signatures are checked against the keys it publishes. Tokens are only accepted over HTTPS (--cert/--key).", valueName: "url"))
     var oauthAuthority: String?
 
+    @Option(help: ArgumentHelp("The tenant (id or domain) whose tokens are accepted; with --oauth-authority. Tokens of other tenants are refused: the emulator has no role assignments.", valueName: "tenant"))
+    var oauthTenant: String?
+
     @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file when reading the authority's keys; default: $SSL_CERT_FILE.", valueName: "file"))
     var caFile: String?
 
@@ -65,6 +68,15 @@ struct EmulatorCommand: AsyncParsableCommand {
             guard let url = URL(string: oauthAuthority), url.scheme?.lowercased() == "https", url.host != nil, url.query == nil else {
                 throw ValidationError("--oauth-authority \(SecretRedaction.redact(oauthAuthority)): give the authority's https URL, such as https://login.microsoftonline.com")
             }
+            guard let oauthTenant else {
+                throw ValidationError("--oauth-authority needs --oauth-tenant: Entra signs every tenant's tokens with the same keys, so the emulator accepts one tenant's")
+            }
+            guard !oauthTenant.isEmpty, oauthTenant != ".", oauthTenant != "..",
+                  oauthTenant.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) else {
+                throw ValidationError("--oauth-tenant '\(oauthTenant)': a tenant id (GUID) or domain")
+            }
+        } else if oauthTenant != nil {
+            throw ValidationError("--oauth-tenant goes with --oauth-authority")
         }
         if let caFile {
             let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
@@ -88,6 +100,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             var text = oauthAuthority
             while text.hasSuffix("/") { text.removeLast() }
             configuration.oauthAuthority = URL(string: text)
+            configuration.oauthTenant = oauthTenant
         }
         let server = try await EmulatorServer.start(configuration, shutdownOnSignals: true)
         let account = server.account
@@ -96,7 +109,7 @@ struct EmulatorCommand: AsyncParsableCommand {
                      "  table: \(account.tableEndpoint.absoluteString)"]
         if faultRate > 0 { lines.append("  faults: \(faultRate) of requests (seed \(faultSeed))") }
         if let authority = configuration.oauthAuthority {
-            lines.append("  bearer tokens: from \(authority.absoluteString)\(cert == nil ? " (refused on this plain-HTTP emulator: add --cert and --key)" : "")")
+            lines.append("  bearer tokens: from \(authority.absoluteString), tenant \(oauthTenant ?? "")\(cert == nil ? " (refused on this plain-HTTP emulator: add --cert and --key)" : "")")
         }
         if blobPort == 10000 && tablePort == 10002 && (host == "127.0.0.1" || host == "localhost") && cert == nil {
             lines.append("  connect with: UseDevelopmentStorage=true")

@@ -37,9 +37,15 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The new dataset's name (it namespaces the RowKeys it generates).", valueName: "name"))
     var name: String = "scanned"
 
+    @Option(help: ArgumentHelp("Scan a snapshot folder ('azseed export' or 'azseed generate' output) instead of an account.", valueName: "dir"))
+    var snapshot: String?
+
     func validate() throws {
         for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
         for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
+        if snapshot != nil, target.namesAnAccount {
+            throw ValidationError("--snapshot scans a folder; drop the account options (--connection-string, --account-name, --blob-endpoint, --table-endpoint, --sas-token)")
+        }
         guard (1...10_000).contains(sample) else { throw ValidationError("--sample is 1 to 10000 entities per partition, not \(sample)") }
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
             throw ValidationError("--name '\(name)': letters, digits, - and _ only")
@@ -52,10 +58,17 @@ struct ScanCommand: AsyncParsableCommand {
         try FolderOverlap.checkNoDataFolder(output: output)
         let options = ScanOptions(containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
                                   sample: sample, copyBlobs: copyBlobs, name: name)
-        let report = try await StorageSession.with(target) { session in
-            let bar = ProgressBar(label: "scanning")
-            defer { bar.finish() }
-            return try await Scanner(run: session.run).scan(options, into: output) { bar.update(done: $0, total: nil) }
+        let report: ScanReport
+        if let snapshot {
+            let folder = URL(fileURLWithPath: snapshot)
+            try FolderOverlap.check(output: output, inputs: [("the snapshot", folder)])
+            report = try await Scanner().scan(snapshot: folder, options, into: output)
+        } else {
+            report = try await StorageSession.with(target) { session in
+                let bar = ProgressBar(label: "scanning")
+                defer { bar.finish() }
+                return try await Scanner(run: session.run).scan(options, into: output) { bar.update(done: $0, total: nil) }
+            }
         }
         var lines = ["Scanned \(report.containers) container(s) with \(report.blobs) blob(s) and \(report.tables) table(s) with \(report.entities) entities in \(report.partitions) partition(s)."]
         if !report.summary.isEmpty { lines.append("Inferred:") }

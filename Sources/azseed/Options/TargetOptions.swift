@@ -44,6 +44,9 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
+    /// Whether an account is named on the command line (a connection string or az-style options).
+    var namesAnAccount: Bool { accountOptions || connectionString != nil }
+
     /// Whether az-style account options are given instead of a connection string.
     private var accountOptions: Bool { accountName != nil || blobEndpointURL != nil || tableEndpointURL != nil || sasToken != nil }
 
@@ -74,6 +77,9 @@ struct TargetOptions: ParsableArguments {
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
         }
         if try effectiveAuthMode == .login {
+            // Made here, while parsing on the main thread: it may read a certificate file and
+            // look for `az` on PATH, which must not happen on the cooperative pool.
+            _ = try Self.loginCredential()
             if sasToken != nil { throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead") }
             guard accountOptions || connectionString != nil || ProcessInfo.processInfo.environment[ConnectionString.environmentVariable] != nil else {
                 throw ValidationError("--auth-mode login needs the account: give --account-name, or --blob-endpoint and --table-endpoint")
@@ -104,10 +110,12 @@ struct TargetOptions: ParsableArguments {
     /// The Entra ID credential of `--auth-mode login`: the first one the environment
     /// configures (DefaultAzureCredential's order), made once per run so its token is reused.
     private static func loginCredential() throws -> BearerTokenSource {
-        if let made = madeCredential.withLock({ $0 }) { return made }
-        let made = BearerTokenSource(credential: try DefaultAzureCredential())
-        madeCredential.withLock { $0 = made }
-        return made
+        try madeCredential.withLock { made in
+            if let made { return made }
+            let source = BearerTokenSource(credential: try DefaultAzureCredential())
+            made = source
+            return source
+        }
     }
 
     private static let madeCredential = Mutex<BearerTokenSource?>(nil)
