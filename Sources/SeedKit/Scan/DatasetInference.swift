@@ -268,6 +268,9 @@ private struct Inference {
         }
         kind.fields += derivedFields
         chooseKey(&kind)
+        if o.allRowKeysAreGUIDs, o.count > 0 {
+            summary.append("\(kind.name): RowKeys are GUIDs; the dataset makes name-based ones from its key (\(kind.key.joined(separator: ", ")))")
+        }
         kinds[index] = kind
     }
 
