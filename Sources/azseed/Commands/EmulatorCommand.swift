@@ -78,15 +78,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         } else if oauthTenant != nil {
             throw ValidationError("--oauth-tenant goes with --oauth-authority")
         }
-        if let caFile {
-            let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw ValidationError("--ca-file \(caFile): cannot be read; pass a PEM file of CA certificates")
-            }
-            // Read by the transport that fetches the authority's keys (CurlTransport.environmentCertificates),
-            // set while parsing, before any thread that could read the environment starts.
-            setenv("SSL_CERT_FILE", path, 1)
-        }
+        // Trusted by the transport that fetches the authority's keys.
+        if let caFile { try TargetOptions.trust(caFile: caFile) }
     }
 
     func run() async throws {

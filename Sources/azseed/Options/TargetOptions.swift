@@ -54,15 +54,7 @@ struct TargetOptions: ParsableArguments {
     var caFile: String?
 
     func validate() throws {
-        if let caFile {
-            let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw ValidationError("--ca-file \(caFile): cannot be read; pass a PEM file of CA certificates")
-            }
-            // Read by every transport this run makes (CurlTransport.environmentCertificates).
-            // Set while parsing, before any thread that could read the environment starts.
-            setenv("SSL_CERT_FILE", path, 1)
-        }
+        if let caFile { try Self.trust(caFile: caFile) }
         if accountOptions {
             if connectionString != nil { throw ValidationError("--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other") }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
@@ -85,6 +77,17 @@ struct TargetOptions: ParsableArguments {
                 throw ValidationError("--auth-mode login needs the account: give --account-name, or --blob-endpoint and --table-endpoint")
             }
         }
+    }
+
+    /// `--ca-file`: its CA certificates are trusted beside the system's by every transport this
+    /// run makes (`CurlTransport.environmentCertificates` reads `SSL_CERT_FILE`). Set while
+    /// parsing, before any thread that could read the environment starts.
+    static func trust(caFile: String) throws {
+        let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ValidationError("--ca-file \(caFile): cannot be read; pass a PEM file of CA certificates")
+        }
+        setenv("SSL_CERT_FILE", path, 1)
     }
 
     /// The embedded storage's folder: `--data-dir`, else `.azseed/storage`.
