@@ -131,6 +131,9 @@ public struct Scanner: Sendable {
             }
             report.containers = containers.count
             report.tables = tableNames.count
+            for table in tableNames where !observations.keys.contains(where: { $0.hasPrefix(table + "\u{0}") }) {
+                report.summary.append("table '\(table)' holds no entities: no kind for it")
+            }
         } catch {
             throw RunError.explaining(error, while: "scanning")
         }
@@ -138,7 +141,7 @@ public struct Scanner: Sendable {
         let input = ScanInput(name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
                               containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
         let inferred = DatasetInference.infer(input)
-        report.summary = inferred.summary
+        report.summary = inferred.summary + report.summary
         try await write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
             try await run.blobs.download(container: container, name: blob, to: file)
         }
@@ -148,14 +151,19 @@ public struct Scanner: Sendable {
     /// Writes the dataset; `copy` brings a blob's own bytes into `file` (`--copy-blobs`) and says how many.
     private func write(_ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport,
                        copy: (String, String, URL) async throws -> Int) async throws {
-        let made = try await BlockingPool.run { () -> Bool in
-            let existed = FileManager.default.fileExists(atPath: folder.path)
-            try FileManager.default.createDirectory(at: folder.appendingPathComponent("templates"), withIntermediateDirectories: true)
-            try Data(inferred.yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))
-            for (name, text) in inferred.templates {
-                try Data(text.utf8).write(to: folder.appendingPathComponent("templates").appendingPathComponent(name))
+        let made: Bool
+        do {
+            made = try await BlockingPool.run { () -> Bool in
+                let existed = FileManager.default.fileExists(atPath: folder.path)
+                try FileManager.default.createDirectory(at: folder.appendingPathComponent("templates"), withIntermediateDirectories: true)
+                try Data(inferred.yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))
+                for (name, text) in inferred.templates {
+                    try Data(text.utf8).write(to: folder.appendingPathComponent("templates").appendingPathComponent(name))
+                }
+                return !existed
             }
-            return !existed
+        } catch {
+            throw RunError("--out \(folder.path): cannot write the dataset there (\(FileProblem.describe(error))); choose a folder you can write to")
         }
         do {
             var index = 0
@@ -185,7 +193,8 @@ public struct Scanner: Sendable {
                     }
                 }
             }
-            throw RunError.explaining(error, while: "writing the scanned dataset")
+            if error is AzureStorageError || error is RunError { throw RunError.explaining(error, while: "copying blobs into \(folder.path)") }
+            throw RunError("--out \(folder.path): cannot write the blobs there (\(FileProblem.describe(error))); choose a folder you can write to")
         }
     }
 
@@ -198,7 +207,17 @@ public struct Scanner: Sendable {
     /// The output must be a new or empty folder: a scan never writes over anything.
     static func checkEmpty(_ folder: URL) throws {
         var isDirectory: ObjCBool = false
+        // A file where a folder of the path should be.
+        var parent = folder.deletingLastPathComponent()
+        while parent.path != "/" && !parent.path.isEmpty {
+            if FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory) {
+                if !isDirectory.boolValue { throw RunError("--out \(folder.path): \(parent.path) is a file, not a folder; choose another --out") }
+                break
+            }
+            parent = parent.deletingLastPathComponent()
+        }
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) else { return }
+        guard isDirectory.boolValue else { throw RunError("--out \(folder.path): is a file, not a folder; choose another --out") }
         guard isDirectory.boolValue, (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true else {
             throw RunError("--out \(folder.path): is not an empty folder; scan writes a dataset into a new or empty folder, so nothing of yours is overwritten")
         }

@@ -71,6 +71,7 @@ import Testing
             ("Note: { pick: [a, b], presence: 0.25 }", "Note: { pick: [a, b], presence: 1.5 }", "above 0 and at most 1"),
             ("N: { sequence: 1 }", "N: { sequence: 1, presence: 0.5 }", "key field 'N' is on every entity"),
             ("{ Name: white, Hex: ~ }", "{ Name: ~, Hex: x }", "key column 'Name' cannot be ~"),
+            ("key: [N]", "key: [N, Size]", "key field 'Size' is a pick with weights"),
         ]
         for (from, to, expected) in cases {
             #expect(throws: DatasetError.self, "\(to)") { try dataset(yaml.replacingOccurrences(of: from, with: to)) }

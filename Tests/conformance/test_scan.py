@@ -139,3 +139,17 @@ def test_a_snapshot_folder_scans_as_its_account(azseed, served, tmp_path):
     assert shape(tmp_path / "ours")[2] == shape(tmp_path / "theirs")[2]  # the photos themselves: same sizes
     done = run(azseed, "scan", "--snapshot", str(tmp_path / "snap"), "--out", str(tmp_path / "x"), "--connection-string", served.connection_string)
     assert done.returncode == 64 and "--snapshot scans a folder" in done.stderr
+
+
+def test_an_empty_table_and_a_mistyped_folder(azseed, served, tmp_path):
+    from azure.data.tables import TableServiceClient
+    TableServiceClient.from_connection_string(served.connection_string).create_table_if_not_exists("emptyone")
+    done = run(azseed, "scan", "--connection-string", served.connection_string, "--out", str(tmp_path / "e"), "--table", "emptyone",
+               "--container", "speakers")
+    assert done.returncode == 0 and "table 'emptyone' holds no entities" in done.stdout, done.stderr
+    generated = run(azseed, "generate", "--dataset", str(tmp_path / "e"), "--out", str(tmp_path / "g"), *NOW)
+    assert generated.returncode == 0 and "8 blobs" in generated.stdout, generated.stderr
+    # A read of an embedded folder that is not there creates nothing.
+    done = run(azseed, "scan", "--data-dir", str(tmp_path / "typo"), "--out", str(tmp_path / "t"))
+    assert done.returncode == 64 and "holds no embedded storage" in done.stderr
+    assert not (tmp_path / "typo").exists()

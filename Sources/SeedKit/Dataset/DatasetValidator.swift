@@ -103,6 +103,9 @@ struct DatasetValidator {
                 throw fail(row.line, "\(what): key column '\(name)' cannot be ~ (absent)")
             }
             if kind.count != nil, let field = kind.field(named: name) {
+                if case .weightedPick = field.generator {
+                    throw fail(field.line, "\(what): key field '\(name)' is a pick with weights; a key draws each of its values alike — drop the weights, or take '\(name)' out of the key")
+                }
                 switch field.generator {
                 case .pick, .date, .int, .const, .sequence, .from: break
                 default:

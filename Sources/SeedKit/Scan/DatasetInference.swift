@@ -495,6 +495,7 @@ private struct Inference {
                 if !container.blobs.isEmpty { out.append("    files: blobs/\(container.name)/") }
             }
         }
+        guard !kinds.isEmpty else { return out.joined(separator: "\n") + "\n" }
         out.append("")
         out.append("tables:")
         let tables = kinds.map(\.observation.table).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }

@@ -43,8 +43,13 @@ struct ScanCommand: AsyncParsableCommand {
     func validate() throws {
         for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
         for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
-        if snapshot != nil, target.namesAnAccount {
-            throw ValidationError("--snapshot scans a folder; drop the account options (--connection-string, --account-name, --blob-endpoint, --table-endpoint, --sas-token)")
+        if snapshot != nil, target.namesAnAccount || target.dataDir != nil {
+            throw ValidationError("--snapshot scans a folder; drop the storage options (--connection-string, --account-name, --blob-endpoint, --table-endpoint, --sas-token, --data-dir)")
+        }
+        // Scanning reads: an embedded folder that does not exist is a mistyped one, not a
+        // storage to create. (Checked while parsing, on the main thread: a stat blocks.)
+        if snapshot == nil, try target.explicitAccount() == nil, !FileManager.default.fileExists(atPath: target.dataDirectory.path) {
+            throw ValidationError("\(target.dataDirectory.relativePath) holds no embedded storage; pass the --data-dir that 'azseed apply' used, or name an account")
         }
         guard (1...10_000).contains(sample) else { throw ValidationError("--sample is 1 to 10000 entities per partition, not \(sample)") }
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
