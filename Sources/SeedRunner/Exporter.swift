@@ -10,11 +10,14 @@ public struct Exporter: Sendable {
     public let blobs: BlobClient
     public let tables: TableClient
     public let target: PlanTarget
+    /// Only this shard's blobs and entities are written (a partial snapshot).
+    public let shard: Shard?
 
     public init(run: SeedRun) {
         blobs = run.blobs
         tables = run.tables
         target = run.target
+        shard = run.shard
     }
 
     /// Writes the snapshot to `destination`; `dataset` is recorded in the manifest when known.
@@ -32,7 +35,12 @@ public struct Exporter: Sendable {
                 }
                 let writer = try await BlockingPool.run { OnlyHere(try builder.value.openTable(table)) }
                 for try await page in tables.query(table, fullMetadata: true) {
-                    try await BlockingPool.run { for decoded in page { try writer.value.append(decoded.entity) } }
+                    let shard = self.shard
+                    try await BlockingPool.run {
+                        for decoded in page where shard?.owns(partitionKey: decoded.entity.partitionKey, rowKey: decoded.entity.rowKey) ?? true {
+                            try writer.value.append(decoded.entity)
+                        }
+                    }
                     written += page.count
                     onEntities?(written)
                 }
@@ -42,6 +50,8 @@ public struct Exporter: Sendable {
             if let dataset { source.append(("dataset", .string(dataset))) }
             source += [("account", .string(target.account)), ("blobEndpoint", .string(target.blobEndpoint)),
                        ("tableEndpoint", .string(target.tableEndpoint))]
+            // A partial snapshot says which part it is; 'azseed snapshot merge' joins the parts.
+            if let shard { source.append(("shard", .string(shard.description))) }
             let manifestSource = JSONValue.object(source)
             return try await BlockingPool.run { try builder.value.commit(source: manifestSource) }
         } catch {
@@ -56,7 +66,7 @@ public struct Exporter: Sendable {
         }
         builder.value.addContainer(container, access: access)
         for try await page in blobs.list(container: container) {
-            for listed in page {
+            for listed in page where shard?.owns(container: container, blob: listed.name) ?? true {
                 let data = try await blobs.download(container: container, name: listed.name)
                 let contentType = listed.contentType ?? "application/octet-stream"
                 let md5 = try await BlockingPool.run { try builder.value.addBlob(listed.name, contentType: contentType, data: data) }

@@ -9,10 +9,13 @@ import Synchronization
 public struct Observer: Sendable {
     public let blobs: BlobClient
     public let tables: TableClient
+    /// Only this shard's blobs and entities are seen (`--shard`).
+    public let shard: Shard?
 
-    public init(blobs: BlobClient, tables: TableClient) {
+    public init(blobs: BlobClient, tables: TableClient, shard: Shard? = nil) {
         self.blobs = blobs
         self.tables = tables
+        self.shard = shard.flatMap { $0.count > 1 ? $0 : nil }
     }
 
     /// Above this many owned partitions a table is read whole and filtered, rather than one
@@ -29,7 +32,7 @@ public struct Observer: Sendable {
                 guard let access = try await blobs.containerProperties(container.name) else { continue }  // Get Container Properties: a SAS may read it, not the ACL
                 var found = ObservedContainer(access: access)
                 for try await page in blobs.list(container: container.name) {
-                    for blob in page {
+                    for blob in page where shard?.owns(container: container.name, blob: blob.name) ?? true {
                         found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType)
                     }
                 }
@@ -66,7 +69,7 @@ public struct Observer: Sendable {
     /// The target's entities as the planner's source. `onRead` is called with the number
     /// of entities read so far, after each page.
     public func entities(onRead: (@Sendable (Int) -> Void)? = nil) -> some ObservedEntitySource {
-        TableEntitySource(tables: tables, onRead: onRead)
+        TableEntitySource(tables: tables, onRead: onRead, shard: shard)
     }
 }
 
@@ -76,16 +79,18 @@ public struct Observer: Sendable {
 struct TableEntitySource: ObservedEntitySource {
     let tables: TableClient
     let onRead: (@Sendable (Int) -> Void)?
+    let shard: Shard?
     private let counter = Counter()
 
-    init(tables: TableClient, onRead: (@Sendable (Int) -> Void)?) {
+    init(tables: TableClient, onRead: (@Sendable (Int) -> Void)?, shard: Shard? = nil) {
         self.tables = tables
         self.onRead = onRead
+        self.shard = shard
     }
 
     func pages(table: String, partitions: [String]) -> any ObservedEntityPages {
         let filters: [TableFilter?] = partitions.count > Observer.partitionQueryLimit ? [nil] : partitions.map { .partition($0) }
-        return Pages(queries: filters.map { tables.query(table, filter: $0) }, counter: counter, onRead: onRead)
+        return Pages(queries: filters.map { tables.query(table, filter: $0) }, counter: counter, onRead: onRead, shard: shard)
     }
 
     struct Pages: ObservedEntityPages {
@@ -93,11 +98,13 @@ struct TableEntitySource: ObservedEntitySource {
         var current: TableQuery.AsyncIterator?
         let counter: Counter
         let onRead: (@Sendable (Int) -> Void)?
+        let shard: Shard?
 
-        init(queries: [TableQuery], counter: Counter, onRead: (@Sendable (Int) -> Void)?) {
+        init(queries: [TableQuery], counter: Counter, onRead: (@Sendable (Int) -> Void)?, shard: Shard?) {
             self.queries = queries.reversed()
             self.counter = counter
             self.onRead = onRead
+            self.shard = shard
         }
 
         mutating func next() async throws -> [TableEntity]? {
@@ -109,7 +116,11 @@ struct TableEntitySource: ObservedEntitySource {
                     }
                     if let page = try await current!.next() {
                         onRead?(counter.add(page.count))
-                        return page.map(\.entity)
+                        guard let shard else { return page.map(\.entity) }
+                        // Other shards' entities are theirs to compare: this shard never sees them.
+                        let mine = page.lazy.map(\.entity).filter { shard.owns(partitionKey: $0.partitionKey, rowKey: $0.rowKey) }
+                        if !mine.isEmpty { return Array(mine) }
+                        continue
                     }
                     current = nil
                 }

@@ -38,6 +38,9 @@ extension StorageSession {
     /// made for another target or when the dataset files or the target changed since.
     public func replan(_ saved: SavedPlan, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
         try run.checkTarget(of: saved.header, file: saved.file)
+        guard saved.header.shard == run.shard else {
+            throw RunError("\(saved.file): the plan was made for \(saved.header.shard.map { "shard \($0)" } ?? "the whole target"), not \(run.shard.map { "shard \($0)" } ?? "the whole target"); run 'azseed apply --plan' with the plan's --shard")
+        }
         let fresh = try await plan(saved.desired, counts: saved.header.counts, access: saved.header.access, prune: saved.header.prune,
                                    digests: true, onRead: onRead)
         try SeedRun.checkUnchanged(saved: saved.header, fresh: fresh, file: saved.file)

@@ -8,10 +8,13 @@ public struct SeedRun: Sendable {
     public let target: PlanTarget
     public let blobs: BlobClient
     public let tables: TableClient
+    /// The part of the work this run does (`--shard I/N`); nil does all of it.
+    public let shard: Shard?
 
     public init(account: StorageAccount, target: PlanTarget, transport: any HTTPTransport = CurlTransport(),
-                configuration: ClientConfiguration = ClientConfiguration()) {
+                configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil) {
         self.target = target
+        self.shard = shard.flatMap { $0.count > 1 ? $0 : nil }
         blobs = BlobClient(account: account, transport: transport, configuration: configuration)
         tables = TableClient(account: account, transport: transport, configuration: configuration)
     }
@@ -27,7 +30,10 @@ public struct SeedRun: Sendable {
     /// grow with the table. A service that lists keys in another order than their bytes
     /// (``ObservedOrderError``) is read again whole and planned from memory.
     public func plan(_ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
-        let observer = Observer(blobs: blobs, tables: tables)
+        let desired = shard.map { desired.sharded($0) } ?? desired
+        var header = header
+        header.shard = shard
+        let observer = Observer(blobs: blobs, tables: tables, shard: shard)
         let observed = try await observer.observeStorage(desired)
         do {
             return try await Planner.plan(desired: desired, observed: observed, entities: observer.entities(onRead: onRead), header: header, digests: digests)
@@ -39,7 +45,10 @@ public struct SeedRun: Sendable {
 
     /// Observes the target and plans deleting what the dataset owns.
     public func resetPlan(_ desired: DesiredStorage, header: PlanHeader, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
-        let observed = try await Observer(blobs: blobs, tables: tables).observe(desired, onEntities: onRead)
+        let desired = shard.map { desired.sharded($0) } ?? desired
+        var header = header
+        header.shard = shard
+        let observed = try await Observer(blobs: blobs, tables: tables, shard: shard).observe(desired, onEntities: onRead)
         return Planner.resetPlan(desired: desired, observed: observed, header: header)
     }
 

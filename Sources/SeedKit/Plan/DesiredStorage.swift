@@ -37,10 +37,12 @@ public struct EntityGroup: Sendable {
     public var key: [String]
     /// Fields holding another kind's RowKey.
     public var rowKeyReferences: [(field: String, kind: String)]
-    /// Opens the group's entities in PartitionKey-then-RowKey byte order.
-    let makeCursor: @Sendable () throws -> any EntityCursor
+    /// Opens the group's entities (of a shard, when given) in PartitionKey-then-RowKey byte order.
+    let makeCursor: @Sendable (Shard?) throws -> any EntityCursor
     /// The group's RowKeys by partition, without building entities where possible.
-    let rowKeys: @Sendable () throws -> [ExactString: Set<ExactString>]
+    let allRowKeys: @Sendable () throws -> [ExactString: Set<ExactString>]
+    /// The shard of the run, when it is one (``DesiredStorage/sharded(_:)``).
+    public private(set) var shard: Shard?
 
     public init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
                 makeCursor: @escaping @Sendable () throws -> any EntityCursor,
@@ -50,12 +52,41 @@ public struct EntityGroup: Sendable {
         self.partitions = partitions
         self.key = key
         self.rowKeyReferences = rowKeyReferences
-        self.makeCursor = makeCursor
-        self.rowKeys = rowKeys
+        self.makeCursor = { shard in
+            let all = try makeCursor()
+            return shard.map { ShardCursor(base: all, shard: $0) } ?? all
+        }
+        self.allRowKeys = rowKeys
+    }
+
+    /// A group whose cursor can skip other shards' entities before making them.
+    init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
+         shardedCursor: @escaping @Sendable (Shard?) throws -> any EntityCursor,
+         rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]) {
+        self.table = table
+        self.kind = kind
+        self.partitions = partitions
+        self.key = key
+        self.rowKeyReferences = rowKeyReferences
+        self.makeCursor = shardedCursor
+        self.allRowKeys = rowKeys
     }
 
     /// The group's entities, one at a time, in PartitionKey-then-RowKey byte order.
-    public func entities() throws -> any EntityCursor { try makeCursor() }
+    public func entities() throws -> any EntityCursor { try makeCursor(shard) }
+
+    /// The group's RowKeys by partition (of the shard, when it is one).
+    func rowKeys() throws -> [ExactString: Set<ExactString>] {
+        let all = try allRowKeys()
+        guard let shard else { return all }
+        return all.reduce(into: [:]) { out, pair in out[pair.key] = pair.value.filter { shard.owns(partitionKey: pair.key.string, rowKey: $0.string) } }
+    }
+
+    func sharded(_ shard: Shard) -> EntityGroup {
+        var copy = self
+        copy.shard = shard
+        return copy
+    }
 }
 
 extension GeneratedDataset {
@@ -64,7 +95,7 @@ extension GeneratedDataset {
         let groups = kindsInDependencyOrder.map { table, kind in
             EntityGroup(table: table.name, kind: kind.name, partitions: [kind.partition], key: kind.key,
                         rowKeyReferences: kind.rowKeyReferences,
-                        makeCursor: { try table.cursor(ofKind: kind.name) },
+                        shardedCursor: { shard in try table.cursor(ofKind: kind.name, shard: shard) },
                         rowKeys: { try table.rowKeysByPartition() })
         }
         return DesiredStorage(containers: containers, tables: tables.map { OwnedTable(name: $0.name, partitions: $0.partitions) }, groups: groups)

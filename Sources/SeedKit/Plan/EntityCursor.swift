@@ -15,21 +15,33 @@ struct KindCursor: EntityCursor {
     private let identities: [(rowKey: RowKeyBits, identity: UInt128)]
     private var builder: EntityBuilder
     private var ordinal = 0
+    /// Only this shard's entities are built; the others are passed over by their RowKey,
+    /// keeping their ordinals (a sequence counts every entity of the kind).
+    private let shard: Shard?
 
-    init(engine: KindEngine, datasetFile: String) throws(GenerationError) {
+    init(engine: KindEngine, datasetFile: String, shard: Shard? = nil) throws(GenerationError) {
         self.engine = engine
         identities = engine.materialized == nil ? try engine.sortedIdentities(datasetFile: datasetFile) : []
         builder = EntityBuilder(engine: engine)
+        self.shard = shard.flatMap { $0.count > 1 ? $0 : nil }
     }
 
     mutating func next() throws -> TableEntity? {
-        defer { ordinal += 1 }
+        let partition = engine.spec.partition
         if let made = engine.materialized {
-            return ordinal < made.count ? made[ordinal].tableEntity : nil
+            while ordinal < made.count {
+                defer { ordinal += 1 }
+                if shard?.owns(partitionKey: partition, rowKey: made[ordinal].rowKey) ?? true { return made[ordinal].tableEntity }
+            }
+            return nil
         }
-        guard ordinal < identities.count else { return nil }
-        let item = identities[ordinal]
-        return try builder.build(identity: item.identity, ordinal: ordinal, rowKey: item.rowKey).tableEntity
+        while ordinal < identities.count {
+            defer { ordinal += 1 }
+            let item = identities[ordinal]
+            if let shard, !shard.owns(partitionKey: partition, rowKey: item.rowKey.text) { continue }
+            return try builder.build(identity: item.identity, ordinal: ordinal, rowKey: item.rowKey).tableEntity
+        }
+        return nil
     }
 }
 

@@ -81,6 +81,8 @@ public struct PlanHeader: Sendable, Equatable {
     public var desiredDigest: String
     /// SHA-256 of what was observed, hex.
     public var observedDigest: String
+    /// The shard the plan covers (`--shard I/N`); nil for the whole target.
+    public var shard: Shard? = nil
 
     public init(target: PlanTarget, source: Source = .dataset, dataset: String, datasetDirectory: String, seed: UInt64?, window: ResolvedWindow?,
                 counts: [String: Int], access: PublicAccess?, prune: Bool, desiredDigest: String = "", observedDigest: String = "") {

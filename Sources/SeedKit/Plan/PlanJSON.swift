@@ -46,7 +46,7 @@ extension Plan {
         var extra: [(String, JSONValue)] = []
         for (name, n) in extraBlobs.sorted(by: { $0.key < $1.key }) { extra.append(("blobs:\(name)", .int(Int64(n)))) }
         for (name, n) in extraEntities.sorted(by: { $0.key < $1.key }) { extra.append(("entities:\(name)", .int(Int64(n)))) }
-        return [
+        var members: [(String, JSONValue)] = [
             ("version", .int(Self.formatVersion)),
             ("target", header.target.json()),
             ("source", .string(header.source.rawValue)),
@@ -57,11 +57,15 @@ extension Plan {
             ("counts", .object(header.counts.sorted(by: { $0.key < $1.key }).map { ($0.key, .int(Int64($0.value))) })),
             ("access", header.access.map { .string($0.rawValue) } ?? .null),
             ("prune", .bool(header.prune)),
+        ]
+        if let shard = header.shard { members.append(("shard", .string(shard.description))) }
+        members += [
             ("digests", .object([("desired", .string(header.desiredDigest)), ("observed", .string(header.observedDigest))])),
             ("summary", .object([("create", .int(Int64(s.create))), ("update", .int(Int64(s.update))),
                                  ("delete", .int(Int64(s.delete))), ("unchanged", .int(Int64(s.unchanged)))])),
             ("notInDataset", .object(extra)),
         ]
+        return members
     }
 
     /// Calls `body` with each action's JSON, in execution order.
@@ -188,10 +192,17 @@ extension PlanHeader {
             access = level
         }
         guard case .bool(let prune)? = root["prune"] else { throw PlanFileError("\(path): not a plan file: 'prune' is missing") }
-        return PlanHeader(target: planTarget, source: source, dataset: try string(root["dataset"], "dataset"),
+        var shard: Shard?
+        if let node = root["shard"] {
+            guard let parsed = node.stringValue.flatMap(Shard.init) else { throw PlanFileError("\(path): not a plan file: 'shard' is not I/N") }
+            shard = parsed
+        }
+        var header = PlanHeader(target: planTarget, source: source, dataset: try string(root["dataset"], "dataset"),
                           datasetDirectory: try string(root["datasetDirectory"], "datasetDirectory"),
                           seed: seed, window: window, counts: counts, access: access, prune: prune,
                           desiredDigest: try string(root["digests"]?["desired"], "digests.desired"),
                           observedDigest: try string(root["digests"]?["observed"], "digests.observed"))
+        header.shard = shard
+        return header
     }
 }

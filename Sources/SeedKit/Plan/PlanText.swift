@@ -63,11 +63,12 @@ public struct PlanTextRenderer: Sendable {
             lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in the dataset's partitions of table \(table) not in the dataset, kept (--prune deletes them)")
         }
         let s = plan.summary
+        let part = plan.header.shard.map { " (shard \($0))" } ?? ""
         if plan.isEmpty {
-            lines.append("No changes: \(plan.header.target.displayName) already matches the \(plan.header.source == .snapshot ? "snapshot" : "dataset") (\(s.unchanged) unchanged).")
+            lines.append("No changes: \(plan.header.target.displayName) already matches the \(plan.header.source == .snapshot ? "snapshot" : "dataset")\(part) (\(s.unchanged) unchanged).")
         } else {
             if !lines.isEmpty { lines.append("") }
-            lines.append("Plan: \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")
+            lines.append("Plan\(part): \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")
         }
         return lines.joined(separator: "\n") + "\n"
     }

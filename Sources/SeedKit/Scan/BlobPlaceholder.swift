@@ -12,7 +12,7 @@ public enum BlobPlaceholder {
             let line = Array("placeholder for \(name)\n".utf8)
             return (0..<max(size, 1)).map { line[$0 % line.count] }
         }
-        var random = SeedRandom(seed: PartitionObservation.hash("blob", name))
+        var random = SeedRandom(seed: StableHash.keys("blob", name))
         return (0..<max(size, 1)).map { _ in UInt8(truncatingIfNeeded: random.below(256)) }
     }
 

@@ -44,7 +44,7 @@ public struct PartitionObservation: Sendable {
             entities!.append(entity)
             if entities!.count > Self.keepLimit { entities = nil }
         }
-        let hash = Self.hash(entity.partitionKey, entity.rowKey)
+        let hash = StableHash.keys(entity.partitionKey, entity.rowKey)
         if heap.count < sampleSize {
             heap.append((hash, entity))
             siftUp(heap.count - 1)
@@ -63,15 +63,6 @@ public struct PartitionObservation: Sendable {
     var propertyNames: [String] { properties.keys.map(\.string).sorted { $0.byteOrder($1) < 0 } }
 
     func property(_ name: String) -> PropertyObservation? { properties[ExactString(name)] }
-
-    /// FNV-1a over the keys' bytes: fixed across runs and platforms (Swift's Hasher is seeded per process).
-    static func hash(_ partitionKey: String, _ rowKey: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in partitionKey.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        h = (h ^ 0xff) &* 0x100_0000_01b3
-        for byte in rowKey.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return h
-    }
 
     private mutating func siftUp(_ index: Int) {
         var child = index

@@ -128,6 +128,15 @@ public final class SnapshotTableWriter {
         count += 1
     }
 
+    /// Appends a line of another snapshot's table file as it is (merging partial snapshots).
+    package func append(line: [UInt8]) throws {
+        try writer.write { out in
+            out.append(contentsOf: line)
+            out.append(UInt8(ascii: "\n"))
+        }
+        count += 1
+    }
+
     /// Appends an entity given as sorted names and aligned values (the generator's form).
     public func append(partitionKey: String, rowKey: String, names: [String], values: [EdmValue]) throws {
         try writer.write { out in

@@ -20,7 +20,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let plan = try await Planning.plan(datasetOptions, target: target, prune: true, digests: output == .json)
         if output == .json { Console.print(plan.json().pretty()) }
         if plan.isEmpty {
-            if output == .text { Console.print("Verified: \(plan.header.target.displayName) holds exactly dataset \(plan.header.dataset) (\(plan.summary.unchanged) unchanged).\n") }
+            if output == .text { Console.print("Verified: \(plan.header.target.displayName) holds exactly dataset \(plan.header.dataset)\(plan.header.shard.map { ", shard \($0)," } ?? "") (\(plan.summary.unchanged) unchanged).\n") }
             return
         }
         if output == .text {

@@ -44,6 +44,32 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
+    @Option(help: ArgumentHelp("Do part I of N of the work (0 ≤ I < N): entities by a hash of their keys, blobs by name; N processes with I = 0…N-1 together do what one does.", valueName: "I/N"))
+    var shard: String?
+
+    @Option(help: ArgumentHelp("Split the work N ways, this process's part from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).", valueName: "N"))
+    var shards: Int?
+
+    /// The part of the work this process does: `--shard I/N`, or `--shards N` with the index
+    /// from `JOB_COMPLETION_INDEX`; nil does all of it.
+    var chosenShard: Shard? {
+        get throws {
+            if let shard {
+                guard shards == nil else { throw ValidationError("--shard and --shards exclude each other; --shards takes the index from JOB_COMPLETION_INDEX") }
+                guard let parsed = Shard(shard) else { throw ValidationError("--shard '\(shard)': give I/N with 0 ≤ I < N, such as 0/4") }
+                return parsed.count > 1 ? parsed : nil
+            }
+            guard let shards else { return nil }
+            guard let text = ProcessInfo.processInfo.environment["JOB_COMPLETION_INDEX"], let index = Int(text) else {
+                throw ValidationError("--shards \(shards) takes this process's index from JOB_COMPLETION_INDEX, which is not set to a number; pass --shard I/N instead")
+            }
+            guard let parsed = Shard(index: index, count: shards) else {
+                throw ValidationError("--shards \(shards) with JOB_COMPLETION_INDEX=\(index): the index must be 0 to \(max(shards, 1) - 1)")
+            }
+            return parsed.count > 1 ? parsed : nil
+        }
+    }
+
     /// Whether an account is named on the command line (a connection string or az-style options).
     var namesAnAccount: Bool { accountOptions || connectionString != nil }
 
@@ -55,6 +81,7 @@ struct TargetOptions: ParsableArguments {
 
     func validate() throws {
         if let caFile { try Self.trust(caFile: caFile) }
+        _ = try chosenShard
         if accountOptions {
             if connectionString != nil { throw ValidationError("--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other") }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
@@ -167,7 +194,7 @@ extension StorageSession {
     static func with<T>(_ options: TargetOptions, _ body: (StorageSession) async throws -> T) async throws -> T {
         let shown = options.dataDir ?? EmbeddedStorage.defaultDataDirectory
         let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
-        return try await with(try options.location(), command: command, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
+        return try await with(try options.location(), command: command, shard: try options.chosenShard, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
             if session.server != nil {
                 Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
             }

@@ -1,0 +1,108 @@
+import AzureStorage
+import Foundation
+
+/// Joins the partial snapshots of a sharded export (`azseed export --shard I/N`, one folder a
+/// shard) into the snapshot one unsharded export writes, byte for byte: blobs in name order,
+/// each table's lines merged in (PartitionKey, RowKey) byte order as they were written, and
+/// the manifest without the shard. Every part is checked first (``SnapshotReader``); the
+/// parts must be shards 0…N-1 of one export, each once.
+public enum SnapshotMerge {
+    /// Reads and writes files: call it from a thread that may block.
+    public static func merge(_ folders: [URL], into destination: URL, force: Bool) throws -> SnapshotSummary {
+        guard !folders.isEmpty else { throw SnapshotError("give the folders of the partial snapshots to merge") }
+        var parts: [(snapshot: Snapshot, source: JSONValue, shard: Shard)] = []
+        for folder in folders {
+            let snapshot = try SnapshotReader.read(folder)
+            let manifest = folder.appendingPathComponent(SnapshotFormat.manifestFile)
+            guard let data = FileManager.default.contents(atPath: manifest.path), let root = try? JSONParser.parse(Array(data)),
+                  case .object(let members)? = root["source"] else {
+                throw SnapshotError("\(manifest.relativePathForMessages): no source; not a snapshot azseed exported")
+            }
+            guard let shard = root["source"]?["shard"]?.stringValue.flatMap(Shard.init) else {
+                throw SnapshotError("\(folder.relativePathForMessages): not a partial snapshot (its manifest names no shard); merge the folders 'azseed export --shard I/N' wrote")
+            }
+            parts.append((snapshot, .object(members.filter { !$0.0.isExactly("shard") }), shard))
+        }
+        let count = parts[0].shard.count
+        let indices = parts.map(\.shard.index).sorted()
+        guard parts.allSatisfy({ $0.shard.count == count }), indices == Array(0..<count) else {
+            throw SnapshotError("the folders are shards \(parts.map { $0.shard.description }.joined(separator: ", ")); give each shard 0/\(count) to \(count - 1)/\(count) exactly once")
+        }
+        let first = parts[0]
+        for part in parts.dropFirst() {
+            guard part.source == first.source else {
+                throw SnapshotError("\(part.snapshot.directory.relativePathForMessages) was exported from another source than \(first.snapshot.directory.relativePathForMessages); merge the shards of one export")
+            }
+            guard part.snapshot.containers.map({ "\($0.name) \($0.access)" }) == first.snapshot.containers.map({ "\($0.name) \($0.access)" }),
+                  part.snapshot.tables.map(\.name) == first.snapshot.tables.map(\.name) else {
+                throw SnapshotError("\(part.snapshot.directory.relativePathForMessages) holds other containers or tables than \(first.snapshot.directory.relativePathForMessages); merge the shards of one export")
+            }
+        }
+        let builder = try SnapshotBuilder(destination: destination, force: force)
+        do {
+            for (i, container) in first.snapshot.containers.enumerated() {
+                builder.addContainer(container.name, access: container.access)
+                let blobs = parts.flatMap { $0.snapshot.containers[i].blobs }.sorted { $0.name.byteOrder($1.name) < 0 }
+                for blob in blobs {
+                    try builder.addBlob(blob.name, contentType: blob.contentType, copying: blob.file, md5: blob.md5Base64, size: blob.size)
+                }
+            }
+            for (i, table) in first.snapshot.tables.enumerated() {
+                let writer = try builder.openTable(table.name)
+                var readers = try parts.map { try LinePuller(url: $0.snapshot.tables[i].file) }
+                var heads: [(line: [UInt8], keys: (String, String))?] = try readers.indices.map { try head(&readers[$0]) }
+                while let next = heads.indices.filter({ heads[$0] != nil }).min(by: { isBefore(heads[$0]!.keys, heads[$1]!.keys) }) {
+                    try writer.append(line: heads[next]!.line)
+                    heads[next] = try head(&readers[next])
+                }
+                try builder.close(writer)
+            }
+            return try builder.commit(source: first.source)
+        } catch {
+            builder.discard()
+            throw error
+        }
+    }
+
+    private static func head(_ reader: inout LinePuller) throws -> (line: [UInt8], keys: (String, String))? {
+        guard let line = try reader.next() else { return nil }
+        let entity = try SnapshotReader.decode(line, at: reader.path)
+        return (line, (entity.partitionKey, entity.rowKey))
+    }
+
+    private static func isBefore(_ a: (String, String), _ b: (String, String)) -> Bool {
+        let order = a.0.byteOrder(b.0)
+        return order != 0 ? order < 0 : a.1.byteOrder(b.1) < 0
+    }
+}
+
+/// A file's lines one at a time, read in 1 MiB chunks.
+struct LinePuller {
+    let path: String
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+
+    init(url: URL) throws {
+        path = url.relativePathForMessages
+        handle = try FileHandle(forReadingFrom: url)
+    }
+
+    mutating func next() throws -> [UInt8]? {
+        while true {
+            if let end = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                defer { start = end + 1 }
+                return Array(buffer[start..<end])
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                return Array(buffer[start...])
+            }
+            buffer.removeFirst(start)
+            start = 0
+            if let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { buffer += chunk } else { atEnd = true }
+        }
+    }
+}
