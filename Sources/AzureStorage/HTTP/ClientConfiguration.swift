@@ -13,6 +13,8 @@ public struct ClientConfiguration: Sendable {
     public var blobVersion: String
     /// `x-ms-version` of Table requests.
     public var tableVersion: String
+    /// Per-partition backoff after throttled answers (shared by the clients that share this configuration).
+    public var throttle = PartitionThrottle()
 
     public init(retry: RetryPolicy = .exponential,
                 sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },

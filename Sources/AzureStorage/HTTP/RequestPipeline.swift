@@ -30,13 +30,21 @@ struct RequestPipeline: Sendable {
 
     /// Sends `request`, retrying transient failures; returns a response whose status is in
     /// `expected`, else throws.
-    func send(_ request: TransportRequest, operation: String, expected: Set<Int>) async throws -> TransportResponse {
+    /// `partition` names the table partition a request writes (`table/PartitionKey`): throttled
+    /// answers slow that partition's later requests (``PartitionThrottle``).
+    func send(_ request: TransportRequest, operation: String, expected: Set<Int>, partition: String? = nil) async throws -> TransportResponse {
         var attempt = 0
         while true {
             let failure: AzureStorageError
             var retryAfter: String?
             do {
+                if let partition, let wait = configuration.throttle.admit(partition, now: configuration.now()) {
+                    try await configuration.sleep(wait)
+                }
                 let response = try await transport.send(sign(request, bearer: try await bearerToken()))
+                if let partition {
+                    configuration.throttle.record(partition, throttled: response.status == 503 || response.status == 429, now: configuration.now())
+                }
                 if expected.contains(response.status) { return response }
                 failure = .from(response, operation: operation, url: request.displayURL)
                 retryAfter = response.headers["Retry-After"]

@@ -218,7 +218,8 @@ public struct TableClient: Sendable {
         }
         var headers = Self.jsonHeaders
         headers["Content-Type"] = contentType
-        let response = try await pipeline.send(pipeline.request("POST", "/$batch", headers: headers, body: body), operation: "Entity Group Transaction", expected: [202])
+        let response = try await pipeline.send(pipeline.request("POST", "/$batch", headers: headers, body: body), operation: "Entity Group Transaction", expected: [202],
+                                               partition: operations.first.map { "\(table)/\($0.partitionKey)" })
         let batchURL = pipeline.origin + pipeline.basePath + "/$batch"
         let parts = try TableBatchCodec.decodeResponse(response.body, contentType: response.headers["Content-Type"], url: batchURL)
         if let failed = parts.first(where: { $0.status >= 400 }) {

@@ -1,0 +1,55 @@
+import Foundation
+import Synchronization
+
+/// Backs off per table partition when the service throttles it (503 ServerBusy, 429): a
+/// partition takes about 2,000 entities/s, and retrying each request on its own keeps hitting
+/// the partition that is already saturated. After a throttled answer, requests to that
+/// partition are spaced `delay` apart (doubling on each further throttle, up to 10 s, halving
+/// on each success until it is gone), so the batches of one process — and N shard processes,
+/// each seeing the same answers — slow down together instead of retrying into it. Other
+/// partitions are not slowed.
+public final class PartitionThrottle: Sendable {
+    private struct State {
+        var delay: Duration
+        var next: Date
+    }
+    private let states = Mutex<[String: State]>([:])
+
+    static let first: Duration = .milliseconds(200)
+    static let ceiling: Duration = .seconds(10)
+    static let floor: Duration = .milliseconds(25)
+
+    public init() {}
+
+    /// How long to wait before sending to `key` now; reserves the slot.
+    func admit(_ key: String, now: Date) -> Duration? {
+        states.withLock { states in
+            guard var state = states[key] else { return nil }
+            let start = max(now, state.next)
+            state.next = start.addingTimeInterval(Self.seconds(state.delay))
+            states[key] = state
+            let wait = start.timeIntervalSince(now)
+            return wait > 0 ? .milliseconds(Int64(wait * 1000)) : nil
+        }
+    }
+
+    /// Notes an answer from `key`'s partition.
+    func record(_ key: String, throttled: Bool, now: Date) {
+        states.withLock { states in
+            if throttled {
+                let delay = min(states[key].map { $0.delay * 2 } ?? Self.first, Self.ceiling)
+                states[key] = State(delay: delay, next: now.addingTimeInterval(Self.seconds(delay)))
+            } else if var state = states[key] {
+                state.delay = state.delay / 2
+                if state.delay < Self.floor { states[key] = nil } else { states[key] = state }
+            }
+        }
+    }
+
+    /// The spacing in force for `key` (tests, progress).
+    public func delay(of key: String) -> Duration? { states.withLock { $0[key]?.delay } }
+
+    static func seconds(_ d: Duration) -> TimeInterval {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}

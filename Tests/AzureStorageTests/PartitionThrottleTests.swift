@@ -1,0 +1,34 @@
+import AzureStorage
+import Foundation
+import Synchronization
+import Testing
+
+/// Throttled partitions slow down; other partitions do not.
+@Suite struct PartitionThrottleTests {
+    func batchResponse() -> TransportResponse {
+        let boundary = "batchresponse_1"
+        let body = "--\(boundary)\r\nContent-Type: multipart/mixed; boundary=changesetresponse_1\r\n\r\n--changesetresponse_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 204 No Content\r\nETag: W/\"1\"\r\n\r\n--changesetresponse_1--\r\n--\(boundary)--\r\n"
+        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(boundary)")]), body: Data(body.utf8))
+    }
+
+    @Test func aThrottledPartitionIsSpacedOutAndOthersAreNot() async throws {
+        let sleeps = SleepRecorder()
+        let busy = TransportResponse(status: 503, headers: HeaderFields([("x-ms-error-code", "ServerBusy")]))
+        let transport = FakeTransport(responses: [busy, batchResponse(), batchResponse(), batchResponse()])
+        let configuration = testConfiguration(sleeps)
+        let client = TableClient(account: .development(), transport: transport, configuration: configuration)
+        let entity = { (pk: String) in TableBatchOperation.upsertReplace(TableEntity(partitionKey: pk, rowKey: "r")) }
+        try await client.submit([entity("hot")], to: "events")
+        // The 503 set a 200 ms spacing on events/hot: the retry waited its own backoff (100 ms)
+        // and the partition's spacing (200 ms); the success then halved the spacing.
+        #expect(sleeps.recorded == [.milliseconds(100), .milliseconds(200)])
+        #expect(configuration.throttle.delay(of: "events/hot") == .milliseconds(100))
+        // Another partition goes at once.
+        try await client.submit([entity("cold")], to: "events")
+        #expect(sleeps.recorded.count == 2)
+        // The hot one still waits its (smaller) spacing, then recovers.
+        try await client.submit([entity("hot")], to: "events")
+        #expect(sleeps.recorded.count == 3)
+        #expect(configuration.throttle.delay(of: "events/hot") == .milliseconds(50))
+    }
+}
