@@ -104,7 +104,8 @@ private struct Inference {
     mutating func run() -> InferredDataset {
         let observations = input.partitions.sorted { ($0.table, $0.partition) < ($1.table, $1.partition) }
         var used = Set<String>()
-        for observation in observations {
+        for var observation in observations {
+            observation.sortKept()
             var name = Self.kindName(observation.partition)
             if used.contains(name) { name = Self.kindName(observation.table) + "_" + name }
             while used.contains(name) { name += "_" }

@@ -54,6 +54,12 @@ public struct PartitionObservation: Sendable {
         }
     }
 
+    /// Puts the kept entities in RowKey byte order, as the service lists them, so what is
+    /// inferred does not depend on the order they were read in.
+    mutating func sortKept() {
+        entities?.sort { $0.rowKey.byteOrder($1.rowKey) < 0 }
+    }
+
     /// The sample in RowKey byte order.
     public var sample: [TableEntity] {
         heap.map(\.entity).sorted { $0.rowKey.byteOrder($1.rowKey) < 0 }
