@@ -30,6 +30,7 @@ public struct SeedRun: Sendable {
     /// grow with the table. A service that lists keys in another order than their bytes
     /// (``ObservedOrderError``) is read again whole and planned from memory.
     public func plan(_ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+        if let shard { try await checkShardable(desired, shard: shard) }
         let desired = shard.map { desired.sharded($0) } ?? desired
         var header = header
         header.shard = shard
@@ -40,6 +41,32 @@ public struct SeedRun: Sendable {
         } catch is ObservedOrderError {
             let whole = try await observer.observe(desired, onEntities: onRead)
             return try await Planner.plan(desired: desired, observed: whole, header: header, digests: digests)
+        }
+    }
+
+    /// Refuses a sharded plan where natural-key recognition would need two shards: an entity
+    /// in a kind's partitions under a RowKey the dataset does not make (seeded by another tool,
+    /// or not in the dataset) may be the twin of a dataset entity that hashes to another shard,
+    /// which would then create a duplicate. Every shard reads the same RowKeys and refuses
+    /// alike. Snapshots (no natural keys) are not affected.
+    func checkShardable(_ desired: DesiredStorage, shard: Shard) async throws {
+        for group in desired.groups where !group.key.isEmpty {
+            let known = try group.unshardedRowKeys()
+            guard try await tables.tableExists(group.table) else { continue }
+            for partition in group.partitions {
+                let keys = known[ExactString(partition)] ?? []
+                do {
+                    for try await page in tables.query(group.table, filter: .partition(partition), select: ["PartitionKey", "RowKey"]) {
+                        if let foreign = page.first(where: { !keys.contains(ExactString($0.entity.rowKey)) }) {
+                            throw RunError("shard \(shard): table \(group.table), partition '\(partition)' holds an entity under a RowKey the dataset does not make (\(foreign.entity.rowKey)); natural-key recognition needs the whole partition, so run this plan once without --shard (with --prune to remove entities not in the dataset)")
+                        }
+                    }
+                } catch let error as RunError {
+                    throw error
+                } catch {
+                    throw RunError.explaining(error, while: "reading the target")
+                }
+            }
         }
     }
 

@@ -13,22 +13,28 @@ import Testing
 
     @Test func aThrottledPartitionIsSpacedOutAndOthersAreNot() async throws {
         let sleeps = SleepRecorder()
+        let clock = TestClock()
         let busy = TransportResponse(status: 503, headers: HeaderFields([("x-ms-error-code", "ServerBusy")]))
-        let transport = FakeTransport(responses: [busy, batchResponse(), batchResponse(), batchResponse()])
-        let configuration = testConfiguration(sleeps)
+        let transport = FakeTransport(responses: [busy, batchResponse(), batchResponse(), batchResponse(), batchResponse()])
+        var configuration = testConfiguration(sleeps)
+        configuration.now = { clock.now }
         let client = TableClient(account: .development(), transport: transport, configuration: configuration)
         let entity = { (pk: String) in TableBatchOperation.upsertReplace(TableEntity(partitionKey: pk, rowKey: "r")) }
         try await client.submit([entity("hot")], to: "events")
         // The 503 set a 200 ms spacing on events/hot: the retry waited its own backoff (100 ms)
-        // and the partition's spacing (200 ms); the success then halved the spacing.
+        // and the partition's spacing (200 ms). A success right after does not undo it.
         #expect(sleeps.recorded == [.milliseconds(100), .milliseconds(200)])
-        #expect(configuration.throttle.delay(of: "events/hot") == .milliseconds(100))
+        #expect(configuration.throttle.delay(of: "events/hot") == .milliseconds(200))
         // Another partition goes at once.
         try await client.submit([entity("cold")], to: "events")
         #expect(sleeps.recorded.count == 2)
-        // The hot one still waits its (smaller) spacing, then recovers.
+        // The next request to the hot one takes the next slot, 200 ms after the retry's.
+        try await client.submit([entity("hot")], to: "events")
+        #expect(sleeps.recorded.last == .milliseconds(400))
+        // Once a spacing's time has passed, a success halves it.
+        clock.advance(1)
         try await client.submit([entity("hot")], to: "events")
         #expect(sleeps.recorded.count == 3)
-        #expect(configuration.throttle.delay(of: "events/hot") == .milliseconds(50))
+        #expect(configuration.throttle.delay(of: "events/hot") == .milliseconds(100))
     }
 }

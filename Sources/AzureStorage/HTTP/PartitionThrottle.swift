@@ -12,6 +12,9 @@ public final class PartitionThrottle: Sendable {
     private struct State {
         var delay: Duration
         var next: Date
+        /// When the spacing last changed: a success halves it at most once per `delay`, so the
+        /// answers to requests already in flight when the throttle came do not undo it.
+        var changed: Date
     }
     private let states = Mutex<[String: State]>([:])
 
@@ -38,10 +41,14 @@ public final class PartitionThrottle: Sendable {
         states.withLock { states in
             if throttled {
                 let delay = min(states[key].map { $0.delay * 2 } ?? Self.first, Self.ceiling)
-                states[key] = State(delay: delay, next: now.addingTimeInterval(Self.seconds(delay)))
-            } else if var state = states[key] {
+                // Slots already handed out stay taken: the next one is after them, or a delay from now.
+                let next = max(states[key]?.next ?? now, now.addingTimeInterval(Self.seconds(delay)))
+                states[key] = State(delay: delay, next: next, changed: now)
+            } else if var state = states[key], now.timeIntervalSince(state.changed) >= Self.seconds(state.delay) {
                 state.delay = state.delay / 2
-                if state.delay < Self.floor { states[key] = nil } else { states[key] = state }
+                state.changed = now
+                // Gone once small and no reserved slot is ahead.
+                if state.delay < Self.floor, state.next <= now { states[key] = nil } else { states[key] = state }
             }
         }
     }

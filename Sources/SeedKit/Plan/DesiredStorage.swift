@@ -75,6 +75,9 @@ public struct EntityGroup: Sendable {
     /// The group's entities, one at a time, in PartitionKey-then-RowKey byte order.
     public func entities() throws -> any EntityCursor { try makeCursor(shard) }
 
+    /// Every RowKey the desired state gives the group's table, by partition, whatever the shard.
+    public func unshardedRowKeys() throws -> [ExactString: Set<ExactString>] { try allRowKeys() }
+
     /// The group's RowKeys by partition (of the shard, when it is one).
     func rowKeys() throws -> [ExactString: Set<ExactString>] {
         let all = try allRowKeys()

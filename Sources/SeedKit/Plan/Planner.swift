@@ -27,7 +27,11 @@ public enum Planner {
         try await merge.plan(into: &plan, digest: &digest)
         if let digest {
             plan.header.desiredDigest = hex(digest.finalize())
-            plan.header.observedDigest = observedDigest(observed, partitions: merge.partitionDigests)
+            // Every shard creates the containers and tables (and sets access levels): a shard's
+            // saved plan records them as its own actions leave them, so another shard that ran
+            // first does not make it look changed.
+            let seen = header.shard == nil ? observed : observed.afterContainerAndTableActions(of: desired)
+            plan.header.observedDigest = observedDigest(seen, partitions: merge.partitionDigests)
         }
         return plan
     }
@@ -150,5 +154,20 @@ extension Planner {
         }
         plan.header.observedDigest = observedDigest(observed)
         return plan
+    }
+}
+
+extension ObservedState {
+    /// This state with the desired containers existing at their desired access level and the
+    /// desired tables existing: what every shard's container and table actions leave.
+    func afterContainerAndTableActions(of desired: DesiredStorage) -> ObservedState {
+        var copy = self
+        for container in desired.containers {
+            var found = copy.containers[container.name] ?? ObservedContainer(access: container.access)
+            found.access = container.access
+            copy.containers[container.name] = found
+        }
+        for table in desired.tables where copy.tables[table.name] == nil { copy.tables[table.name] = ObservedTable() }
+        return copy
     }
 }

@@ -60,6 +60,7 @@ struct TargetOptions: ParsableArguments {
                 return parsed.count > 1 ? parsed : nil
             }
             guard let shards else { return nil }
+            guard shards >= 1 else { throw ValidationError("--shards \(shards): the work is split into 1 or more parts") }
             guard let text = ProcessInfo.processInfo.environment["JOB_COMPLETION_INDEX"], let index = Int(text) else {
                 throw ValidationError("--shards \(shards) takes this process's index from JOB_COMPLETION_INDEX, which is not set to a number; pass --shard I/N instead")
             }
