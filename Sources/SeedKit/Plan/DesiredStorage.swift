@@ -47,16 +47,11 @@ public struct EntityGroup: Sendable {
     public init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
                 makeCursor: @escaping @Sendable () throws -> any EntityCursor,
                 rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]) {
-        self.table = table
-        self.kind = kind
-        self.partitions = partitions
-        self.key = key
-        self.rowKeyReferences = rowKeyReferences
-        self.makeCursor = { shard in
+        // A cursor that cannot skip: a shard filters what it makes.
+        self.init(table: table, kind: kind, partitions: partitions, key: key, rowKeyReferences: rowKeyReferences, shardedCursor: { shard in
             let all = try makeCursor()
             return shard.map { ShardCursor(base: all, shard: $0) } ?? all
-        }
-        self.allRowKeys = rowKeys
+        }, rowKeys: rowKeys)
     }
 
     /// A group whose cursor can skip other shards' entities before making them.
