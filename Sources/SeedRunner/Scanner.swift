@@ -38,16 +38,13 @@ public struct ScanReport: Sendable {
 /// shape (``DatasetInference``). Entities are read page by page into bounded statistics
 /// (``PartitionObservation``); files are written on `BlockingPool`'s threads.
 public struct Scanner: Sendable {
-    public let run: SeedRun?
+    public let run: SeedRun
 
     public init(run: SeedRun) { self.run = run }
 
-    /// A scanner of snapshot folders (`azseed scan --snapshot DIR`).
-    public init() { run = nil }
-
     /// Scans a snapshot folder (`azseed export` or `azseed generate` output) as it would the
     /// account it came from; `copyBlobs` copies its blob files.
-    public func scan(snapshot directory: URL, _ options: ScanOptions, into folder: URL) async throws -> ScanReport {
+    public static func scan(snapshot directory: URL, _ options: ScanOptions, into folder: URL) async throws -> ScanReport {
         try await BlockingPool.run { try Self.checkEmpty(folder) }
         let snapshot = try await BlockingPool.run { try SnapshotReader.read(directory) }
         var report = ScanReport()
@@ -93,7 +90,6 @@ public struct Scanner: Sendable {
     }
 
     public func scan(_ options: ScanOptions, into folder: URL, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ScanReport {
-        guard let run else { preconditionFailure("a snapshot scanner scans snapshots") }
         try await BlockingPool.run { try Self.checkEmpty(folder) }
         try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint])
         var report = ScanReport()
@@ -142,14 +138,15 @@ public struct Scanner: Sendable {
                               containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary + report.summary
-        try await write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
+        let run = self.run
+        try await Self.write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
             try await run.blobs.download(container: container, name: blob, to: file)
         }
         return report
     }
 
     /// Writes the dataset; `copy` brings a blob's own bytes into `file` (`--copy-blobs`) and says how many.
-    private func write(_ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport,
+    private static func write(_ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport,
                        copy: (String, String, URL) async throws -> Int) async throws {
         let made: Bool
         do {
@@ -218,7 +215,7 @@ public struct Scanner: Sendable {
         }
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) else { return }
         guard isDirectory.boolValue else { throw RunError("--out \(folder.path): is a file, not a folder; choose another --out") }
-        guard isDirectory.boolValue, (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true else {
+        guard (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true else {
             throw RunError("--out \(folder.path): is not an empty folder; scan writes a dataset into a new or empty folder, so nothing of yours is overwritten")
         }
     }

@@ -25,6 +25,9 @@ public struct AzureCLICredential: TokenCredential {
         self.environment = environment
     }
 
+    /// Where the timeout that ends a hung `az` fires (it only signals the process).
+    private static let timers = DispatchQueue(label: "azseed.az-timeout")
+
     /// How long `az` may take (it starts a Python interpreter).
     static let timeout: TimeInterval = 30
 
@@ -86,7 +89,8 @@ public struct AzureCLICredential: TokenCredential {
             throw CredentialUnavailable("Azure CLI: \(executable) cannot be started")
         }
         let deadline = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
+        // The timer runs on a queue of its own, not Dispatch's global ones.
+        Self.timers.asyncAfter(deadline: .now() + timeout, execute: deadline)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         deadline.cancel()

@@ -68,7 +68,7 @@ struct ScanCommand: AsyncParsableCommand {
         if let snapshot {
             let folder = URL(fileURLWithPath: snapshot)
             try FolderOverlap.check(output: output, inputs: [("the snapshot", folder)])
-            report = try await Scanner().scan(snapshot: folder, options, into: output)
+            report = try await Scanner.scan(snapshot: folder, options, into: output)
         } else {
             report = try await StorageSession.with(target) { session in
                 let bar = ProgressBar(label: "scanning")

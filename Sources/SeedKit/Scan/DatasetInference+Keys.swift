@@ -1,0 +1,70 @@
+import AzureStorage
+import Foundation
+
+/// The natural key proposed for a kind.
+extension Inference {
+    // MARK: - keys
+
+    /// A natural key from properties unique over every entity seen, else every keyable one.
+    mutating func chooseKey(_ kind: inout KindDraft) {
+        let o = kind.observation
+        func unique(_ name: String) -> Bool {
+            guard let p = o.property(name) else { return false }
+            return p.present == o.count && p.distinctCount == o.count
+        }
+        if kind.rows {
+            let rows = o.entities ?? []
+            let candidates = kind.columns.filter { c in !kind.helperColumns.contains { $0.name == c } && unique(c) }
+            let ranked = candidates.sorted { a, b in
+                let (pa, pb) = (o.property(a)!, o.property(b)!)
+                let (ia, ib) = ([.int32, .int64].contains(pa.type), [.int32, .int64].contains(pb.type))
+                if ia != ib { return ia }
+                return pa.maxLength != pb.maxLength ? pa.maxLength < pb.maxLength : a.byteOrder(b) < 0
+            }
+            if let best = ranked.first {
+                kind.key = [best]
+                kind.keyReason = "'\(best)' is unique in all \(rows.count) entities"
+            } else {
+                let stored = kind.columns.filter { c in rows.allSatisfy { $0[c] != nil } }
+                kind.key = stored.isEmpty ? Array(kind.columns.prefix(1)) : stored
+                kind.keyReason = "no property is unique on its own; the key is every column present in all rows"
+            }
+            return
+        }
+        let keyable = kind.fields.filter { field in
+            !field.yaml.contains("presence:") && (field.yaml.hasPrefix("{ sequence") || field.yaml.hasPrefix("{ int") || field.yaml.hasPrefix("{ date")
+                || field.yaml.hasPrefix("{ pick") || field.yaml.hasPrefix("{ from") || field.yaml.hasPrefix("{ const"))
+                && !kind.omit.contains(field.name)
+        }
+        let rank: (String) -> Int = { yaml in
+            yaml.hasPrefix("{ sequence") ? 0 : yaml.hasPrefix("{ int") ? 1 : yaml.hasPrefix("{ date") ? 2 : yaml.hasPrefix("{ from") ? 3 : 4
+        }
+        let needed = Double(o.count)
+        let domains = kind.domains
+        let ranked = keyable.filter { !$0.yaml.hasPrefix("{ const") }
+            .sorted { rank($0.yaml) != rank($1.yaml) ? rank($0.yaml) < rank($1.yaml) : $0.name.byteOrder($1.name) < 0 }
+        if let best = ranked.first(where: { unique($0.name) && (domains[$0.name] ?? 0) >= needed }) {
+            kind.key = [best.name]
+            kind.keyReason = "'\(best.name)' is unique in all \(o.count) entities"
+        } else {
+            // Properties together: unique ones first, until their values can make `count` distinct keys.
+            var chosen: [String] = []
+            var space = 1.0
+            for field in ranked.sorted(by: { unique($0.name) && !unique($1.name) }) where space < needed {
+                chosen.append(field.name)
+                space *= max(domains[field.name] ?? 1, 1)
+            }
+            kind.key = chosen.isEmpty ? keyable.map(\.name) : chosen
+            kind.keyReason = space >= needed
+                ? "no property alone can tell \(o.count) entities apart; these together can"
+                : "no properties can tell \(o.count) entities apart with the values sampled; raise --sample"
+        }
+        // Key fields draw from their whole domain, uniformly: no weights.
+        for i in kind.fields.indices where kind.key.contains(kind.fields[i].name) && kind.fields[i].yaml.contains(", weights: [") {
+            let yaml = kind.fields[i].yaml
+            if let start = yaml.range(of: ", weights: ["), let end = yaml.range(of: "]", range: start.upperBound..<yaml.endIndex) {
+                kind.fields[i].yaml = String(yaml[..<start.lowerBound] + yaml[end.upperBound...])
+            }
+        }
+    }
+}

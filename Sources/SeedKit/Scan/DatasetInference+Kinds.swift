@@ -1,0 +1,163 @@
+import AzureStorage
+import Foundation
+
+/// One kind's fields: references, values copied through them, blob URLs and templates.
+extension Inference {
+    // MARK: - one kind
+
+    mutating func describe(_ index: Int) {
+        var kind = kinds[index]
+        let o = kind.observation
+        let entities = kind.rows ? (o.entities ?? o.sample) : o.sample
+        var handled = Set<String>()
+
+        // References: the ref field, then the property it fills. A second reference to the
+        // same kind that always names the same entity as the first is a value copied from it.
+        var refFields: [(name: String, yaml: String)] = []
+        var kept: [Reference] = []
+        for reference in kind.references {
+            if let first = kept.first(where: { $0.target == reference.target }),
+               entities.allSatisfy({ e in e[reference.property] == nil || referenced(e, first).map { $0[reference.via] == e[reference.property] } ?? false }) {
+                refFields.append((reference.property, "{ from: \(first.field).\(reference.via) }"))
+                handled.insert(reference.property)
+                summary.append("\(kind.name).\(reference.property) equals the referenced \(kinds[reference.target].name)'s \(reference.via) in every sampled entity: from")
+                continue
+            }
+            kept.append(reference)
+            refFields.append((reference.field, "{ ref: \(kinds[reference.target].name) }"))
+            refFields.append((reference.property, "{ from: \(reference.field).\(reference.via) }"))
+            kind.domains[reference.property] = Double(kinds[reference.target].observation.count)
+            handled.insert(reference.property)
+            summary.append("\(kind.name).\(reference.property) holds \(reference.via == "RowKey" ? "RowKeys" : reference.via + " values") of partition '\(kinds[reference.target].observation.partition)': ref + from")
+        }
+        kind.references = kept
+        // Values copied from the referenced entity.
+        for name in o.propertyNames where !handled.contains(name) {
+            for reference in kind.references {
+                let pairs = entities.compactMap { e -> (EdmValue, TableEntity)? in
+                    guard let v = e[name], let r = referenced(e, reference) else { return nil }
+                    return (v, r)
+                }
+                guard pairs.count >= 2 else { continue }
+                let target = kinds[reference.target].observation
+                if let q = target.propertyNames.first(where: { q in pairs.allSatisfy { $0.1[q] == $0.0 } }) {
+                    refFields.append((name, "{ from: \(reference.field).\(q) }"))
+                    handled.insert(name)
+                    summary.append("\(kind.name).\(name) equals the referenced \(kinds[reference.target].name)'s \(q) in every sampled entity: from")
+                    break
+                }
+            }
+        }
+        // Blob URLs and templates come last: they read the other fields.
+        var derivedFields: [(name: String, yaml: String)] = []
+        var helperFields: [(name: String, yaml: String)] = []
+        for name in o.propertyNames where !handled.contains(name) {
+            guard let p = o.property(name), p.type == .string, let (container, names) = blobURLs(name, entities, p) else { continue }
+            let helper = uniqueName(name + "Blob", in: o)
+            if kind.rows {
+                kind.helperColumns.append((helper, names))
+            } else {
+                let list = Array(Set(names.values)).sorted { $0.byteOrder($1) < 0 }.prefix(input.sample)
+                helperFields.append((helper, "{ pick: [\(list.map(Self.quoted).joined(separator: ", "))] }"))
+            }
+            derivedFields.append((name, "{ blobUrl: { container: \(container), name: \(Self.quoted("{{\(helper)}}")) } }"))
+            kind.omit.append(helper)
+            handled.insert(name)
+            summary.append("\(kind.name).\(name) holds URLs of blobs in container '\(container)': blobUrl")
+        }
+        for name in o.propertyNames where !handled.contains(name) {
+            guard let p = o.property(name), p.type == .string, entities.count >= 2, p.present == o.count,
+                  (p.distinctCount ?? Int.max) > max(1, entities.count / 2) || kind.rows,
+                  let template = inferTemplate(name, entities, kind) else { continue }
+            let file = "\(kind.name)-\(name).mustache"
+            templates.append((file, template))
+            derivedFields.append((name, "{ template: \(file) }"))
+            handled.insert(name)
+            summary.append("\(kind.name).\(name) is the same words around \(Self.variables(template).joined(separator: ", ")) in every sampled entity: template \(file)")
+        }
+        kind.fields = refFields + helperFields
+        if kind.rows {
+            kind.columns = o.propertyNames.filter { !handled.contains($0) } + kind.helperColumns.map(\.name)
+        } else {
+            for name in o.propertyNames where !handled.contains(name) {
+                kind.fields.append((name, generator(name, o.property(name)!, o, entities, &kind)))
+            }
+        }
+        kind.fields += derivedFields
+        chooseKey(&kind)
+        if o.allRowKeysAreGUIDs, o.count > 0 {
+            summary.append("\(kind.name): RowKeys are GUIDs; the dataset makes name-based ones from its key (\(kind.key.joined(separator: ", ")))")
+        }
+        kinds[index] = kind
+    }
+
+    func uniqueName(_ base: String, in o: PartitionObservation) -> String {
+        var name = base
+        while o.property(name) != nil { name += "_" }
+        return name
+    }
+
+    /// The container and per-entity blob names when every value is a URL of a blob the scan listed.
+    func blobURLs(_ name: String, _ entities: [TableEntity], _ p: PropertyObservation) -> (String, [String: String])? {
+        guard !entities.isEmpty, !input.blobEndpoint.isEmpty else { return nil }
+        for container in input.containers {
+            let prefix = input.blobEndpoint + "/" + container.name + "/"
+            let known = Set(container.blobs.map { ExactString($0.name) })
+            var names: [String: String] = [:]
+            var all = true
+            for e in entities {
+                guard case .string(let url)? = e[name] else { continue }
+                guard url.hasPrefix(prefix), let blob = String(url.dropFirst(prefix.count)).removingPercentEncoding, known.contains(ExactString(blob)) else {
+                    all = false
+                    break
+                }
+                names[e.rowKey] = blob
+            }
+            if all, !names.isEmpty { return (container.name, names) }
+        }
+        return nil
+    }
+
+    /// The text of property `name` with other properties' values (and referenced entities'
+    /// as `ref.Property`) replaced by `{{…}}`, when that gives one text for every entity.
+    func inferTemplate(_ name: String, _ entities: [TableEntity], _ kind: KindDraft) -> String? {
+        var result: String?
+        for e in entities {
+            guard case .string(let text)? = e[name], !text.contains("{{"), !text.contains("}}") else { return nil }
+            var candidates: [(variable: String, value: String)] = []
+            for (other, value) in e.properties where !other.isExactly(name) {
+                if case .string(let s) = value, s.count >= 3 { candidates.append((other, s)) }
+            }
+            for reference in kind.references {
+                guard let target = referenced(e, reference) else { continue }
+                for (other, value) in target.properties {
+                    if case .string(let s) = value, s.count >= 3 { candidates.append(("\(reference.field).\(other)", s)) }
+                }
+            }
+            candidates.sort { a, b in a.value.count != b.value.count ? a.value.count > b.value.count : a.variable.byteOrder(b.variable) < 0 }
+            var template = text
+            var markers: [(String, String)] = []
+            for (i, candidate) in candidates.enumerated() where template.contains(candidate.value) {
+                let marker = "\u{1}\(i)\u{2}"
+                template = template.replacingOccurrences(of: candidate.value, with: marker)
+                markers.append((marker, "{{\(candidate.variable)}}"))
+            }
+            for (marker, variable) in markers { template = template.replacingOccurrences(of: marker, with: variable) }
+            guard template.contains("{{") else { return nil }
+            if let result, !result.isExactly(template) { return nil }
+            result = template
+        }
+        return result
+    }
+
+    static func variables(_ template: String) -> [String] {
+        var out: [String] = []
+        var rest = Substring(template)
+        while let open = rest.range(of: "{{"), let close = rest.range(of: "}}", range: open.upperBound..<rest.endIndex) {
+            let v = String(rest[open.upperBound..<close.lowerBound])
+            if !out.contains(v) { out.append(v) }
+            rest = rest[close.upperBound...]
+        }
+        return out
+    }
+}
