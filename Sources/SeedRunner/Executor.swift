@@ -9,6 +9,10 @@ public struct ExecutionReport: Sendable {
     /// Entities written or deleted.
     public var entityOperations = 0
     public var seconds = 0.0
+    /// Blob bytes this process sent (uploads, and copies streamed through it).
+    public var blobBytesSent = 0
+    /// Blob bytes the target read from the source itself (server-side copies).
+    public var blobBytesCopiedServerSide = 0
 
     public init() {}
 }
@@ -29,11 +33,16 @@ public struct Executor: Sendable {
     /// Requests in flight at most.
     public let concurrency: Int
     public let onProgress: (@Sendable (ExecutionProgress) -> Void)?
+    /// Where blobs of a source account come from (`azseed copy`).
+    public let copier: BlobCopier?
+    private let sent = BlobByteCount()
 
-    public init(blobs: BlobClient, tables: TableClient, concurrency: Int = 8, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) {
+    public init(blobs: BlobClient, tables: TableClient, concurrency: Int = 8, copier: BlobCopier? = nil,
+                onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) {
         self.blobs = blobs
         self.tables = tables
         self.concurrency = max(1, concurrency)
+        self.copier = copier
         self.onProgress = onProgress
     }
 
@@ -77,6 +86,8 @@ public struct Executor: Sendable {
         report.updated = summary.update
         report.deleted = summary.delete
         report.entityOperations = entityWork.count
+        report.blobBytesSent = sent.value + (copier?.streamedBytes ?? 0)
+        report.blobBytesCopiedServerSide = copier?.serverSideBytes ?? 0
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -109,9 +120,19 @@ public struct Executor: Sendable {
                 return
             }
             guard let blob = action.blob else { return }
-            try await blobs.upload(file: blob.file, container: action.container, name: action.name, options: BlobUploadOptions(contentType: blob.contentType))
+            switch blob.content {
+            case .file(let file):
+                try await blobs.upload(file: file, container: action.container, name: action.name, options: BlobUploadOptions(contentType: blob.contentType))
+                sent.add(blob.size)
+            case .sourceBlob(let container, let name):
+                guard let copier else { throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open") }
+                try await copier.copy(container: container, name: name, to: blobs, as: action.container, action.name, blob: blob)
+            }
+        } catch let error as RunError {
+            throw error
         } catch {
-            throw RunError.explaining(error, while: "\(action.change == .delete ? "deleting" : "uploading") blob '\(action.container)/\(action.name)'")
+            let doing = action.change == .delete ? "deleting" : action.blob?.file == nil ? "copying" : "uploading"
+            throw RunError.explaining(error, while: "\(doing) blob '\(action.container)/\(action.name)'")
         }
     }
 
@@ -142,6 +163,13 @@ public struct Executor: Sendable {
             }
         }
     }
+}
+
+/// Bytes counted across concurrent tasks.
+final class BlobByteCount: Sendable {
+    private let total = Mutex(0)
+    func add(_ n: Int) { total.withLock { $0 += n } }
+    var value: Int { total.withLock { $0 } }
 }
 
 /// Counts finished operations across concurrent tasks and reports them.

@@ -74,7 +74,7 @@ public struct Scanner: Sendable {
         report.tables = tables.count
         report.partitions = observations.count
         report.entities = observations.values.reduce(0) { $0 + $1.count }
-        let files = Dictionary(chosen.flatMap { c in c.blobs.map { ("\(c.name)/\($0.name)", $0.file) } }, uniquingKeysWith: { a, _ in a })
+        let files = Dictionary(chosen.flatMap { c in c.blobs.compactMap { b in b.file.map { ("\(c.name)/\(b.name)", $0) } } }, uniquingKeysWith: { a, _ in a })
         let input = ScanInput(name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
                               containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
         let inferred = DatasetInference.infer(input)

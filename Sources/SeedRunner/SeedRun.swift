@@ -79,8 +79,9 @@ public struct SeedRun: Sendable {
         return Planner.resetPlan(desired: desired, observed: observed, header: header)
     }
 
-    public func execute(_ plan: Plan, concurrency: Int, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) async throws -> ExecutionReport {
-        try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, onProgress: onProgress).execute(plan)
+    /// Carries out `plan`; `copier` reads the blobs a copy plan takes from a source account.
+    public func execute(_ plan: Plan, concurrency: Int, copier: BlobCopier? = nil, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) async throws -> ExecutionReport {
+        try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, copier: copier, onProgress: onProgress).execute(plan)
     }
 
     /// Refuses a saved plan made against another target.

@@ -40,7 +40,7 @@ extension ConnectionString {
         if let blob { parts.append("BlobEndpoint=\(blob)") }
         if let table { parts.append("TableEndpoint=\(table)") }
         if let token = tokens.first?.1 {
-            parts.append("SharedAccessSignature=" + token.parameters.map { "\($0.0)=\(PercentEncoding.component($0.1))" }.joined(separator: "&"))
+            parts.append("SharedAccessSignature=" + token.query)
         }
         do {
             return try read(parts.joined(separator: ";"))

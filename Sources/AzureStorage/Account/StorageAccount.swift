@@ -73,7 +73,7 @@ public struct StorageAccount: Sendable, Equatable {
         var parts = ["AccountName=\(name)"]
         switch credential {
         case .sharedKey(let key): parts.append("AccountKey=\(Data(key.bytes).base64EncodedString())")
-        case .sas(let token): parts.append("SharedAccessSignature=\(token.parameters.map { "\($0.0)=\(PercentEncoding.component($0.1))" }.joined(separator: "&"))")
+        case .sas(let token): parts.append("SharedAccessSignature=\(token.query)")
         case .bearer, .anonymous: break
         }
         parts.append("BlobEndpoint=\(blobEndpoint.absoluteString)")

@@ -15,11 +15,11 @@ public struct BlobClient: Sendable {
         pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .blob)
     }
 
-    private func path(_ container: String, _ blob: String? = nil) -> String {
+    func path(_ container: String, _ blob: String? = nil) -> String {
         blob.map { "/\(container)/\(PercentEncoding.path($0))" } ?? "/\(container)"
     }
 
-    private func check(container: String, blob: String? = nil, operation: String) throws {
+    func check(container: String, blob: String? = nil, operation: String) throws {
         let url = pipeline.origin + pipeline.basePath + path(container, blob)
         if let problem = StorageNames.containerProblem(container) {
             throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "container '\(container)': \(problem)")

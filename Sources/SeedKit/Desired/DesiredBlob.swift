@@ -2,17 +2,45 @@ import AzureStorage
 import Crypto
 import Foundation
 
-/// A blob the dataset wants in a container: a local file, its content type and MD5.
+/// A blob the desired state wants in a container: where its bytes come from, its size,
+/// content type and MD5.
 public struct DesiredBlob: Sendable, Equatable {
     public var name: String
-    public var file: URL
+    public var content: Content
     public var size: Int
-    /// The 16-byte MD5 of the content (Azure's Content-MD5).
+    /// The 16-byte MD5 of the content (Azure's Content-MD5); empty when the source blob of a
+    /// copy has none recorded — such a blob is never taken as unchanged.
     public var md5: [UInt8]
     public var contentType: String
 
-    /// The MD5 as base64, as Azure reports it.
-    public var md5Base64: String { Data(md5).base64EncodedString() }
+    /// Where a blob's bytes are.
+    public enum Content: Sendable, Equatable {
+        /// A local file (a dataset's or a snapshot's).
+        case file(URL)
+        /// A blob of the source account of `azseed copy`, read by the target itself where it can.
+        case sourceBlob(container: String, name: String)
+    }
+
+    public init(name: String, content: Content, size: Int, md5: [UInt8], contentType: String) {
+        self.name = name
+        self.content = content
+        self.size = size
+        self.md5 = md5
+        self.contentType = contentType
+    }
+
+    public init(name: String, file: URL, size: Int, md5: [UInt8], contentType: String) {
+        self.init(name: name, content: .file(file), size: size, md5: md5, contentType: contentType)
+    }
+
+    /// The local file holding the bytes; nil for a source account's blob.
+    public var file: URL? {
+        if case .file(let url) = content { return url }
+        return nil
+    }
+
+    /// The MD5 as base64, as Azure reports it ("" when unknown).
+    public var md5Base64: String { md5.isEmpty ? "" : Data(md5).base64EncodedString() }
 }
 
 /// A container the dataset wants, with its access level and blobs (sorted by name).
@@ -20,6 +48,12 @@ public struct DesiredContainer: Sendable {
     public var name: String
     public var access: PublicAccess
     public var blobs: [DesiredBlob]
+
+    public init(name: String, access: PublicAccess, blobs: [DesiredBlob]) {
+        self.name = name
+        self.access = access
+        self.blobs = blobs
+    }
 
     public func blob(named name: String) -> DesiredBlob? { blobs.first { $0.name.isExactly(name) } }
 }

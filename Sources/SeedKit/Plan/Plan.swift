@@ -61,7 +61,20 @@ public struct PlanSummary: Sendable, Equatable {
 /// target or the dataset changed since (the digests).
 public struct PlanHeader: Sendable, Equatable {
     /// What the desired state came from.
-    public enum Source: String, Sendable { case dataset, snapshot }
+    public enum Source: String, Sendable {
+        case dataset, snapshot
+        /// Another account (`azseed copy`): `dataset` names it, `datasetDirectory` is its blob endpoint.
+        case account
+
+        /// How plans name it: "dataset", "snapshot", "source account".
+        public var noun: String {
+            switch self {
+            case .dataset: "dataset"
+            case .snapshot: "snapshot"
+            case .account: "source account"
+            }
+        }
+    }
 
     public var target: PlanTarget
     public var source: Source

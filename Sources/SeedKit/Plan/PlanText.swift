@@ -15,6 +15,7 @@ public struct PlanTextRenderer: Sendable {
 
     public func render(_ plan: Plan) -> String {
         var lines: [String] = []
+        let source = plan.header.source.noun
         for c in plan.containers {
             switch c.change {
             case .create: lines.append(mark(.create) + " container \(c.name) (access: \(c.access.rawValue))")
@@ -26,12 +27,14 @@ public struct PlanTextRenderer: Sendable {
             let path = "\(b.container)/\(b.name)"
             switch b.change {
             case .create: lines.append(mark(.create) + " blob \(path) (\(b.blob!.contentType), \(b.blob!.size) bytes)")
+            case .update where b.reasons == ["md5"] && b.blob!.md5.isEmpty:
+                lines.append(mark(.update) + " blob \(path) (no Content-MD5 at the source, so it cannot be compared: copied again)")
             case .update:
                 var why: [String] = []
                 if b.reasons.contains("md5") { why.append("content differs: md5 \(b.currentMD5 ?? "none") -> \(b.blob!.md5Base64)") }
                 if b.reasons.contains("contentType") { why.append("content type \(b.currentContentType ?? "none") -> \(b.blob!.contentType)") }
                 lines.append(mark(.update) + " blob \(path) (\(why.joined(separator: "; ")))")
-            case .delete: lines.append(mark(.delete) + " blob \(path) (not in the dataset)")
+            case .delete: lines.append(mark(.delete) + " blob \(path) (not in the \(source))")
             case .unchanged: break
             }
         }
@@ -50,22 +53,22 @@ public struct PlanTextRenderer: Sendable {
                 }
                 shown[group, default: 0] += 1
             }
-            lines += entityLines(e)
+            lines += entityLines(e, source: source)
         }
         for group in hiddenOrder {
-            let what = group.kind.map { "\($0) entities" } ?? (group.change == .delete ? "entities not in the dataset" : "entities")
+            let what = group.kind.map { "\($0) entities" } ?? (group.change == .delete ? "entities not in the \(source)" : "entities")
             lines.append(mark(group.change) + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue) (--output json lists every action)")
         }
         for (container, n) in plan.extraBlobs.sorted(by: { $0.key < $1.key }) {
-            lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the dataset, kept (--prune deletes them)")
+            lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the \(source), kept (--prune deletes them)")
         }
         for (table, n) in plan.extraEntities.sorted(by: { $0.key < $1.key }) {
-            lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in the dataset's partitions of table \(table) not in the dataset, kept (--prune deletes them)")
+            lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in the \(source)'s partitions of table \(table) not in the \(source), kept (--prune deletes them)")
         }
         let s = plan.summary
         let part = plan.header.shard.map { " (shard \($0))" } ?? ""
         if plan.isEmpty {
-            lines.append("No changes: \(plan.header.target.displayName) already matches the \(plan.header.source == .snapshot ? "snapshot" : "dataset")\(part) (\(s.unchanged) unchanged).")
+            lines.append("No changes: \(plan.header.target.displayName) already matches the \(source)\(part) (\(s.unchanged) unchanged).")
         } else {
             if !lines.isEmpty { lines.append("") }
             lines.append("Plan\(part): \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")
@@ -79,7 +82,7 @@ public struct PlanTextRenderer: Sendable {
         var kind: String?
     }
 
-    private func entityLines(_ e: EntityAction) -> [String] {
+    private func entityLines(_ e: EntityAction, source: String) -> [String] {
         let key = e.naturalKey.map { "\($0.0)=\(quoted($0.1))" }.joined(separator: " ")
         let label = "entity \(e.table) (\(e.partitionKey), \(e.rowKey))" + (e.kind.map { " \($0)" } ?? "") + (key.isEmpty ? "" : " \(key)")
         var lines: [String] = []
@@ -87,7 +90,7 @@ public struct PlanTextRenderer: Sendable {
             let sign = e.change == .update ? mark(.update) : paint("  =", "36")
             lines.append(sign + " \(label): recognised by its natural key under a foreign RowKey (the dataset's would be \(datasetKey)); kept, not created again")
         } else if e.change == .delete {
-            lines.append(mark(.delete) + " \(label) (not in the dataset)")
+            lines.append(mark(.delete) + " \(label) (not in the \(source))")
         } else {
             lines.append(mark(e.change) + " \(label)")
         }

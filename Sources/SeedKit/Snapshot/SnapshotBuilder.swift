@@ -33,6 +33,12 @@ public final class SnapshotBuilder {
         return md5
     }
 
+    /// Adds a desired blob whose bytes are a local file (a dataset's or a snapshot's).
+    func addBlob(_ blob: DesiredBlob) throws {
+        guard let file = blob.file else { throw GenerationError("blob '\(blob.name)' is in another account, not a local file; it cannot be written to a snapshot") }
+        try addBlob(blob.name, contentType: blob.contentType, copying: file, md5: blob.md5Base64, size: blob.size)
+    }
+
     public func addBlob(_ name: String, contentType: String, copying file: URL, md5: String, size: Int) throws {
         let (url, encoded) = try blobURL(name)
         do { try FileManager.default.copyItem(at: file, to: url) } catch {

@@ -44,7 +44,7 @@ public enum SnapshotMerge {
                 builder.addContainer(container.name, access: container.access)
                 let blobs = parts.flatMap { $0.snapshot.containers[i].blobs }.sorted { $0.name.byteOrder($1.name) < 0 }
                 for blob in blobs {
-                    try builder.addBlob(blob.name, contentType: blob.contentType, copying: blob.file, md5: blob.md5Base64, size: blob.size)
+                    try builder.addBlob(blob)
                 }
             }
             for (i, table) in first.snapshot.tables.enumerated() {

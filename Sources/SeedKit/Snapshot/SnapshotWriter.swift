@@ -22,7 +22,7 @@ public enum SnapshotWriter {
             for container in state.containers {
                 builder.addContainer(container.name, access: container.access)
                 for blob in container.blobs {
-                    try builder.addBlob(blob.name, contentType: blob.contentType, copying: blob.file, md5: blob.md5Base64, size: blob.size)
+                    try builder.addBlob(blob)
                 }
             }
             for table in state.tables {

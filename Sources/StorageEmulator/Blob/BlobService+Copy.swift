@@ -2,7 +2,7 @@ import AzureStorage
 import Foundation
 
 /// Copy Blob, Copy Blob From URL, Put Blob From URL, Put Block From URL and Abort Copy Blob,
-/// from blobs of this emulator's own account. Copies finish before the answer, as Azurite's
+/// from blobs of this emulator's own account or from any URL it can read. Copies finish before the answer, as Azurite's
 /// do, so a Copy Blob's status is always `success`.
 extension BlobService {
     /// Headers that change what a copy means and that the emulator does not implement: a
@@ -22,18 +22,36 @@ extension BlobService {
         }
     }
 
-    /// The source blob a copy reads: an URL of this account, the blob read as it is now.
-    func copySource(_ request: TransportRequest) async throws -> (url: String, record: BlobRecord) {
+    /// Where a copy reads from: a blob of this emulator's own account, or any other URL.
+    enum CopySource {
+        case local(BlobRecord)
+        case remote(String)
+    }
+
+    /// The bytes a copy read, staged, with the source's properties, metadata and committed
+    /// blocks (a remote source has none: its bytes become one block).
+    struct CopiedBytes {
+        var upload: StagedUpload
+        var properties: BlobHTTPProperties
+        var metadata: [(String, String)]
+        var blocks: [CommittedBlock]
+    }
+
+    /// The source a copy names in `x-ms-copy-source`. It is this account's when its host and
+    /// port are the ones the request was sent to (loopback names count as one), and its path
+    /// starts with this account; any other URL is read over the network, as Azure reads a
+    /// source in another account.
+    func copySource(_ request: TransportRequest) async throws -> (url: String, source: CopySource) {
         let text = request.headers["x-ms-copy-source"] ?? ""
-        guard let parsed = TransportRequest(method: "GET", url: text) else {
+        guard let parsed = TransportRequest(method: "GET", url: text), let scheme = text.split(separator: ":").first,
+              ["http", "https"].contains(scheme.lowercased()) else {
             throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
         if let unsupported = parsed.query.first(where: { $0.name == "snapshot" || $0.name == "versionid" }) {
             throw ServiceError(400, "UnsupportedQueryParameter", "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator.")
         }
-        let target: Target
-        do { target = try parseTarget(parsed.path) } catch {
-            throw ServiceError(400, "CannotVerifyCopySource", "The emulator copies only from blobs of its own account '\(account)'.")
+        guard Self.sameAuthority(parsed.origin, request.headers["Host"]), let target = try? parseTarget(parsed.path) else {
+            return (text, .remote(text))
         }
         guard let container = target.container, let blob = target.blob else {
             throw ServiceError(400, "InvalidHeaderValue", "x-ms-copy-source does not name a blob.")
@@ -42,21 +60,51 @@ extension BlobService {
         guard containerRecord != nil, let record = found else {
             throw ServiceError(404, "CannotVerifyCopySource", "The specified resource does not exist.")
         }
-        return (text, record)
+        return (text, .local(record))
+    }
+
+    /// Whether `origin` (`scheme://host[:port]`) is where `host` (the request's Host header)
+    /// points. Without a Host header (HTTP/1.0), every source is taken as this account's.
+    static func sameAuthority(_ origin: String, _ host: String?) -> Bool {
+        guard let host else { return true }
+        let authority = origin.split(separator: "://", maxSplits: 1).last.map(String.init) ?? origin
+        func split(_ text: String) -> (host: String, port: String) {
+            let lower = text.lowercased()
+            if let colon = lower.lastIndex(of: ":"), !lower[colon...].contains("]") {
+                return (String(lower[..<colon]), String(lower[lower.index(after: colon)...]))
+            }
+            return (lower, origin.lowercased().hasPrefix("https") ? "443" : "80")
+        }
+        let a = split(authority), b = split(host)
+        let loopback: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
+        return a.port == b.port && (a.host == b.host || (loopback.contains(a.host) && loopback.contains(b.host)))
+    }
+
+    /// Reads a copy's source (bytes `range` of it, else all) into the byte store.
+    func copyBytes(from source: CopySource, range: (start: Int, end: Int?)? = nil) async throws -> CopiedBytes {
+        switch source {
+        case .local(let asked):
+            let (upload, record) = try await store.copyBytes(of: asked, range: range)
+            return CopiedBytes(upload: upload, properties: record.properties, metadata: record.metadata, blocks: range == nil ? record.blocks : [])
+        case .remote(let url):
+            let fetched = try await remote.fetch(url, range: range, into: store.bytes, now: Date())
+            return CopiedBytes(upload: fetched.upload, properties: fetched.properties, metadata: fetched.metadata, blocks: [])
+        }
     }
 
     /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.
     func copyBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
         let (source, asked) = try await copySource(request)
-        let (upload, record) = try await store.copyBytes(of: asked)
+        let copied = try await copyBytes(from: asked)
+        let upload = copied.upload
         let copyID = UUID().uuidString.lowercased()
         // The destination keeps the source's committed block list, as on Azure.
         let destination = try await committing(upload) {
-            try await store.putBlob(container: container, name: blob, upload: upload, properties: record.properties,
-                                    metadata: try requestMetadata(request) ?? record.metadata, conditions: conditions(request),
-                                    copy: CopyInfo(id: copyID, source: source, bytes: record.size, completed: store.clock.now()),
-                                    blocks: record.blocks)
+            try await store.putBlob(container: container, name: blob, upload: upload, properties: copied.properties,
+                                    metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
+                                    copy: CopyInfo(id: copyID, source: source, bytes: upload.size, completed: store.clock.now()),
+                                    blocks: copied.blocks)
         }
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
@@ -68,17 +116,18 @@ extension BlobService {
     func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
         let (_, asked) = try await copySource(request)
-        let (upload, record) = try await store.copyBytes(of: asked)
+        let copied = try await copyBytes(from: asked)
+        let upload = copied.upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         let keepSource = request.headers["x-ms-copy-source-blob-properties"]?.lowercased() != "false"
-        var properties = keepSource ? record.properties : httpProperties(request, computedMD5: upload.md5)
+        var properties = keepSource ? copied.properties : httpProperties(request, computedMD5: upload.md5)
         if keepSource { properties.override(with: request) }
         let destination = try await committing(upload) {
             try await store.putBlob(container: container, name: blob, upload: upload, properties: properties,
-                                    metadata: try requestMetadata(request) ?? (keepSource ? record.metadata : []), conditions: conditions(request))
+                                    metadata: try requestMetadata(request) ?? (keepSource ? copied.metadata : []), conditions: conditions(request))
         }
         var headers = blobHeaders(destination)
         if let md5 = destination.properties.contentMD5 { headers["Content-MD5"] = md5 }
@@ -92,7 +141,7 @@ extension BlobService {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
         try refuseUnsupportedCopyHeaders(request)
-        let (_, record) = try await copySource(request)
+        let (_, source) = try await copySource(request)
         var range: (start: Int, end: Int?)?
         if let text = request.headers["x-ms-source-range"] {
             guard let parsed = Self.byteRange(text) else {
@@ -100,7 +149,7 @@ extension BlobService {
             }
             range = parsed
         }
-        let (upload, _) = try await store.copyBytes(of: record, range: range)
+        let upload = try await copyBytes(from: source, range: range).upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")

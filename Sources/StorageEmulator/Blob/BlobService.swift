@@ -6,6 +6,8 @@ import Foundation
 struct BlobService: Sendable {
     let store: EmulatorStore
     let account: String
+    /// Reads copy sources outside this account (libcurl, on its own event-loop thread).
+    var remote = RemoteCopySource(transport: CurlTransport())
 
     /// What the request addresses.
     struct Target {

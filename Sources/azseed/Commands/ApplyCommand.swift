@@ -80,19 +80,26 @@ enum Safety {
 
 }
 
-/// Carrying out a plan and reporting it, shared by apply and import.
+/// Carrying out a plan and reporting it, shared by apply, import and copy.
 enum Applying {
-    static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions) async throws {
+    /// `copier` reads the blobs of a copy plan from its source account.
+    static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions, copier: BlobCopier? = nil) async throws {
         try await output.emit(plan)
         if plan.isEmpty {
             if let note = session.servingNote { Console.note(note) }
             return
         }
         let bar = ProgressBar(label: "applying")
-        let report = try await session.run.execute(plan, concurrency: concurrency) { bar.update($0) }
+        let report = try await session.run.execute(plan, concurrency: concurrency, copier: copier) { bar.update($0) }
         bar.finish()
         let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
-        let line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s).\n"
+        var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s).\n"
+        if let copier {
+            // What a copy cost in bytes through this process: none for server-side copies.
+            line += "Blob bytes: \(report.blobBytesCopiedServerSide) copied server-side by the target, \(report.blobBytesSent) through azseed"
+            line += copier.fallbackReason.map { " (streamed because \($0))" } ?? ""
+            line += ".\n"
+        }
         if output.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
         if let note = session.servingNote { Console.note(note) }
     }

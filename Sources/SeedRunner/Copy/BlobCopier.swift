@@ -1,0 +1,97 @@
+import AzureStorage
+import Foundation
+import SeedKit
+import Synchronization
+
+/// Copies blobs of a source account into the target (`azseed copy`). Server-side where it
+/// can: the target reads the source itself (Put Blob From URL, with a read-only container SAS
+/// made from the source's key, or the source's own SAS), so the bytes never pass through this
+/// process. Streamed through this process — downloaded to a temporary file, then uploaded —
+/// when the target cannot read the source: a source reached over loopback while the target is
+/// not, a source signed in with Microsoft Entra ID (a token is not handed on), or a target that
+/// answers `CannotVerifyCopySource` (then every later blob is streamed too).
+public final class BlobCopier: Sendable {
+    public let source: BlobClient
+    /// Why blobs are streamed instead of copied server-side; nil while server-side copies work.
+    private let streamingReason: Mutex<String?>
+    private let grants = Mutex<[String: SASToken?]>([:])
+    private let streamed = BlobByteCount()
+    private let serverSide = BlobByteCount()
+    private let expiry: Date
+    /// Where temporary files of streamed blobs go.
+    private let scratch: URL
+
+    /// - Parameters:
+    ///   - target: the target account, to tell whether it can reach the source at all.
+    ///   - grantLifetime: how long the source SAS made for the target is valid.
+    public init(source: BlobClient, target: StorageAccount, grantLifetime: TimeInterval = 6 * 3600, scratch: URL = FileManager.default.temporaryDirectory) {
+        self.source = source
+        expiry = Date().addingTimeInterval(grantLifetime)
+        self.scratch = scratch
+        var reason: String?
+        if source.account.isLoopback && !target.isLoopback {
+            reason = "the source \(source.account.blobEndpoint.absoluteString) is on this machine's loopback, which the target cannot reach"
+        } else if case .bearer = source.account.credential {
+            reason = "the source is signed in with Microsoft Entra ID, whose token is not handed to the target"
+        }
+        streamingReason = Mutex(reason)
+    }
+
+    /// Bytes downloaded from the source and uploaded to the target by this process.
+    public var streamedBytes: Int { streamed.value }
+    /// Bytes the target read from the source itself.
+    public var serverSideBytes: Int { serverSide.value }
+    /// Why blobs went through this process, if any did.
+    public var fallbackReason: String? { streamingReason.withLock { $0 } }
+
+    /// Makes `target/container/name` hold the source's `sourceContainer/sourceName` (`blob` is
+    /// what the plan recorded of it).
+    func copy(container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
+              blob: DesiredBlob) async throws {
+        if streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
+            var url = source.url(container: sourceContainer, name: sourceName)
+            if let grant { url += "?" + grant.query }
+            do {
+                try await target.putBlobFromURL(container: container, name: name, source: url, contentType: blob.contentType,
+                                                md5: blob.md5.isEmpty ? nil : blob.md5Base64)
+                serverSide.add(blob.size)
+                return
+            } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" && error.status != 404 {
+                // The target cannot read the source (unreachable, not trusted, not authorised):
+                // this blob and every later one go through this process.
+                streamingReason.withLock { reason in
+                    if reason == nil { reason = "the target could not read the source (\(error.status.map(String.init) ?? "no status") CannotVerifyCopySource)" }
+                }
+            }
+        }
+        try await stream(container: sourceContainer, name: sourceName, to: target, as: container, name, blob: blob)
+    }
+
+    /// Downloads the source blob to a temporary file and uploads it; the file is removed after.
+    private func stream(container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
+                        blob: DesiredBlob) async throws {
+        let file = scratch.appendingPathComponent("azseed-copy-\(UUID().uuidString)")
+        // Removing the file is a blocking call: on the blocking threads, not the pool.
+        let remove = { _ = try? await BlockingPool.run { try FileManager.default.removeItem(at: file) } }
+        do {
+            let size = try await source.download(container: sourceContainer, name: sourceName, to: file)
+            try await target.upload(file: file, container: container, name: name, options: BlobUploadOptions(contentType: blob.contentType))
+            streamed.add(size)
+        } catch {
+            await remove()
+            throw error
+        }
+        await remove()
+    }
+
+    /// The grant handed to the target for one source container, made once: `.some(nil)` when
+    /// the source needs none (anonymous), nil when there is none to hand on.
+    private func grant(for container: String) -> SASToken?? {
+        grants.withLock { made in
+            if let known = made[container] { return .some(known) }
+            guard let grant = source.readGrant(container: container, expiry: expiry) else { return nil }
+            made[container] = grant
+            return .some(grant)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import AzureStorage
+import Crypto
+import Foundation
+
+/// A copy source on another service (another account, another emulator, any HTTP(S) URL the
+/// source's SAS or public access lets anyone read): fetched the way Azure fetches it, with
+/// plain GETs carrying only what the URL carries (docs/PROTOCOL.md §13).
+///
+/// The bytes are read in ranges of ``rangeSize`` and written to the byte store as they come
+/// (the store's writes on ``BlockingPool``'s threads), so memory holds one range whatever the
+/// blob's size. Transfers run on `CurlTransport`'s own event-loop thread.
+struct RemoteCopySource: Sendable {
+    let transport: any HTTPTransport
+    static let rangeSize = 8 << 20
+
+    /// What was read: the bytes (staged, for the caller to commit or release), and the source's
+    /// properties and metadata from its response headers.
+    struct Fetched {
+        var upload: StagedUpload
+        var properties: BlobHTTPProperties
+        var metadata: [(String, String)]
+    }
+
+    /// Reads `url` (bytes `range` of it, else all) into `bytes`. A source that answers with an
+    /// error, or cannot be reached, is Azure's `CannotVerifyCopySource` with the source's status
+    /// (500 when it gave none); the URL is never echoed, since its query may be a SAS.
+    func fetch(_ url: String, range: (start: Int, end: Int?)?, into bytes: any ByteStore, now: Date) async throws -> Fetched {
+        guard let request = TransportRequest(method: "GET", url: url) else {
+            throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
+        }
+        let writer = try await BlockingPool.run { try bytes.makeWriter() }
+        do {
+            var md5 = Insecure.MD5()
+            var offset = range?.start ?? 0
+            var end = range?.end  // inclusive; nil: to the blob's end, learnt from the first answer
+            var etag: String?
+            var first: TransportResponse?
+            var written = 0
+            while end.map({ offset <= $0 }) ?? true {
+                let last = min(offset + Self.rangeSize - 1, end ?? Int.max)
+                var ranged = request
+                ranged.headers["x-ms-version"] = "2023-11-03"
+                ranged.headers["x-ms-date"] = SharedKeySigner.httpDate(now)
+                ranged.headers["x-ms-range"] = "bytes=\(offset)-\(last)"
+                if let etag { ranged.headers["If-Match"] = etag }
+                let response = try await get(ranged)
+                if response.status == 416, first == nil, offset == 0 {
+                    // An empty blob has no byte 0 (Azure answers any range with 416).
+                    first = response
+                    break
+                }
+                guard response.status == 200 || response.status == 206 else { throw Self.sourceFailed(response) }
+                if first == nil {
+                    first = response
+                    etag = response.headers["ETag"]
+                    let total = Self.totalLength(response.headers["Content-Range"]) ?? (response.status == 200 ? response.body.count : nil)
+                    if let total { end = min(end ?? (total - 1), total - 1) }
+                }
+                let body = response.body
+                md5.update(data: body)
+                try await BlockingPool.run { try body.withUnsafeBytes { try writer.append($0) } }
+                written += body.count
+                offset += body.count
+                if body.isEmpty || response.status == 200 { break }
+            }
+            if let start = range?.start, written == 0, start > 0 {
+                throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.")
+            }
+            let id = try await BlockingPool.run { try writer.finish() }
+            let upload = StagedUpload(id: id, size: written, md5: Data(md5.finalize()).base64EncodedString())
+            let headers = first?.headers ?? HeaderFields()
+            let properties = BlobHTTPProperties(contentType: headers["Content-Type"] ?? "application/octet-stream",
+                                                contentMD5: range == nil ? headers["Content-MD5"] ?? upload.md5 : nil,
+                                                contentEncoding: headers["Content-Encoding"], contentLanguage: headers["Content-Language"],
+                                                contentDisposition: headers["Content-Disposition"], cacheControl: headers["Cache-Control"])
+            let metadata = headers.fields.filter { $0.name.lowercased().hasPrefix("x-ms-meta-") }.map { (String($0.name.dropFirst(10)), $0.value) }
+            return Fetched(upload: upload, properties: properties, metadata: metadata)
+        } catch {
+            _ = try? await BlockingPool.run { writer.discard() }
+            throw error
+        }
+    }
+
+    private func get(_ request: TransportRequest) async throws -> TransportResponse {
+        do {
+            return try await transport.send(request)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // Unreachable, refused, TLS not trusted: Azure's answer for a source it cannot read.
+            throw ServiceError(500, "CannotVerifyCopySource", "Could not verify the copy source within the specified time: the source could not be reached.")
+        }
+    }
+
+    /// The source's own error, passed on as Azure does: its status, `CannotVerifyCopySource`,
+    /// and its error code in `x-ms-copy-source-error-code`.
+    static func sourceFailed(_ response: TransportResponse) -> ServiceError {
+        let message = response.status == 404 ? "The specified blob does not exist." : response.status == 403
+            ? "This request is not authorized to perform this operation using this permission." : "The copy source answered \(response.status)."
+        var error = ServiceError(response.status, "CannotVerifyCopySource", message)
+        error.headers.append(("x-ms-copy-source-status-code", String(response.status)))
+        if let code = response.headers["x-ms-error-code"] { error.headers.append(("x-ms-copy-source-error-code", code)) }
+        return error
+    }
+
+    /// The blob's length from `Content-Range: bytes 0-8388607/1073741824`.
+    static func totalLength(_ contentRange: String?) -> Int? {
+        guard let contentRange, let slash = contentRange.lastIndex(of: "/") else { return nil }
+        return Int(contentRange[contentRange.index(after: slash)...])
+    }
+}
