@@ -1,6 +1,6 @@
 import Foundation
 
-/// A Blob service SAS signed with the account key (docs/PROTOCOL.md §11, service SAS for
+/// A Blob service SAS signed with the account key (docs/PROTOCOL.md §13, service SAS for
 /// `sv` 2020-12-06 and later): what `azseed copy` hands the target account so it can read
 /// the source's blobs itself (Put Blob From URL), without the bytes passing through azseed.
 ///

@@ -37,6 +37,8 @@ public final class BlobCopier: Sendable {
         streamingReason = Mutex(reason)
     }
 
+    static let largestServerSideCopy = 5000 << 20
+
     /// Bytes downloaded from the source and uploaded to the target by this process.
     public var streamedBytes: Int { streamed.value }
     /// Bytes the target read from the source itself.
@@ -48,7 +50,8 @@ public final class BlobCopier: Sendable {
     /// what the plan recorded of it).
     func copy(container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
               blob: DesiredBlob) async throws {
-        if streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
+        // Put Blob From URL reads at most 5000 MiB (docs/PROTOCOL.md §13): larger blobs are streamed.
+        if blob.size <= Self.largestServerSideCopy, streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
             var url = source.url(container: sourceContainer, name: sourceName)
             if let grant { url += "?" + grant.query }
             do {
