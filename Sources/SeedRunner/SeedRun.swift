@@ -10,10 +10,13 @@ public struct SeedRun: Sendable {
     public let tables: TableClient
     /// The part of the work this run does (`--shard I/N`); nil does all of it.
     public let shard: Shard?
+    /// The clients' configuration: their request log and activity counts.
+    public let configuration: ClientConfiguration
 
     public init(account: StorageAccount, target: PlanTarget, transport: any HTTPTransport = CurlTransport(),
                 configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil) {
         self.target = target
+        self.configuration = configuration
         self.shard = shard.flatMap { $0.count > 1 ? $0 : nil }
         blobs = BlobClient(account: account, transport: transport, configuration: configuration)
         tables = TableClient(account: account, transport: transport, configuration: configuration)

@@ -25,12 +25,14 @@ public struct StorageSession: Sendable {
     /// was reached.
     /// With `shard`, the session's run plans, carries out, verifies, resets and exports only
     /// that shard's part (``Shard``).
-    public static func open(_ location: StorageLocation, command: String, shard: Shard? = nil, note: (String) -> Void = { _ in }) async throws -> StorageSession {
+    /// `configuration` is the clients' (its request log and activity counts among them).
+    public static func open(_ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
+                            note: (String) -> Void = { _ in }) async throws -> StorageSession {
         switch location {
         case .account(let account):
             let target = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
                                     tableEndpoint: account.tableEndpoint.absoluteString)
-            return StorageSession(run: SeedRun(account: account, target: target, shard: shard), server: nil, servedBy: nil)
+            return StorageSession(run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), server: nil, servedBy: nil)
         case .embedded(let directory):
             let connection = try await EmbeddedStorage.open(dataDirectory: directory, command: command)
             let canonical = StorageAccount.development()
@@ -38,10 +40,10 @@ public struct StorageSession: Sendable {
                                     tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
             switch connection {
             case .started(let server):
-                return StorageSession(run: SeedRun(account: server.account, target: target, shard: shard), server: server, servedBy: nil)
+                return StorageSession(run: SeedRun(account: server.account, target: target, configuration: configuration, shard: shard), server: server, servedBy: nil)
             case .served(let owner, let account):
                 note("through the 'azseed emulator' that serves it (pid \(owner.pid), \(account.blobEndpoint.absoluteString))")
-                return StorageSession(run: SeedRun(account: account, target: target, shard: shard), server: nil, servedBy: owner)
+                return StorageSession(run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), server: nil, servedBy: owner)
             }
         }
     }
@@ -50,9 +52,9 @@ public struct StorageSession: Sendable {
     public func close() async { await server?.stop() }
 
     /// Opens `location`, runs `body`, then closes the session whether or not it threw.
-    public static func with<T>(_ location: StorageLocation, command: String, shard: Shard? = nil, note: (String) -> Void = { _ in },
-                               _ body: (StorageSession) async throws -> T) async throws -> T {
-        let session = try await open(location, command: command, shard: shard, note: note)
+    public static func with<T>(_ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
+                               note: (String) -> Void = { _ in }, _ body: (StorageSession) async throws -> T) async throws -> T {
+        let session = try await open(location, command: command, shard: shard, configuration: configuration, note: note)
         do {
             let result = try await body(session)
             await session.close()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AzureStorage
 import Foundation
 
 /// The `azseed` command tree. Commands parse flags, call SeedKit, and print.
@@ -21,6 +22,12 @@ struct Azseed: AsyncParsableCommand {
 
 @main
 enum Main {
+    /// Request-log and progress lines still queued are written before the process ends (the
+    /// wait is on a blocking thread, not the pool).
+    static func drainLogs() async {
+        _ = try? await BlockingPool.run { LineWriter.shared.drain() }
+    }
+
     static func main() async {
         do {
             var command = try Azseed.parseAsRoot()
@@ -29,7 +36,9 @@ enum Main {
             } else {
                 try command.run()
             }
+            await drainLogs()
         } catch {
+            await drainLogs()
             Failure.exit(with: error)
         }
     }

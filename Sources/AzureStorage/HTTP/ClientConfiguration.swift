@@ -15,6 +15,10 @@ public struct ClientConfiguration: Sendable {
     public var tableVersion: String
     /// Per-partition backoff after throttled answers (shared by the clients that share this configuration).
     public var throttle = PartitionThrottle()
+    /// Attempts, retries and throttled answers of the clients sharing this configuration.
+    public var activity = RequestActivity()
+    /// Where each attempt is logged (`--verbose`, `--log-file`); nil logs nothing.
+    public var log: RequestLog?
 
     public init(retry: RetryPolicy = .exponential,
                 sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },

@@ -37,28 +37,66 @@ struct RequestPipeline: Sendable {
         while true {
             let failure: AzureStorageError
             var retryAfter: String?
+            var record: RequestRecord?
             do {
                 if let partition, let wait = configuration.throttle.admit(partition, now: configuration.now()) {
                     try await configuration.sleep(wait)
                 }
-                let response = try await transport.send(sign(request, bearer: try await bearerToken()))
+                let signed = sign(request, bearer: try await bearerToken())
+                let started = ContinuousClock.now
+                var sent = RequestRecord(operation: operation, method: signed.method, url: RequestLog.displayURL(signed), status: nil, errorCode: nil,
+                                         bytesSent: signed.body.count, bytesReceived: 0, seconds: 0, attempt: attempt + 1, retryReason: nil)
+                let response: TransportResponse
+                do {
+                    response = try await transport.send(signed)
+                } catch let error where !(error is CancellationError) {
+                    sent.seconds = Self.seconds(since: started)
+                    sent.errorCode = Self.describe(error)
+                    record = sent
+                    throw error
+                }
+                sent.seconds = Self.seconds(since: started)
+                sent.status = response.status
+                sent.errorCode = response.headers["x-ms-error-code"]
+                sent.bytesReceived = response.body.count
+                record = sent
                 if let partition {
                     configuration.throttle.record(partition, throttled: response.status == 503 || response.status == 429, now: configuration.now())
                 }
-                if expected.contains(response.status) { return response }
+                if expected.contains(response.status) {
+                    observe(sent)
+                    return response
+                }
                 failure = .from(response, operation: operation, url: request.displayURL)
                 retryAfter = response.headers["Retry-After"]
             } catch is CancellationError {
                 throw CancellationError()
             } catch let error as AzureStorageError {
+                if let record { observe(record) }
                 throw error
             } catch {
                 failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: Self.describe(error))
             }
-            guard failure.isTransient, attempt < configuration.retry.maxRetries else { throw failure }
+            let retrying = failure.isTransient && attempt < configuration.retry.maxRetries
+            if var record {
+                if retrying { record.retryReason = record.status.map { "\($0) \(record.errorCode ?? "")".trimmingCharacters(in: .whitespaces) } ?? record.errorCode }
+                observe(record)
+            }
+            guard retrying else { throw failure }
             attempt += 1
             try await configuration.sleep(configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, unit: configuration.jitter()))
         }
+    }
+
+    /// Counts the attempt and logs it (`--verbose`, `--log-file`).
+    private func observe(_ record: RequestRecord) {
+        configuration.activity.record(record)
+        configuration.log?.record(record)
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     /// A token for this attempt when the account signs in with Entra ID (cached by its

@@ -28,6 +28,8 @@ public struct EmulatorConfiguration: Sendable {
     public var oauthAuthority: URL?
     /// The one tenant whose tokens are accepted (required with ``oauthAuthority``).
     public var oauthTenant: String?
+    /// Where every answered request is logged (`azseed emulator --log-file`); nil logs nothing.
+    public var requestLog: RequestLog?
 
     /// Table request bodies are at most 4 MiB, as on Azure.
     public static let maxTableBodyBytes = 4 * 1024 * 1024

@@ -52,8 +52,13 @@ public final class StorageEmulatorCore: Sendable {
     /// Answers a request whose body (Put Blob, Put Block) the HTTP layer already streamed into
     /// the byte store; the upload is deleted unless the operation committed it.
     func respond(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
+        let started = ContinuousClock.now
         let reply = await answer(request, service: service, upload: upload)
         await upload?.release(from: store.bytes)
+        if let log = configuration.requestLog {
+            ServedRequest(request, service: service, requestBytes: upload?.size ?? request.body.count, reply: reply,
+                          elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress).write(to: log)
+        }
         return reply
     }
 

@@ -83,10 +83,12 @@ struct CopyCommand: AsyncParsableCommand {
             throw ValidationError("--from and the target are the same account (\(account.blobEndpoint.absoluteString)); copy between two accounts")
         }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-        let source = CopySource(account: account)
+        // The source's requests are logged and counted with the target's.
+        let configuration = try await target.clientConfiguration()
+        let source = CopySource(account: account, configuration: configuration)
         let (containers, tables) = try await source.selection(containers: containers, tables: tables)
         Console.note("source \(source.displayName): \(containers.count) container\(containers.count == 1 ? "" : "s"), \(tables.count) table\(tables.count == 1 ? "" : "s")")
-        try await StorageSession.with(target) { session in
+        try await StorageSession.with(target, configuration: configuration) { session in
             let desired = try await source.desiredStorage(containers: containers, tables: tables, target: session.run)
             let header = PlanHeader(target: session.run.target, source: .account, dataset: source.displayName, datasetDirectory: account.blobEndpoint.absoluteString,
                                     seed: nil, window: nil, counts: [:], access: nil, prune: prune)

@@ -55,6 +55,8 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file when reading the authority's keys; default: $SSL_CERT_FILE.", valueName: "file"))
     var caFile: String?
 
+    @OptionGroup var logging: LoggingOptions
+
     func validate() throws {
         if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together: HTTPS needs the certificate and its private key") }
         for (flag, port) in [("--blob-port", blobPort), ("--table-port", tablePort)] where !(0...65535).contains(port) {
@@ -89,6 +91,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         // Named in the folder's lock: storage commands run on the same folder talk to it.
         configuration.command = "azseed emulator"
         if let cert, let key { configuration.tls = (cert, key) }
+        configuration.requestLog = try await logging.makeLog()
         if let oauthAuthority {
             var text = oauthAuthority
             while text.hasSuffix("/") { text.removeLast() }

@@ -80,6 +80,15 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file for HTTPS (a private CA, an emulator's certificate); default: $SSL_CERT_FILE.", valueName: "file"))
     var caFile: String?
 
+    @OptionGroup var logging: LoggingOptions
+
+    /// The clients' configuration: the request log of `--verbose` and `--log-file`.
+    func clientConfiguration() async throws -> ClientConfiguration {
+        var configuration = ClientConfiguration()
+        configuration.log = try await logging.makeLog()
+        return configuration
+    }
+
     func validate() throws {
         if let caFile { try Self.trust(caFile: caFile) }
         _ = try chosenShard
@@ -192,10 +201,12 @@ struct TargetOptions: ParsableArguments {
 extension StorageSession {
     /// Opens the target the flags name for `body`, saying on stderr when it is the embedded
     /// storage and how it was reached.
-    static func with<T>(_ options: TargetOptions, _ body: (StorageSession) async throws -> T) async throws -> T {
+    /// `configuration` when the command made one already (to share it with another account's clients).
+    static func with<T>(_ options: TargetOptions, configuration: ClientConfiguration? = nil, _ body: (StorageSession) async throws -> T) async throws -> T {
         let shown = options.dataDir ?? EmbeddedStorage.defaultDataDirectory
         let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
-        return try await with(try options.location(), command: command, shard: try options.chosenShard, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
+        let configuration = if let configuration { configuration } else { try await options.clientConfiguration() }
+        return try await with(try options.location(), command: command, shard: try options.chosenShard, configuration: configuration, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
             if session.server != nil {
                 Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
             }

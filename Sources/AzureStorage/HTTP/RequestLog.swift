@@ -1,0 +1,113 @@
+import Foundation
+import Synchronization
+
+/// One attempt of one request, as the request log shows it.
+public struct RequestRecord: Sendable {
+    /// The operation, such as "Put Blob".
+    public var operation: String
+    public var method: String
+    /// The URL with every secret query value (`sig`, a SAS's signature) replaced by `redacted`.
+    public var url: String
+    /// nil when no answer came (a transport error).
+    public var status: Int?
+    /// `x-ms-error-code`, or the transport error for an attempt that got no answer.
+    public var errorCode: String?
+    public var bytesSent: Int
+    public var bytesReceived: Int
+    public var seconds: Double
+    /// 1 for the first attempt.
+    public var attempt: Int
+    /// Why the request is sent again (the status and code, or the transport error); nil when it is not.
+    public var retryReason: String?
+
+    /// Whether the service asked the client to slow down (503 ServerBusy, 429).
+    public var throttled: Bool { status == 503 || status == 429 }
+}
+
+/// Counts of what a client sent: every attempt, the retries among them and the throttled answers.
+/// Shared by the clients of one run (through ``ClientConfiguration``), read for progress and summaries.
+public final class RequestActivity: Sendable {
+    private let counts = Mutex((requests: 0, retries: 0, throttled: 0))
+
+    public init() {}
+
+    /// Attempts sent, retries (attempts after the first) and throttled answers so far.
+    public var snapshot: (requests: Int, retries: Int, throttled: Int) { counts.withLock { $0 } }
+
+    func record(_ record: RequestRecord) {
+        counts.withLock { c in
+            c.requests += 1
+            if record.attempt > 1 { c.retries += 1 }
+            if record.throttled { c.throttled += 1 }
+        }
+    }
+}
+
+/// Where request records go: one line per attempt on stderr (`--verbose`) and one JSON object
+/// per line appended to a file (`--log-file`). Lines are written by ``LineWriter``'s thread,
+/// never on the caller's; each is one `write(2)`, so the file is flushed line by line.
+public final class RequestLog: Sendable {
+    private let stderr: Bool
+    private let file: Int32?
+
+    /// - Parameters:
+    ///   - verbose: one readable line per attempt on stderr.
+    ///   - file: a file opened for appending, the JSON lines' destination (see ``openAppending(_:)``).
+    public init(verbose: Bool, file: Int32?) {
+        stderr = verbose
+        self.file = file
+    }
+
+    /// Opens `path` for appending (created if needed); throws a one-line reason.
+    public static func openAppending(_ path: String) throws -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw AzureStorageError(kind: .invalidRequest, operation: "Open the log file", url: "",
+                                    message: "--log-file \(path): cannot be opened for appending (\(String(cString: strerror(errno)))); check the folder exists and is writable")
+        }
+        return fd
+    }
+
+    public func record(_ record: RequestRecord) {
+        write(text: Self.text(record), json: Self.json(record))
+    }
+
+    /// Writes one record given as its text line (for `--verbose`) and its JSON object (for the file).
+    package func write(text: @autoclosure () -> String, json: @autoclosure () -> [UInt8]) {
+        if stderr { LineWriter.shared.write(Array(text().utf8), to: STDERR_FILENO) }
+        if let file { LineWriter.shared.write(json(), to: file) }
+    }
+
+    /// `azseed: PUT https://…/speakers/a.jpg 201 5346 B sent 0 B received 12 ms attempt 1`
+    static func text(_ r: RequestRecord) -> String {
+        var line = "azseed: \(r.method) \(r.url) \(r.status.map(String.init) ?? "no answer")"
+        if let code = r.errorCode { line += " \(code)" }
+        line += " \(r.bytesSent) B sent \(r.bytesReceived) B received \(Int((r.seconds * 1000).rounded())) ms attempt \(r.attempt)"
+        if let reason = r.retryReason { line += ", retrying: \(reason)" }
+        return line + "\n"
+    }
+
+    static func json(_ r: RequestRecord) -> [UInt8] {
+        var members: [(String, JSONValue)] = [
+            ("time", .string(Self.timestamp())), ("operation", .string(r.operation)), ("method", .string(r.method)), ("url", .string(r.url)),
+            ("status", r.status.map { .number(String($0)) } ?? .null), ("errorCode", r.errorCode.map { .string($0) } ?? .null),
+            ("bytesSent", .number(String(r.bytesSent))), ("bytesReceived", .number(String(r.bytesReceived))),
+            ("ms", .number(String(format: "%.1f", r.seconds * 1000))), ("attempt", .number(String(r.attempt))),
+        ]
+        members.append(("retry", r.retryReason.map { .string($0) } ?? .null))
+        return Array((JSONValue.object(members).compact() + "\n").utf8)
+    }
+
+    package static func timestamp() -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date())
+    }
+
+    /// The request's URL with secret query values redacted: a SAS's `sig` (the other SAS fields
+    /// say what it grants, which is useful and not secret).
+    package static func displayURL(_ request: TransportRequest) -> String {
+        let query = request.query.map { ($0.name, $0.name.lowercased() == "sig" ? "redacted" : $0.value) }
+        return TransportRequest(method: request.method, origin: request.origin, path: request.path, query: query).urlString
+    }
+}
