@@ -13,14 +13,13 @@ public struct ExecutionReport: Sendable {
     public var blobBytesSent = 0
     /// Blob bytes the target read from the source itself (server-side copies).
     public var blobBytesCopiedServerSide = 0
+    /// Each phase (blobs, then each kind or table, then deletes) with its time, in order.
+    public var phases: [PhaseTiming] = []
 
     public init() {}
-}
 
-/// Progress of an apply: operations (blobs and entities) done of the total.
-public struct ExecutionProgress: Sendable {
-    public var done: Int
-    public var total: Int
+    /// The phase that took longest, if any ran.
+    public var slowestPhase: PhaseTiming? { phases.max { $0.seconds < $1.seconds } }
 }
 
 /// Carries out a plan: containers, then blobs (concurrently), then tables, then entities
@@ -53,14 +52,19 @@ public struct Executor: Sendable {
         report.unchanged = summary.unchanged
         let blobWork = plan.blobs.filter { $0.change != .unchanged }
         let entityWork = plan.entities.filter { $0.change != .unchanged } + plan.entityDeletes
-        let counter = ProgressCounter(total: blobWork.count + entityWork.count, report: onProgress)
+        let blobBytes = blobWork.reduce(0) { $0 + ($1.change == .delete ? 0 : $1.blob?.size ?? 0) }
+        let counter = ProgressCounter(total: blobWork.count + entityWork.count, bytesTotal: blobBytes, report: onProgress)
 
         for container in plan.containers where container.change != .unchanged {
             try await apply(container)
         }
-        try await forEachConcurrently(blobWork, limit: concurrency) { action in
-            try await apply(action)
-            counter.add(1)
+        if !blobWork.isEmpty {
+            counter.begin(phase: "blobs", items: blobWork.count)
+            try await forEachConcurrently(blobWork, limit: concurrency) { action in
+                try await apply(action)
+                counter.add(1, bytes: action.change == .delete ? 0 : action.blob?.size ?? 0)
+            }
+            counter.end()
         }
         for table in plan.tables where table.change == .create {
             do { try await tables.ensureTable(table.name) } catch { throw RunError.explaining(error, while: "creating table '\(table.name)'") }
@@ -77,10 +81,13 @@ public struct Executor: Sendable {
         }
         for actions in groups {
             let table = actions[0].table
+            let phase = actions[0].change == .delete ? "\(table) deletes" : actions[0].kind.map { "\(table)/\($0)" } ?? table
+            counter.begin(phase: phase, items: actions.count)
             try await forEachConcurrently(EntityBatches.make(actions), limit: concurrency) { batch in
                 try await submit(batch, to: table)
-                counter.add(batch.count)
+                counter.add(batch.count, bytes: 0)
             }
+            counter.end()
         }
         report.created = summary.create
         report.updated = summary.update
@@ -88,6 +95,7 @@ public struct Executor: Sendable {
         report.entityOperations = entityWork.count
         report.blobBytesSent = sent.value + (copier?.streamedBytes ?? 0)
         report.blobBytesCopiedServerSide = copier?.serverSideBytes ?? 0
+        report.phases = counter.phases
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -162,33 +170,5 @@ public struct Executor: Sendable {
                 throw RunError.explaining(error, while: "writing to table '\(table)'")
             }
         }
-    }
-}
-
-/// Bytes counted across concurrent tasks.
-final class BlobByteCount: Sendable {
-    private let total = Mutex(0)
-    func add(_ n: Int) { total.withLock { $0 += n } }
-    var value: Int { total.withLock { $0 } }
-}
-
-/// Counts finished operations across concurrent tasks and reports them.
-final class ProgressCounter: Sendable {
-    private let done = Mutex(0)
-    private let total: Int
-    private let report: (@Sendable (ExecutionProgress) -> Void)?
-
-    init(total: Int, report: (@Sendable (ExecutionProgress) -> Void)?) {
-        self.total = total
-        self.report = report
-        report?(ExecutionProgress(done: 0, total: total))
-    }
-
-    func add(_ n: Int) {
-        let now = done.withLock { value in
-            value += n
-            return value
-        }
-        report?(ExecutionProgress(done: now, total: total))
     }
 }

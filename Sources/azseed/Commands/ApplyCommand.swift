@@ -89,11 +89,16 @@ enum Applying {
             if let note = session.servingNote { Console.note(note) }
             return
         }
-        let bar = ProgressBar(label: "applying")
+        let activity = session.run.configuration.activity
+        let bar = ProgressBar(label: "applying", activity: activity)
         let report = try await session.run.execute(plan, concurrency: concurrency, copier: copier) { bar.update($0) }
         bar.finish()
         let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
-        var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s).\n"
+        var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
+        let counts = activity.snapshot
+        line += "; \(counts.retries) request\(counts.retries == 1 ? "" : "s") retried" + (counts.throttled > 0 ? " (\(counts.throttled) throttled)" : "")
+        if let slowest = report.slowestPhase { line += "; slowest phase \(slowest.name) (\(slowest.items) in \(String(format: "%.2f", slowest.seconds)) s)" }
+        line += ".\n"
         if let copier {
             // What a copy cost in bytes through this process: none for server-side copies.
             line += "Blob bytes: \(report.blobBytesCopiedServerSide) copied server-side by the target, \(report.blobBytesSent) through azseed"

@@ -52,7 +52,7 @@ struct ExportCommand: AsyncParsableCommand {
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
         try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
         let summary = try await StorageSession.with(target) { session in
-            let bar = ProgressBar(label: "exporting")
+            let bar = ProgressBar(label: "exporting", activity: session.run.configuration.activity)
             defer { bar.finish() }
             let started = Date()
             var summary = try await Exporter(run: session.run).export(containers: containers, tables: tables, dataset: datasetName,

@@ -44,14 +44,14 @@ enum Planning {
     static func plan(_ desired: GeneratedDataset, in session: StorageSession, counts: [String: Int], access: PublicAccess?, prune: Bool,
                      digests: Bool) async throws -> Plan {
         Console.note("dataset \(desired.dataset.name), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
-        let bar = ProgressBar(label: "reading the target")
+        let bar = ProgressBar(label: "reading the target", activity: session.run.configuration.activity)
         defer { bar.finish() }
         return try await session.plan(desired, counts: counts, access: access, prune: prune, digests: digests) { bar.update(done: $0, total: nil) }
     }
 
     /// Observes and plans a snapshot, with a count of entities read on a terminal.
     static func plan(_ storage: DesiredStorage, header: PlanHeader, in session: StorageSession, digests: Bool) async throws -> Plan {
-        let bar = ProgressBar(label: "reading the target")
+        let bar = ProgressBar(label: "reading the target", activity: session.run.configuration.activity)
         defer { bar.finish() }
         return try await session.run.plan(storage, header: header, digests: digests) { bar.update(done: $0, total: nil) }
     }

@@ -29,7 +29,7 @@ struct ResetCommand: AsyncParsableCommand {
             let plan = try await session.run.resetPlan(desired.storage, header: header)
             Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
             guard !dryRun, !plan.isEmpty else { return }
-            let bar = ProgressBar(label: "deleting")
+            let bar = ProgressBar(label: "deleting", activity: session.run.configuration.activity)
             let report = try await session.run.execute(plan, concurrency: execution.concurrency) { bar.update($0) }
             bar.finish()
             Console.print("Reset complete: \(report.deleted) deleted in \(String(format: "%.2f", report.seconds)) s.\n")
