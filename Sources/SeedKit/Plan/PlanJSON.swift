@@ -124,7 +124,7 @@ extension Plan {
 }
 
 extension PlanTarget {
-    func json() -> JSONValue {
+    package func json() -> JSONValue {
         var members: [(String, JSONValue)] = [("account", .string(account)), ("blobEndpoint", .string(blobEndpoint)),
                                               ("tableEndpoint", .string(tableEndpoint))]
         if let embeddedDataDirectory { members.append(("embeddedDataDirectory", .string(embeddedDataDirectory))) }

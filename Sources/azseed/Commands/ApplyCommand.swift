@@ -66,7 +66,7 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     private func execute(_ plan: Plan, in session: StorageSession) async throws {
-        try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions)
+        try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions, command: "apply")
     }
 }
 
@@ -82,30 +82,38 @@ enum Safety {
 
 /// Carrying out a plan and reporting it, shared by apply, import and copy.
 enum Applying {
-    /// `copier` reads the blobs of a copy plan from its source account.
-    static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions, copier: BlobCopier? = nil) async throws {
-        try await output.emit(plan)
-        if plan.isEmpty {
-            if let note = session.servingNote { Console.note(note) }
-            return
-        }
+    /// `copier` reads the blobs of a copy plan from its source account. With `--output json`
+    /// the plan is not printed: the result document (``RunResult``) is, after the apply.
+    static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions, command: String,
+                        copier: BlobCopier? = nil) async throws {
+        try await output.emit(plan, printJSON: false)
         let activity = session.run.configuration.activity
-        let bar = ProgressBar(label: "applying", activity: activity)
-        let report = try await session.run.execute(plan, concurrency: concurrency, copier: copier) { bar.update($0) }
-        bar.finish()
-        let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
-        var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
-        let counts = activity.snapshot
-        line += "; \(counts.retries) request\(counts.retries == 1 ? "" : "s") retried" + (counts.throttled > 0 ? " (\(counts.throttled) throttled)" : "")
-        if let slowest = report.slowestPhase { line += "; slowest phase \(slowest.name) (\(slowest.items) in \(String(format: "%.2f", slowest.seconds)) s)" }
-        line += ".\n"
-        if let copier {
-            // What a copy cost in bytes through this process: none for server-side copies.
-            line += "Blob bytes: \(report.blobBytesCopiedServerSide) copied server-side by the target, \(report.blobBytesSent) through azseed"
-            line += copier.fallbackReason.map { " (streamed because \($0))" } ?? ""
+        var report = ExecutionReport()
+        report.unchanged = plan.summary.unchanged
+        if !plan.isEmpty {
+            let bar = ProgressBar(label: "applying", activity: activity)
+            report = try await session.run.execute(plan, concurrency: concurrency, copier: copier) { bar.update($0) }
+            bar.finish()
+            let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
+            var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
+            let counts = activity.snapshot
+            line += "; \(counts.retries) request\(counts.retries == 1 ? "" : "s") retried" + (counts.throttled > 0 ? " (\(counts.throttled) throttled)" : "")
+            if let slowest = report.slowestPhase { line += "; slowest phase \(slowest.name) (\(slowest.items) in \(String(format: "%.2f", slowest.seconds)) s)" }
             line += ".\n"
+            if let copier {
+                // What a copy cost in bytes through this process: none for server-side copies.
+                line += "Blob bytes: \(report.blobBytesCopiedServerSide) copied server-side by the target, \(report.blobBytesSent) through azseed"
+                line += copier.fallbackReason.map { " (streamed because \($0))" } ?? ""
+                line += ".\n"
+            }
+            if output.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
         }
-        if output.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
+        if output.output == .json {
+            var result = RunResult(command: command, target: plan.header.target, shard: plan.header.shard, seconds: report.seconds, activity: activity)
+            result.plan = plan
+            result.report = report
+            Console.print(result.json().pretty())
+        }
         if let note = session.servingNote { Console.note(note) }
     }
 }

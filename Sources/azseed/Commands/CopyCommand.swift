@@ -98,7 +98,7 @@ struct CopyCommand: AsyncParsableCommand {
                 return
             }
             let copier = BlobCopier(source: source.blobs, target: session.run.blobs.account)
-            try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions, copier: copier)
+            try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions, command: "copy", copier: copier)
         }
     }
 }

@@ -25,6 +25,9 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A table to export instead of the dataset's (repeatable).", valueName: "name"))
     var table: [String] = []
 
+    @Option(help: "How to print: text (a summary line) or json (one result document: blobs, bytes and entities per table written, seconds, retries).")
+    var output: PlanOutputOptions.Format = .text
+
     func validate() throws {
         for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
         for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
@@ -51,14 +54,22 @@ struct ExportCommand: AsyncParsableCommand {
         }
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
         try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
-        let summary = try await StorageSession.with(target) { session in
+        let (summary, activity, planTarget, shard) = try await StorageSession.with(target) { session in
             let bar = ProgressBar(label: "exporting", activity: session.run.configuration.activity)
             defer { bar.finish() }
             let started = Date()
             var summary = try await Exporter(run: session.run).export(containers: containers, tables: tables, dataset: datasetName,
                                                                       to: URL(fileURLWithPath: folder.out), force: folder.force) { bar.update(done: $0, total: nil) }
             summary.seconds = Date().timeIntervalSince(started)
-            return summary
+            return (summary, session.run.configuration.activity, session.run.target, session.run.shard)
+        }
+        if output == .json {
+            var result = RunResult(command: "export", target: planTarget, shard: shard, seconds: summary.seconds, activity: activity)
+            result.extra = [("out", .string(folder.out)),
+                            ("blobs", .object([("count", .number(String(summary.blobs))), ("bytes", .number(String(summary.blobBytes)))])),
+                            ("entities", .array(summary.entities.map { .object([("table", .string($0.table)), ("count", .number(String($0.count)))]) }))]
+            Console.print(result.json().pretty())
+            return
         }
         let entities = summary.entities.map { "\($0.count) entities of \($0.table)" }.joined(separator: ", ")
         Console.print("Exported to \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n")

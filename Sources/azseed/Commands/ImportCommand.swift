@@ -47,7 +47,7 @@ struct ImportCommand: AsyncParsableCommand {
                 try await outputOptions.finishDryRun(plan)
                 return
             }
-            try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions)
+            try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions, command: "import")
         }
     }
 }

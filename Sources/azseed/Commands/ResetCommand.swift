@@ -19,7 +19,8 @@ struct ResetCommand: AsyncParsableCommand {
 
     @OptionGroup var execution: ExecutionOptions
 
-
+    @Option(help: "How to print: text (what is deleted, then a summary) or json (one result document: deletes per kind, seconds, retries).")
+    var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
         if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: execution.yes) }
@@ -27,12 +28,23 @@ struct ResetCommand: AsyncParsableCommand {
         try await StorageSession.with(target) { session in
             let header = session.run.header(for: desired, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true)
             let plan = try await session.run.resetPlan(desired.storage, header: header)
-            Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
-            guard !dryRun, !plan.isEmpty else { return }
-            let bar = ProgressBar(label: "deleting", activity: session.run.configuration.activity)
-            let report = try await session.run.execute(plan, concurrency: execution.concurrency) { bar.update($0) }
-            bar.finish()
-            Console.print("Reset complete: \(report.deleted) deleted in \(String(format: "%.2f", report.seconds)) s.\n")
+            if output == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
+            var report: ExecutionReport?
+            if !dryRun, !plan.isEmpty {
+                let bar = ProgressBar(label: "deleting", activity: session.run.configuration.activity)
+                let done = try await session.run.execute(plan, concurrency: execution.concurrency) { bar.update($0) }
+                bar.finish()
+                report = done
+                if output == .text { Console.print("Reset complete: \(done.deleted) deleted in \(String(format: "%.2f", done.seconds)) s.\n") }
+            }
+            if output == .json {
+                var result = RunResult(command: "reset", target: plan.header.target, shard: plan.header.shard, seconds: report?.seconds ?? 0,
+                                       activity: session.run.configuration.activity)
+                result.plan = plan
+                result.report = report
+                result.extra = [("dryRun", .bool(dryRun))]
+                Console.print(result.json().pretty())
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SeedKit
+import SeedRunner
 
 /// `azseed verify`: does the target hold exactly the dataset?
 struct VerifyCommand: AsyncParsableCommand {
@@ -13,12 +14,22 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var datasetOptions: DatasetOptions
     @OptionGroup var target: TargetOptions
 
-    @Option(help: "How to print drift: text (a diff) or json.")
+    @Option(help: "How to print: text (the drift as a diff) or json (one result document: matches, drift counts per kind and action, the drift itself, seconds, retries).")
     var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
-        let plan = try await Planning.plan(datasetOptions, target: target, prune: true, digests: output == .json)
-        if output == .json { Console.print(plan.json().pretty()) }
+        let desired = try Planning.desiredState(datasetOptions, target: target)
+        let started = Date()
+        let (plan, activity) = try await StorageSession.with(target) { session in
+            (try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true,
+                                     digests: output == .json), session.run.configuration.activity)
+        }
+        if output == .json {
+            var result = RunResult(command: "verify", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(started), activity: activity)
+            result.plan = plan
+            result.extra = [("matches", .bool(plan.isEmpty)), ("drift", plan.json())]
+            Console.print(result.json().pretty())
+        }
         if plan.isEmpty {
             if output == .text { Console.print("Verified: \(plan.header.target.displayName) holds exactly dataset \(plan.header.dataset)\(plan.header.shard.map { ", shard \($0)," } ?? "") (\(plan.summary.unchanged) unchanged).\n") }
             return

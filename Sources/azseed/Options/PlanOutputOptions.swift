@@ -8,7 +8,7 @@ import SeedRunner
 struct PlanOutputOptions: ParsableArguments {
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
-    @Option(help: "How to print the plan: text (a diff) or json.")
+    @Option(help: "How to print: text (the plan as a diff, then a summary) or json (with --dry-run the plan; otherwise one result document: what was done, counts per kind and action, bytes, seconds, retries).")
     var output: Format = .text
 
     @Option(help: ArgumentHelp("Also save the plan as JSON to this file (for 'azseed apply --plan FILE').", valueName: "file"))
@@ -23,13 +23,14 @@ struct PlanOutputOptions: ParsableArguments {
     /// Prints the plan and saves it when asked. JSON is written as it is encoded, an
     /// action at a time (``Plan/writeJSON(_:)``), on ``BlockingPool``'s threads: file and
     /// pipe writes block.
-    func emit(_ plan: Plan) async throws {
+    /// `printJSON` false: a JSON plan is only saved (the command prints its result instead).
+    func emit(_ plan: Plan, printJSON: Bool = true) async throws {
         if output == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
         if let out {
             try await BlockingPool.run { try Self.save(plan, to: out) }
             if output == .text { Console.print("Saved the plan to \(out); apply exactly it with: azseed apply --plan \(out)\n") }
         }
-        if output == .json {
+        if output == .json && printJSON {
             try await BlockingPool.run { plan.writeJSON { FileHandle.standardOutput.write(Data($0)) } }
         }
     }
