@@ -3,6 +3,8 @@
 #   make test   install what is missing, build, run every test
 SWIFT      ?= swift
 APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev rclone openssl ca-certificates
+# Only the tests need these: a real browser drives the emulator's CORS (test_browser.py).
+TEST_APT_PACKAGES := chromium fonts-dejavu-core
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 AZSEED     := .build/debug/azseed
 VENV       := .venv
@@ -10,7 +12,7 @@ VENV_AZ    := .venv-az
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps venv venv-az build test seed bench clean install
+.PHONY: all deps test-deps venv venv-az build test seed bench clean install
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -24,6 +26,13 @@ all: build
 # only when missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+test-deps: deps
+	@missing=""; for p in $(TEST_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
@@ -52,7 +61,7 @@ build: deps
 # the suites print, and every output of azseed they record, lands in .build/test-output and
 # is scanned for account keys and SAS signatures at the end.
 OUTPUTS := .build/test-output
-test: deps venv venv-az
+test: test-deps venv venv-az
 	$(SWIFT) build --build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
 	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
