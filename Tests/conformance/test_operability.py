@@ -1,0 +1,143 @@
+"""Operability: the request log (`--verbose`, `--log-file`, `azseed emulator --log-file`), progress on a
+terminal and in a log, and the `--output json` result documents of apply, verify, reset, import, export
+and copy — checked against each other (the log's attempts are the result's requests) and against an
+emulator that fails requests as Azure can."""
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+
+from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
+
+NOW = ["--now", "2026-11-21"]
+RESULT_FIELDS = ["command", "target", "shard", "changes", "containers", "blobs", "tables", "entities", "unchangedEntities",
+                 "blobBytes", "phases", "seconds", "requests", "retries", "throttled"]
+
+
+def test_verbose_log_file_progress_and_json_agree_under_faults(azseed, tmp_path):
+    emulator = start_emulator(azseed, "--in-memory", "--fault-rate", "0.05", "--fault-seed", "7")
+    log = tmp_path / "requests.jsonl"
+    try:
+        done = run(azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "20000",
+                   "--verbose", "--log-file", str(log), "--output", "json", timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+    finally:
+        stop_emulator(emulator)
+    result = json.loads(done.stdout)
+    assert list(result) == RESULT_FIELDS
+    assert result["command"] == "apply" and result["changes"]["create"] == 20018
+    assert [(e["kind"], e["create"]) for e in result["entities"]] == [("speaker", 8), ("event", 20000)]
+    assert result["blobBytes"] == {"sent": 42440, "copiedServerSide": 0}
+    assert [p["name"] for p in result["phases"]] == ["blobs", "events/speaker", "events/event"]
+
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert set(records[0]) == {"time", "operation", "method", "url", "status", "errorCode", "bytesSent", "bytesReceived", "ms", "attempt", "retry"}
+    # Every attempt is in the log, and the result counts the same attempts and retries.
+    assert len(records) == result["requests"]
+    assert sum(r["attempt"] > 1 for r in records) == result["retries"] > 0
+    assert sum(r["status"] in (429, 503) for r in records) == result["throttled"] > 0
+    retried = [r for r in records if r["retry"]]
+    assert retried and all(r["retry"].startswith(("503", "500", "Connection", "connection", "the ")) or r["status"] is None for r in retried), retried[:5]
+    assert any(r["status"] == 503 and r["errorCode"] == "ServerBusy" and r["retry"] == "503 ServerBusy" for r in records)
+    assert all(r["method"] in ("GET", "PUT", "POST", "HEAD", "DELETE") and r["url"].startswith("http://127.0.0.1:") for r in records)
+    assert sum(r["bytesSent"] for r in records if r["operation"] == "Put Blob" and r["status"] == 201) == 42440
+
+    # --verbose prints the same attempts on stderr, one line each.
+    verbose = [line for line in done.stderr.splitlines() if re.match(r"azseed: (GET|PUT|POST|HEAD|DELETE) http", line)]
+    assert len(verbose) == len(records)
+    assert any(", retrying: 503 ServerBusy" in line for line in verbose)
+    # Not a terminal: a progress line every few seconds, with the phase, rate, ETA and retries.
+    progress = [line for line in done.stderr.splitlines() if line.startswith("azseed: applying events/event, ")]
+    assert progress, done.stderr[-2000:]
+    assert re.match(r"azseed: applying events/event, \d+/20016, 42.4 KB/42.4 KB, \d+/s, ETA \d+:\d\d", progress[0]), progress[0]
+    summary = next(line for line in done.stderr.splitlines() if line.startswith("Apply complete: "))
+    assert re.search(r"; \d+ requests retried \(\d+ throttled\); slowest phase events/event \(20000 in [\d.]+ s\)\.$", summary), summary
+
+
+def test_a_sas_signature_never_reaches_the_log(azseed, tmp_path, emulator):
+    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
+    from datetime import datetime, timedelta, timezone
+    sas = generate_account_sas(ACCOUNT, KEY, ResourceTypes(service=True, container=True, object=True),
+                               AccountSasPermissions(read=True, list=True), datetime.now(timezone.utc) + timedelta(hours=1), services="bt")
+    signature = dict(p.split("=", 1) for p in sas.split("&"))["sig"]
+    log = tmp_path / "sas.jsonl"
+    connection = f"SharedAccessSignature={sas};BlobEndpoint={emulator.blob};TableEndpoint={emulator.table}"
+    done = run(azseed, "verify", "--connection-string", connection, *NOW, "--verbose", "--log-file", str(log))
+    text = log.read_text()
+    assert "sig=redacted" in text and "sig=redacted" in done.stderr
+    for form in (signature, signature.replace("%2B", "+").replace("%2F", "/").replace("%3D", "=")):
+        assert form not in text and form not in done.stderr and form not in done.stdout
+
+
+def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(azseed, emulator):
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
+    started = time.monotonic()
+    process = subprocess.Popen([azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "8000", "--prune"],
+                               stdout=subprocess.DEVNULL, stderr=secondary, env=env)
+    os.close(secondary)
+    output = b""
+    while True:
+        ready, _, _ = select.select([primary], [], [], 1)
+        if ready:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        elif process.poll() is not None:
+            break
+    process.wait(timeout=120)
+    elapsed = time.monotonic() - started
+    os.close(primary)
+    assert process.returncode == 0, output[-2000:]
+    redraws = output.count(b"\r\x1b[2Kapplying")
+    assert redraws >= 1, output[-2000:]
+    assert redraws <= elapsed * 10 + 3, (redraws, elapsed)
+    assert re.search(rb"\r\x1b\[2Kapplying events/event \xc2\xb7 \[#* *\] \d+/\d+ \xc2\xb7 ", output), output[-2000:]
+    assert output.endswith(b"\r\x1b[2K") or b"\r\x1b[2K\r\n" in output or output.rstrip().endswith(b"\x1b[2K"), output[-300:]
+
+
+def test_json_results_of_verify_reset_export_import_and_copy(azseed, tmp_path):
+    source, target = start_emulator(azseed, "--in-memory"), start_emulator(azseed, "--in-memory")
+    try:
+        cs = ["--connection-string", source.connection_string]
+        assert run(azseed, "apply", *cs, *NOW, "--events", "30").returncode == 0
+        verified = run(azseed, "verify", *cs, *NOW, "--events", "30", "--output", "json")
+        result = json.loads(verified.stdout)
+        assert verified.returncode == 0 and result["command"] == "verify" and result["matches"] is True
+        assert result["changes"] == {"create": 0, "update": 0, "delete": 0, "unchanged": 48}
+        drifted = run(azseed, "verify", *cs, *NOW, "--events", "31", "--output", "json")
+        result = json.loads(drifted.stdout)
+        assert drifted.returncode == 2 and result["matches"] is False and result["changes"]["create"] >= 1
+        assert result["drift"]["summary"] == result["changes"] and result["drift"]["actions"]
+
+        exported = run(azseed, "export", *cs, "--out", str(tmp_path / "snap"), "--output", "json")
+        result = json.loads(exported.stdout)
+        assert result["command"] == "export" and result["blobs"] == {"count": 8, "bytes": 42440}
+        assert result["entities"] == [{"table": "events", "count": 38}] and result["requests"] > 0
+
+        imported = run(azseed, "import", str(tmp_path / "snap"), "--connection-string", target.connection_string, "--output", "json")
+        result = json.loads(imported.stdout)
+        assert imported.returncode == 0 and list(result) == RESULT_FIELDS and result["command"] == "import"
+        assert result["changes"]["create"] == 48 and result["entities"] == [
+            {"table": "events", "kind": None, "create": 38, "update": 0, "delete": 0, "unchanged": 0}]
+
+        copied = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--output", "json")
+        result = json.loads(copied.stdout)
+        assert result["command"] == "copy" and result["changes"]["create"] == 0 and result["changes"]["unchanged"] == 48
+        assert result["phases"] == []
+
+        reset = run(azseed, "reset", *cs, *NOW, "--events", "30", "--output", "json")
+        result = json.loads(reset.stdout)
+        assert reset.returncode == 0 and result["command"] == "reset" and result["dryRun"] is False
+        assert result["changes"]["delete"] == 46 and result["blobs"]["delete"] == 8
+        assert [p["name"] for p in result["phases"]] == ["blobs", "events deletes"]
+    finally:
+        stop_emulator(source)
+        stop_emulator(target)
