@@ -1,7 +1,7 @@
 # Shared by the benchmark scripts (sourced from the repository root after the release build):
 # the binaries, a work folder removed on exit, emulators started on demand and a measuring
 # helper that prints wall seconds, peak RSS and the rate.
-bin=$PWD/.build/release/azseed
+bin=${AZSEED_BIN:-$PWD/.build/release/azseed}  # AZSEED_BIN: another build (a before/after comparison)
 py=$PWD/.venv/bin/python
 port=$PWD/Benchmarks/python/speakeasy_port.py
 work=$(mktemp -d)

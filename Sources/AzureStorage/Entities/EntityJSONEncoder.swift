@@ -14,6 +14,19 @@ package enum EntityJSONEncoder {
         return out
     }
 
+    /// The entity's properties as a JSON object without its keys (`{}` when it has none): how
+    /// the emulator stores a body beside its key columns.
+    package static func encodeProperties(_ entity: TableEntity) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(256)
+        for name in entity.sortedPropertyNames {
+            appendProperty(name, entity.properties[name]!, to: &out)
+        }
+        if out.count > 1 { out.remove(at: 1) }  // the first property's leading comma
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
     /// Appends the entity's JSON to `out`.
     package static func append(_ entity: TableEntity, to out: inout [UInt8]) {
         let names = entity.sortedPropertyNames

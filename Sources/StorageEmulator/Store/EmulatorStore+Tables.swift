@@ -86,13 +86,14 @@ extension EmulatorStore {
 
     static func decodeEntity(_ row: Row) throws -> StoredEntity {
         let body: Data = row["body"]
-        let decoded = try EntityJSONReader.entity(body)
+        // The body holds the properties; the keys are the row's own columns.
+        let decoded = try EntityJSONReader.entity(body, keys: (row["pk"], row["rk"]))
         return StoredEntity(entity: decoded.entity, timestamp: EdmDateTime(ticks: row["timestamp"]))
     }
 
     static func entity(_ tableKey: String, _ pk: String, _ rk: String, _ db: Database) throws -> StoredEntity? {
         // Cached statements: compiling SQL per entity was a measurable share of a batch.
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT timestamp, body FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?"),
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?"),
                          arguments: [tableKey, pk, rk]).map(decodeEntity)
     }
 
@@ -154,7 +155,7 @@ extension EmulatorStore {
             return nil
         }
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO entities (tableKey, pk, rk, timestamp, body) VALUES (?, ?, ?, ?, ?)")
-            .execute(arguments: [tableKey, result.partitionKey, result.rowKey, now.ticks, Data(EntityJSONEncoder.encode(result))])
+            .execute(arguments: [tableKey, result.partitionKey, result.rowKey, now.ticks, Data(EntityJSONEncoder.encodeProperties(result))])
         return StoredEntity(entity: result, timestamp: now)
     }
 
@@ -163,7 +164,7 @@ extension EmulatorStore {
     func scanEntities(table: String, partition: String?, after: (String, String)?, limit: Int) async throws -> [StoredEntity] {
         try await read { db in
             guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
-            var sql = "SELECT timestamp, body FROM entities WHERE tableKey = ?"
+            var sql = "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ?"
             var arguments: StatementArguments = [Self.tableKey(table)]
             // Written so SQLite walks the primary key in order: a row value `(pk, rk) > (?, ?)`
             // next to `pk = ?` made it sort the rest of the partition for every page.

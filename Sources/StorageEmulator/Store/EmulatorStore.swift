@@ -40,7 +40,7 @@ final class EmulatorStore: Sendable {
             }
             bytes = files
             self.lock = lock
-            writes = GroupCommit(writer: db, beforeCommit: { try files.makeDurable() })
+            writes = GroupCommit(writer: db, reclaimsSpace: true, beforeCommit: { try files.makeDurable() })
             try removeOrphans()
         } else {
             db = try EmulatorDatabase.open(directory: nil)

@@ -23,7 +23,15 @@ final class GroupCommit: Sendable {
     }
 
     private static let maxGroup = 512
+    /// Pages given back per step when idle (16 MiB at 16 KiB pages): a step is a short write,
+    /// so a request arriving meanwhile waits for one step at most, never for the whole reclaim.
+    static let reclaimStep = 1024
     private let writer: any DatabaseWriter
+    /// Whether freed pages are given back to the file system while idle (incremental vacuum;
+    /// on-disk folders only).
+    private let reclaims: Bool
+    /// Set after every commit (it may have freed pages), cleared when the free list is empty.
+    private let reclaimPending = Mutex(false)
     /// Runs before each group's commit: makes the blob files its writes refer to durable.
     private let beforeCommit: @Sendable () throws -> Void
     private let queue = Mutex<Pending>(Pending())
@@ -37,9 +45,11 @@ final class GroupCommit: Sendable {
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    init(writer: any DatabaseWriter, beforeCommit: @escaping @Sendable () throws -> Void) {
+    init(writer: any DatabaseWriter, reclaimsSpace: Bool = false, beforeCommit: @escaping @Sendable () throws -> Void) {
         self.writer = writer
         self.beforeCommit = beforeCommit
+        reclaims = reclaimsSpace
+        reclaimPending.withLock { $0 = reclaimsSpace }  // pages freed before this run (a reset, then a stop)
         // The dedicated thread: the only one that writes to the database.
         let thread = Thread { [self] in run() }
         thread.name = "azseed.db-writer"
@@ -123,9 +133,14 @@ final class GroupCommit: Sendable {
                     return (taken, pending.stopped)
                 }
                 if !taken.isEmpty || stopped { break }
+                if reclaimPending.withLock({ $0 }) { break }  // idle: give freed space back, a step at a time
                 signal.wait()
             }
             signal.unlock()
+            if taken.isEmpty && !stopped {
+                reclaimStep()
+                continue
+            }
             if taken.isEmpty && stopped {
                 let waiters = queue.withLock { pending in
                     pending.exited = true
@@ -136,6 +151,22 @@ final class GroupCommit: Sendable {
                 return
             }
             commit(taken)
+        }
+    }
+
+    /// One step of incremental vacuum: up to ``reclaimStep`` free pages moved to the end of the
+    /// file and cut off (in WAL mode the file shrinks at the next checkpoint). Ends the reclaim
+    /// when the free list is empty, or on an error (space is then kept, data is not at risk).
+    private func reclaimStep() {
+        do {
+            let more = try writer.writeWithoutTransaction { db -> Bool in
+                guard try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0 > 0 else { return false }
+                try db.execute(sql: "PRAGMA incremental_vacuum(\(Self.reclaimStep))")
+                return try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0 > 0
+            }
+            if !more { reclaimPending.withLock { $0 = false } }
+        } catch {
+            reclaimPending.withLock { $0 = false }
         }
     }
 
@@ -154,6 +185,7 @@ final class GroupCommit: Sendable {
                 }
             }
             for finish in finishers { finish(nil) }
+            if reclaims { reclaimPending.withLock { $0 = true } }
         } catch {
             // The commit (or the transaction's start) failed: nothing of the group is stored.
             for finish in finishers { finish(error) }

@@ -31,6 +31,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Keep everything in memory; nothing is written to disk.")
     var inMemory = false
 
+    @Flag(help: "Give back the free space of --data-dir's database (a full VACUUM, upgrading the folder first) and exit; the folder must not be in use. A running emulator gives space back by itself while idle.")
+    var compact = false
+
     @Option(help: ArgumentHelp("The largest Put Blob or Put Block body, in MiB.", valueName: "MiB"))
     var maxBlobMib = 256
 
@@ -66,6 +69,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
         guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
         if inMemory && dataDir != nil { throw ValidationError("--in-memory and --data-dir exclude each other") }
+        if compact && inMemory { throw ValidationError("--compact works on a --data-dir folder; there is nothing to compact in memory") }
         if let oauthAuthority {
             guard let url = URL(string: oauthAuthority), url.scheme?.lowercased() == "https", url.host != nil, url.query == nil else {
                 throw ValidationError("--oauth-authority \(SecretRedaction.redact(oauthAuthority)): give the authority's https URL, such as https://login.microsoftonline.com")
@@ -86,6 +90,16 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let directory = inMemory ? nil : URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory)
+        if compact, let directory {
+            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("storage.sqlite").path) else {
+                throw ValidationError("--compact: \(directory.path) holds no azseed storage (no storage.sqlite)")
+            }
+            // VACUUM blocks for as long as it rewrites the file: on the blocking threads.
+            let report = try await BlockingPool.run { try EmulatorFolder.compact(dataDirectory: directory, command: "azseed emulator --compact") }
+            let mb = { (n: Int) in String(format: "%.1f MB", Double(n) / 1e6) }
+            Console.print("Compacted \(directory.path)/storage.sqlite: \(mb(report.bytesBefore)) -> \(mb(report.bytesAfter)) in \(String(format: "%.2f", report.seconds)) s.\n")
+            return
+        }
         var configuration = EmulatorConfiguration(dataDirectory: directory, host: host, blobPort: blobPort, tablePort: tablePort,
                                                   maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
         // Named in the folder's lock: storage commands run on the same folder talk to it.
