@@ -29,6 +29,7 @@ enum Main {
     }
 
     static func main() async {
+        _ = Console.started  // the clock of JSON results starts with the process, not on first use
         do {
             var command = try Azseed.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

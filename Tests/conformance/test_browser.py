@@ -13,7 +13,6 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.data.tables import TableSasPermissions, generate_table_sas
 
@@ -97,8 +96,8 @@ def page_result(url):
     return json.loads(text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is installed by make test (Debian's chromium package)")
 def test_a_page_from_another_origin_lists_shows_and_reads_and_a_foreign_origin_is_blocked(azseed, tmp_path):
+    assert CHROMIUM, "no chromium on PATH: make test installs Debian's chromium package (make test-deps)"
     log = tmp_path / "emulator.jsonl"
     emulator = start_emulator(azseed, "--in-memory", "--log-file", str(log))
     allowed_folder, denied_folder = tmp_path / "allowed", tmp_path / "denied"

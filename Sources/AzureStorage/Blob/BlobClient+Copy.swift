@@ -42,4 +42,47 @@ extension BlobClient {
         }
         _ = try await pipeline.send(pipeline.request("PUT", path(container, name), headers: headers), operation: "Put Blob From URL", expected: [201])
     }
+
+    /// Blobs up to this size are copied with one Put Blob From URL; larger ones in blocks.
+    public static let singleCopyLimit = 64 << 20
+    /// The range each Put Block From URL copies.
+    public static let copyBlockSize = 64 << 20
+
+    /// Copies `source` (an URL carrying its own grant) of `size` bytes into block blob
+    /// `container/name`, server-side: one Put Blob From URL up to ``singleCopyLimit``, else Put
+    /// Block From URL of ``copyBlockSize`` ranges (``blockParallelism`` at a time) and Put Block
+    /// List. The service answers a copy request only when its bytes are copied, and this client
+    /// gives up on a request silent for 30 s: blocks keep each request short whatever the size.
+    public func copyFromURL(container: String, name: String, source: String, size: Int, contentType: String, md5: String?) async throws {
+        if size <= Self.singleCopyLimit {
+            try await putBlobFromURL(container: container, name: name, source: source, contentType: contentType, md5: md5)
+            return
+        }
+        try check(container: container, blob: name, operation: "Put Block From URL")
+        let ranges = stride(from: 0, to: size, by: Self.copyBlockSize).map { $0...min($0 + Self.copyBlockSize, size) - 1 }
+        let ids = ranges.indices.map { Data(String(format: "copy-%08d", $0).utf8).base64EncodedString() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            for (range, id) in zip(ranges, ids) {
+                var headers = HeaderFields()
+                headers["x-ms-copy-source"] = source
+                headers["x-ms-source-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
+                let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers)
+                while inFlight >= max(1, blockParallelism) {
+                    try await group.next()
+                    inFlight -= 1
+                }
+                group.addTask { _ = try await self.pipeline.send(request, operation: "Put Block From URL", expected: [201]) }
+                inFlight += 1
+            }
+            try await group.waitForAll()
+        }
+        var headers = HeaderFields()
+        headers["x-ms-blob-content-type"] = contentType
+        if let md5 { headers["x-ms-blob-content-md5"] = md5 }
+        headers["Content-Type"] = "application/xml"
+        let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"
+        _ = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "blocklist")], headers: headers, body: Data(xml.utf8)),
+                                    operation: "Put Block List", expected: [201])
+    }
 }

@@ -116,6 +116,9 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// Delete 404. Callers reconcile those instead of reporting them.
     public var isTransient: Bool {
         if kind == .transport { return true }
+        // A copy whose source the service cannot read fails the same way again (the source is
+        // unreachable or refuses it): the caller decides, at once, what to do instead.
+        if code == "CannotVerifyCopySource" { return false }
         return kind == .service && [408, 429, 500, 502, 503, 504].contains(status ?? 0)
     }
 }

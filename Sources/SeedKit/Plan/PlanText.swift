@@ -63,7 +63,8 @@ public struct PlanTextRenderer: Sendable {
             lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the \(source), kept (--prune deletes them)")
         }
         for (table, n) in plan.extraEntities.sorted(by: { $0.key < $1.key }) {
-            lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in the \(source)'s partitions of table \(table) not in the \(source), kept (--prune deletes them)")
+            let place = plan.header.source == .account ? "table \(table)" : "the \(source)'s partitions of table \(table)"
+            lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in \(place) not in the \(source), kept (--prune deletes them)")
         }
         let s = plan.summary
         let part = plan.header.shard.map { " (shard \($0))" } ?? ""

@@ -14,10 +14,11 @@ public final class BlobCopier: Sendable {
     public let source: BlobClient
     /// Why blobs are streamed instead of copied server-side; nil while server-side copies work.
     private let streamingReason: Mutex<String?>
-    private let grants = Mutex<[String: SASToken?]>([:])
+    /// Each source container's grant and when it expires, by the container's bytes.
+    private let grants = Mutex<[ExactString: (token: SASToken?, expiry: Date)]>([:])
     private let streamed = BlobByteCount()
     private let serverSide = BlobByteCount()
-    private let expiry: Date
+    private let grantLifetime: TimeInterval
     /// Where temporary files of streamed blobs go.
     private let scratch: URL
 
@@ -26,7 +27,7 @@ public final class BlobCopier: Sendable {
     ///   - grantLifetime: how long the source SAS made for the target is valid.
     public init(source: BlobClient, target: StorageAccount, grantLifetime: TimeInterval = 6 * 3600, scratch: URL = FileManager.default.temporaryDirectory) {
         self.source = source
-        expiry = Date().addingTimeInterval(grantLifetime)
+        self.grantLifetime = grantLifetime
         self.scratch = scratch
         var reason: String?
         if source.account.isLoopback && !target.isLoopback {
@@ -36,8 +37,6 @@ public final class BlobCopier: Sendable {
         }
         streamingReason = Mutex(reason)
     }
-
-    static let largestServerSideCopy = 5000 << 20
 
     /// Bytes downloaded from the source and uploaded to the target by this process.
     public var streamedBytes: Int { streamed.value }
@@ -50,13 +49,12 @@ public final class BlobCopier: Sendable {
     /// what the plan recorded of it).
     func copy(container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
               blob: DesiredBlob) async throws {
-        // Put Blob From URL reads at most 5000 MiB (docs/PROTOCOL.md §13): larger blobs are streamed.
-        if blob.size <= Self.largestServerSideCopy, streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
+        if streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
             var url = source.url(container: sourceContainer, name: sourceName)
             if let grant { url += "?" + grant.query }
             do {
-                try await target.putBlobFromURL(container: container, name: name, source: url, contentType: blob.contentType,
-                                                md5: blob.md5.isEmpty ? nil : blob.md5Base64)
+                try await target.copyFromURL(container: container, name: name, source: url, size: blob.size, contentType: blob.contentType,
+                                             md5: blob.md5.isEmpty ? nil : blob.md5Base64)
                 serverSide.add(blob.size)
                 return
             } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" && error.status != 404 {
@@ -65,6 +63,10 @@ public final class BlobCopier: Sendable {
                 streamingReason.withLock { reason in
                     if reason == nil { reason = "the target could not read the source (\(error.status.map(String.init) ?? "no status") CannotVerifyCopySource)" }
                 }
+            } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" || error.code == "Md5Mismatch" {
+                // The target read something else than the blob just listed at that URL (a target
+                // whose loopback is not this machine's reads its own account there): this blob
+                // goes through this process, whose view of the source is the one planned.
             }
         }
         try await stream(container: sourceContainer, name: sourceName, to: target, as: container, name, blob: blob)
@@ -78,6 +80,14 @@ public final class BlobCopier: Sendable {
         let remove = { _ = try? await BlockingPool.run { try FileManager.default.removeItem(at: file) } }
         do {
             let size = try await source.download(container: sourceContainer, name: sourceName, to: file)
+            if !blob.md5.isEmpty {
+                // The bytes must be the ones planned: a blob changed since the listing is not
+                // written under the listing's MD5 (hashing reads the file: on the blocking threads).
+                let md5 = try await BlockingPool.run { try FileChunks.md5(of: file) }
+                guard md5 == blob.md5 else {
+                    throw RunError("blob '\(sourceContainer)/\(sourceName)' changed in the source since it was listed (its MD5 differs); run the copy again")
+                }
+            }
             try await target.upload(file: file, container: container, name: name, options: BlobUploadOptions(contentType: blob.contentType))
             streamed.add(size)
         } catch {
@@ -89,11 +99,15 @@ public final class BlobCopier: Sendable {
 
     /// The grant handed to the target for one source container, made once: `.some(nil)` when
     /// the source needs none (anonymous), nil when there is none to hand on.
+    /// A grant is made again when less than an hour of it is left, so a long copy never hands
+    /// the target an expired one.
     private func grant(for container: String) -> SASToken?? {
         grants.withLock { made in
-            if let known = made[container] { return .some(known) }
-            guard let grant = source.readGrant(container: container, expiry: expiry) else { return nil }
-            made[container] = grant
+            let now = Date()
+            if let known = made[ExactString(container)], known.expiry.timeIntervalSince(now) > 3600 { return .some(known.token) }
+            let expiry = now.addingTimeInterval(grantLifetime)
+            guard let grant = source.readGrant(container: container, expiry: expiry, now: now) else { return nil }
+            made[ExactString(container)] = (grant, expiry)
             return .some(grant)
         }
     }

@@ -19,12 +19,15 @@ public struct CopySource: Sendable {
     }
 
     /// The containers and tables to copy: the ones named, or — when neither list is given —
-    /// every container and table of the source.
-    public func selection(containers: [String], tables tableNames: [String]) async throws -> (containers: [String], tables: [String]) {
-        guard containers.isEmpty && tableNames.isEmpty else { return (containers, tableNames) }
+    /// every container and table of the source but the system containers (`$web`, `$root`:
+    /// not copied, and listed in `skipped` so the caller can say so).
+    public func selection(containers: [String], tables tableNames: [String]) async throws -> (containers: [String], tables: [String], skipped: [String]) {
+        guard containers.isEmpty && tableNames.isEmpty else { return (containers, tableNames, []) }
         do {
             try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
-            return (try await blobs.listContainers(), try await tables.listTables())
+            let all = try await blobs.listContainers()
+            let (system, copied) = (all.filter { $0.hasPrefix("$") }, all.filter { !$0.hasPrefix("$") })
+            return (copied, try await tables.listTables(), system)
         } catch let error as RunError {
             throw error
         } catch {

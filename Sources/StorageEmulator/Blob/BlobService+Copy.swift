@@ -99,11 +99,14 @@ extension BlobService {
         let copied = try await copyBytes(from: asked)
         let upload = copied.upload
         let copyID = UUID().uuidString.lowercased()
+        // The source URL is kept for x-ms-copy-source, without its SAS signature: it would hand a
+        // read grant on the source to every reader of the destination (public ones included).
+        let shownSource = TransportRequest(method: "GET", url: source).map(RequestLog.displayURL) ?? source
         // The destination keeps the source's committed block list, as on Azure.
         let destination = try await committing(upload) {
             try await store.putBlob(container: container, name: blob, upload: upload, properties: copied.properties,
                                     metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
-                                    copy: CopyInfo(id: copyID, source: source, bytes: upload.size, completed: store.clock.now()),
+                                    copy: CopyInfo(id: copyID, source: shownSource, bytes: upload.size, completed: store.clock.now()),
                                     blocks: copied.blocks)
         }
         var headers = blobHeaders(destination)

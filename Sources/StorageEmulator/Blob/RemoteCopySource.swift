@@ -45,23 +45,45 @@ struct RemoteCopySource: Sendable {
                 if let etag { ranged.headers["If-Match"] = etag }
                 let response = try await get(ranged)
                 if response.status == 416, first == nil, offset == 0 {
-                    // An empty blob has no byte 0 (Azure answers any range with 416).
-                    first = response
+                    // An empty blob has no byte 0 (Azure answers any range with 416): its
+                    // properties come from a HEAD, not from the error answer.
+                    var head = request
+                    head.method = "HEAD"
+                    head.headers["x-ms-version"] = "2023-11-03"
+                    head.headers["x-ms-date"] = SharedKeySigner.httpDate(now)
+                    let properties = try await get(head)
+                    guard properties.status == 200 else { throw Self.sourceFailed(properties) }
+                    first = properties
+                    end = -1
                     break
                 }
                 guard response.status == 200 || response.status == 206 else { throw Self.sourceFailed(response) }
+                var body = response.body
+                if response.status == 200 {
+                    // A server that ignores ranges sends the whole object: keep the range asked for.
+                    let stop = min(body.count, (end ?? Int.max) == Int.max ? body.count : end! + 1)
+                    body = offset < stop ? body.subdata(in: offset..<stop) : Data()
+                    end = offset + body.count - 1
+                }
                 if first == nil {
                     first = response
                     etag = response.headers["ETag"]
-                    let total = Self.totalLength(response.headers["Content-Range"]) ?? (response.status == 200 ? response.body.count : nil)
-                    if let total { end = min(end ?? (total - 1), total - 1) }
+                    if response.status == 206 {
+                        guard let total = Self.totalLength(response.headers["Content-Range"]) else {
+                            throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered a range without its total length.")
+                        }
+                        end = min(end ?? (total - 1), total - 1)
+                    }
                 }
-                let body = response.body
                 md5.update(data: body)
-                try await BlockingPool.run { try body.withUnsafeBytes { try writer.append($0) } }
+                try await BlockingPool.run { [body] in try body.withUnsafeBytes { try writer.append($0) } }
                 written += body.count
                 offset += body.count
                 if body.isEmpty || response.status == 200 { break }
+            }
+            if let end, offset <= end {
+                // Fewer bytes than the source said it holds: never stored as if whole.
+                throw ServiceError(500, "CannotVerifyCopySource", "The copy source ended before the length it announced.")
             }
             if let start = range?.start, written == 0, start > 0 {
                 throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.")
@@ -95,6 +117,13 @@ struct RemoteCopySource: Sendable {
     /// The source's own error, passed on as Azure does: its status, `CannotVerifyCopySource`,
     /// and its error code in `x-ms-copy-source-error-code`.
     static func sourceFailed(_ response: TransportResponse) -> ServiceError {
+        // Only the source's own errors are passed on as its status; anything else (a redirect,
+        // a success code not asked for) is the copy's failure.
+        guard (400...599).contains(response.status) else {
+            var error = ServiceError(500, "CannotVerifyCopySource", "The copy source answered \(response.status).")
+            error.headers.append(("x-ms-copy-source-status-code", String(response.status)))
+            return error
+        }
         let message = response.status == 404 ? "The specified blob does not exist." : response.status == 403
             ? "This request is not authorized to perform this operation using this permission." : "The copy source answered \(response.status)."
         var error = ServiceError(response.status, "CannotVerifyCopySource", message)

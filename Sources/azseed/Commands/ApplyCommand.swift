@@ -97,7 +97,7 @@ enum Applying {
             let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
             var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
             let counts = activity.snapshot
-            line += "; \(counts.retries) request\(counts.retries == 1 ? "" : "s") retried" + (counts.throttled > 0 ? " (\(counts.throttled) throttled)" : "")
+            line += "; \(counts.retries) retr\(counts.retries == 1 ? "y" : "ies")" + (counts.throttled > 0 ? " (\(counts.throttled) throttled)" : "")
             if let slowest = report.slowestPhase { line += "; slowest phase \(slowest.name) (\(slowest.items) in \(String(format: "%.2f", slowest.seconds)) s)" }
             line += ".\n"
             if let copier {
@@ -106,10 +106,10 @@ enum Applying {
                 line += copier.fallbackReason.map { " (streamed because \($0))" } ?? ""
                 line += ".\n"
             }
-            if output.output == .json { FileHandle.standardError.write(Data(line.utf8)) } else { Console.print(line) }
+            if output.output == .json { Console.printError(line) } else { Console.print(line) }
         }
         if output.output == .json {
-            var result = RunResult(command: command, target: plan.header.target, shard: plan.header.shard, seconds: report.seconds, activity: activity)
+            var result = RunResult(command: command, target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
             result.plan = plan
             result.report = report
             Console.print(result.json().pretty())

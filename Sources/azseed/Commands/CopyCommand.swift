@@ -45,6 +45,12 @@ struct CopyCommand: AsyncParsableCommand {
         if to != nil && target.namesAnAccount {
             throw ValidationError("--to names the target; drop --connection-string and the other account options (or drop --to)")
         }
+        if to != nil {
+            // Checked here, on the main thread while parsing (it may read --ca-file), and named as given.
+            do { _ = try targetOptions() } catch let error as ValidationError {
+                throw ValidationError(error.message.replacingOccurrences(of: "--connection-string", with: "--to"))
+            }
+        }
         if outputOptions.out != nil {
             throw ValidationError("--out: a copy plan is not saved (the source may change before it runs); review it with --dry-run, then run copy")
         }
@@ -66,7 +72,7 @@ struct CopyCommand: AsyncParsableCommand {
         return account
     }
 
-    /// The target options with `--to` as their connection string.
+    /// The target options with `--to` as their connection string, checked.
     private func targetOptions() throws -> TargetOptions {
         var options = target
         if let to {
@@ -77,7 +83,8 @@ struct CopyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let target = try targetOptions()
+        var target = self.target
+        target.connectionString = to ?? target.connectionString  // checked in validate()
         let account = try sourceAccount()
         if let targetAccount = try target.explicitAccount(), targetAccount.blobEndpoint == account.blobEndpoint || targetAccount.tableEndpoint == account.tableEndpoint {
             throw ValidationError("--from and the target are the same account (\(account.blobEndpoint.absoluteString)); copy between two accounts")
@@ -86,7 +93,10 @@ struct CopyCommand: AsyncParsableCommand {
         // The source's requests are logged and counted with the target's.
         let configuration = try await target.clientConfiguration()
         let source = CopySource(account: account, configuration: configuration)
-        let (containers, tables) = try await source.selection(containers: containers, tables: tables)
+        let (containers, tables, skipped) = try await source.selection(containers: containers, tables: tables)
+        for name in skipped {
+            Console.note("source container \(name) skipped: system containers (the static website's $web, $root) are not copied")
+        }
         Console.note("source \(source.displayName): \(containers.count) container\(containers.count == 1 ? "" : "s"), \(tables.count) table\(tables.count == 1 ? "" : "s")")
         try await StorageSession.with(target, configuration: configuration) { session in
             let desired = try await source.desiredStorage(containers: containers, tables: tables, target: session.run)

@@ -64,7 +64,7 @@ struct ExportCommand: AsyncParsableCommand {
             return (summary, session.run.configuration.activity, session.run.target, session.run.shard)
         }
         if output == .json {
-            var result = RunResult(command: "export", target: planTarget, shard: shard, seconds: summary.seconds, activity: activity)
+            var result = RunResult(command: "export", target: planTarget, shard: shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
             result.extra = [("out", .string(folder.out)),
                             ("blobs", .object([("count", .number(String(summary.blobs))), ("bytes", .number(String(summary.blobBytes)))])),
                             ("entities", .array(summary.entities.map { .object([("table", .string($0.table)), ("count", .number(String($0.count)))]) }))]

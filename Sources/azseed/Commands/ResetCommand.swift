@@ -38,10 +38,10 @@ struct ResetCommand: AsyncParsableCommand {
                 if output == .text { Console.print("Reset complete: \(done.deleted) deleted in \(String(format: "%.2f", done.seconds)) s.\n") }
             }
             if output == .json {
-                var result = RunResult(command: "reset", target: plan.header.target, shard: plan.header.shard, seconds: report?.seconds ?? 0,
+                var result = RunResult(command: "reset", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started),
                                        activity: session.run.configuration.activity)
                 result.plan = plan
-                result.report = report
+                result.report = report ?? ExecutionReport()
                 result.extra = [("dryRun", .bool(dryRun))]
                 Console.print(result.json().pretty())
             }

@@ -19,13 +19,12 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let desired = try Planning.desiredState(datasetOptions, target: target)
-        let started = Date()
         let (plan, activity) = try await StorageSession.with(target) { session in
             (try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true,
                                      digests: output == .json), session.run.configuration.activity)
         }
         if output == .json {
-            var result = RunResult(command: "verify", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(started), activity: activity)
+            var result = RunResult(command: "verify", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
             result.plan = plan
             result.extra = [("matches", .bool(plan.isEmpty)), ("drift", plan.json())]
             Console.print(result.json().pretty())

@@ -15,6 +15,7 @@ struct LoggingOptions: ParsableArguments {
     /// threads (an open can wait on a slow disk), never on the cooperative pool.
     func makeLog() async throws -> RequestLog? {
         guard verbose || logFile != nil else { return nil }
+        Console.requestLinesOnStderr.store(verbose, ordering: .relaxed)
         var fd: Int32?
         if let logFile {
             do { fd = try await BlockingPool.run { try RequestLog.openAppending(logFile) } } catch let error as AzureStorageError {

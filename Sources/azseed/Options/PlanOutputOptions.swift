@@ -31,7 +31,11 @@ struct PlanOutputOptions: ParsableArguments {
             if output == .text { Console.print("Saved the plan to \(out); apply exactly it with: azseed apply --plan \(out)\n") }
         }
         if output == .json && printJSON {
-            try await BlockingPool.run { plan.writeJSON { FileHandle.standardOutput.write(Data($0)) } }
+            // Lines queued before (notes) are written first; the plan is written straight out.
+            try await BlockingPool.run {
+                LineWriter.shared.drain()
+                plan.writeJSON { FileHandle.standardOutput.write(Data($0)) }
+            }
         }
     }
 

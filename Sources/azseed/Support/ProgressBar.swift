@@ -20,7 +20,7 @@ final class ProgressBar: Sendable {
 
     init(label: String, activity: RequestActivity? = nil) {
         self.label = label
-        terminal = Console.stderrIsTerminal
+        terminal = Console.stderrIsTerminal && !Console.requestLinesOnStderr.load(ordering: .relaxed)
         self.activity = activity
     }
 
