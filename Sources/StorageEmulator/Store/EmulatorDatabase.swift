@@ -52,7 +52,7 @@ enum EmulatorDatabase {
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         let unknown = applied.subtracting(migrator.migrations)
         guard unknown.isEmpty else {
-            throw EmulatorStartError(description: "\(path): written by a newer azseed (its schema has \(unknown.sorted().joined(separator: ", ")), which this azseed (schema up to \(migrator.migrations.last ?? "none")) does not know; it was not changed. Open it with that azseed, or pass another --data-dir")
+            throw EmulatorStartError(description: "\(path): written by a newer azseed: its schema has \(unknown.sorted().joined(separator: ", ")), which this azseed does not know (it knows up to \(migrator.migrations.last ?? "none")); it was not changed. Open it with that azseed, or pass another --data-dir")
         }
         try queue.writeWithoutTransaction { db in
             if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 {
