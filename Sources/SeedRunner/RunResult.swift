@@ -50,49 +50,38 @@ public struct RunResult: Sendable {
     /// table and kind) counted by action, and the entities left unchanged per table.
     static func changes(_ plan: Plan) -> [(String, JSONValue)] {
         let s = plan.summary
-        var blobs = Counts(), containers = Counts(), tables = Counts()
-        for c in plan.containers { containers.add(c.change) }
-        for b in plan.blobs { blobs.add(b.change) }
-        for t in plan.tables { tables.add(t.change) }
-        var kinds: [(table: String, kind: String?, counts: Counts)] = []
+        var blobs = PlanSummary(), containers = PlanSummary(), tables = PlanSummary()
+        for c in plan.containers { containers.count(c.change) }
+        for b in plan.blobs { blobs.count(b.change) }
+        for t in plan.tables { tables.count(t.change) }
+        var kinds: [(table: String, kind: String?, counts: PlanSummary)] = []
         for e in [plan.entities, plan.entityDeletes].joined() {
-            if let i = kinds.firstIndex(where: { $0.table == e.table && $0.kind == e.kind }) {
-                kinds[i].counts.add(e.change)
+            // Table and kind names matched by their bytes, as everywhere names are matched; no kind
+            // (a snapshot's or a copied table) as NUL, which no kind name holds.
+            if let i = kinds.firstIndex(where: { $0.table.isExactly(e.table) && ($0.kind ?? "\u{0}").isExactly(e.kind ?? "\u{0}") }) {
+                kinds[i].counts.count(e.change)
             } else {
-                var counts = Counts()
-                counts.add(e.change)
+                var counts = PlanSummary()
+                counts.count(e.change)
                 kinds.append((e.table, e.kind, counts))
             }
         }
         return [
-            ("changes", Counts(create: s.create, update: s.update, delete: s.delete, unchanged: s.unchanged).json),
-            ("containers", containers.json),
-            ("blobs", blobs.json),
-            ("tables", tables.json),
+            ("changes", members(s)),
+            ("containers", members(containers)),
+            ("blobs", members(blobs)),
+            ("tables", members(tables)),
             ("entities", .array(kinds.map { item in
-                .object([("table", .string(item.table)), ("kind", item.kind.map { .string($0) } ?? .null)] + item.counts.members)
+                guard case .object(let counts) = members(item.counts) else { return .null }
+                return .object([("table", .string(item.table)), ("kind", item.kind.map { .string($0) } ?? .null)] + counts)
             })),
-            ("unchangedEntities", .object(plan.unchangedEntities.sorted { $0.key < $1.key }.map { ($0.key, number($0.value)) })),
+            ("unchangedEntities", .object(plan.unchangedEntities.sorted { $0.key.byteOrder($1.key) < 0 }.map { ($0.key, number($0.value)) })),
         ]
     }
 
-    struct Counts {
-        var create = 0, update = 0, delete = 0, unchanged = 0
-
-        mutating func add(_ change: PlanChange) {
-            switch change {
-            case .create: create += 1
-            case .update: update += 1
-            case .delete: delete += 1
-            case .unchanged: unchanged += 1
-            }
-        }
-
-        var members: [(String, JSONValue)] {
-            [("create", number(create)), ("update", number(update)), ("delete", number(delete)), ("unchanged", number(unchanged))]
-        }
-
-        var json: JSONValue { .object(members) }
+    /// `create`, `update`, `delete`, `unchanged`.
+    static func members(_ s: PlanSummary) -> JSONValue {
+        .object([("create", number(s.create)), ("update", number(s.update)), ("delete", number(s.delete)), ("unchanged", number(s.unchanged))])
     }
 
     static func number(_ n: Int) -> JSONValue { .number(String(n)) }

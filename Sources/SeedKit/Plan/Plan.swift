@@ -47,7 +47,8 @@ public struct PlanSummary: Sendable, Equatable {
 
     public init() {}
 
-    mutating func count(_ change: PlanChange) {
+    /// Counts one action.
+    public mutating func count(_ change: PlanChange) {
         switch change {
         case .create: create += 1
         case .update: update += 1
