@@ -6,6 +6,7 @@ and with `azseed emulator --compact`."""
 import hashlib
 import json
 import shutil
+import os
 import sqlite3
 import subprocess
 import sys
@@ -75,6 +76,31 @@ def test_a_folder_from_a_newer_azseed_is_refused_and_left_alone(azseed, tmp_path
     assert hashes(folder) == before
 
 
+def test_a_newer_folder_left_with_its_write_ahead_log_is_refused_untouched(azseed, tmp_path):
+    # A newer azseed that stopped without a checkpoint leaves storage.sqlite with a -wal and a
+    # -shm; looking at the schema must not checkpoint that log into the file.
+    source = tmp_path / "source"
+    shutil.copytree(FIXTURES / "storage-v5", source)
+    db = sqlite3.connect(source / "storage.sqlite")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA wal_autocheckpoint = 0")
+    db.execute("INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')")
+    db.commit()
+    folder = tmp_path / "storage"
+    shutil.copytree(source, folder)  # while the connection is open: the log is not checkpointed
+    db.close()
+    assert (folder / "storage.sqlite-wal").stat().st_size > 0
+    # The -shm file is SQLite's shared-memory index of the log, rebuilt by whoever opens it
+    # first: it holds no data. The database and its log must stay byte for byte.
+    def data_hashes():
+        return {name: digest for name, digest in hashes(folder).items() if not name.endswith("-shm")}
+    before = data_hashes()
+    done = subprocess.run([azseed, "emulator", "--blob-port", "0", "--table-port", "0", "--data-dir", str(folder)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "v99-from-the-future" in done.stderr, done.stdout + done.stderr
+    assert data_hashes() == before and "storage.sqlite-wal" in before
+
+
 def sqlite_bytes(folder):
     return sum((folder / name).stat().st_size for name in ("storage.sqlite", "storage.sqlite-wal") if (folder / name).exists())
 
@@ -109,6 +135,10 @@ def test_footprint_and_space_given_back_after_reset_and_by_compact(azseed, tmp_p
         assert run(azseed, "verify", "--connection-string", emulator.connection_string, "--now", "2026-11-21", "--events", "20000").returncode == 2
     finally:
         stop_emulator(emulator)
+    # A stopped emulator leaves its log checkpointed (whatever readers were open meanwhile), so
+    # the file itself has shrunk.
+    wal = folder / "storage.sqlite-wal"
+    assert not wal.exists() or wal.stat().st_size == 0
     after_reset = sqlite_bytes(folder)
     assert after_reset < 0.2 * full, (after_reset, full)
 
@@ -119,9 +149,26 @@ def test_footprint_and_space_given_back_after_reset_and_by_compact(azseed, tmp_p
         assert busy.returncode == 1 and "is already served by 'azseed emulator'" in busy.stderr, busy.stderr
     finally:
         stop_emulator(holder)
+    # Free pages left in a folder nothing serves (a table of 8 MB made and dropped by hand: with
+    # incremental auto-vacuum, SQLite keeps its pages on the free list) are what --compact removes.
+    db = sqlite3.connect(folder / "storage.sqlite")
+    db.execute("CREATE TABLE scratch (b BLOB)")
+    db.executemany("INSERT INTO scratch VALUES (?)", [(os.urandom(8192),) for _ in range(1024)])
+    db.commit()
+    db.execute("DROP TABLE scratch")
+    db.commit()
+    assert db.execute("PRAGMA freelist_count").fetchone()[0] > 400
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    with_free_pages = sqlite_bytes(folder)
+    assert with_free_pages > after_reset + 8_000_000, (with_free_pages, after_reset)
     compacted = run(azseed, "emulator", "--compact", "--data-dir", str(folder))
     assert compacted.returncode == 0, compacted.stderr
     assert compacted.stdout.startswith(f"Compacted {folder}/storage.sqlite: "), compacted.stdout
-    assert sqlite_bytes(folder) <= after_reset
+    db = sqlite3.connect(f"file:{folder / 'storage.sqlite'}?mode=ro", uri=True)
+    assert db.execute("PRAGMA freelist_count").fetchone()[0] == 0
+    assert db.execute("PRAGMA page_size").fetchone()[0] == 16384 and db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    db.close()
+    assert sqlite_bytes(folder) <= after_reset, (sqlite_bytes(folder), after_reset)
     nothing = run(azseed, "emulator", "--compact", "--data-dir", str(tmp_path / "empty"))
     assert nothing.returncode == 64 and "no storage.sqlite" in nothing.stderr and not (tmp_path / "empty").exists()

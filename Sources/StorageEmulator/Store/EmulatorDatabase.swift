@@ -47,13 +47,48 @@ enum EmulatorDatabase {
     /// connection opened before the pool (the page size cannot change in WAL mode, and VACUUM
     /// needs the only connection). A new file gets the layout before its first table.
     static func upgrade(path: String, configuration: Configuration) throws {
+        try refuseNewer(path: path, configuration: configuration)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
-        let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+        do {
+            try bringUpToDate(queue)
+        } catch let error as DatabaseError where error.resultCode != .SQLITE_NOTADB {
+            // Each step is atomic, so what is on disk is whole (the old version, or some
+            // migrations further): the next start takes it from there.
+            throw EmulatorStartError(description: "\(path): could not be upgraded to this azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); its data is intact. Free disk space (the upgrade needs about twice the file's size) and start again")
+        }
+    }
+
+    /// Refuses a folder written by a newer azseed before anything is written to it.
+    ///
+    /// Where a write-ahead log is left beside the file (a newer azseed that stopped without a
+    /// checkpoint), the look is through a read-only connection: a read-write one would copy
+    /// that log into the file as it closed. Otherwise a read-write connection is the one that
+    /// leaves no trace (a read-only one would leave an empty log and its index behind).
+    private static func refuseNewer(path: String, configuration: Configuration) throws {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        var look = configuration
+        look.readonly = FileManager.default.fileExists(atPath: path + "-wal")
+        // A file SQLite cannot open here is looked at again by the open that follows, which
+        // names it in its error.
+        guard let queue = try? DatabaseQueue(path: path, configuration: look) else { return }
+        defer { try? queue.close() }
+        let applied: Set<String>
+        do {
+            applied = try queue.read { db in
+                try db.tableExists("grdb_migrations") ? try migrator.appliedIdentifiers(db) : []
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            return  // not SQLite: the read-write open says so, naming the file
+        }
         let unknown = applied.subtracting(migrator.migrations)
         guard unknown.isEmpty else {
             throw EmulatorStartError(description: "\(path): written by a newer azseed: its schema has \(unknown.sorted().joined(separator: ", ")), which this azseed does not know (it knows up to \(migrator.migrations.last ?? "none")); it was not changed. Open it with that azseed, or pass another --data-dir")
         }
+    }
+
+    /// The migrations this file lacks, then the layout (one VACUUM), each atomic.
+    private static func bringUpToDate(_ queue: DatabaseQueue) throws {
         try queue.writeWithoutTransaction { db in
             if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 {
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")

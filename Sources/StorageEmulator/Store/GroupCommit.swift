@@ -142,6 +142,7 @@ final class GroupCommit: Sendable {
                 continue
             }
             if taken.isEmpty && stopped {
+                if reclaims { checkpoint(truncating: true) }
                 let waiters = queue.withLock { pending in
                     pending.exited = true
                     defer { pending.exitWaiters = [] }
@@ -164,9 +165,24 @@ final class GroupCommit: Sendable {
                 try db.execute(sql: "PRAGMA incremental_vacuum(\(Self.reclaimStep))")
                 return try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0 > 0
             }
-            if !more { reclaimPending.withLock { $0 = false } }
+            if !more {
+                reclaimPending.withLock { $0 = false }
+                checkpoint(truncating: false)
+            }
         } catch {
             reclaimPending.withLock { $0 = false }
+        }
+    }
+
+    /// Copies the WAL into the database file, which is where the file actually shrinks after an
+    /// incremental vacuum. Once the reclaim is done, a passive checkpoint (it never waits for a
+    /// reader); as the writer ends, a truncating one, so a stopped emulator leaves its folder
+    /// compact and without a WAL whether or not SQLite's auto-checkpoint happened to run since
+    /// (it does not run while a reader holds an older snapshot). Errors keep the space, not
+    /// the data at risk: the WAL stays valid and is checkpointed at the next open.
+    private func checkpoint(truncating: Bool) {
+        _ = try? writer.writeWithoutTransaction { db in
+            try db.execute(sql: truncating ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)")
         }
     }
 

@@ -91,11 +91,14 @@ struct EmulatorCommand: AsyncParsableCommand {
     func run() async throws {
         let directory = inMemory ? nil : URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory)
         if compact, let directory {
-            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("storage.sqlite").path) else {
-                throw ValidationError("--compact: \(directory.path) holds no azseed storage (no storage.sqlite)")
+            // The look at the folder and VACUUM (which blocks for as long as it rewrites the
+            // file) run on the blocking threads.
+            let report = try await BlockingPool.run {
+                guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("storage.sqlite").path) else {
+                    throw ValidationError("--compact: \(directory.path) holds no azseed storage (no storage.sqlite)")
+                }
+                return try EmulatorFolder.compact(dataDirectory: directory, command: "azseed emulator --compact")
             }
-            // VACUUM blocks for as long as it rewrites the file: on the blocking threads.
-            let report = try await BlockingPool.run { try EmulatorFolder.compact(dataDirectory: directory, command: "azseed emulator --compact") }
             let mb = { (n: Int) in String(format: "%.1f MB", Double(n) / 1e6) }
             Console.print("Compacted \(directory.path)/storage.sqlite: \(mb(report.bytesBefore)) -> \(mb(report.bytesAfter)) in \(String(format: "%.2f", report.seconds)) s.\n")
             return
