@@ -12,6 +12,8 @@ from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from azure.core import MatchConditions
+from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableServiceClient
 from azure.storage.blob import BlobServiceClient, BlobSasPermissions, generate_blob_sas
 
@@ -261,6 +263,17 @@ def test_emulator_put_blob_from_url_across_accounts_with_the_official_sdk(pair):
         theirs.get_blob_client("dst", "bad.bin").upload_blob_from_url(bad)
     assert "CannotVerifyCopySource" in str(refused.value)
     assert not theirs.get_blob_client("dst", "bad.bin").exists()
+    # The source condition travels to the other emulator (If-Match on its GETs): a source
+    # rewritten since its ETag was read is not copied, whole or by blocks.
+    etag = ours.get_blob_client("src", "a b/ü.bin").get_blob_properties().etag
+    ours.get_blob_client("src", "a b/ü.bin").upload_blob(b"y" * 100_000, overwrite=True)
+    with pytest.raises(HttpResponseError) as changed:
+        copied.upload_blob_from_url(url, overwrite=True, source_etag=etag, source_match_condition=MatchConditions.IfNotModified)
+    assert changed.value.status_code == 412 and changed.value.error_code == "SourceConditionNotMet"
+    assert copied.download_blob().readall() == b"x" * 100_000
+    block = target.raw("PUT", copied.url + "?comp=block&blockid=YmxvY2sx",
+                       {"x-ms-copy-source": url, "x-ms-source-range": "bytes=0-99", "x-ms-source-if-match": etag})
+    assert block.status_code == 412 and block.headers.get("x-ms-error-code") == "SourceConditionNotMet", block.text
 
 
 def test_awkward_blobs_are_copied_exactly_and_no_signature_is_kept(azseed, tmp_path, pair):

@@ -111,10 +111,30 @@ def test_a_copy_from_elsewhere_or_with_unimplemented_headers_changes_nothing(cop
         destination.start_copy_from_url(source.url.replace("source.txt", "nope.txt"))
     assert missing.value.error_code == "CannotVerifyCopySource"
     url = f"{emulator.blob}/{container.container_name}/destination.txt"
-    r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-match": '"0x1"'})
+    r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-none-match": '"0x1"'})
     assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", r.text
-    assert "x-ms-source-if-match" in r.text
+    assert "x-ms-source-if-none-match" in r.text
     assert destination.download_blob().readall() == b"d" * 1003
+
+
+def test_a_copy_reads_its_source_only_on_the_source_etag_asked_for(copy_setup, emulator):
+    """x-ms-source-if-match (what azseed copy sends so every block is of the version it listed):
+    the official SDK's source_etag on Put Blob From URL and Copy Blob, and Put Block From URL."""
+    container, source, destination = copy_setup
+    etag = source.get_blob_properties().etag
+    for call in (lambda **kw: destination.upload_blob_from_url(source.url, overwrite=True, **kw),
+                 lambda **kw: destination.start_copy_from_url(source.url, **kw)):
+        with pytest.raises(HttpResponseError) as changed:
+            call(source_etag='"0x8DEADBEEF"', source_match_condition=MatchConditions.IfNotModified)
+        assert changed.value.status_code == 412 and changed.value.error_code == "SourceConditionNotMet"
+        assert destination.download_blob().readall() == b"d" * 1003
+    destination.upload_blob_from_url(source.url, overwrite=True, source_etag=etag, source_match_condition=MatchConditions.IfNotModified)
+    assert destination.download_blob().readall() == b"0123456789" * 100 + b"end"
+    url = f"{emulator.blob}/{container.container_name}/staged.txt?comp=block&blockid=YmxvY2sx"
+    stale = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-range": "bytes=0-9", "x-ms-source-if-match": '"0x8DEADBEEF"'})
+    assert stale.status_code == 412 and stale.headers.get("x-ms-error-code") == "SourceConditionNotMet", stale.text
+    fresh = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-range": "bytes=0-9", "x-ms-source-if-match": etag})
+    assert fresh.status_code == 201, fresh.text
 
 
 # --- What Azure refuses is refused (issue 14, items 5, 7, 8) -----------------------------

@@ -29,12 +29,15 @@ extension BlobClient {
     /// Put Blob From URL: the service reads `source` (an URL carrying its own grant, such as a
     /// SAS) and writes it as block blob `container/name`. With `md5`, the service checks the
     /// source's bytes against it (400 Md5Mismatch) and records it as the blob's Content-MD5.
-    /// The source URL is a secret when it carries a SAS: it is never part of an error message.
-    public func putBlobFromURL(container: String, name: String, source: String, contentType: String, md5: String?) async throws {
+    /// With `sourceETag`, the service reads the source only while it still has that ETag (412
+    /// SourceConditionNotMet otherwise). The source URL is a secret when it carries a SAS: it is
+    /// never part of an error message.
+    public func putBlobFromURL(container: String, name: String, source: String, sourceETag: String? = nil, contentType: String, md5: String?) async throws {
         try check(container: container, blob: name, operation: "Put Blob From URL")
         var headers = HeaderFields()
         headers["x-ms-blob-type"] = "BlockBlob"
         headers["x-ms-copy-source"] = source
+        if let sourceETag { headers["x-ms-source-if-match"] = sourceETag }
         headers["x-ms-blob-content-type"] = contentType
         if let md5 {
             headers["x-ms-source-content-md5"] = md5
@@ -53,9 +56,12 @@ extension BlobClient {
     /// Block From URL of ``copyBlockSize`` ranges (``blockParallelism`` at a time) and Put Block
     /// List. The service answers a copy request only when its bytes are copied, and this client
     /// gives up on a request silent for 30 s: blocks keep each request short whatever the size.
-    public func copyFromURL(container: String, name: String, source: String, size: Int, contentType: String, md5: String?) async throws {
+    /// With `sourceETag` every request reads the source on that condition, so the blocks are all
+    /// of one version of it, the one `md5` describes.
+    public func copyFromURL(container: String, name: String, source: String, sourceETag: String? = nil, size: Int, contentType: String,
+                            md5: String?) async throws {
         if size <= Self.singleCopyLimit {
-            try await putBlobFromURL(container: container, name: name, source: source, contentType: contentType, md5: md5)
+            try await putBlobFromURL(container: container, name: name, source: source, sourceETag: sourceETag, contentType: contentType, md5: md5)
             return
         }
         try check(container: container, blob: name, operation: "Put Block From URL")
@@ -67,6 +73,7 @@ extension BlobClient {
                 var headers = HeaderFields()
                 headers["x-ms-copy-source"] = source
                 headers["x-ms-source-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
+                if let sourceETag { headers["x-ms-source-if-match"] = sourceETag }
                 let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers)
                 while inFlight >= max(1, blockParallelism) {
                     try await group.next()

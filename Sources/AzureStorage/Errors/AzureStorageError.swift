@@ -80,6 +80,10 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// For an entity group transaction the service refused: which operation failed, when the
     /// service named it.
     public var failedOperation: BatchOperation?
+    /// For a copy whose source could not be read (`CannotVerifyCopySource`): the status the
+    /// source answered the service with (`x-ms-copy-source-status-code`), nil when it gave none
+    /// (unreachable).
+    public var copySourceStatus: Int?
 
     public init(kind: Kind, operation: String, url: String, status: Int? = nil, code: Code? = nil, message: String, requestID: String? = nil,
                 failedOperation: BatchOperation? = nil) {
@@ -116,9 +120,10 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// Delete 404. Callers reconcile those instead of reporting them.
     public var isTransient: Bool {
         if kind == .transport { return true }
-        // A copy whose source the service cannot read fails the same way again (the source is
-        // unreachable or refuses it): the caller decides, at once, what to do instead.
-        if code == "CannotVerifyCopySource" { return false }
+        // A copy whose source the service cannot read is retried when the source itself was
+        // busy or failing (its status, `x-ms-copy-source-status-code`); unreachable or refused,
+        // it fails the same way again: the caller decides, at once, what to do instead.
+        if code == "CannotVerifyCopySource" { return [429, 500, 502, 503, 504].contains(copySourceStatus ?? 0) }
         return kind == .service && [408, 429, 500, 502, 503, 504].contains(status ?? 0)
     }
 }
@@ -138,8 +143,10 @@ extension AzureStorageError {
             code = code ?? XMLText.element("Code", in: text)
             message = XMLText.element("Message", in: text) ?? message
         }
-        return AzureStorageError(kind: .service, operation: operation, url: url, status: response.status, code: code.map(Code.init(rawValue:)),
-                                 message: message, requestID: response.headers["x-ms-request-id"])
+        var error = AzureStorageError(kind: .service, operation: operation, url: url, status: response.status, code: code.map(Code.init(rawValue:)),
+                                      message: message, requestID: response.headers["x-ms-request-id"])
+        error.copySourceStatus = response.headers["x-ms-copy-source-status-code"].flatMap { Int($0) }
+        return error
     }
 }
 

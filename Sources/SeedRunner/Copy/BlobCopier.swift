@@ -9,7 +9,8 @@ import Synchronization
 /// process. Streamed through this process — downloaded to a temporary file, then uploaded —
 /// when the target cannot read the source: a source reached over loopback while the target is
 /// not, a source signed in with Microsoft Entra ID (a token is not handed on), or a target that
-/// answers `CannotVerifyCopySource` (then every later blob is streamed too).
+/// answers `CannotVerifyCopySource` for want of reaching or being let into the source (then
+/// every later blob is streamed too; a source's other errors stream that blob alone).
 public final class BlobCopier: Sendable {
     public let source: BlobClient
     /// Why blobs are streamed instead of copied server-side; nil while server-side copies work.
@@ -45,31 +46,46 @@ public final class BlobCopier: Sendable {
     /// Why blobs went through this process, if any did.
     public var fallbackReason: String? { streamingReason.withLock { $0 } }
 
-    /// Makes `target/container/name` hold the source's `sourceContainer/sourceName` (`blob` is
-    /// what the plan recorded of it).
-    func copy(container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
+    /// Makes `target/container/name` hold the source's `sourceContainer/sourceName` as it was
+    /// listed (`etag`; `blob` is what the plan recorded of it).
+    func copy(container sourceContainer: String, name sourceName: String, etag: String?, to target: BlobClient, as container: String, _ name: String,
               blob: DesiredBlob) async throws {
         if streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
             var url = source.url(container: sourceContainer, name: sourceName)
             if let grant { url += "?" + grant.query }
             do {
-                try await target.copyFromURL(container: container, name: name, source: url, size: blob.size, contentType: blob.contentType,
+                try await target.copyFromURL(container: container, name: name, source: url, sourceETag: etag, size: blob.size, contentType: blob.contentType,
                                              md5: blob.md5.isEmpty ? nil : blob.md5Base64)
                 serverSide.add(blob.size)
                 return
-            } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" && error.status != 404 {
-                // The target cannot read the source (unreachable, not trusted, not authorised):
-                // this blob and every later one go through this process.
+            } catch let error as AzureStorageError where error.code == "SourceConditionNotMet" {
+                throw Self.changedSinceListed(sourceContainer, sourceName)
+            } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" && Self.sourceIsOutOfReach(error) {
+                // The target cannot reach the source or is not let in: that holds for every blob,
+                // so this one and every later one go through this process.
                 streamingReason.withLock { reason in
-                    if reason == nil { reason = "the target could not read the source (\(error.status.map(String.init) ?? "no status") CannotVerifyCopySource)" }
+                    if reason == nil { reason = "the target could not read the source (\(error.copySourceStatus.map(String.init) ?? "unreachable"), CannotVerifyCopySource)" }
                 }
             } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" || error.code == "Md5Mismatch" {
-                // The target read something else than the blob just listed at that URL (a target
-                // whose loopback is not this machine's reads its own account there): this blob
-                // goes through this process, whose view of the source is the one planned.
+                // This blob alone: the source answered the target with an error of its own (still
+                // failing after retries, or a conflict), or the target read something else than
+                // the blob just listed at that URL (a target whose loopback is not this machine's
+                // reads its own account there). It goes through this process, whose view of the
+                // source is the one planned; later blobs are still copied server-side.
             }
         }
         try await stream(container: sourceContainer, name: sourceName, to: target, as: container, name, blob: blob)
+    }
+
+    /// Whether a failed copy says the target cannot read the source at all: it could not reach
+    /// it (no source status), or the source refused it (401, 403).
+    static func sourceIsOutOfReach(_ error: AzureStorageError) -> Bool {
+        guard let status = error.copySourceStatus else { return error.status != 404 }
+        return status == 401 || status == 403
+    }
+
+    static func changedSinceListed(_ container: String, _ name: String) -> RunError {
+        RunError("blob '\(container)/\(name)' changed in the source since it was listed; run the copy again")
     }
 
     /// Downloads the source blob to a temporary file and uploads it; the file is removed after.
@@ -84,9 +100,7 @@ public final class BlobCopier: Sendable {
                 // The bytes must be the ones planned: a blob changed since the listing is not
                 // written under the listing's MD5 (hashing reads the file: on the blocking threads).
                 let md5 = try await BlockingPool.run { try FileChunks.md5(of: file) }
-                guard md5 == blob.md5 else {
-                    throw RunError("blob '\(sourceContainer)/\(sourceName)' changed in the source since it was listed (its MD5 differs); run the copy again")
-                }
+                guard md5 == blob.md5 else { throw Self.changedSinceListed(sourceContainer, sourceName) }
             }
             try await target.upload(file: file, container: container, name: name, options: BlobUploadOptions(contentType: blob.contentType))
             streamed.add(size)

@@ -35,6 +35,12 @@ public struct CopySource: Sendable {
         }
     }
 
+    /// An ETag as headers carry it: List Blobs gives it without its quotes (docs/PROTOCOL.md §7),
+    /// and a condition (`x-ms-source-if-match`) compares the quoted form.
+    static func quotedETag(_ etag: String) -> String {
+        etag.hasPrefix("\"") || etag.hasPrefix("W/") ? etag : "\"" + etag + "\""
+    }
+
     /// The named containers and tables of the source as a desired state. A table owns every
     /// partition either side holds, so the target's entities the source lacks are leftovers
     /// (deleted with `--prune`). `target` is read only for its partitions.
@@ -49,8 +55,12 @@ public struct CopySource: Sendable {
                 var blobs: [DesiredBlob] = []
                 for try await page in self.blobs.list(container: name) {
                     for listed in page {
+                        // Checked while planning, so such a blob stops the copy before anything is written.
+                        if let problem = StorageNames.addressableBlobProblem(listed.name) {
+                            throw RunError("blob '\(name)/\(listed.name)' of the source \(displayName) cannot be copied: \(problem); rename it in the source, or leave its container out")
+                        }
                         let md5 = listed.contentMD5.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
-                        blobs.append(DesiredBlob(name: listed.name, content: .sourceBlob(container: name, name: listed.name), size: listed.contentLength,
+                        blobs.append(DesiredBlob(name: listed.name, content: .sourceBlob(container: name, name: listed.name, etag: listed.etag.map(Self.quotedETag)), size: listed.contentLength,
                                                  md5: md5.count == 16 ? md5 : [], contentType: listed.contentType ?? "application/octet-stream"))
                     }
                 }

@@ -8,7 +8,7 @@ extension BlobService {
     /// Headers that change what a copy means and that the emulator does not implement: a
     /// request carrying one is refused, never carried out as if it were absent.
     static let unsupportedCopyHeaders = [
-        "x-ms-source-if-match", "x-ms-source-if-none-match", "x-ms-source-if-modified-since", "x-ms-source-if-unmodified-since",
+        "x-ms-source-if-none-match", "x-ms-source-if-modified-since", "x-ms-source-if-unmodified-since",
         "x-ms-source-if-tags", "x-ms-copy-source-tag-option", "x-ms-copy-source-authorization", "x-ms-source-content-crc64",
         "x-ms-source-lease-id", "x-ms-incremental-copy", "x-ms-rehydrate-priority", "x-ms-seal-blob",
     ]
@@ -80,14 +80,26 @@ extension BlobService {
         return a.port == b.port && (a.host == b.host || (loopback.contains(a.host) && loopback.contains(b.host)))
     }
 
-    /// Reads a copy's source (bytes `range` of it, else all) into the byte store.
-    func copyBytes(from source: CopySource, range: (start: Int, end: Int?)? = nil) async throws -> CopiedBytes {
+    /// The source condition of a copy (`x-ms-source-if-match`): the ETag the source must still
+    /// have. Not met is 412 SourceConditionNotMet, nothing written.
+    static let sourceConditionNotMet = ServiceError(412, "SourceConditionNotMet", "The source condition specified using HTTP conditional header(s) is not met.")
+
+    /// Reads a copy's source (bytes `range` of it, else all) into the byte store, on the
+    /// request's source condition (`x-ms-source-if-match`, compared exactly).
+    func copyBytes(from source: CopySource, range: (start: Int, end: Int?)? = nil, _ request: TransportRequest) async throws -> CopiedBytes {
+        let ifMatch = request.headers["x-ms-source-if-match"]
         switch source {
         case .local(let asked):
+            if let ifMatch, ifMatch != "*", !ifMatch.isExactly(asked.etag) { throw Self.sourceConditionNotMet }
             let (upload, record) = try await store.copyBytes(of: asked, range: range)
+            if let ifMatch, ifMatch != "*", !ifMatch.isExactly(record.etag) {
+                // Rewritten between the look and the read: the bytes are not the version asked for.
+                await upload.release(from: store.bytes)
+                throw Self.sourceConditionNotMet
+            }
             return CopiedBytes(upload: upload, properties: record.properties, metadata: record.metadata, blocks: range == nil ? record.blocks : [])
         case .remote(let url):
-            let fetched = try await remote.fetch(url, range: range, into: store.bytes, now: Date())
+            let fetched = try await remote.fetch(url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, into: store.bytes, now: Date())
             return CopiedBytes(upload: fetched.upload, properties: fetched.properties, metadata: fetched.metadata, blocks: [])
         }
     }
@@ -96,7 +108,7 @@ extension BlobService {
     func copyBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
         let (source, asked) = try await copySource(request)
-        let copied = try await copyBytes(from: asked)
+        let copied = try await copyBytes(from: asked, request)
         let upload = copied.upload
         let copyID = UUID().uuidString.lowercased()
         // The source URL is kept for x-ms-copy-source, without its SAS signature: it would hand a
@@ -119,7 +131,7 @@ extension BlobService {
     func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
         let (_, asked) = try await copySource(request)
-        let copied = try await copyBytes(from: asked)
+        let copied = try await copyBytes(from: asked, request)
         let upload = copied.upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
@@ -152,7 +164,7 @@ extension BlobService {
             }
             range = parsed
         }
-        let upload = try await copyBytes(from: source, range: range).upload
+        let upload = try await copyBytes(from: source, range: range, request).upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")

@@ -21,10 +21,11 @@ struct RemoteCopySource: Sendable {
         var metadata: [(String, String)]
     }
 
-    /// Reads `url` (bytes `range` of it, else all) into `bytes`. A source that answers with an
+    /// Reads `url` (bytes `range` of it, else all) into `bytes`; with `ifMatch`, only while the
+    /// source has that ETag (412 SourceConditionNotMet otherwise). A source that answers with an
     /// error, or cannot be reached, is Azure's `CannotVerifyCopySource` with the source's status
     /// (500 when it gave none); the URL is never echoed, since its query may be a SAS.
-    func fetch(_ url: String, range: (start: Int, end: Int?)?, into bytes: any ByteStore, now: Date) async throws -> Fetched {
+    func fetch(_ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, into bytes: any ByteStore, now: Date) async throws -> Fetched {
         guard let request = TransportRequest(method: "GET", url: url) else {
             throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
@@ -33,7 +34,9 @@ struct RemoteCopySource: Sendable {
             var md5 = Insecure.MD5()
             var offset = range?.start ?? 0
             var end = range?.end  // inclusive; nil: to the blob's end, learnt from the first answer
-            var etag: String?
+            // Every GET is conditional on the ETag asked for, else on the first answer's: the
+            // ranges are all of one version of the source.
+            var etag = ifMatch
             var first: TransportResponse?
             var written = 0
             while end.map({ offset <= $0 }) ?? true {
@@ -42,8 +45,11 @@ struct RemoteCopySource: Sendable {
                 ranged.headers["x-ms-version"] = "2023-11-03"
                 ranged.headers["x-ms-date"] = SharedKeySigner.httpDate(now)
                 ranged.headers["x-ms-range"] = "bytes=\(offset)-\(last)"
+                // Servers other than Azure's know only the standard header.
+                ranged.headers["Range"] = "bytes=\(offset)-\(last)"
                 if let etag { ranged.headers["If-Match"] = etag }
                 let response = try await get(ranged)
+                if response.status == 412, ifMatch != nil { throw BlobService.sourceConditionNotMet }
                 if response.status == 416, first == nil, offset == 0 {
                     // An empty blob has no byte 0 (Azure answers any range with 416): its
                     // properties come from a HEAD, not from the error answer.
@@ -51,8 +57,14 @@ struct RemoteCopySource: Sendable {
                     head.method = "HEAD"
                     head.headers["x-ms-version"] = "2023-11-03"
                     head.headers["x-ms-date"] = SharedKeySigner.httpDate(now)
+                    if let etag { head.headers["If-Match"] = etag }
                     let properties = try await get(head)
+                    if properties.status == 412, ifMatch != nil { throw BlobService.sourceConditionNotMet }
                     guard properties.status == 200 else { throw Self.sourceFailed(properties) }
+                    // Only an empty source has no byte 0; any other 416 is not taken for one.
+                    guard properties.headers["Content-Length"] == "0" else {
+                        throw ServiceError(500, "CannotVerifyCopySource", "The copy source refused its first byte but is not empty.")
+                    }
                     first = properties
                     end = -1
                     break
