@@ -314,3 +314,8 @@ def test_awkward_blobs_are_copied_exactly_and_no_signature_is_kept(azseed, tmp_p
     properties = copied.get_blob_properties()
     assert properties.copy.status == "success" and copied.download_blob().readall() == blobs["ranges.bin"]
     assert "sig=" in properties.copy.source and signature not in properties.copy.source and urllib.parse.unquote(signature) not in properties.copy.source
+    # Any URL can be a source: a token of another service's presigned URL is not kept either.
+    other = theirs.get_blob_client("by-presigned-url.bin")
+    other.start_copy_from_url(ours.get_blob_client("ranges.bin").url + "?" + sas + "&X-Amz-Security-Token=tok-4f1c&X-Amz-Expires=60")
+    shown = other.get_blob_properties().copy.source
+    assert "tok-4f1c" not in shown and "X-Amz-Expires=60" in shown, shown

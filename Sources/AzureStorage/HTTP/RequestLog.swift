@@ -105,9 +105,23 @@ public final class RequestLog: Sendable {
     }
 
     /// The request's URL with secret query values redacted: a SAS's `sig` (the other SAS fields
-    /// say what it grants, which is useful and not secret).
+    /// say what it grants, which is useful and not secret), and — since the emulator also logs
+    /// and records copy sources that are any URL — the signatures, credentials and tokens of
+    /// other services' presigned URLs (`X-Amz-Signature`, `X-Amz-Security-Token`,
+    /// `X-Goog-Credential`, `token`, `key`…); user-info (`https://name:password@host`) too.
     package static func displayURL(_ request: TransportRequest) -> String {
-        let query = request.query.map { ($0.name, $0.name.lowercased() == "sig" ? "redacted" : $0.value) }
-        return TransportRequest(method: request.method, origin: request.origin, path: request.path, query: query).urlString
+        let query = request.query.map { ($0.name, isSecretParameter($0.name) ? "redacted" : $0.value) }
+        var origin = request.origin
+        if let schemeEnd = origin.range(of: "://"), let at = origin[schemeEnd.upperBound...].lastIndex(of: "@") {
+            origin = String(origin[..<schemeEnd.upperBound]) + "redacted@" + origin[origin.index(after: at)...]
+        }
+        return TransportRequest(method: request.method, origin: origin, path: request.path, query: query).urlString
+    }
+
+    /// Whether a query parameter's value may be a credential, by its name (ASCII, any case).
+    package static func isSecretParameter(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        if ["sig", "key", "apikey", "api-key", "api_key", "code", "password", "passwd", "auth", "authorization"].contains(lower) { return true }
+        return ["signature", "token", "secret", "credential"].contains { lower.contains($0) }
     }
 }
