@@ -158,3 +158,33 @@ def test_json_results_of_verify_reset_export_import_and_copy(azseed, tmp_path):
     finally:
         stop_emulator(source)
         stop_emulator(target)
+
+
+def test_the_emulator_logs_the_answers_it_gives_before_reading_a_body(azseed, tmp_path):
+    """A Put Blob refused before its body is read (a wrong signature: 403), a body over
+    --max-blob-mib (413) and a URI that cannot be parsed (400) are answered by the HTTP layer
+    before the service sees them; they are the answers a user debugs, and they are logged."""
+    import http.client
+    served = tmp_path / "served.jsonl"
+    emulator = start_emulator(azseed, "--in-memory", "--max-blob-mib", "1", "--log-file", str(served))
+    try:
+        container = f"{emulator.blob}/logged"
+        assert emulator.raw("PUT", container + "?restype=container").status_code == 201
+        forged = emulator.raw("PUT", container + "/a.bin", {"x-ms-blob-type": "BlockBlob", "Authorization": f"SharedKey {ACCOUNT}:AAAA"},
+                              body=b"x" * 10, sign=False)
+        assert forged.status_code == 403, forged.text
+        big = emulator.raw("PUT", container + "/big.bin", {"x-ms-blob-type": "BlockBlob"}, body=b"x" * (2 << 20))
+        assert big.status_code == 413, big.text
+        host, port = emulator.blob.split("//")[1].split("/")[0].split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        connection.request("GET", "/devstoreaccount1/logged?comp=%zz")
+        bad_uri = connection.getresponse()
+        bad_uri.read()
+        connection.close()
+    finally:
+        stop_emulator(emulator)
+    answered = [json.loads(line) for line in served.read_text().splitlines()]
+    statuses = [(r["method"], r["status"], r["errorCode"]) for r in answered]
+    assert ("PUT", 403, "AuthenticationFailed") in statuses, statuses
+    assert ("PUT", 413, "RequestBodyTooLarge") in statuses, statuses
+    assert any(m == "GET" and s == 400 for m, s, _ in statuses), statuses

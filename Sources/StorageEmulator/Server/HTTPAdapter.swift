@@ -31,6 +31,12 @@ struct EmulatorResponder: HTTPResponder {
     }
 
     private func answer(_ request: Request, context: Context) async throws -> Response {
+        let started = ContinuousClock.now
+        /// An answer given here, before the core has the request: logged like the core's own.
+        func early(_ response: TransportResponse, _ request: TransportRequest) -> Response {
+            core.record(request, service: service, requestBytes: 0, reply: .response(response), started: started)
+            return Self.response(response)
+        }
         var headers = HeaderFields()
         for field in request.headers { headers[field.name.rawName] = field.value }
         if let authority = request.head.authority { headers["Host"] = authority }
@@ -38,28 +44,28 @@ struct EmulatorResponder: HTTPResponder {
         let method = request.method.rawValue
         guard let parsed = TransportRequest(method: method, url: "http://" + (request.head.authority ?? "localhost") + target, headers: headers) else {
             let bad = TransportRequest(method: method, origin: "http://localhost", path: "/", headers: headers)
-            return Self.response(core.errorResponse(ServiceError(400, "InvalidUri", "The request URI is not valid."), bad, service, UUID().uuidString.lowercased()))
+            return early(core.errorResponse(ServiceError(400, "InvalidUri", "The request URI is not valid."), bad, service, UUID().uuidString.lowercased()), bad)
         }
         var azureRequest = parsed
         let limit = core.maxBodyBytes(service)
         if let length = headers["Content-Length"].flatMap(Int.init), length > limit {
-            return Self.response(core.bodyTooLarge(azureRequest, service: service))
+            return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)
         }
         let reply: EmulatorReply
         if Self.streamsUpload(azureRequest, service: service) {
             // Put Blob and Put Block bodies go to the byte store as they arrive: memory per
             // upload is one network chunk, whatever the body's size. Nothing reaches the disk
             // before the request's signature is checked.
-            if let refusal = await core.refusalBeforeBody(azureRequest, service: service) { return Self.response(refusal) }
+            if let refusal = await core.refusalBeforeBody(azureRequest, service: service) { return early(refusal, azureRequest) }
             guard let upload = try await stage(request.body, limit: limit) else {
-                return Self.response(core.bodyTooLarge(azureRequest, service: service))
+                return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)
             }
             reply = await core.respond(azureRequest, service: service, upload: upload)
         } else {
             var body = ByteBuffer()
             for try await chunk in request.body {
                 guard body.readableBytes + chunk.readableBytes <= limit else {
-                    return Self.response(core.bodyTooLarge(azureRequest, service: service))
+                    return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)
                 }
                 var chunk = chunk
                 body.writeBuffer(&chunk)

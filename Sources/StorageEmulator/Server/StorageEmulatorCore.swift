@@ -55,11 +55,17 @@ public final class StorageEmulatorCore: Sendable {
         let started = ContinuousClock.now
         let reply = await answer(request, service: service, upload: upload)
         await upload?.release(from: store.bytes)
-        if let log = configuration.requestLog {
-            ServedRequest(request, service: service, requestBytes: upload?.size ?? request.body.count, reply: reply,
-                          elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress).write(to: log)
-        }
+        record(request, service: service, requestBytes: upload?.size ?? request.body.count, reply: reply, started: started)
         return reply
+    }
+
+    /// Writes one answered request to the request log (`--log-file`, `--verbose`), if any: every
+    /// answer, including those the HTTP layer gives before the core sees the request (a URI it
+    /// cannot parse, a body over the limit, a refusal before an upload's body is read).
+    func record(_ request: TransportRequest, service: EmulatorServiceKind, requestBytes: Int, reply: EmulatorReply, started: ContinuousClock.Instant) {
+        guard let log = configuration.requestLog else { return }
+        ServedRequest(request, service: service, requestBytes: requestBytes, reply: reply,
+                      elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress).write(to: log)
     }
 
     private func answer(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
