@@ -188,3 +188,28 @@ def test_the_emulator_logs_the_answers_it_gives_before_reading_a_body(azseed, tm
     assert ("PUT", 403, "AuthenticationFailed") in statuses, statuses
     assert ("PUT", 413, "RequestBodyTooLarge") in statuses, statuses
     assert any(m == "GET" and s == 400 for m, s, _ in statuses), statuses
+
+
+def test_output_to_a_slow_non_blocking_pipe_is_written_whole(azseed, emulator):
+    """A parent may hand azseed a non-blocking pipe (O_NONBLOCK is shared with the child) and
+    read it late: a full pipe answers EAGAIN, and no line — the JSON result least of all — may
+    be lost or cut."""
+    import fcntl
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ: a small pipe fills at once
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    process = subprocess.Popen([azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "4000",
+                                "--verbose", "--output", "json"], stdout=write_end, stderr=write_end)
+    os.close(write_end)
+    time.sleep(2)  # nobody reads meanwhile
+    data = b""
+    while chunk := os.read(read_end, 65536):
+        data += chunk
+    os.close(read_end)
+    assert process.wait(timeout=60) == 0
+    text = data.decode()
+    lines = [line for line in text.splitlines() if re.match(r"azseed: (GET|PUT|POST|HEAD|DELETE) http", line)]
+    assert len(lines) > 40 and len(text) > 4096 + 2048  # more than the pipe holds
+    assert all(re.search(r" \d+ ms attempt \d+", line) for line in lines), [line for line in lines if not re.search(r" \d+ ms attempt \d+", line)][:3]
+    document = text[text.index("{\n"):text.rindex("\n}") + 2]
+    assert json.loads(document)["changes"]["create"] == 4018

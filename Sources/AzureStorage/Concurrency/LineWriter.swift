@@ -53,6 +53,14 @@ package final class LineWriter: Sendable {
                     while offset < raw.count {
                         let n = Foundation.write(item.fd, raw.baseAddress! + offset, raw.count - offset)
                         if n < 0 && errno == EINTR { continue }
+                        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                            // A non-blocking descriptor inherited from the parent (a pipe it
+                            // reads slowly): wait until it takes more, on this thread, rather
+                            // than drop the rest of a line — it may be the JSON result.
+                            var ready = pollfd(fd: item.fd, events: Int16(POLLOUT), revents: 0)
+                            _ = poll(&ready, 1, 1000)
+                            continue
+                        }
                         if n <= 0 { break }  // a closed pipe: drop the rest of the line
                         offset += n
                     }
