@@ -132,9 +132,9 @@ public struct Executor: Sendable {
             case .file(let file):
                 try await blobs.upload(file: file, container: action.container, name: action.name, options: BlobUploadOptions(contentType: blob.contentType))
                 sent.add(blob.size)
-            case .sourceBlob(let container, let name, let etag):
+            case .sourceBlob(let container, let name, let listed):
                 guard let copier else { throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open") }
-                try await copier.copy(container: container, name: name, etag: etag, to: blobs, as: action.container, action.name, blob: blob)
+                try await copier.copy(container: container, name: name, listed: listed, to: blobs, as: action.container, action.name, blob: blob)
             }
         } catch let error as RunError {
             throw error

@@ -15,7 +15,7 @@ import pytest
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableServiceClient
-from azure.storage.blob import BlobServiceClient, BlobSasPermissions, generate_blob_sas
+from azure.storage.blob import BlobServiceClient, BlobSasPermissions, ContentSettings, generate_blob_sas
 
 from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
 from test_tls import make_ca_and_server_certificate
@@ -196,11 +196,20 @@ def test_a_target_that_cannot_reach_the_source_gets_the_bytes_streamed(azseed, t
         seeded = run(azseed, "apply", "--connection-string", source.connection_string.replace("http;", "https;"), "--ca-file", str(ca),
                      "--now", "2026-11-21", "--events", "20")
         assert seeded.returncode == 0, seeded.stderr
+        # A streamed blob keeps its content headers and metadata as a server-side copy does.
+        https = BlobServiceClient.from_connection_string(source.connection_string.replace("http;", "https;").replace("http://", "https://"),
+                                                         connection_verify=str(ca))
+        https.get_blob_client("speakers", "notes.txt").upload_blob(
+            b"streamed with its headers", metadata={"origin": "source"},
+            content_settings=ContentSettings(content_type="text/plain", content_language="fr", cache_control="no-cache"))
         done = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--ca-file", str(ca))
         assert done.returncode == 0, done.stderr
         server, through, line = blob_bytes_line(done.stdout)
         assert server == 0 and through > 0, line
         assert "could not read the source" in line and "CannotVerifyCopySource" in line, line
+        streamed = BlobServiceClient.from_connection_string(target.connection_string).get_blob_client("speakers", "notes.txt").get_blob_properties()
+        assert streamed.metadata == {"origin": "source"} and streamed.content_settings.content_language == "fr"
+        assert streamed.content_settings.cache_control == "no-cache" and streamed.content_settings.content_type == "text/plain"
         export(azseed, target, tmp_path / "target")
         assert sum(p.stat().st_size for p in (tmp_path / "target" / "blobs").rglob("*") if p.is_file()) == through
         again = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--ca-file", str(ca))
@@ -287,8 +296,14 @@ def test_awkward_blobs_are_copied_exactly_and_no_signature_is_kept(azseed, tmp_p
     ours.create_container()
     blobs = {"a b/ü #1.bin": b"encoded name", "empty.bin": b"", "ranges.bin": bytes(range(256)) * (36 * 1024 + 7),
              "blocks.bin": b"\x5a" * (65 << 20) + b"tail"}
+    # Content headers and metadata are copied the same way whatever the path: one request, blocks.
+    settings = ContentSettings(content_type="text/csv", content_encoding="x-raw", content_language="de-CH",
+                               content_disposition='attachment; filename="a.csv"', cache_control="max-age=60")
     for name, data in blobs.items():
-        ours.upload_blob(name, data)
+        if name in ("a b/ü #1.bin", "blocks.bin"):
+            ours.upload_blob(name, data, content_settings=settings, metadata={"origin": "source", "kind": name.split(".")[0].encode("ascii", "replace").decode().replace(" ", "-")})
+        else:
+            ours.upload_blob(name, data)
     no_md5 = ours.get_blob_client("no-md5.bin")
     no_md5.stage_block("YmxvY2s=", b"staged without any MD5")
     no_md5.commit_block_list([BlobBlock(block_id="YmxvY2s=")])
@@ -302,6 +317,11 @@ def test_awkward_blobs_are_copied_exactly_and_no_signature_is_kept(azseed, tmp_p
     theirs = BlobServiceClient.from_connection_string(target.connection_string).get_container_client("awkward")
     for name, data in blobs.items():
         assert theirs.download_blob(name).readall() == data, name
+    for name in ("a b/ü #1.bin", "blocks.bin"):
+        copied_props, source_props = theirs.get_blob_client(name).get_blob_properties(), ours.get_blob_client(name).get_blob_properties()
+        assert copied_props.metadata == source_props.metadata and copied_props.metadata["origin"] == "source", name
+        for field in ("content_type", "content_encoding", "content_language", "content_disposition", "cache_control", "content_md5"):
+            assert getattr(copied_props.content_settings, field) == getattr(source_props.content_settings, field), (name, field)
     again = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "awkward")
     # Only the blob without an MD5 cannot be compared: it is copied again, and the plan says why.
     assert "Plan: 0 to create, 1 to update" in again.stdout and "no Content-MD5 at the source" in again.stdout, again.stdout

@@ -32,13 +32,16 @@ extension BlobClient {
     /// With `sourceETag`, the service reads the source only while it still has that ETag (412
     /// SourceConditionNotMet otherwise). The source URL is a secret when it carries a SAS: it is
     /// never part of an error message.
-    public func putBlobFromURL(container: String, name: String, source: String, sourceETag: String? = nil, contentType: String, md5: String?) async throws {
+    /// The blob stores what `options` says besides the bytes (content headers, metadata), given
+    /// explicitly rather than taken from the source, so every way of copying leaves the same.
+    public func putBlobFromURL(container: String, name: String, source: String, sourceETag: String? = nil, options: BlobUploadOptions,
+                               md5: String?) async throws {
         try check(container: container, blob: name, operation: "Put Blob From URL")
-        var headers = HeaderFields()
+        var headers = options.headers
         headers["x-ms-blob-type"] = "BlockBlob"
         headers["x-ms-copy-source"] = source
+        headers["x-ms-copy-source-blob-properties"] = "false"
         if let sourceETag { headers["x-ms-source-if-match"] = sourceETag }
-        headers["x-ms-blob-content-type"] = contentType
         if let md5 {
             headers["x-ms-source-content-md5"] = md5
             headers["x-ms-blob-content-md5"] = md5
@@ -58,10 +61,10 @@ extension BlobClient {
     /// gives up on a request silent for 30 s: blocks keep each request short whatever the size.
     /// With `sourceETag` every request reads the source on that condition, so the blocks are all
     /// of one version of it, the one `md5` describes.
-    public func copyFromURL(container: String, name: String, source: String, sourceETag: String? = nil, size: Int, contentType: String,
+    public func copyFromURL(container: String, name: String, source: String, sourceETag: String? = nil, size: Int, options: BlobUploadOptions,
                             md5: String?) async throws {
         if size <= Self.singleCopyLimit {
-            try await putBlobFromURL(container: container, name: name, source: source, sourceETag: sourceETag, contentType: contentType, md5: md5)
+            try await putBlobFromURL(container: container, name: name, source: source, sourceETag: sourceETag, options: options, md5: md5)
             return
         }
         try check(container: container, blob: name, operation: "Put Block From URL")
@@ -84,8 +87,7 @@ extension BlobClient {
             }
             try await group.waitForAll()
         }
-        var headers = HeaderFields()
-        headers["x-ms-blob-content-type"] = contentType
+        var headers = options.headers
         if let md5 { headers["x-ms-blob-content-md5"] = md5 }
         headers["Content-Type"] = "application/xml"
         let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"

@@ -155,13 +155,7 @@ public struct BlobClient: Sendable {
         return response.headers["ETag"]
     }
 
-    private func uploadHeaders(_ options: BlobUploadOptions) -> HeaderFields {
-        var headers = HeaderFields()
-        headers["x-ms-blob-content-type"] = options.contentType
-        if let cache = options.cacheControl { headers["x-ms-blob-cache-control"] = cache }
-        for (key, value) in options.metadata.sorted(by: { $0.key < $1.key }) { headers["x-ms-meta-\(key)"] = value }
-        return headers
-    }
+    private func uploadHeaders(_ options: BlobUploadOptions) -> HeaderFields { options.headers }
 
     /// Downloads a blob, or the inclusive byte range `range` of it.
     public func download(container: String, name: String, range: ClosedRange<Int>? = nil) async throws -> Data {
@@ -246,7 +240,8 @@ public struct BlobClient: Sendable {
             var metadata: [String: String] = [:]
             for (header, value) in r.headers where header.lowercased().hasPrefix("x-ms-meta-") { metadata[String(header.dropFirst(10))] = value }
             return BlobProperties(name: name, contentLength: Int(r.headers["Content-Length"] ?? "") ?? 0, contentType: r.headers["Content-Type"],
-                                  contentMD5: r.headers["Content-MD5"], cacheControl: r.headers["Cache-Control"], etag: r.headers["ETag"],
+                                  contentMD5: r.headers["Content-MD5"], cacheControl: r.headers["Cache-Control"], contentEncoding: r.headers["Content-Encoding"],
+                                  contentLanguage: r.headers["Content-Language"], contentDisposition: r.headers["Content-Disposition"], etag: r.headers["ETag"],
                                   lastModified: r.headers["Last-Modified"], metadata: metadata)
         } catch let error as AzureStorageError where error.status == 404 {
             return nil

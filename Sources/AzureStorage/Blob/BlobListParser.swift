@@ -38,6 +38,9 @@ final class BlobListParser: NSObject, XMLParserDelegate {
         case ("Properties", "Content-Type"): current!.contentType = text.isEmpty ? nil : text
         case ("Properties", "Content-MD5"): current!.contentMD5 = text.isEmpty ? nil : text
         case ("Properties", "Cache-Control"): current!.cacheControl = text.isEmpty ? nil : text
+        case ("Properties", "Content-Encoding"): current!.contentEncoding = text.isEmpty ? nil : text
+        case ("Properties", "Content-Language"): current!.contentLanguage = text.isEmpty ? nil : text
+        case ("Properties", "Content-Disposition"): current!.contentDisposition = text.isEmpty ? nil : text
         case ("Properties", "Etag"): current!.etag = text
         case ("Properties", "Last-Modified"): current!.lastModified = text
         case ("Metadata", _): current!.metadata[name] = text

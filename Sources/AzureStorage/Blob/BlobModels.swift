@@ -16,35 +16,68 @@ public struct BlobProperties: Sendable, Equatable {
     /// The stored MD5, base64.
     public var contentMD5: String?
     public var cacheControl: String?
+    public var contentEncoding: String?
+    public var contentLanguage: String?
+    public var contentDisposition: String?
     public var etag: String?
     public var lastModified: String?
     public var metadata: [String: String]
 
     public init(name: String, contentLength: Int, contentType: String? = nil, contentMD5: String? = nil, cacheControl: String? = nil,
+                contentEncoding: String? = nil, contentLanguage: String? = nil, contentDisposition: String? = nil,
                 etag: String? = nil, lastModified: String? = nil, metadata: [String: String] = [:]) {
         self.name = name
         self.contentLength = contentLength
         self.contentType = contentType
         self.contentMD5 = contentMD5
         self.cacheControl = cacheControl
+        self.contentEncoding = contentEncoding
+        self.contentLanguage = contentLanguage
+        self.contentDisposition = contentDisposition
         self.etag = etag
         self.lastModified = lastModified
         self.metadata = metadata
     }
+
+    /// What a copy of this blob stores besides its bytes: its content headers and metadata.
+    public var uploadOptions: BlobUploadOptions {
+        BlobUploadOptions(contentType: contentType ?? "application/octet-stream", cacheControl: cacheControl, contentEncoding: contentEncoding,
+                          contentLanguage: contentLanguage, contentDisposition: contentDisposition, metadata: metadata)
+    }
 }
 
 /// What Put Blob stores besides the bytes.
-public struct BlobUploadOptions: Sendable {
+public struct BlobUploadOptions: Sendable, Equatable {
     public var contentType: String
     public var cacheControl: String?
+    public var contentEncoding: String?
+    public var contentLanguage: String?
+    public var contentDisposition: String?
     public var metadata: [String: String]
     /// Fail with 409 BlobAlreadyExists instead of overwriting.
     public var onlyIfAbsent: Bool
 
-    public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, metadata: [String: String] = [:], onlyIfAbsent: Bool = false) {
+    public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, contentEncoding: String? = nil,
+                contentLanguage: String? = nil, contentDisposition: String? = nil, metadata: [String: String] = [:], onlyIfAbsent: Bool = false) {
         self.contentType = contentType
         self.cacheControl = cacheControl
+        self.contentEncoding = contentEncoding
+        self.contentLanguage = contentLanguage
+        self.contentDisposition = contentDisposition
         self.metadata = metadata
         self.onlyIfAbsent = onlyIfAbsent
+    }
+
+    /// The `x-ms-blob-*` content headers and `x-ms-meta-*` of a Put Blob, Put Block List or
+    /// Put Blob From URL that stores these.
+    var headers: HeaderFields {
+        var headers = HeaderFields()
+        headers["x-ms-blob-content-type"] = contentType
+        if let cacheControl { headers["x-ms-blob-cache-control"] = cacheControl }
+        if let contentEncoding { headers["x-ms-blob-content-encoding"] = contentEncoding }
+        if let contentLanguage { headers["x-ms-blob-content-language"] = contentLanguage }
+        if let contentDisposition { headers["x-ms-blob-content-disposition"] = contentDisposition }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { headers["x-ms-meta-\(key)"] = value }
+        return headers
     }
 }

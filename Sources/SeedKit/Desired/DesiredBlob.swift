@@ -18,9 +18,10 @@ public struct DesiredBlob: Sendable, Equatable {
         /// A local file (a dataset's or a snapshot's).
         case file(URL)
         /// A blob of the source account of `azseed copy`, read by the target itself where it can.
-        /// `etag` is the source blob's ETag when it was listed: every read of it is made on that
-        /// condition, so a blob rewritten meanwhile is never copied as a mix of two versions.
-        case sourceBlob(container: String, name: String, etag: String?)
+        /// `listed` is what its listing said: its ETag (every read of the blob is made on that
+        /// condition, so a blob rewritten meanwhile is never copied as a mix of two versions),
+        /// and the content headers and metadata the copy stores with it.
+        case sourceBlob(container: String, name: String, listed: BlobProperties)
     }
 
     public init(name: String, content: Content, size: Int, md5: [UInt8], contentType: String) {

@@ -47,14 +47,17 @@ public final class BlobCopier: Sendable {
     public var fallbackReason: String? { streamingReason.withLock { $0 } }
 
     /// Makes `target/container/name` hold the source's `sourceContainer/sourceName` as it was
-    /// listed (`etag`; `blob` is what the plan recorded of it).
-    func copy(container sourceContainer: String, name sourceName: String, etag: String?, to target: BlobClient, as container: String, _ name: String,
-              blob: DesiredBlob) async throws {
+    /// `listed` (its version, content headers and metadata; `blob` is what the plan recorded of
+    /// it). Every way of copying — in one request, in blocks, or streamed — stores the same.
+    func copy(container sourceContainer: String, name sourceName: String, listed: BlobProperties, to target: BlobClient, as container: String,
+              _ name: String, blob: DesiredBlob) async throws {
+        var options = listed.uploadOptions
+        options.contentType = blob.contentType
         if streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
             var url = source.url(container: sourceContainer, name: sourceName)
             if let grant { url += "?" + grant.query }
             do {
-                try await target.copyFromURL(container: container, name: name, source: url, sourceETag: etag, size: blob.size, contentType: blob.contentType,
+                try await target.copyFromURL(container: container, name: name, source: url, sourceETag: listed.etag, size: blob.size, options: options,
                                              md5: blob.md5.isEmpty ? nil : blob.md5Base64)
                 serverSide.add(blob.size)
                 return
@@ -74,7 +77,7 @@ public final class BlobCopier: Sendable {
                 // source is the one planned; later blobs are still copied server-side.
             }
         }
-        try await stream(container: sourceContainer, name: sourceName, to: target, as: container, name, blob: blob)
+        try await stream(container: sourceContainer, name: sourceName, to: target, as: container, name, blob: blob, options: options)
     }
 
     /// Whether a failed copy says the target cannot read the source at all: it could not reach
@@ -90,7 +93,7 @@ public final class BlobCopier: Sendable {
 
     /// Downloads the source blob to a temporary file and uploads it; the file is removed after.
     private func stream(container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
-                        blob: DesiredBlob) async throws {
+                        blob: DesiredBlob, options: BlobUploadOptions) async throws {
         let file = scratch.appendingPathComponent("azseed-copy-\(UUID().uuidString)")
         // Removing the file is a blocking call: on the blocking threads, not the pool.
         let remove = { _ = try? await BlockingPool.run { try FileManager.default.removeItem(at: file) } }
@@ -102,7 +105,7 @@ public final class BlobCopier: Sendable {
                 let md5 = try await BlockingPool.run { try FileChunks.md5(of: file) }
                 guard md5 == blob.md5 else { throw Self.changedSinceListed(sourceContainer, sourceName) }
             }
-            try await target.upload(file: file, container: container, name: name, options: BlobUploadOptions(contentType: blob.contentType))
+            try await target.upload(file: file, container: container, name: name, options: options)
             streamed.add(size)
         } catch {
             await remove()

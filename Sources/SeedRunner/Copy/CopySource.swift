@@ -37,8 +37,10 @@ public struct CopySource: Sendable {
 
     /// An ETag as headers carry it: List Blobs gives it without its quotes (docs/PROTOCOL.md §7),
     /// and a condition (`x-ms-source-if-match`) compares the quoted form.
-    static func quotedETag(_ etag: String) -> String {
-        etag.hasPrefix("\"") || etag.hasPrefix("W/") ? etag : "\"" + etag + "\""
+    static func withQuotedETag(_ listed: BlobProperties) -> BlobProperties {
+        var listed = listed
+        if let etag = listed.etag, !etag.hasPrefix("\""), !etag.hasPrefix("W/") { listed.etag = "\"" + etag + "\"" }
+        return listed
     }
 
     /// The named containers and tables of the source as a desired state. A table owns every
@@ -60,7 +62,7 @@ public struct CopySource: Sendable {
                             throw RunError("blob '\(name)/\(listed.name)' of the source \(displayName) cannot be copied: \(problem); rename it in the source, or leave its container out")
                         }
                         let md5 = listed.contentMD5.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
-                        blobs.append(DesiredBlob(name: listed.name, content: .sourceBlob(container: name, name: listed.name, etag: listed.etag.map(Self.quotedETag)), size: listed.contentLength,
+                        blobs.append(DesiredBlob(name: listed.name, content: .sourceBlob(container: name, name: listed.name, listed: Self.withQuotedETag(listed)), size: listed.contentLength,
                                                  md5: md5.count == 16 ? md5 : [], contentType: listed.contentType ?? "application/octet-stream"))
                     }
                 }
