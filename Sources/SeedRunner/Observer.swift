@@ -33,7 +33,8 @@ public struct Observer: Sendable {
                 var found = ObservedContainer(access: access)
                 for try await page in blobs.list(container: container.name) {
                     for blob in page where shard?.owns(container: container.name, blob: blob.name) ?? true {
-                        found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType)
+                        found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType,
+                                                                                    listed: blob)
                     }
                 }
                 observed.containers[container.name] = found

@@ -325,6 +325,19 @@ def test_awkward_blobs_are_copied_exactly_and_no_signature_is_kept(azseed, tmp_p
     again = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "awkward")
     # Only the blob without an MD5 cannot be compared: it is copied again, and the plan says why.
     assert "Plan: 0 to create, 1 to update" in again.stdout and "no Content-MD5 at the source" in again.stdout, again.stdout
+    # Content headers and metadata changed at the source (bytes the same) are a difference too.
+    small = ours.get_blob_client("a b/ü #1.bin")
+    small.set_http_headers(ContentSettings(content_type="text/csv", content_encoding="x-raw", content_language="fr-FR",
+                                           content_disposition='attachment; filename="a.csv"', cache_control="no-cache",
+                                           content_md5=small.get_blob_properties().content_settings.content_md5))
+    big = ours.get_blob_client("blocks.bin")
+    big.set_blob_metadata({"origin": "elsewhere"})
+    changed = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "awkward")
+    assert changed.returncode == 0, changed.stderr
+    assert "Plan: 0 to create, 3 to update" in changed.stdout, changed.stdout
+    assert "awkward/a b/ü #1.bin (content headers differ" in changed.stdout and "awkward/blocks.bin (metadata differs)" in changed.stdout, changed.stdout
+    assert theirs.get_blob_client("a b/ü #1.bin").get_blob_properties().content_settings.content_language == "fr-FR"
+    assert theirs.get_blob_client("blocks.bin").get_blob_properties().metadata == {"origin": "elsewhere"}
 
     expiry = datetime.now(timezone.utc) + timedelta(hours=1)
     copied = theirs.get_blob_client("by-copy-blob.bin")

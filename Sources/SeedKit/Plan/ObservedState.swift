@@ -33,12 +33,16 @@ public struct ObservedBlob: Sendable, Equatable {
     /// Content-MD5 as base64; nil when the service stored none.
     public var md5: String?
     public var contentType: String?
+    /// Everything the listing said of it (content headers, metadata), when the observer kept
+    /// it: what a copy compares beyond the content.
+    public var listed: BlobProperties?
 
-    public init(name: String, size: Int, md5: String?, contentType: String?) {
+    public init(name: String, size: Int, md5: String?, contentType: String?, listed: BlobProperties? = nil) {
         self.name = name
         self.size = size
         self.md5 = md5
         self.contentType = contentType
+        self.listed = listed
     }
 }
 

@@ -33,6 +33,8 @@ public struct PlanTextRenderer: Sendable {
                 var why: [String] = []
                 if b.reasons.contains("md5") { why.append("content differs: md5 \(b.currentMD5 ?? "none") -> \(b.blob!.md5Base64)") }
                 if b.reasons.contains("contentType") { why.append("content type \(b.currentContentType ?? "none") -> \(b.blob!.contentType)") }
+                if b.reasons.contains("headers") { why.append("content headers differ (Cache-Control, Content-Encoding, -Language or -Disposition)") }
+                if b.reasons.contains("metadata") { why.append("metadata differs") }
                 lines.append(mark(.update) + " blob \(path) (\(why.joined(separator: "; ")))")
             case .delete: lines.append(mark(.delete) + " blob \(path) (not in the \(source))")
             case .unchanged: break

@@ -57,6 +57,11 @@ public enum Planner {
                     action.currentContentType = current.contentType
                     if current.md5 != blob.md5Base64 { action.reasons.append("md5") }
                     if current.contentType != blob.contentType { action.reasons.append("contentType") }
+                    if case .sourceBlob(_, _, let source) = blob.content, let target = current.listed {
+                        // A copy also carries the source's content headers and metadata.
+                        if !Self.sameContentHeaders(source, target) { action.reasons.append("headers") }
+                        if !Self.sameMetadata(source.metadata, target.metadata) { action.reasons.append("metadata") }
+                    }
                     action.change = action.reasons.isEmpty ? .unchanged : .update
                 }
                 plan.blobs.append(action)
@@ -73,6 +78,22 @@ public enum Planner {
                 plan.extraBlobs[container.name] = extra.count
             }
         }
+    }
+
+    /// Cache-Control, Content-Encoding, -Language and -Disposition, compared by their bytes.
+    static func sameContentHeaders(_ a: BlobProperties, _ b: BlobProperties) -> Bool {
+        func same(_ x: String?, _ y: String?) -> Bool { (x ?? "").isExactly(y ?? "") }
+        return same(a.cacheControl, b.cacheControl) && same(a.contentEncoding, b.contentEncoding)
+            && same(a.contentLanguage, b.contentLanguage) && same(a.contentDisposition, b.contentDisposition)
+    }
+
+    /// Metadata compared by bytes: names as Azure keeps them (case-insensitive, so lowercased
+    /// for the comparison), values exactly.
+    static func sameMetadata(_ a: [String: String], _ b: [String: String]) -> Bool {
+        func canonical(_ m: [String: String]) -> [[UInt8]] {
+            m.map { Array($0.key.lowercased().utf8) + [0] + Array($0.value.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        }
+        return canonical(a) == canonical(b)
     }
 
     /// SHA-256 of everything observed, in a canonical order: what `apply --plan` compares
