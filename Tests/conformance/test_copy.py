@@ -175,8 +175,10 @@ def test_dry_run_detailed_exitcode_and_prune(azseed, tmp_path, pair):
     plan = json.loads(as_json.stdout)
     assert plan["source"] == "account" and plan["summary"]["update"] == 1, plan["summary"]
 
-    pruned = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--prune")
-    assert pruned.returncode == 0, pruned.stderr
+    # Without --dry-run, --detailed-exitcode tells whether the run changed the target: 2, then 0.
+    pruned = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--prune", "--detailed-exitcode")
+    assert pruned.returncode == 2, pruned.stderr
+    assert "Apply complete: " in pruned.stdout and "error" not in pruned.stderr
     assert not target_blobs.get_blob_client("extra.txt").exists()
     assert list(target_tables.query_entities("PartitionKey eq 'Extra'")) == []
     export(azseed, source, tmp_path / "source")
@@ -184,6 +186,8 @@ def test_dry_run_detailed_exitcode_and_prune(azseed, tmp_path, pair):
     assert_same_export(tmp_path / "source", tmp_path / "target")
     clean = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--prune", "--dry-run", "--detailed-exitcode")
     assert clean.returncode == 0, clean.stdout
+    unchanged = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--detailed-exitcode")
+    assert unchanged.returncode == 0 and "No changes" in unchanged.stdout, unchanged.stdout + unchanged.stderr
 
 
 def test_a_target_that_cannot_reach_the_source_gets_the_bytes_streamed(azseed, tmp_path):

@@ -115,5 +115,8 @@ enum Applying {
             Console.print(result.json().pretty())
         }
         if let note = session.servingNote { Console.note(note) }
+        // As with a dry run, but of what was done: a CI job can tell a run that changed the
+        // target from one that found it as it should be.
+        if output.detailedExitcode && !plan.isEmpty { throw ExitCode(2) }
     }
 }

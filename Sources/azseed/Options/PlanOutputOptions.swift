@@ -14,7 +14,7 @@ struct PlanOutputOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also save the plan as JSON to this file (for 'azseed apply --plan FILE').", valueName: "file"))
     var out: String?
 
-    @Flag(help: "Exit 0 when there are no changes and 2 when there are.")
+    @Flag(help: "Exit 0 when there are no changes and 2 when there are: with --dry-run (or 'azseed plan') changes to make, otherwise changes made.")
     var detailedExitcode = false
 
     /// Whether the plan is printed or saved as JSON (and so needs its digests).
