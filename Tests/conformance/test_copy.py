@@ -239,8 +239,11 @@ def test_sharded_copy_gives_what_one_copy_gives(azseed, tmp_path, pair):
 def test_selected_containers_and_tables_and_errors(azseed, pair):
     source, target = pair
     assert run(azseed, "apply", "--connection-string", source.connection_string, "--now", "2026-11-21", "--events", "10").returncode == 0
-    only_blobs = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "speakers")
+    # A name given twice is copied once; a connection string pasted with its line ending works.
+    only_blobs = run(azseed, "copy", "--from", source.connection_string + "\r\n", "--to", target.connection_string,
+                     "--container", "speakers", "--container", "speakers")
     assert only_blobs.returncode == 0, only_blobs.stderr
+    assert "1 container, 0 tables" in only_blobs.stderr and "Plan: 9 to create" in only_blobs.stdout, only_blobs.stdout + only_blobs.stderr
     assert list(TableServiceClient.from_connection_string(target.connection_string).list_tables()) == []
     missing = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--table", "nosuchtable")
     assert missing.returncode == 1

@@ -15,14 +15,14 @@ public enum ConnectionString {
     static func read(_ text: String) throws(ConnectionStringError) -> StorageAccount {
         var settings: [String: String] = [:]
         for (position, rawPart) in text.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
-            let part = rawPart.trimmingCharacters(in: .whitespaces)
+            let part = rawPart.trimmingCharacters(in: .whitespacesAndNewlines)
             if part.isEmpty { continue }
             guard let eq = part.firstIndex(of: "=") else {
                 // The part's text is not shown: it may be a piece of a key.
                 throw ConnectionStringError("part \(position + 1) is not a key=value pair")
             }
-            let key = part[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = String(part[part.index(after: eq)...]).trimmingCharacters(in: .whitespaces)
+            let key = part[..<eq].trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            let value = String(part[part.index(after: eq)...]).trimmingCharacters(in: .whitespacesAndNewlines)
             guard Self.knownKeys.contains(key) else {
                 throw ConnectionStringError("unknown key '\(part[..<eq])' (known: AccountName, AccountKey, DefaultEndpointsProtocol, EndpointSuffix, BlobEndpoint, TableEndpoint, QueueEndpoint, FileEndpoint, SharedAccessSignature, UseDevelopmentStorage, DevelopmentStorageProxyUri)")
             }

@@ -22,7 +22,13 @@ public struct CopySource: Sendable {
     /// every container and table of the source but the system containers (`$web`, `$root`:
     /// not copied, and listed in `skipped` so the caller can say so).
     public func selection(containers: [String], tables tableNames: [String]) async throws -> (containers: [String], tables: [String], skipped: [String]) {
-        guard containers.isEmpty && tableNames.isEmpty else { return (containers, tableNames, []) }
+        // A name given twice is one container or table (table names are ASCII and, as in
+        // Azure, the same table whatever their case).
+        func distinct(_ names: [String]) -> [String] {
+            var seen = Set<ExactString>()
+            return names.filter { seen.insert(ExactString($0.lowercased())).inserted }
+        }
+        guard containers.isEmpty && tableNames.isEmpty else { return (distinct(containers), distinct(tableNames), []) }
         do {
             try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
             let all = try await blobs.listContainers()
