@@ -71,9 +71,11 @@ public struct RunResult: Sendable {
             ("containers", members(containers)),
             ("blobs", members(blobs)),
             ("tables", members(tables)),
+            // Only the actions: the plan counts unchanged entities per table, not per kind
+            // (it does not keep them), so they are in `unchangedEntities`.
             ("entities", .array(kinds.map { item in
-                guard case .object(let counts) = members(item.counts) else { return .null }
-                return .object([("table", .string(item.table)), ("kind", item.kind.map { .string($0) } ?? .null)] + counts)
+                .object([("table", .string(item.table)), ("kind", item.kind.map { .string($0) } ?? .null),
+                         ("create", number(item.counts.create)), ("update", number(item.counts.update)), ("delete", number(item.counts.delete))])
             })),
             ("unchangedEntities", .object(plan.unchangedEntities.sorted { $0.key.byteOrder($1.key) < 0 }.map { ($0.key, number($0.value)) })),
         ]
