@@ -218,6 +218,8 @@ CASES = [
     ("snap-blob-unsafe-name", lambda a, t, e: ["import", str(snapshot(a, t, e, lambda f: edit_manifest(f, lambda m: m["containers"][0]["blobs"][0].update(name="../x")))), "--connection-string", e.connection_string], 1, "'..' segments"),
     ("image-symlink-outside", lambda a, t, e: ["apply", "--connection-string", e.connection_string, *NOW, "--dataset", str(linked_outside(t))], 1, "outside the dataset's folder"),
     ("generate-out-under-a-file", lambda a, t, e: ["generate", *NOW, "--out", str(a_file(t) / "sub")], 64, "is a file, not a folder"),
+    ("emulator-data-dir-is-file", lambda a, t, e: ["emulator", "--blob-port", "0", "--table-port", "0", "--data-dir", str(a_file(t))], 1, "a-file: it is a file, not a folder; pass another --data-dir"),
+    ("plan-data-dir-under-a-file", lambda a, t, e: ["plan", *NOW, "--data-dir", str(a_file(t) / "storage")], 1, "a-file/storage: it cannot be created here"),
 ]
 
 

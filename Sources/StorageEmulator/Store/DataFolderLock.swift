@@ -49,7 +49,15 @@ final class DataFolderLock: Sendable {
 
     /// Takes the folder (creating it) or throws `DataFolderBusy` naming the owner.
     init(folder: URL, command: String) throws {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            // Foundation's text names neither the folder nor the option it came from.
+            var isFolder: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder)
+            let why = exists && !isFolder.boolValue ? "it is a file, not a folder" : "it cannot be created here (a part of the path is a file, or no permission)"
+            throw EmulatorStartError(description: "data folder \(folder.path): \(why); pass another --data-dir")
+        }
         let path = folder.appendingPathComponent(Self.fileName).path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
