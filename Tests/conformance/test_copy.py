@@ -250,6 +250,8 @@ def test_selected_containers_and_tables_and_errors(azseed, pair):
     assert missing.stderr.strip().splitlines()[-1].startswith("azseed: error: table 'nosuchtable' does not exist in the source"), missing.stderr
     same = run(azseed, "copy", "--from", source.connection_string, "--to", source.connection_string)
     assert same.returncode == 64 and "same account" in same.stderr
+    renamed = run(azseed, "copy", "--from", source.connection_string, "--to", source.connection_string.replace("127.0.0.1", "localhost").replace("/devstoreaccount1", "/devstoreaccount1/"))
+    assert renamed.returncode == 64 and "same account" in renamed.stderr, renamed.stderr
     saved = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--out", "plan.json")
     assert saved.returncode == 64 and "not saved" in saved.stderr
     anonymous = run(azseed, "copy", "--from", f"BlobEndpoint={source.blob};TableEndpoint={source.table}", "--to", target.connection_string)

@@ -82,11 +82,27 @@ struct CopyCommand: AsyncParsableCommand {
         return options
     }
 
+    /// Whether two endpoints are one service: scheme, host (DNS names
+    /// without case; `localhost` and `::1` as 127.0.0.1), port and path (without a trailing slash).
+    static func sameService(_ a: URL, _ b: URL) -> Bool {
+        func key(_ url: URL) -> String {
+            var host = (url.host ?? "").lowercased()
+            if host == "localhost" || host == "::1" || host == "[::1]" { host = "127.0.0.1" }
+            let scheme = (url.scheme ?? "").lowercased()
+            let port = url.port ?? (scheme == "https" ? 443 : 80)
+            var path = url.path
+            while path.hasSuffix("/") { path.removeLast() }
+            return "\(scheme)://\(host):\(port)\(path)"
+        }
+        return Array(key(a).utf8) == Array(key(b).utf8)
+    }
+
     func run() async throws {
         var target = self.target
         target.connectionString = to ?? target.connectionString  // checked in validate()
         let account = try sourceAccount()
-        if let targetAccount = try target.explicitAccount(), targetAccount.blobEndpoint == account.blobEndpoint || targetAccount.tableEndpoint == account.tableEndpoint {
+        if let targetAccount = try target.explicitAccount(),
+           Self.sameService(targetAccount.blobEndpoint, account.blobEndpoint) || Self.sameService(targetAccount.tableEndpoint, account.tableEndpoint) {
             throw ValidationError("--from and the target are the same account (\(account.blobEndpoint.absoluteString)); copy between two accounts")
         }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
