@@ -10,6 +10,8 @@ import select
 import subprocess
 import time
 
+import pytest
+
 from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
 
 NOW = ["--now", "2026-11-21"]
@@ -81,15 +83,17 @@ def test_a_sas_signature_never_reaches_the_log(azseed, tmp_path, emulator):
         assert form not in text and form not in done.stderr and form not in done.stdout
 
 
-def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(azseed):
-    emulator = start_emulator(azseed, "--in-memory")  # its own: the session's emulator is shared with other tests
-    try:
-        redraw_check(azseed, emulator)
-    finally:
-        stop_emulator(emulator)
+@pytest.fixture
+def own_emulator(azseed):
+    """An emulator for one test: applies that leave events in the session's shared emulator
+    make other tests' plans refuse its partition."""
+    emulator = start_emulator(azseed, "--in-memory")
+    yield emulator
+    stop_emulator(emulator)
 
 
-def redraw_check(azseed, emulator):
+def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(azseed, own_emulator):
+    emulator = own_emulator
     primary, secondary = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
     started = time.monotonic()
@@ -190,19 +194,12 @@ def test_the_emulator_logs_the_answers_it_gives_before_reading_a_body(azseed, tm
     assert any(m == "GET" and s == 400 for m, s, _ in statuses), statuses
 
 
-def test_output_to_a_slow_non_blocking_pipe_is_written_whole(azseed):
+def test_output_to_a_slow_non_blocking_pipe_is_written_whole(azseed, own_emulator):
     """A parent may hand azseed a non-blocking pipe (O_NONBLOCK is shared with the child) and
     read it late: a full pipe answers EAGAIN, and no line — the JSON result least of all — may
-    be lost or cut. (An emulator of its own: the session's shared one must not hold its events.)"""
-    emulator = start_emulator(azseed, "--in-memory")
-    try:
-        check_slow_non_blocking_pipe(azseed, emulator)
-    finally:
-        stop_emulator(emulator)
-
-
-def check_slow_non_blocking_pipe(azseed, emulator):
+    be lost or cut."""
     import fcntl
+    emulator = own_emulator
     read_end, write_end = os.pipe()
     fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ: a small pipe fills at once
     fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
