@@ -23,6 +23,11 @@ static inline CURLcode azs_curl_setopt_callback(CURL *curl, CURLoption option, a
     return curl_easy_setopt(curl, option, callback);
 }
 
+/// The check run once a connection is open, before the request is sent (CURLOPT_PREREQFUNCTION).
+static inline CURLcode azs_curl_setopt_prereq(CURL *curl, curl_prereq_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, callback);
+}
+
 static inline CURLcode azs_curl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
     return curl_easy_getinfo(curl, info, value);
 }

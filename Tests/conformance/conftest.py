@@ -165,6 +165,20 @@ def start_emulator(azseed, *extra, blob_port=0, table_port=0):
     return emulator
 
 
+def origin(endpoint):
+    """`scheme://host:port` of an endpoint, as `--allow-copy-source` takes it."""
+    parts = urllib.parse.urlsplit(endpoint)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def start_copy_pair(azseed, *extra):
+    """A source emulator and a target that may read copy sources from it (an emulator reads no
+    remote source unless its origin is allowed)."""
+    source = start_emulator(azseed, "--in-memory", *extra)
+    target = start_emulator(azseed, "--in-memory", "--allow-copy-source", origin(source.blob), *extra)
+    return source, target
+
+
 def stop_emulator(emulator):
     emulator.process.terminate()
     try:

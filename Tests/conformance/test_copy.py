@@ -17,7 +17,7 @@ from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableServiceClient
 from azure.storage.blob import BlobServiceClient, BlobSasPermissions, ContentSettings, generate_blob_sas
 
-from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
+from conftest import ACCOUNT, KEY, origin, run, start_copy_pair, start_emulator, stop_emulator
 from test_tls import make_ca_and_server_certificate
 
 EVENTS = ["--now", "2026-11-21", "--events", "2000"]
@@ -111,17 +111,19 @@ def blob_bytes_line(output):
 
 @pytest.fixture
 def pair(azseed):
-    source, target = start_emulator(azseed, "--in-memory"), start_emulator(azseed, "--in-memory")
+    source, target = start_copy_pair(azseed)
     yield source, target
     stop_emulator(source)
     stop_emulator(target)
 
 
 def test_copy_of_speakeasy_is_byte_identical_and_server_side(azseed, tmp_path, pair):
-    source, target = pair
+    source, _ = pair
     seeded = run(azseed, "apply", "--connection-string", source.connection_string, *EVENTS)
     assert seeded.returncode == 0, seeded.stderr
     proxy = CountingProxy(source.blob)
+    # The target reads the source through the counting proxy: that is the origin it may read.
+    target = start_emulator(azseed, "--in-memory", "--allow-copy-source", origin(proxy.endpoint))
     try:
         done = run(azseed, "copy", "--from", connection_string(proxy.endpoint, source.table), "--to", target.connection_string)
         assert done.returncode == 0, done.stderr
@@ -147,6 +149,7 @@ def test_copy_of_speakeasy_is_byte_identical_and_server_side(azseed, tmp_path, p
     # Again: nothing to do.
     again = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string)
     assert again.returncode == 0 and "No changes" in again.stdout and "already matches the source account" in again.stdout, again.stdout
+    stop_emulator(target)
 
 
 def test_dry_run_detailed_exitcode_and_prune(azseed, tmp_path, pair):
@@ -195,7 +198,8 @@ def test_a_target_that_cannot_reach_the_source_gets_the_bytes_streamed(azseed, t
     emulator does not: the target answers CannotVerifyCopySource and azseed streams the blobs."""
     ca, cert, key = make_ca_and_server_certificate(tmp_path)
     source = start_emulator(azseed, "--in-memory", "--cert", str(cert), "--key", str(key))
-    target = start_emulator(azseed, "--in-memory")
+    # Allowed to read the source, but it does not trust the source's certificate.
+    target = start_emulator(azseed, "--in-memory", "--allow-copy-source", origin(source.blob).replace("http://", "https://"))
     try:
         seeded = run(azseed, "apply", "--connection-string", source.connection_string.replace("http;", "https;"), "--ca-file", str(ca),
                      "--now", "2026-11-21", "--events", "20")

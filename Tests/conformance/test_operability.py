@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
+from conftest import ACCOUNT, KEY, run, start_copy_pair, start_emulator, stop_emulator
 
 NOW = ["--now", "2026-11-21"]
 RESULT_FIELDS = ["command", "target", "shard", "changes", "containers", "blobs", "tables", "entities", "unchangedEntities",
@@ -125,7 +125,7 @@ def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(a
 
 
 def test_json_results_of_verify_reset_export_import_and_copy(azseed, tmp_path):
-    source, target = start_emulator(azseed, "--in-memory"), start_emulator(azseed, "--in-memory")
+    source, target = start_copy_pair(azseed)
     try:
         cs = ["--connection-string", source.connection_string]
         assert run(azseed, "apply", *cs, *NOW, "--events", "30").returncode == 0

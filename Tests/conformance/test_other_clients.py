@@ -6,10 +6,12 @@ from email.utils import formatdate
 from azure.core.pipeline import PipelineContext, PipelineRequest
 from azure.core.pipeline.transport import HttpRequest
 from azure.data.tables import TableServiceClient
-from azure.storage.blob import BlobServiceClient
+from datetime import timedelta
+
+from azure.storage.blob import BlobSasPermissions, BlobServiceClient, generate_blob_sas
 from azure.storage.blob._shared.authentication import SharedKeyCredentialPolicy as BlobPolicy
 
-from conftest import ACCOUNT, KEY, send
+from conftest import ACCOUNT, KEY, register_secret, send
 
 
 def go_style(method, signed_url, sent_url):
@@ -94,13 +96,20 @@ def test_copy_blob_copies_bytes_properties_and_metadata(copy_setup):
     assert destination.get_blob_properties().copy.id is None
 
 
+def readable(source):
+    """The source's URL with a read SAS: Put Blob/Block From URL read a private source only so."""
+    sas = generate_blob_sas(ACCOUNT, source.container_name, source.blob_name, account_key=KEY, permission=BlobSasPermissions(read=True),
+                            expiry=datetime.now(timezone.utc) + timedelta(hours=1))
+    return f"{source.url}?{register_secret(sas)}"
+
+
 def test_put_blob_and_put_block_from_url(copy_setup):
     container, source, destination = copy_setup
-    destination.upload_blob_from_url(source.url, overwrite=True)
+    destination.upload_blob_from_url(readable(source), overwrite=True)
     assert destination.download_blob().readall() == b"0123456789" * 100 + b"end"
     staged = container.get_blob_client("staged.txt")
-    staged.stage_block_from_url("YmxvY2sx", source.url, source_offset=0, source_length=10)
-    staged.stage_block_from_url("YmxvY2sy", source.url, source_offset=1000, source_length=3)
+    staged.stage_block_from_url("YmxvY2sx", readable(source), source_offset=0, source_length=10)
+    staged.stage_block_from_url("YmxvY2sy", readable(source), source_offset=1000, source_length=3)
     staged.commit_block_list([BlobBlock("YmxvY2sx"), BlobBlock("YmxvY2sy")])
     assert staged.download_blob().readall() == b"0123456789end"
 
@@ -122,18 +131,18 @@ def test_a_copy_reads_its_source_only_on_the_source_etag_asked_for(copy_setup, e
     the official SDK's source_etag on Put Blob From URL and Copy Blob, and Put Block From URL."""
     container, source, destination = copy_setup
     etag = source.get_blob_properties().etag
-    for call in (lambda **kw: destination.upload_blob_from_url(source.url, overwrite=True, **kw),
+    for call in (lambda **kw: destination.upload_blob_from_url(readable(source), overwrite=True, **kw),
                  lambda **kw: destination.start_copy_from_url(source.url, **kw)):
         with pytest.raises(HttpResponseError) as changed:
             call(source_etag='"0x8DEADBEEF"', source_match_condition=MatchConditions.IfNotModified)
         assert changed.value.status_code == 412 and changed.value.error_code == "SourceConditionNotMet"
         assert destination.download_blob().readall() == b"d" * 1003
-    destination.upload_blob_from_url(source.url, overwrite=True, source_etag=etag, source_match_condition=MatchConditions.IfNotModified)
+    destination.upload_blob_from_url(readable(source), overwrite=True, source_etag=etag, source_match_condition=MatchConditions.IfNotModified)
     assert destination.download_blob().readall() == b"0123456789" * 100 + b"end"
     url = f"{emulator.blob}/{container.container_name}/staged.txt?comp=block&blockid=YmxvY2sx"
-    stale = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-range": "bytes=0-9", "x-ms-source-if-match": '"0x8DEADBEEF"'})
+    stale = emulator.raw("PUT", url, {"x-ms-copy-source": readable(source), "x-ms-source-range": "bytes=0-9", "x-ms-source-if-match": '"0x8DEADBEEF"'})
     assert stale.status_code == 412 and stale.headers.get("x-ms-error-code") == "SourceConditionNotMet", stale.text
-    fresh = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-range": "bytes=0-9", "x-ms-source-if-match": etag})
+    fresh = emulator.raw("PUT", url, {"x-ms-copy-source": readable(source), "x-ms-source-range": "bytes=0-9", "x-ms-source-if-match": etag})
     assert fresh.status_code == 201, fresh.text
 
 

@@ -18,6 +18,12 @@ final class CurlTransfer: @unchecked Sendable {
     private var errorBuffer: UnsafeMutablePointer<CChar>?
     private var responseHeaders = HeaderFields()
     private var responseBody = Data()
+    /// Bounds on an untrusted far end (nil: the per-attempt stall timeout alone).
+    private let limits: TransferLimits?
+    /// Set when the body reached ``TransferLimits/maxBodyBytes`` and reading stopped there.
+    private var cut = false
+    /// Set when the connection led to an address ``TransferLimits/publicAddressesOnly`` refuses.
+    fileprivate var refusedAddress = false
 
     private struct State {
         var continuation: CheckedContinuation<TransportResponse, any Error>?
@@ -28,8 +34,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Extra trusted CA certificates (PEM), added to the system's.
     private let trustedCertificates: String?
 
-    init(_ request: TransportRequest, timeout: Int, connectOnly: Int? = nil, trustedCertificates: String? = nil) {
+    init(_ request: TransportRequest, timeout: Int, connectOnly: Int? = nil, trustedCertificates: String? = nil, limits: TransferLimits? = nil) {
         self.trustedCertificates = trustedCertificates
+        self.limits = limits
         self.request = request
         self.timeout = timeout
         self.connectOnly = connectOnly
@@ -103,6 +110,19 @@ final class CurlTransfer: @unchecked Sendable {
         // Per attempt, a stall — not a slow transfer — fails it: under 1 byte/s for `timeout` s.
         _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
         _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, timeout)
+        if let limits {
+            // An untrusted far end: a whole-transfer deadline and a minimum rate, never redirects
+            // (libcurl's default, restated), and optionally public addresses only.
+            _ = azs_curl_setopt_long(easy, CURLOPT_TIMEOUT, limits.deadline)
+            _ = azs_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, min(10, limits.deadline))
+            _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, limits.minimumBytesPerSecond)
+            _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, limits.slowWindow)
+            _ = azs_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+            if limits.publicAddressesOnly {
+                _ = azs_curl_setopt_prereq(easy, curlPrereqCallback)
+                _ = azs_curl_setopt_pointer(easy, CURLOPT_PREREQDATA, context)
+            }
+        }
         _ = azs_curl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = azs_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errors)
         _ = azs_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
@@ -129,6 +149,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The response, or why there is none, once libcurl reports the transfer done.
     func result(code: CURLcode, easy: UnsafeMutableRawPointer) -> Result<TransportResponse, any Error> {
+        if code == CURLE_WRITE_ERROR, cut {
+            // Reading stopped at the limit on purpose: the response is what came before it.
+            var status = 0
+            _ = azs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            return .success(TransportResponse(status: status, headers: responseHeaders, body: responseBody))
+        }
+        if refusedAddress { return .failure(CurlError(message: "the address it resolves to is not public (loopback, private or link-local)")) }
         guard code == CURLE_OK else {
             let detail = errorBuffer.map { String(cString: $0) } ?? ""
             return .failure(CurlError(code, detail: detail))
@@ -154,11 +181,31 @@ final class CurlTransfer: @unchecked Sendable {
         responseHeaders.append(name, value)
     }
 
-    fileprivate func append(_ data: UnsafeBufferPointer<UInt8>) { responseBody.append(data) }
+    /// Keeps body bytes up to the limit; false (stop reading) once it is reached.
+    fileprivate func append(_ data: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let limit = limits?.maxBodyBytes else {
+            responseBody.append(data)
+            return true
+        }
+        let room = max(0, limit - responseBody.count)
+        responseBody.append(UnsafeBufferPointer(rebasing: data.prefix(room)))
+        if data.count > room { cut = true }
+        return data.count <= room
+    }
+}
+
+private let curlPrereqCallback: curl_prereq_callback = { context, primaryIP, _, _, _ in
+    guard let context, let primaryIP else { return Int32(CURL_PREREQFUNC_ABORT) }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    guard TransferLimits.isPublic(String(cString: primaryIP)) else {
+        transfer.refusedAddress = true
+        return Int32(CURL_PREREQFUNC_ABORT)
+    }
+    return Int32(CURL_PREREQFUNC_OK)
 }
 
 private let curlHeaderCallback: azs_curl_data_callback = { data, size, count, context in
-    deliver(data, size * count, context) { $0.header($1) }
+    deliver(data, size * count, context) { $0.header($1); return true }
 }
 
 private let curlBodyCallback: azs_curl_data_callback = { data, size, count, context in
@@ -167,9 +214,10 @@ private let curlBodyCallback: azs_curl_data_callback = { data, size, count, cont
 
 /// Hands a callback's bytes to the transfer behind `context`; returns the count consumed.
 private func deliver(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, _ context: UnsafeMutableRawPointer?,
-                     _ body: (CurlTransfer, UnsafeBufferPointer<UInt8>) -> Void) -> Int {
+                     _ body: (CurlTransfer, UnsafeBufferPointer<UInt8>) -> Bool) -> Int {
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    data.withMemoryRebound(to: UInt8.self, capacity: length) { body(transfer, UnsafeBufferPointer(start: $0, count: length)) }
-    return length
+    let keep = data.withMemoryRebound(to: UInt8.self, capacity: length) { body(transfer, UnsafeBufferPointer(start: $0, count: length)) }
+    // Fewer bytes than given tell libcurl to stop (CURLE_WRITE_ERROR): the limit was reached.
+    return keep ? length : 0
 }

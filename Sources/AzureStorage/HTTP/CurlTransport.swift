@@ -32,6 +32,12 @@ public struct CurlTransport: HTTPTransport {
         try await Self.run(CurlTransfer(request, timeout: timeout, trustedCertificates: trustedCertificates))
     }
 
+    /// Sends a request to a far end that is not trusted, within `limits` (one attempt, never
+    /// redirected): a body past ``TransferLimits/maxBodyBytes`` is cut there.
+    public func send(_ request: TransportRequest, limits: TransferLimits) async throws -> TransportResponse {
+        try await Self.run(CurlTransfer(request, timeout: timeout, trustedCertificates: trustedCertificates, limits: limits))
+    }
+
     /// Opens a connection to `origin` (`scheme://host:port`) and drops it, on the loop like any
     /// transfer — for https that includes the TLS handshake: nil when it opened, else a short
     /// reason ("connection refused", "no answer within 5 s", "the host name does not

@@ -67,7 +67,11 @@ public final class BlobCopier: Sendable {
                 // The target cannot reach the source or is not let in: that holds for every blob,
                 // so this one and every later one go through this process.
                 streamingReason.withLock { reason in
-                    if reason == nil { reason = "the target could not read the source (\(error.copySourceStatus.map(String.init) ?? "unreachable"), CannotVerifyCopySource)" }
+                    if reason == nil {
+                        reason = error.copySourceStatus == nil && error.status == 403
+                            ? "the target does not read sources from this origin (403 CannotVerifyCopySource; an azseed emulator target needs --allow-copy-source with the source's origin)"
+                            : "the target could not read the source (\(error.copySourceStatus.map(String.init) ?? "unreachable"), CannotVerifyCopySource)"
+                    }
                 }
             } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" || error.code == "Md5Mismatch" {
                 // This blob alone: the source answered the target with an error of its own (still

@@ -22,6 +22,15 @@ extension BlobService {
         }
     }
 
+    /// What, besides a public container, lets a copy read a source of this account.
+    struct CopySourceAccess: Sendable {
+        /// The request was signed with the account's Shared Key (not a SAS, not a token).
+        var sharedKey = false
+        /// Verifies a SAS carried by the source URL as any SAS is verified, for a read of the
+        /// source; throws CannotVerifyCopySource with the status the source would answer.
+        var verifySAS: @Sendable (TransportRequest) async throws -> Void = { _ in throw BlobService.copySourceNotAuthorized }
+    }
+
     /// Where a copy reads from: a blob of this emulator's own account, or any other URL.
     enum CopySource {
         case local(BlobRecord)
@@ -40,8 +49,15 @@ extension BlobService {
     /// The source a copy names in `x-ms-copy-source`. It is this account's when its host and
     /// port are the ones the request was sent to (loopback names count as one), and its path
     /// starts with this account; any other URL is read over the network, as Azure reads a
-    /// source in another account.
-    func copySource(_ request: TransportRequest) async throws -> (url: String, source: CopySource) {
+    /// source in another account (from allowed origins only, ``RemoteCopySource``).
+    ///
+    /// A source of this account is read only when the source itself lets the caller read it,
+    /// as on Azure (docs/SECURITY.md, "SAS holder"): it carries a SAS of its own that grants
+    /// `r` on it (verified like any SAS), or its container is public, or — the one implicit
+    /// case — the operation is Copy Blob (asynchronous) signed with the account's Shared Key
+    /// (`access.sharedKey`, `asynchronous`). Otherwise 401 CannotVerifyCopySource: a write
+    /// grant on the destination is no read grant on the source.
+    func copySource(_ request: TransportRequest, access: CopySourceAccess, asynchronous: Bool = false) async throws -> (url: String, source: CopySource) {
         let text = request.headers["x-ms-copy-source"] ?? ""
         guard let parsed = TransportRequest(method: "GET", url: text), let scheme = text.split(separator: ":").first,
               ["http", "https"].contains(scheme.lowercased()) else {
@@ -57,10 +73,26 @@ extension BlobService {
             throw ServiceError(400, "InvalidHeaderValue", "x-ms-copy-source does not name a blob.")
         }
         let (containerRecord, found) = try await store.blob(container, blob)
+        if SharedAccessSignature.isPresent(in: parsed) {
+            try await access.verifySAS(parsed)
+        } else if let access = containerRecord?.access, access == "blob" || access == "container" {
+            // Public: anyone may read it, so may a copy.
+        } else if !(access.sharedKey && asynchronous) {
+            throw Self.copySourceNotAuthorized
+        }
         guard containerRecord != nil, let record = found else {
             throw ServiceError(404, "CannotVerifyCopySource", "The specified resource does not exist.")
         }
         return (text, .local(record))
+    }
+
+    /// A source of this account that the request has no right to read.
+    static var copySourceNotAuthorized: ServiceError {
+        var error = ServiceError(401, "CannotVerifyCopySource",
+                                 "Server failed to authenticate the request. The copy source is not public and carries no SAS of its own granting read (a write grant on the destination does not authorize reading the source).")
+        error.headers.append(("x-ms-copy-source-status-code", "401"))
+        error.headers.append(("x-ms-copy-source-error-code", "NoAuthenticationInformation"))
+        return error
     }
 
     /// Whether `origin` (`scheme://host[:port]`) is where `host` (the request's Host header)
@@ -105,9 +137,10 @@ extension BlobService {
     }
 
     /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.
-    func copyBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+    func copyBlob(_ container: String, _ blob: String, _ request: TransportRequest, access: CopySourceAccess) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
-        let (source, asked) = try await copySource(request)
+        let synchronous = request.headers["x-ms-requires-sync"]?.lowercased() == "true"
+        let (source, asked) = try await copySource(request, access: access, asynchronous: !synchronous)
         let copied = try await copyBytes(from: asked, request)
         let upload = copied.upload
         let copyID = UUID().uuidString.lowercased()
@@ -128,9 +161,9 @@ extension BlobService {
     }
 
     /// Put Blob From URL: the source's bytes (and properties, unless `x-ms-copy-source-blob-properties: false`) as a new block blob; 201.
-    func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+    func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest, access: CopySourceAccess) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
-        let (_, asked) = try await copySource(request)
+        let (_, asked) = try await copySource(request, access: access)
         let copied = try await copyBytes(from: asked, request)
         let upload = copied.upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
@@ -151,12 +184,12 @@ extension BlobService {
     }
 
     /// Put Block From URL: a range of the source (`x-ms-source-range: bytes=s-e`, or all of it) staged as a block; 201.
-    func putBlockFromURL(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
+    func putBlockFromURL(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, access: CopySourceAccess) async throws -> TransportResponse {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
         try refuseUnsupportedCopyHeaders(request)
-        let (_, source) = try await copySource(request)
+        let (_, source) = try await copySource(request, access: access)
         var range: (start: Int, end: Int?)?
         if let text = request.headers["x-ms-source-range"] {
             guard let parsed = Self.byteRange(text) else {

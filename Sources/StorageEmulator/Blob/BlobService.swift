@@ -7,7 +7,7 @@ struct BlobService: Sendable {
     let store: EmulatorStore
     let account: String
     /// Reads copy sources outside this account (libcurl, on its own event-loop thread).
-    var remote = RemoteCopySource(transport: CurlTransport())
+    var remote = RemoteCopySource()
 
     /// What the request addresses.
     struct Target {
@@ -17,7 +17,7 @@ struct BlobService: Sendable {
 
     /// Answers one request; `upload` is its body when the HTTP layer streamed it into the
     /// byte store (Put Blob, Put Block).
-    func respond(_ request: TransportRequest, caller: Caller, upload: StagedUpload? = nil) async throws -> BlobReply {
+    func respond(_ request: TransportRequest, caller: Caller, upload: StagedUpload? = nil, copyAccess: CopySourceAccess = CopySourceAccess()) async throws -> BlobReply {
         let target = try parseTarget(request.path)
         let query = QueryParameters(request.query)
         let restype = query["restype"], comp = query["comp"]
@@ -58,10 +58,10 @@ struct BlobService: Sendable {
         try Self.refuseUnimplemented(request)
         switch (method, comp) {
         case ("PUT", nil) where request.headers["x-ms-copy-source"] != nil:
-            if request.headers["x-ms-blob-type"] != nil { return BlobReply(try await putBlobFromURL(container, blob, request)) }
-            return BlobReply(try await copyBlob(container, blob, request))
+            if request.headers["x-ms-blob-type"] != nil { return BlobReply(try await putBlobFromURL(container, blob, request, access: copyAccess)) }
+            return BlobReply(try await copyBlob(container, blob, request, access: copyAccess))
         case ("PUT", "block") where request.headers["x-ms-copy-source"] != nil:
-            return BlobReply(try await putBlockFromURL(container, blob, request, query))
+            return BlobReply(try await putBlockFromURL(container, blob, request, query, access: copyAccess))
         case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
         case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request))
         case ("PUT", nil): return BlobReply(try await putBlob(container, blob, request, upload))

@@ -4,14 +4,33 @@ import Foundation
 
 /// A copy source on another service (another account, another emulator, any HTTP(S) URL the
 /// source's SAS or public access lets anyone read): fetched the way Azure fetches it, with
-/// plain GETs carrying only what the URL carries (docs/PROTOCOL.md §13).
+/// plain GETs carrying only what the URL carries (docs/PROTOCOL.md §13) — and only from the
+/// origins the operator allowed (``CopySourceAllowance``; none by default).
 ///
 /// The bytes are read in ranges of ``rangeSize`` and written to the byte store as they come
 /// (the store's writes on ``BlockingPool``'s threads), so memory holds one range whatever the
-/// blob's size. Transfers run on `CurlTransport`'s own event-loop thread.
+/// blob's size: an answer longer than the range asked for is cut there, and a source that
+/// ignores ranges is read whole only while it fits in one. Every GET is bounded by what is
+/// left of the copy's deadline and by a minimum rate; redirects are never followed
+/// (docs/SECURITY.md). Transfers run on `CurlTransport`'s own event-loop thread.
 struct RemoteCopySource: Sendable {
-    let transport: any HTTPTransport
+    var transport = CurlTransport()
+    var allowances: [CopySourceAllowance] = []
+    /// Seconds a copy may spend reading its source, all ranges together.
+    var timeout = 300
+    /// Below this rate for ``slowWindow`` seconds a GET fails.
+    var minimumBytesPerSecond = 16 << 10
+    var slowWindow = 15
     static let rangeSize = 8 << 20
+
+    /// The refusal of a source whose origin was not allowed: no source status, as when a source
+    /// cannot be reached, so `azseed copy` streams the blobs itself instead.
+    static func notAllowed(_ request: TransportRequest) -> ServiceError {
+        var shown = RequestLog.displayURL(TransportRequest(method: "GET", origin: request.origin, path: "/"))
+        if shown.hasSuffix("/") { shown.removeLast() }
+        return ServiceError(403, "CannotVerifyCopySource",
+                            "This emulator reads no copy source outside its own account unless its origin is allowed: \(shown) is not (start it with --allow-copy-source \(shown)).")
+    }
 
     /// What was read: the bytes (staged, for the caller to commit or release), and the source's
     /// properties and metadata from its response headers.
@@ -28,6 +47,16 @@ struct RemoteCopySource: Sendable {
     func fetch(_ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, into bytes: any ByteStore, now: Date) async throws -> Fetched {
         guard let request = TransportRequest(method: "GET", url: url) else {
             throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
+        }
+        guard let allowance = allowances.first(where: { $0.matches(request.origin) }) else { throw Self.notAllowed(request) }
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        func limits(_ bytes: Int) throws -> TransferLimits {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                throw ServiceError(500, "CannotVerifyCopySource", "Could not verify the copy source within the specified time: it took longer than \(timeout) s.")
+            }
+            return TransferLimits(maxBodyBytes: bytes, deadline: max(1, Int(left.components.seconds)), minimumBytesPerSecond: minimumBytesPerSecond,
+                                  slowWindow: slowWindow, publicAddressesOnly: allowance.isWildcard)
         }
         let writer = try await BlockingPool.run { try bytes.makeWriter() }
         do {
@@ -48,7 +77,7 @@ struct RemoteCopySource: Sendable {
                 // Servers other than Azure's know only the standard header.
                 ranged.headers["Range"] = "bytes=\(offset)-\(last)"
                 if let etag { ranged.headers["If-Match"] = etag }
-                let response = try await get(ranged)
+                let response = try await get(ranged, limits(last - offset + 1))
                 if response.status == 412, ifMatch != nil { throw BlobService.sourceConditionNotMet }
                 if response.status == 416, first == nil, offset == 0 {
                     // An empty blob has no byte 0 (Azure answers any range with 416): its
@@ -58,7 +87,7 @@ struct RemoteCopySource: Sendable {
                     head.headers["x-ms-version"] = "2023-11-03"
                     head.headers["x-ms-date"] = SharedKeySigner.httpDate(now)
                     if let etag { head.headers["If-Match"] = etag }
-                    let properties = try await get(head)
+                    let properties = try await get(head, limits(0))
                     if properties.status == 412, ifMatch != nil { throw BlobService.sourceConditionNotMet }
                     guard properties.status == 200 else { throw Self.sourceFailed(properties) }
                     // Only an empty source has no byte 0; any other 416 is not taken for one.
@@ -72,10 +101,23 @@ struct RemoteCopySource: Sendable {
                 guard response.status == 200 || response.status == 206 else { throw Self.sourceFailed(response) }
                 var body = response.body
                 if response.status == 200 {
-                    // A server that ignores ranges sends the whole object: keep the range asked for.
+                    // A server that ignores ranges sends the whole object from its first byte: it
+                    // is taken only when that is the range asked for and all of it came (no more
+                    // than one range is ever held).
+                    let announced = response.headers["Content-Length"].flatMap(Int.init)
+                    guard offset == 0, body.count < last + 1 || announced == body.count else {
+                        throw ServiceError(500, "CannotVerifyCopySource", "The copy source ignores Range and is larger than \(Self.rangeSize >> 20) MiB; it cannot be copied from.")
+                    }
                     let stop = min(body.count, (end ?? Int.max) == Int.max ? body.count : end! + 1)
                     body = offset < stop ? body.subdata(in: offset..<stop) : Data()
                     end = offset + body.count - 1
+                }
+                if response.status == 206 {
+                    // Only the bytes the source says it sent, starting where they were asked for.
+                    guard let sent = Self.sentRange(response.headers["Content-Range"]), sent.start == offset else {
+                        throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered a range other than the one asked for.")
+                    }
+                    if body.count > sent.end - sent.start + 1 { body = body.prefix(sent.end - sent.start + 1) }
                 }
                 if first == nil {
                     first = response
@@ -107,7 +149,17 @@ struct RemoteCopySource: Sendable {
                                                 contentMD5: range == nil ? headers["Content-MD5"] ?? upload.md5 : nil,
                                                 contentEncoding: headers["Content-Encoding"], contentLanguage: headers["Content-Language"],
                                                 contentDisposition: headers["Content-Disposition"], cacheControl: headers["Cache-Control"])
-            let metadata = headers.fields.filter { $0.name.lowercased().hasPrefix("x-ms-meta-") }.map { (String($0.name.dropFirst(10)), $0.value) }
+            // What a source answers is stored only if a direct write of it would be: metadata names
+            // that are C# identifiers, a Content-MD5 that is 16 bytes of base64.
+            let metadata: [(String, String)]
+            do {
+                metadata = try metadataHeaders(headers)
+            } catch {
+                throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered metadata that is not valid: \(error.message)")
+            }
+            if let md5 = properties.contentMD5, Data(base64Encoded: md5)?.count != 16 {
+                throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered a Content-MD5 that is not 16 bytes of base64.")
+            }
             return Fetched(upload: upload, properties: properties, metadata: metadata)
         } catch {
             _ = try? await BlockingPool.run { writer.discard() }
@@ -115,9 +167,9 @@ struct RemoteCopySource: Sendable {
         }
     }
 
-    private func get(_ request: TransportRequest) async throws -> TransportResponse {
+    private func get(_ request: TransportRequest, _ limits: TransferLimits) async throws -> TransportResponse {
         do {
-            return try await transport.send(request)
+            return try await transport.send(request, limits: limits)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -142,6 +194,14 @@ struct RemoteCopySource: Sendable {
         error.headers.append(("x-ms-copy-source-status-code", String(response.status)))
         if let code = response.headers["x-ms-error-code"] { error.headers.append(("x-ms-copy-source-error-code", code)) }
         return error
+    }
+
+    /// The first and last byte from `Content-Range: bytes 0-8388607/1073741824`.
+    static func sentRange(_ contentRange: String?) -> (start: Int, end: Int)? {
+        guard let contentRange, contentRange.hasPrefix("bytes "), let slash = contentRange.firstIndex(of: "/") else { return nil }
+        let parts = contentRange[contentRange.index(contentRange.startIndex, offsetBy: 6)..<slash].split(separator: "-")
+        guard parts.count == 2, let start = Int(parts[0]), let end = Int(parts[1]), end >= start else { return nil }
+        return (start, end)
     }
 
     /// The blob's length from `Content-Range: bytes 0-8388607/1073741824`.

@@ -31,6 +31,11 @@ public struct EmulatorConfiguration: Sendable {
     /// Where every answered request is logged (`azseed emulator --log-file`); nil logs nothing.
     public var requestLog: RequestLog?
 
+    /// Origins copy sources outside this account may be read from; none by default.
+    public var copySourceAllowances: [CopySourceAllowance] = []
+    /// The longest a copy may spend reading a remote source, in seconds.
+    public var copySourceTimeout = 300
+
     /// Table request bodies are at most 4 MiB, as on Azure.
     public static let maxTableBodyBytes = 4 * 1024 * 1024
 

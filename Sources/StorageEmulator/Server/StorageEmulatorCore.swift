@@ -34,7 +34,10 @@ public final class StorageEmulatorCore: Sendable {
             bearer = nil
         }
         faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
-        blob = BlobService(store: store, account: configuration.accountName)
+        var blob = BlobService(store: store, account: configuration.accountName)
+        blob.remote.allowances = configuration.copySourceAllowances
+        blob.remote.timeout = configuration.copySourceTimeout
+        self.blob = blob
         table = TableService(store: store, account: configuration.accountName)
     }
 
@@ -100,6 +103,10 @@ public final class StorageEmulatorCore: Sendable {
         } else {
             do {
                 var caller = try await authenticate(request, service: service)
+                // Only a Shared Key signature (not a SAS, not a token) lets Copy Blob read a
+                // private source of this account without a grant of its own.
+                let copyAccess = BlobService.CopySourceAccess(sharedKey: caller == .account && !BearerAuthenticator.isBearer(request),
+                                                              verifySAS: { [self] source in try await verifyCopySourceSAS(source) })
                 var keyRange: TableKeyRange?
                 if case .sas(let grant) = caller {
                     try await authorize(grant, request, service: service)
@@ -110,7 +117,7 @@ public final class StorageEmulatorCore: Sendable {
                 case .blob where Self.isBlobBatch(request):
                     response = try await blobBatch(request, caller: caller)
                 case .blob:
-                    let reply = try await blob.respond(request, caller: caller, upload: upload)
+                    let reply = try await blob.respond(request, caller: caller, upload: upload, copyAccess: copyAccess)
                     response = reply.response
                     stream = reply.body
                 case .table: response = try await table.respond(request, caller: caller, keyRange: keyRange)
@@ -172,6 +179,22 @@ public final class StorageEmulatorCore: Sendable {
         switch service {
         case .blob: ErrorBodies.blob(error, requestID: requestID, includeBody: request.method != "HEAD")
         case .table: ErrorBodies.table(error, requestID: requestID)
+        }
+    }
+
+    /// Verifies the SAS a copy source of this account carries, as a read of that source: its
+    /// signature, times, `sip`, `spr`, scope and `r` (a stored policy's too). A failure is
+    /// CannotVerifyCopySource with the status and code reading the source would have had.
+    func verifyCopySourceSAS(_ source: TransportRequest) async throws {
+        do {
+            guard case .sas(let grant) = try authenticator.authenticate(source, service: .blob) else { throw BlobService.copySourceNotAuthorized }
+            try await authorize(grant, source, service: .blob)
+        } catch let error as ServiceError where error.code != "CannotVerifyCopySource" {
+            var refused = ServiceError(error.status, "CannotVerifyCopySource",
+                                       error.message.split(separator: "\n").first.map(String.init) ?? error.message)
+            refused.headers.append(("x-ms-copy-source-status-code", String(error.status)))
+            refused.headers.append(("x-ms-copy-source-error-code", error.code))
+            throw refused
         }
     }
 

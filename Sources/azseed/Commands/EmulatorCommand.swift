@@ -58,6 +58,12 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file when reading the authority's keys; default: $SSL_CERT_FILE.", valueName: "file"))
     var caFile: String?
 
+    @Option(help: ArgumentHelp("Let copies read sources outside this account from this origin (scheme://host[:port], or scheme://*.domain[:port] for public addresses under a domain); repeatable. By default no remote source is read: a client could otherwise make the emulator fetch any URL it can reach.", valueName: "origin"))
+    var allowCopySource: [String] = []
+
+    @Option(help: ArgumentHelp("The longest one copy may spend reading a remote source.", valueName: "seconds"))
+    var copySourceTimeout = 300
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -84,6 +90,10 @@ struct EmulatorCommand: AsyncParsableCommand {
         } else if oauthTenant != nil {
             throw ValidationError("--oauth-tenant goes with --oauth-authority")
         }
+        for origin in allowCopySource where CopySourceAllowance(origin) == nil {
+            throw ValidationError("--allow-copy-source \(SecretRedaction.redact(origin)): give an origin such as http://127.0.0.1:10000 or https://*.blob.core.windows.net (scheme, host, optional port; no path, query or user)")
+        }
+        guard copySourceTimeout >= 1 else { throw ValidationError("--copy-source-timeout must be at least 1 second") }
         // Trusted by the transport that fetches the authority's keys.
         if let caFile { try TargetOptions.trust(caFile: caFile) }
     }
@@ -107,6 +117,8 @@ struct EmulatorCommand: AsyncParsableCommand {
                                                   maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
         // Named in the folder's lock: storage commands run on the same folder talk to it.
         configuration.command = "azseed emulator"
+        configuration.copySourceAllowances = allowCopySource.compactMap(CopySourceAllowance.init)
+        configuration.copySourceTimeout = copySourceTimeout
         if let cert, let key { configuration.tls = (cert, key) }
         configuration.requestLog = try await logging.makeLog()
         if let oauthAuthority {
@@ -120,6 +132,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         var lines = ["azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",
                      "  blob:  \(account.blobEndpoint.absoluteString)",
                      "  table: \(account.tableEndpoint.absoluteString)"]
+        if !configuration.copySourceAllowances.isEmpty {
+            lines.append("  copy sources: this account, and \(configuration.copySourceAllowances.map(\.description).joined(separator: ", "))")
+        }
         if faultRate > 0 { lines.append("  faults: \(faultRate) of requests (seed \(faultSeed))") }
         if let authority = configuration.oauthAuthority {
             lines.append("  bearer tokens: from \(authority.absoluteString), tenant \(oauthTenant ?? "")\(cert == nil ? " (refused on this plain-HTTP emulator: add --cert and --key)" : "")")
