@@ -36,6 +36,34 @@ struct TableKeyRange: Sendable, Equatable {
         return true
     }
 
+    /// The range's first key (inclusive): `spk` with `srk`, or the whole of partition `spk`.
+    var start: (pk: String, rk: String?)? { startPartitionKey.map { ($0, startRowKey) } }
+
+    /// Whether the key `(pk, rk)` lies before the range's start.
+    func precedesStart(_ key: (String, String)) -> Bool {
+        guard let spk = startPartitionKey else { return false }
+        let order = key.0.byteOrder(spk)
+        if order != 0 { return order < 0 }
+        guard let srk = startRowKey else { return false }
+        return key.1.byteOrder(srk) < 0
+    }
+
+    /// Whether the key `(pk, rk)` lies after the range's end: a scan in key order stops there.
+    func isPastEnd(partitionKey pk: String, rowKey rk: String) -> Bool {
+        guard let epk = endPartitionKey else { return false }
+        let order = pk.byteOrder(epk)
+        if order != 0 { return order > 0 }
+        guard let erk = endRowKey else { return false }
+        return rk.byteOrder(erk) > 0
+    }
+
+    /// Whether any key of partition `pk` can be in the range.
+    func mayContain(partitionKey pk: String) -> Bool {
+        if let spk = startPartitionKey, pk.byteOrder(spk) < 0 { return false }
+        if let epk = endPartitionKey, pk.byteOrder(epk) > 0 { return false }
+        return true
+    }
+
     /// Refuses an operation on an entity outside the range. Azure's status for it is not
     /// documented (PROTOCOL.md §11); this is its answer to any operation a SAS does not cover.
     func check(partitionKey: String, rowKey: String) throws(ServiceError) {

@@ -161,7 +161,9 @@ extension EmulatorStore {
 
     /// Entities of a table in key order strictly after `after`, optionally of one partition,
     /// at most `limit` rows.
-    func scanEntities(table: String, partition: String?, after: (String, String)?, limit: Int) async throws -> [StoredEntity] {
+    /// `from`: the first key a scan may return (inclusive; a table SAS's range start), used
+    /// when `after` is nil.
+    func scanEntities(table: String, partition: String?, after: (String, String)?, from: (pk: String, rk: String?)? = nil, limit: Int) async throws -> [StoredEntity] {
         try await read { db in
             guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
             var sql = "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ?"
@@ -178,10 +180,21 @@ extension EmulatorStore {
                         sql += " AND rk > ?"
                         arguments += [after.1]
                     }
+                } else if let from, let rk = from.rk, from.pk.isExactly(partition) {
+                    sql += " AND rk >= ?"
+                    arguments += [rk]
                 }
             } else if let after {
                 sql += " AND (pk, rk) > (?, ?)"
                 arguments += [after.0, after.1]
+            } else if let from {
+                if let rk = from.rk {
+                    sql += " AND (pk, rk) >= (?, ?)"
+                    arguments += [from.pk, rk]
+                } else {
+                    sql += " AND pk >= ?"
+                    arguments += [from.pk]
+                }
             }
             sql += " ORDER BY pk, rk LIMIT ?"
             arguments += [limit]

@@ -90,12 +90,27 @@ extension TableService {
         if let npk = query["NextPartitionKey"] {
             after = (try Self.decodeToken(npk), try Self.decodeToken(query["NextRowKey"] ?? "1!"))
         }
+        // A table SAS's key range bounds the scan itself: it starts at the range's start and
+        // stops at its end, so neither the rows read nor a continuation ever name a key outside
+        // it (a continuation below the range is moved up to its start).
+        var from: (pk: String, rk: String?)?
+        if let range = c.keyRange {
+            if let partition, !range.mayContain(partitionKey: partition) { return Self.emptyPage(c, table, query) }
+            if let start = range.start, after.map({ range.precedesStart($0) }) ?? true {
+                after = nil
+                from = start
+            }
+        }
         var matches: [StoredEntity] = []
         var scanned = 0
         var more = false
         scan: while true {
-            let chunk = try await store.scanEntities(table: table, partition: partition, after: after, limit: 1000)
+            let chunk = try await store.scanEntities(table: table, partition: partition, after: after, from: after == nil ? from : nil, limit: 1000)
             for (index, stored) in chunk.enumerated() {
+                if let range = c.keyRange, range.isPastEnd(partitionKey: stored.entity.partitionKey, rowKey: stored.entity.rowKey) {
+                    more = false
+                    break scan
+                }
                 scanned += 1
                 if c.keyRange?.contains(partitionKey: stored.entity.partitionKey, rowKey: stored.entity.rowKey) ?? true,
                    filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true {
@@ -114,10 +129,19 @@ extension TableService {
             }
             if chunk.count < 1000 { break }
         }
+        return Self.page(c, table, query, matches, next: more ? after : nil)
+    }
+
+    static func emptyPage(_ c: Context, _ table: String, _ query: QueryParameters) -> TransportResponse {
+        page(c, table, query, [], next: nil)
+    }
+
+    /// The JSON page of `matches`, with a continuation naming `next` when given.
+    static func page(_ c: Context, _ table: String, _ query: QueryParameters, _ matches: [StoredEntity], next after: (String, String)?) -> TransportResponse {
         let writer = EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query))
         let out = Self.collection(c, metadata: table, count: matches.count) { i, out in writer.append(matches[i], to: &out, element: false) }
         var headers: [(String, String)] = []
-        if more, let after {
+        if let after {
             headers = [("x-ms-continuation-NextPartitionKey", Self.encodeToken(after.0)),
                        ("x-ms-continuation-NextRowKey", Self.encodeToken(after.1))]
         }
