@@ -49,3 +49,125 @@ def test_a_key_range_sas_learns_no_key_outside_its_range(emulator, name):
     assert [(e["PartitionKey"], e["RowKey"]) for e in json.loads(r.content)["value"]] == [("B", "1"), ("B", "2")]
     r = send("GET", f"{emulator.table}/{name}()?{sas}&$filter=PartitionKey%20eq%20'A'", {"x-ms-version": "2019-02-02", "Accept": "application/json"})
     assert json.loads(r.content)["value"] == [] and not any(k.lower().startswith("x-ms-continuation") for k in r.headers)
+
+
+# --- Bodies: never buffered for a stranger, and bounded for everyone (item 7) ---------------
+
+import socket
+import time
+import urllib.parse
+from email.utils import formatdate
+
+from azure.core.pipeline import PipelineContext, PipelineRequest
+from azure.core.pipeline.transport import HttpRequest
+from azure.data.tables._authentication import SharedKeyCredentialPolicy as TablePolicy
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def open_posts(url, count, length, headers, sent):
+    """`count` connections, each sending a POST's headers and `sent` of its `length` body bytes."""
+    parts = urllib.parse.urlsplit(url)
+    sockets = []
+    for _ in range(count):
+        s = socket.create_connection((parts.hostname, parts.port), timeout=10)
+        head = f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Length: {length}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        try:
+            s.sendall(head.encode())
+            s.sendall(b"{" + b" " * (sent - 1))
+        except OSError:
+            pass  # refused and closed before the body: what a stranger should get
+        sockets.append(s)
+    return sockets
+
+
+def answers(sockets):
+    statuses = []
+    for s in sockets:
+        try:
+            s.settimeout(1)
+            statuses.append(s.recv(64).split(b" ")[1].decode())
+        except (OSError, IndexError):
+            statuses.append("closed")
+        finally:
+            s.close()
+    return statuses
+
+
+def signed_table_headers(url, method="POST"):
+    headers = {"x-ms-version": "2019-02-02", "x-ms-date": formatdate(usegmt=True), "Content-Type": "application/json",
+               "Accept": "application/json;odata=nometadata"}
+    headers["Date"] = headers["x-ms-date"]
+    request = HttpRequest(method, url, headers=headers)
+    TablePolicy(AzureNamedKeyCredential(ACCOUNT, KEY)).on_request(PipelineRequest(request, PipelineContext(None)))
+    return {k: v for k, v in request.headers.items() if k.lower() not in ("content-length", "host")}
+
+
+def test_unsigned_table_bodies_are_refused_before_they_are_read(azseed, name):
+    from conftest import start_emulator, stop_emulator
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+        url = f"{emulator.table}/{name}"
+        before = rss_mib(emulator.process.pid)
+        forged = signed_table_headers(url)
+        forged["Authorization"] = forged["Authorization"][:-8] + "AAAAAAA="
+        length = 3_900_000
+        sockets = open_posts(url, 150, length, forged, 3_800_000)
+        grown = rss_mib(emulator.process.pid) - before
+        assert grown < 60, f"the emulator grew by {grown:.0f} MiB reading bodies of unsigned requests"
+        statuses = answers(sockets)
+        assert all(s in ("403", "closed") for s in statuses), statuses[:10]
+        assert statuses.count("403") > 0
+        # Signed bodies are bounded across connections: past the budget, 503 ServerBusy.
+        sockets = open_posts(url, 60, length, signed_table_headers(url), 3_800_000)
+        time.sleep(1)
+        grown = rss_mib(emulator.process.pid) - before
+        for s in sockets:
+            try:
+                s.sendall(b" " * (length - 3_800_000 - 1) + b"}")
+            except OSError:
+                pass
+        statuses = answers(sockets)
+        assert "503" in statuses, statuses
+        assert grown < 400, f"the emulator grew by {grown:.0f} MiB buffering signed bodies"
+        assert emulator.alive()
+    finally:
+        stop_emulator(emulator)
+
+
+# --- ACL documents are parsed, never stored as sent (item 8) ------------------------------
+
+DOCTYPE = b"""<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY ext SYSTEM "file:///etc/passwd">]><SignedIdentifiers><SignedIdentifier><Id>&lol2;&ext;</Id></SignedIdentifier></SignedIdentifiers>"""
+EXTRA = (b'<?xml version="1.0"?><SignedIdentifiers><SignedIdentifier><Id>p</Id><AccessPolicy><Permission>r</Permission></AccessPolicy>'
+         b'<Injected>x</Injected></SignedIdentifier></SignedIdentifiers>')
+GOOD = (b'<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers>  <!-- a comment -->\n<SignedIdentifier><Id>read</Id><AccessPolicy>'
+        b'<Start>2026-01-01T00:00:00.0000000Z</Start><Expiry>2027-01-01T00:00:00.0000000Z</Expiry><Permission>r</Permission></AccessPolicy>'
+        b'</SignedIdentifier></SignedIdentifiers>')
+
+
+def test_acl_documents_with_declarations_are_refused_and_others_reserialised(emulator, name):
+    from azure.storage.blob import BlobServiceClient
+    BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    for url, service, status in [(f"{emulator.blob}/{name}?restype=container&comp=acl", "blob", 200),
+                                 (f"{emulator.table}/{name}?comp=acl", "table", 204)]:
+        for hostile in (DOCTYPE, EXTRA):
+            r = emulator.raw("PUT", url, {"Content-Type": "application/xml"}, hostile, service=service)
+            assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "InvalidXmlDocument", (service, r.status_code, r.text)
+        r = emulator.raw("PUT", url, {"Content-Type": "application/xml"}, GOOD, service=service)
+        assert r.status_code == status, r.text
+        served = emulator.raw("GET", url, service=service).content
+        assert b"comment" not in served and b"DOCTYPE" not in served and b"<Id>read</Id>" in served, served
+    # The official SDKs read them back.
+    policies = BlobServiceClient.from_connection_string(emulator.connection_string).get_container_client(name).get_container_access_policy()
+    assert [p.id for p in policies["signed_identifiers"]] == ["read"]
+    assert list(TableServiceClient.from_connection_string(emulator.connection_string).get_table_client(name).get_table_access_policy()) == ["read"]
+    # Every XML body alike: a block list with a DOCTYPE is refused.
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}/b?comp=blocklist", {}, b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><BlockList/>')
+    assert r.status_code == 400, r.text

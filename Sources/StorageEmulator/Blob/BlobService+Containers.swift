@@ -23,10 +23,9 @@ extension BlobService {
 
     func setContainerACL(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
         let access = try accessLevel(request)
-        let acl = String(decoding: request.body, as: UTF8.self)
-        if !acl.isEmpty && !acl.contains("SignedIdentifiers") {
-            throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
-        }
+        // Parsed and stored re-serialised: never the document as sent (``AccessPolicyDocument``).
+        let document = try AccessPolicyDocument(body: request.body)
+        let acl = document.identifiers.isEmpty ? "" : document.serialized
         let record = try await store.setContainerACL(name, access: access, acl: acl, ifMatch: request.headers["If-Match"])
         return TransportResponse(status: 200, headers: containerHeaders(record))
     }
@@ -53,7 +52,7 @@ extension BlobService {
         var headers = containerHeaders(record)
         if !record.access.isEmpty { headers["x-ms-blob-public-access"] = record.access }
         headers["Content-Type"] = "application/xml"
-        let body = record.acl.isEmpty ? "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers />" : record.acl
+        let body = AccessPolicyDocument(stored: record.acl).serialized
         return TransportResponse(status: 200, headers: headers, body: Data(body.utf8))
     }
 

@@ -13,7 +13,7 @@ final class BlockListParser: NSObject, XMLParserDelegate {
 
     static func parse(_ data: Data) -> [(EmulatorStore.BlockSource, String)]? {
         let delegate = BlockListParser()
-        let parser = XMLParser(data: data)
+        guard let parser = XMLBody.parser(data) else { return nil }
         parser.delegate = delegate
         guard parser.parse(), delegate.sawRoot, !delegate.invalid else { return nil }
         return delegate.entries

@@ -36,6 +36,10 @@ public struct EmulatorConfiguration: Sendable {
     /// The longest a copy may spend reading a remote source, in seconds.
     public var copySourceTimeout = 300
 
+    /// Request bodies held in memory at once across every connection (blob uploads stream to
+    /// disk and do not count); past it requests are answered 503 ServerBusy.
+    public var maxBufferedBodyBytes = 128 << 20
+
     /// Table request bodies are at most 4 MiB, as on Azure.
     public static let maxTableBodyBytes = 4 * 1024 * 1024
 

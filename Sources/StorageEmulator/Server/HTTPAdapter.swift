@@ -62,10 +62,20 @@ struct EmulatorResponder: HTTPResponder {
             }
             reply = await core.respond(azureRequest, service: service, upload: upload)
         } else {
+            // A body is read only from a caller whose signature holds (checked from the headers,
+            // which is all Shared Key, SAS and bearer tokens sign), and only within the budget of
+            // bytes buffered across all connections.
+            if method != "OPTIONS", Self.mayHaveBody(headers), let refusal = await core.refusalBeforeBody(azureRequest, service: service) {
+                return early(refusal, azureRequest)
+            }
             var body = ByteBuffer()
+            defer { core.bufferBudget.give(body.readableBytes) }
             for try await chunk in request.body {
                 guard body.readableBytes + chunk.readableBytes <= limit else {
                     return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)
+                }
+                guard core.bufferBudget.take(chunk.readableBytes) else {
+                    return early(core.serverBusy(azureRequest, service: service), azureRequest)
                 }
                 var chunk = chunk
                 body.writeBuffer(&chunk)
@@ -82,6 +92,12 @@ struct EmulatorResponder: HTTPResponder {
             context.channel.close(promise: nil)
             throw CancellationError()
         }
+    }
+
+    /// Whether the request announces a body: a non-zero Content-Length, or chunked encoding.
+    static func mayHaveBody(_ headers: HeaderFields) -> Bool {
+        if let length = headers["Content-Length"] { return length != "0" }
+        return headers["Transfer-Encoding"] != nil
     }
 
     /// Put Blob and Put Block: the requests whose bodies are blob bytes.

@@ -21,6 +21,8 @@ public final class StorageEmulatorCore: Sendable {
     let blob: BlobService
     let table: TableService
     public let configuration: EmulatorConfiguration
+    /// Request bodies held in memory across all connections (``BufferBudget``).
+    let bufferBudget: BufferBudget
 
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
@@ -33,6 +35,7 @@ public final class StorageEmulatorCore: Sendable {
         } else {
             bearer = nil
         }
+        bufferBudget = BufferBudget(limit: configuration.maxBufferedBodyBytes)
         faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
         var blob = BlobService(store: store, account: configuration.accountName)
         blob.remote.allowances = configuration.copySourceAllowances
@@ -238,6 +241,14 @@ public final class StorageEmulatorCore: Sendable {
             try SASAuthorization.checkTable(grant, resource, method: request.method, headers: request.headers,
                                             isACL: request.query.contains { $0.name == "comp" && $0.value == "acl" }, batch: batch)
         }
+    }
+
+    /// The answer when the bodies buffered across connections reach their budget.
+    func serverBusy(_ request: TransportRequest, service: EmulatorServiceKind) -> TransportResponse {
+        var response = errorResponse(ServiceError(503, "ServerBusy", "The server is currently unable to receive requests. Please retry your request."),
+                                     request, service, UUID().uuidString.lowercased())
+        response.headers["Connection"] = "close"
+        return response
     }
 
     /// The error a body over the limit gets, in the service's shape.

@@ -19,11 +19,12 @@ struct XMLTree: Sendable, Equatable {
     /// The first child named `name`.
     subscript(_ name: String) -> XMLTree? { children.first { $0.name == name } }
 
-    /// Parses a document; nil when it is not well-formed XML. Nesting is bounded by the
+    /// Parses a document; nil when it is not well-formed XML or declares a document type
+    /// (``XMLBody``). Nesting is bounded by the
     /// parser (libxml2 refuses documents deeper than 256 levels).
     static func parse(_ data: Data) -> XMLTree? {
         let builder = Builder()
-        let parser = XMLParser(data: data)
+        guard let parser = XMLBody.parser(data) else { return nil }
         parser.delegate = builder
         guard parser.parse(), let root = builder.root else { return nil }
         return root

@@ -90,25 +90,17 @@ struct TableService: Sendable {
 
     // MARK: Tables
 
-    /// Get Table ACL: the stored access policies as XML, as containers keep theirs.
+    /// Get Table ACL: the stored access policies, re-serialised (``AccessPolicyDocument``).
     func tableACL(_ table: String) async throws -> TransportResponse {
         let acl = try await store.tableACL(table)
-        let body = acl.isEmpty ? "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers />" : acl
+        let body = AccessPolicyDocument(stored: acl).serialized
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
     }
 
-    /// Set Table ACL: the body's signed identifiers are stored as sent (at most five, as on Azure).
+    /// Set Table ACL: the body's signed identifiers, parsed and stored re-serialised (at most five, as on Azure).
     func setTableACL(_ table: String, _ request: TransportRequest) async throws -> TransportResponse {
-        let acl = String(decoding: request.body, as: UTF8.self)
-        if !request.body.isEmpty {
-            guard let tree = XMLTree.parse(request.body), tree.name == "SignedIdentifiers" else {
-                throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
-            }
-            guard tree.children.filter({ $0.name == "SignedIdentifier" }).count <= 5 else {
-                throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid: at most 5 signed identifiers.")
-            }
-        }
-        try await store.setTableACL(table, acl: acl)
+        let document = try AccessPolicyDocument(body: request.body)
+        try await store.setTableACL(table, acl: document.identifiers.isEmpty ? "" : document.serialized)
         return TransportResponse(status: 204)
     }
 
