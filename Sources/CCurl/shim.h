@@ -28,6 +28,11 @@ static inline CURLcode azs_curl_setopt_prereq(CURL *curl, curl_prereq_callback c
     return curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, callback);
 }
 
+/// The progress callback (CURLOPT_XFERINFOFUNCTION), called at least once a second.
+static inline CURLcode azs_curl_setopt_xferinfo(CURL *curl, curl_xferinfo_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, callback);
+}
+
 static inline CURLcode azs_curl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
     return curl_easy_getinfo(curl, info, value);
 }

@@ -13,7 +13,7 @@ public struct SeedRun: Sendable {
     /// The clients' configuration: their request log and activity counts.
     public let configuration: ClientConfiguration
 
-    public init(account: StorageAccount, target: PlanTarget, transport: any HTTPTransport = CurlTransport(),
+    public init(account: StorageAccount, target: PlanTarget, transport: (any HTTPTransport)? = nil,
                 configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil) {
         self.target = target
         self.configuration = configuration

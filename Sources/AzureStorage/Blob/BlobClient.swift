@@ -11,8 +11,8 @@ public struct BlobClient: Sendable {
     /// How many blocks of one large upload, or ranges of one download, travel at once.
     public var blockParallelism = 4
 
-    public init(account: StorageAccount, transport: any HTTPTransport = CurlTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
-        pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .blob)
+    public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
+        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout)), configuration: configuration, service: .blob)
     }
 
     func path(_ container: String, _ blob: String? = nil) -> String {

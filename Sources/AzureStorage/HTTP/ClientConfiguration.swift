@@ -19,6 +19,12 @@ public struct ClientConfiguration: Sendable {
     public var activity = RequestActivity()
     /// Where each attempt is logged (`--verbose`, `--log-file`); nil logs nothing.
     public var log: RequestLog?
+    /// Seconds without a byte sent or received before an attempt fails (`--timeout`). Such an
+    /// attempt is not retried — a service that said nothing for that long is taken as down —
+    /// and no retry of any request starts once ``retryWindow`` has passed since its first try.
+    public var timeout = 10
+    /// How long after its first attempt a request may still be retried: three timeouts.
+    public var retryWindow: Duration { .seconds(3 * timeout) }
 
     public init(retry: RetryPolicy = .exponential,
                 sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },

@@ -22,6 +22,27 @@ final class CurlTransfer: @unchecked Sendable {
     private let limits: TransferLimits?
     /// Set when the body reached ``TransferLimits/maxBodyBytes`` and reading stopped there.
     private var cut = false
+    /// Bytes moved so far and when that last changed (the stall check; loop thread only).
+    private var progressed: Int64 = -1
+    private var lastProgress = ContinuousClock.now
+    /// Set when no byte moved for `timeout` seconds and the transfer was stopped for it.
+    private var stalled = false
+
+    /// Called by libcurl's progress callback: false stops the transfer as stalled.
+    fileprivate func progress(_ bytes: Int64) -> Bool {
+        let now = ContinuousClock.now
+        if bytes != progressed {
+            progressed = bytes
+            lastProgress = now
+            return true
+        }
+        guard now - lastProgress < .seconds(timeout) else {
+            stalled = true
+            return false
+        }
+        return true
+    }
+
     /// Set when the connection led to an address ``TransferLimits/publicAddressesOnly`` refuses.
     fileprivate var refusedAddress = false
 
@@ -107,9 +128,12 @@ final class CurlTransfer: @unchecked Sendable {
             _ = azs_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errors)
             return
         }
-        // Per attempt, a stall — not a slow transfer — fails it: under 1 byte/s for `timeout` s.
-        _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
-        _ = azs_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, timeout)
+        // Per attempt, a stall — not a slow transfer — fails it: no byte sent or received for
+        // `timeout` s, measured from the last byte (libcurl's low-speed check averages over
+        // its window, so a burst before a stall would let it run on for seconds more).
+        _ = azs_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0)
+        _ = azs_curl_setopt_xferinfo(easy, curlProgressCallback)
+        _ = azs_curl_setopt_pointer(easy, CURLOPT_XFERINFODATA, context)
         if let limits {
             // An untrusted far end: a whole-transfer deadline and a minimum rate, never redirects
             // (libcurl's default, restated), and optionally public addresses only.
@@ -155,6 +179,7 @@ final class CurlTransfer: @unchecked Sendable {
             _ = azs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return .success(TransportResponse(status: status, headers: responseHeaders, body: responseBody))
         }
+        if stalled { return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, detail: "")) }
         if refusedAddress { return .failure(CurlError(message: "the address it resolves to is not public (loopback, private or link-local)")) }
         guard code == CURLE_OK else {
             let detail = errorBuffer.map { String(cString: $0) } ?? ""
@@ -192,6 +217,12 @@ final class CurlTransfer: @unchecked Sendable {
         if data.count > room { cut = true }
         return data.count <= room
     }
+}
+
+private let curlProgressCallback: curl_xferinfo_callback = { context, downloadTotal, downloaded, uploadTotal, uploaded in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.progress(Int64(downloaded) + Int64(uploaded)) ? 0 : 1
 }
 
 private let curlPrereqCallback: curl_prereq_callback = { context, primaryIP, _, _, _ in

@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 
 /// Sends signed requests with retries and turns failures into ``AzureStorageError``.
@@ -34,7 +35,9 @@ struct RequestPipeline: Sendable {
     /// answers slow that partition's later requests (``PartitionThrottle``).
     func send(_ request: TransportRequest, operation: String, expected: Set<Int>, partition: String? = nil) async throws -> TransportResponse {
         var attempt = 0
+        let first = ContinuousClock.now
         while true {
+            var stalled = false
             let failure: AzureStorageError
             var retryAfter: String?
             var record: RequestRecord?
@@ -75,16 +78,24 @@ struct RequestPipeline: Sendable {
                 if let record { observe(record) }
                 throw error
             } catch {
-                failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: Self.describe(error))
+                stalled = (error as? CurlError)?.code == CURLE_OPERATION_TIMEDOUT
+                let message = stalled
+                    ? "no answer within \(configuration.timeout) s (the connection was accepted, then nothing came; raise --timeout if the service is only slow)"
+                    : Self.describe(error)
+                failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: message)
             }
-            let retrying = failure.isTransient && attempt < configuration.retry.maxRetries
+            // A stall is not retried, and no retry starts past the request's retry window: a
+            // silent or stalled service ends the command in about one timeout.
+            let delay = configuration.retry.delay(attempt: attempt + 1, retryAfter: retryAfter, unit: configuration.jitter())
+            let retrying = failure.isTransient && !stalled && attempt < configuration.retry.maxRetries
+                && ContinuousClock.now - first + delay <= configuration.retryWindow
             if var record {
                 if retrying { record.retryReason = record.status.map { "\($0) \(record.errorCode ?? "")".trimmingCharacters(in: .whitespaces) } ?? record.errorCode }
                 observe(record)
             }
             guard retrying else { throw failure }
             attempt += 1
-            try await configuration.sleep(configuration.retry.delay(attempt: attempt, retryAfter: retryAfter, unit: configuration.jitter()))
+            try await configuration.sleep(delay)
         }
     }
 

@@ -5,8 +5,8 @@ public struct TableClient: Sendable {
     let pipeline: RequestPipeline
     public var account: StorageAccount { pipeline.account }
 
-    public init(account: StorageAccount, transport: any HTTPTransport = CurlTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
-        pipeline = RequestPipeline(account: account, transport: transport, configuration: configuration, service: .table)
+    public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
+        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout)), configuration: configuration, service: .table)
     }
 
     /// Runs `decode` on a response body; what it cannot read becomes an ``AzureStorageError``

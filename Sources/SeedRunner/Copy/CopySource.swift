@@ -11,7 +11,7 @@ public struct CopySource: Sendable {
     /// How the source is shown in messages and plans (endpoints without credentials).
     public let displayName: String
 
-    public init(account: StorageAccount, transport: any HTTPTransport = CurlTransport(), configuration: ClientConfiguration = ClientConfiguration()) {
+    public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
         blobs = BlobClient(account: account, transport: transport, configuration: configuration)
         tables = TableClient(account: account, transport: transport, configuration: configuration)
         displayName = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,

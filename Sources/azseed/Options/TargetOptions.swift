@@ -80,16 +80,21 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file for HTTPS (a private CA, an emulator's certificate); default: $SSL_CERT_FILE.", valueName: "file"))
     var caFile: String?
 
+    @Option(help: ArgumentHelp("Seconds without a byte from the service before a request fails; a stalled request is not retried, and no retry starts later than three times this after a request's first try.", valueName: "seconds"))
+    var timeout = 10
+
     @OptionGroup var logging: LoggingOptions
 
-    /// The clients' configuration: the request log of `--verbose` and `--log-file`.
+    /// The clients' configuration: `--timeout`, and the request log of `--verbose` and `--log-file`.
     func clientConfiguration() async throws -> ClientConfiguration {
         var configuration = ClientConfiguration()
+        configuration.timeout = timeout
         configuration.log = try await logging.makeLog()
         return configuration
     }
 
     func validate() throws {
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout \(timeout): give 1 to 3600 seconds") }
         if let caFile { try Self.trust(caFile: caFile) }
         _ = try chosenShard
         if accountOptions {

@@ -1,0 +1,74 @@
+"""Issue 28, items 9, 10 and 12, as a hostile or broken far end would behave: a server that
+accepts and never answers, one that stalls mid-answer, a stopped emulator, a dripping key set
+— the client ends within its bound with one line naming the endpoint."""
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
+
+
+def silent_server(behaviour):
+    """A TCP server on loopback: 'silent' accepts and reads, never answers; 'stall' answers a
+    status line and headers, then nothing."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held = []
+
+    def serve():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            held.append(connection)
+            if behaviour == "stall":
+                connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nContent-Type: application/json\r\n\r\n{\"value\": [")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, held, listener.getsockname()[1]
+
+
+def connection_string(port):
+    return (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};"
+            f"BlobEndpoint=http://127.0.0.1:{port}/{ACCOUNT};TableEndpoint=http://127.0.0.1:{port}/{ACCOUNT}")
+
+
+@pytest.mark.parametrize("behaviour", ["silent", "stall"])
+def test_a_silent_or_stalled_server_ends_plan_within_15_seconds(azseed, behaviour):
+    listener, held, port = silent_server(behaviour)
+    try:
+        started = time.monotonic()
+        done = run(azseed, "plan", "--connection-string", connection_string(port), "--now", "2026-11-21", timeout=120)
+        elapsed = time.monotonic() - started
+        assert done.returncode == 1, done.stderr
+        assert elapsed < 15, f"{behaviour}: {elapsed:.1f} s"
+        errors = [line for line in done.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0] and "--timeout" in errors[0], done.stderr
+    finally:
+        listener.close()
+        for c in held:
+            c.close()
+
+
+def test_a_stopped_emulator_ends_the_command_and_timeout_is_honoured(azseed):
+    emulator = start_emulator(azseed, "--in-memory")
+    os.kill(emulator.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        done = run(azseed, "plan", "--connection-string", emulator.connection_string, "--now", "2026-11-21", "--timeout", "3", timeout=120)
+        elapsed = time.monotonic() - started
+        assert done.returncode == 1 and elapsed < 8, (elapsed, done.stderr)
+        errors = [line for line in done.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and "no answer within 3 s" in errors[0], done.stderr
+    finally:
+        os.kill(emulator.process.pid, signal.SIGCONT)
+        stop_emulator(emulator)
+    bad = run(azseed, "plan", "--timeout", "0")
+    assert bad.returncode == 64 and "--timeout" in bad.stderr
