@@ -64,6 +64,10 @@ class IdentityProvider:
         self.client_certificate = None  # (cert PEM bytes, thumbprint) registered for CLIENT_ID
         self.issued = {}
         self.lifetime = 3600
+        # How the key set is served: None (as Entra does), "drip" (two bytes a second) or "huge"
+        # (64 MiB); key_reads counts the reads of it.
+        self.keys_mode = None
+        self.key_reads = 0
 
     def token(self, audience=STORAGE, issuer=None, expires_in=None, key=None, kid=None, tenant=TENANT, not_before=None, extra=None):
         """An access token as Entra issues one for Storage (v2 issuer unless given)."""
@@ -114,6 +118,29 @@ class IdentityProvider:
                                             "response_types_supported": ["code", "id_token", "token"], "id_token_signing_alg_values_supported": ["RS256"],
                                             "subject_types_supported": ["pairwise"], "tenant_region_scope": "NA"})
                 if path.endswith("/discovery/v2.0/keys"):
+                    provider.key_reads += 1
+                    if provider.keys_mode == "drip":
+                        self.send_response(200)
+                        self.send_header("Content-Length", "100000")
+                        self.end_headers()
+                        try:
+                            for _ in range(120):
+                                self.wfile.write(b"  ")
+                                self.wfile.flush()
+                                time.sleep(1)
+                        except OSError:
+                            pass
+                        return
+                    if provider.keys_mode == "huge":
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(64 << 20))
+                        self.end_headers()
+                        try:
+                            self.wfile.write(b'{"keys": [' + b" " * ((64 << 20) - 12) + b"]}")
+                        except OSError:
+                            pass
+                        return
+                    time.sleep(0.5)  # slow enough that concurrent tokens would each start a read
                     return self.reply(200, {"keys": [jwk(provider.signing_key, provider.kid)]})
                 self.reply(404, {"error": "not_found"})
 

@@ -72,3 +72,59 @@ def test_a_stopped_emulator_ends_the_command_and_timeout_is_honoured(azseed):
         stop_emulator(emulator)
     bad = run(azseed, "plan", "--timeout", "0")
     assert bad.returncode == 64 and "--timeout" in bad.stderr
+
+
+# --- The identity authority's key set: one read at a time, bounded (item 10) ---------------
+
+import concurrent.futures
+
+import identity_provider as idp
+from test_tls import make_ca_and_server_certificate
+
+
+@pytest.fixture
+def authority(azseed, tmp_path):
+    ca, cert, key = make_ca_and_server_certificate(tmp_path)
+    provider = idp.IdentityProvider().start(cert, key)
+    emulator = start_emulator(azseed, "--in-memory", "--cert", str(cert), "--key", str(key),
+                              "--oauth-authority", provider.authority, "--oauth-tenant", idp.TENANT, "--ca-file", str(ca))
+    provider.ca, provider.emulator = str(ca), emulator
+    yield provider
+    stop_emulator(emulator)
+    provider.stop()
+
+
+def bearer(provider, token):
+    import requests
+    return requests.get(provider.emulator.blob + "?comp=list", verify=provider.ca, timeout=60,
+                        headers={"Authorization": f"Bearer {token}", "x-ms-version": "2025-11-05",
+                                 "x-ms-date": time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())})
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def test_thirty_unknown_key_ids_start_one_read(authority):
+    tokens = [authority.token(key=idp.new_rsa_key(), kid=f"unknown-{i}") for i in range(30)]
+    with concurrent.futures.ThreadPoolExecutor(30) as pool:
+        statuses = list(pool.map(lambda t: bearer(authority, t).status_code, tokens))
+    assert statuses == [401] * 30
+    assert authority.key_reads == 1, authority.key_reads
+    assert bearer(authority, authority.token()).status_code == 200
+
+
+@pytest.mark.parametrize("mode", ["drip", "huge"])
+def test_a_dripping_or_huge_key_set_is_bounded(authority, mode):
+    authority.keys_mode = mode
+    before = rss_mib(authority.emulator.process.pid)
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        statuses = list(pool.map(lambda _: bearer(authority, authority.token()).status_code, range(10)))
+    elapsed = time.monotonic() - started
+    assert statuses == [401] * 10, statuses
+    assert elapsed < 15, f"{mode}: bearer requests waited {elapsed:.1f} s"
+    assert authority.key_reads == 1, authority.key_reads
+    assert rss_mib(authority.emulator.process.pid) - before < 40
+    assert authority.emulator.alive()

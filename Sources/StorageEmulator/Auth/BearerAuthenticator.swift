@@ -27,7 +27,7 @@ struct BearerAuthenticator: Sendable {
     /// The oldest `x-ms-version` that accepts bearer tokens.
     static let oldestVersion = "2017-11-09"
 
-    init(authority: URL, tenant: String, account: String, secure: Bool, transport: any HTTPTransport) {
+    init(authority: URL, tenant: String, account: String, secure: Bool, transport: CurlTransport) {
         self.authority = authority
         self.tenant = tenant.lowercased()
         self.account = account
