@@ -12,6 +12,9 @@ public struct Exporter: Sendable {
     public let target: PlanTarget
     /// Only this shard's blobs and entities are written (a partial snapshot).
     public let shard: Shard?
+    /// The identity the processes of one sharded export share (`--export-id`), recorded in
+    /// each part so `snapshot merge` refuses parts of different exports.
+    public var exportID: String?
 
     public init(run: SeedRun) {
         blobs = run.blobs
@@ -51,7 +54,10 @@ public struct Exporter: Sendable {
             source += [("account", .string(target.account)), ("blobEndpoint", .string(target.blobEndpoint)),
                        ("tableEndpoint", .string(target.tableEndpoint))]
             // A partial snapshot says which part it is; 'azseed snapshot merge' joins the parts.
-            if let shard { source.append(("shard", .string(shard.description))) }
+            if let shard {
+                source.append(("shard", .string(shard.description)))
+                if let exportID { source.append(("export", .string(exportID))) }
+            }
             let manifestSource = JSONValue.object(source)
             return try await BlockingPool.run { try builder.value.commit(source: manifestSource) }
         } catch {

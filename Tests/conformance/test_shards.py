@@ -85,7 +85,8 @@ def test_partial_exports_merge_into_the_unsharded_export(azseed, tmp_path):
     try:
         apply_in_parallel(azseed, emulator, 1, False)
         for i in range(3):
-            done = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / f"part{i}"), "--shard", f"{i}/3")
+            done = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / f"part{i}"), "--shard", f"{i}/3",
+                       "--export-id", "nightly-1")
             assert done.returncode == 0, done.stderr
         whole = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "whole"))
         assert whole.returncode == 0, whole.stderr
@@ -112,6 +113,24 @@ def test_partial_exports_merge_into_the_unsharded_export(azseed, tmp_path):
         assert missing.returncode == 1 and "exactly once" in missing.stderr and not (tmp_path / "m2").exists()
         whole_too = run(azseed, "snapshot", "merge", str(tmp_path / "whole"), "--out", str(tmp_path / "m3"))
         assert whole_too.returncode == 1 and "not a partial snapshot" in whole_too.stderr
+        # Issue 28 item 11, as a snapshot's supplier would try it. A shard exported without an id is refused at once.
+        no_id = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "x"), "--shard", "0/3")
+        assert no_id.returncode == 64 and "--export-id" in no_id.stderr and not (tmp_path / "x").exists()
+        # Shard 1 of another export (the account changed in between) does not merge with this one's.
+        run(azseed, "apply", "--connection-string", emulator.connection_string, "--now", "2026-11-22", "--events", "20", "--yes")
+        other = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "other1"), "--shard", "1/3",
+                    "--export-id", "nightly-2")
+        assert other.returncode == 0, other.stderr
+        mixed = run(azseed, "snapshot", "merge", parts[0], str(tmp_path / "other1"), parts[2], "--out", str(tmp_path / "m4"))
+        assert mixed.returncode == 1 and "different exports" in mixed.stderr and not (tmp_path / "m4").exists(), mixed.stderr
+        # A part relabelled as another shard (its manifest edited to claim shard 1) is refused, not merged into duplicate keys.
+        import json, shutil
+        shutil.copytree(parts[0], tmp_path / "fake1")
+        manifest = json.loads((tmp_path / "fake1" / "manifest.json").read_text())
+        manifest["source"]["shard"] = "1/3"
+        (tmp_path / "fake1" / "manifest.json").write_text(json.dumps(manifest))
+        forged = run(azseed, "snapshot", "merge", parts[0], str(tmp_path / "fake1"), parts[2], "--out", str(tmp_path / "m5"))
+        assert forged.returncode == 1 and "claims shard 1/3" in forged.stderr and not (tmp_path / "m5").exists(), forged.stderr
     finally:
         stop_emulator(emulator)
 

@@ -10,7 +10,7 @@ public enum SnapshotMerge {
     /// Reads and writes files: call it from a thread that may block.
     public static func merge(_ folders: [URL], into destination: URL, force: Bool) throws -> SnapshotSummary {
         guard !folders.isEmpty else { throw SnapshotError("give the folders of the partial snapshots to merge") }
-        var parts: [(snapshot: Snapshot, source: JSONValue, shard: Shard)] = []
+        var parts: [(snapshot: Snapshot, source: JSONValue, shard: Shard, export: String?)] = []
         for folder in folders {
             let snapshot = try SnapshotReader.read(folder)
             let manifest = folder.appendingPathComponent(SnapshotFormat.manifestFile)
@@ -21,7 +21,13 @@ public enum SnapshotMerge {
             guard let shard = root["source"]?["shard"]?.stringValue.flatMap(Shard.init) else {
                 throw SnapshotError("\(folder.relativePathForMessages): not a partial snapshot (its manifest names no shard); merge the folders 'azseed export --shard I/N' wrote")
             }
-            parts.append((snapshot, .object(members.filter { !$0.0.isExactly("shard") }), shard))
+            parts.append((snapshot, .object(members.filter { !$0.0.isExactly("shard") && !$0.0.isExactly("export") }), shard,
+                          root["source"]?["export"]?.stringValue))
+        }
+        // One export's parts, by the identity its processes shared (`export --export-id`).
+        guard let export = parts[0].export, parts.allSatisfy({ $0.export.map { $0.isExactly(export) } ?? false }) else {
+            let named = parts.map { "\($0.snapshot.directory.relativePathForMessages) (\($0.export.map { "export '\($0)'" } ?? "no export id"))" }
+            throw SnapshotError("the folders are parts of different exports: \(named.joined(separator: ", ")); merge the shards of one export (export --shard I/N --export-id ID)")
         }
         let count = parts[0].shard.count
         let indices = parts.map(\.shard.index).sorted()
@@ -42,6 +48,13 @@ public enum SnapshotMerge {
         do {
             for (i, container) in first.snapshot.containers.enumerated() {
                 builder.addContainer(container.name, access: container.access)
+                // Each part holds only its own shard's blobs and entities: a part that claims
+                // another's shard (or two copies of one) is refused, not merged into duplicates.
+                for part in parts {
+                    if let stray = part.snapshot.containers[i].blobs.first(where: { !part.shard.owns(container: container.name, blob: $0.name) }) {
+                        throw Self.notItsShard(part.snapshot, part.shard, "blob '\(container.name)/\(stray.name)'")
+                    }
+                }
                 let blobs = parts.flatMap { $0.snapshot.containers[i].blobs }.sorted { $0.name.byteOrder($1.name) < 0 }
                 for blob in blobs {
                     try builder.addBlob(blob)
@@ -50,10 +63,17 @@ public enum SnapshotMerge {
             for (i, table) in first.snapshot.tables.enumerated() {
                 let writer = try builder.openTable(table.name)
                 var readers = try parts.map { try LinePuller(url: $0.snapshot.tables[i].file) }
-                var heads: [(line: [UInt8], keys: (String, String))?] = try readers.indices.map { try head(&readers[$0]) }
+                func pull(_ k: Int) throws -> (line: [UInt8], keys: (String, String))? {
+                    guard let next = try head(&readers[k]) else { return nil }
+                    guard parts[k].shard.owns(partitionKey: next.keys.0, rowKey: next.keys.1) else {
+                        throw Self.notItsShard(parts[k].snapshot, parts[k].shard, "entity (PartitionKey '\(next.keys.0)', RowKey '\(next.keys.1)') of table '\(table.name)'")
+                    }
+                    return next
+                }
+                var heads: [(line: [UInt8], keys: (String, String))?] = try readers.indices.map { try pull($0) }
                 while let next = heads.indices.filter({ heads[$0] != nil }).min(by: { isBefore(heads[$0]!.keys, heads[$1]!.keys) }) {
                     try writer.append(line: heads[next]!.line)
-                    heads[next] = try head(&readers[next])
+                    heads[next] = try pull(next)
                 }
                 try builder.close(writer)
             }
@@ -62,6 +82,10 @@ public enum SnapshotMerge {
             builder.discard()
             throw error
         }
+    }
+
+    static func notItsShard(_ snapshot: Snapshot, _ shard: Shard, _ what: String) -> SnapshotError {
+        SnapshotError("\(snapshot.directory.relativePathForMessages) claims shard \(shard) but holds \(what), which belongs to another shard; it is not that shard's part")
     }
 
     private static func head(_ reader: inout LinePuller) throws -> (line: [UInt8], keys: (String, String))? {

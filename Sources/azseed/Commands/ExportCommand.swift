@@ -25,10 +25,16 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A table to export instead of the dataset's (repeatable).", valueName: "name"))
     var table: [String] = []
 
+    @Option(help: ArgumentHelp("With --shard/--shards: the name the N processes of one export share (default: $AZSEED_EXPORT_ID); 'snapshot merge' joins only parts of one export.", valueName: "id"))
+    var exportId: String?
+
     @Option(help: "How to print: text (a summary line) or json (one result document: blobs, bytes and entities per table written, seconds, retries).")
     var output: PlanOutputOptions.Format = .text
 
     func validate() throws {
+        if let exportId, exportId.isEmpty || exportId.utf8.count > 128 || !exportId.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 }) {
+            throw ValidationError("--export-id: 1 to 128 printable ASCII characters without spaces")
+        }
         for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
         for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
     }
@@ -52,13 +58,19 @@ struct ExportCommand: AsyncParsableCommand {
             if containers.isEmpty { containers = loaded.containers.map(\.name) }
             if tables.isEmpty { tables = loaded.tables.map(\.name) }
         }
+        let exportID = exportId ?? ProcessInfo.processInfo.environment["AZSEED_EXPORT_ID"].flatMap { $0.isEmpty ? nil : $0 }
+        if try target.chosenShard != nil, exportID == nil {
+            throw ValidationError("export --shard needs --export-id ID (or $AZSEED_EXPORT_ID): the processes of one export name it alike, so 'snapshot merge' can tell their parts from another export's")
+        }
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
         try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
         let (summary, activity, planTarget, shard) = try await StorageSession.with(target) { session in
             let bar = ProgressBar(label: "exporting", activity: session.run.configuration.activity)
             defer { bar.finish() }
             let started = Date()
-            var summary = try await Exporter(run: session.run).export(containers: containers, tables: tables, dataset: datasetName,
+            var exporter = Exporter(run: session.run)
+            exporter.exportID = exportID
+            var summary = try await exporter.export(containers: containers, tables: tables, dataset: datasetName,
                                                                       to: URL(fileURLWithPath: folder.out), force: folder.force) { bar.update(done: $0, total: nil) }
             summary.seconds = Date().timeIntervalSince(started)
             return (summary, session.run.configuration.activity, session.run.target, session.run.shard)
