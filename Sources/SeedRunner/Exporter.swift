@@ -68,7 +68,8 @@ public struct Exporter: Sendable {
 
     private func export(container: String, into builder: OnlyHere<SnapshotBuilder>) async throws {
         guard let access = try await blobs.containerProperties(container) else {
-            throw RunError("container '\(container)' does not exist in \(target.displayName); pass the right --container")
+            let place = target.embeddedDataDirectory.map { "the embedded storage in \($0)" } ?? "\(target.account) (\(target.blobEndpoint))"
+            throw RunError("container '\(container)' does not exist in \(place); pass the right --container")
         }
         builder.value.addContainer(container, access: access)
         for try await page in blobs.list(container: container) {

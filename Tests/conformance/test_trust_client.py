@@ -128,3 +128,52 @@ def test_a_dripping_or_huge_key_set_is_bounded(authority, mode):
     assert authority.key_reads == 1, authority.key_reads
     assert rss_mib(authority.emulator.process.pid) - before < 40
     assert authority.emulator.alive()
+
+
+# --- Smaller ways to hang or confuse (item 12) ---------------------------------------------
+
+import subprocess
+
+
+def test_a_log_file_that_is_a_fifo_is_refused_at_once(azseed, tmp_path):
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    for args in (["emulator", "--in-memory", "--blob-port", "0", "--table-port", "0"], ["plan", "--now", "2026-11-21"]):
+        started = time.monotonic()
+        done = run(azseed, *args, "--log-file", str(fifo), timeout=20)
+        assert done.returncode != 0 and time.monotonic() - started < 5
+        assert "named pipe" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_key_of_another_certificate_is_one_line_naming_both(azseed, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _, cert, _ = make_ca_and_server_certificate(tmp_path / "a")
+    _, _, other_key = make_ca_and_server_certificate(tmp_path / "b")
+    done = run(azseed, "emulator", "--in-memory", "--blob-port", "0", "--table-port", "0", "--cert", str(cert), "--key", str(other_key), timeout=20)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "--key" in done.stderr and "--cert" in done.stderr and "failedToLoad" not in done.stderr, done.stderr
+
+
+def test_export_of_a_missing_container_names_the_blob_endpoint(azseed, emulator, tmp_path):
+    done = run(azseed, "export", "--connection-string", emulator.connection_string, "--container", "nosuch", "--table", "nosuchtable",
+               "--out", str(tmp_path / "out"))
+    assert done.returncode == 1 and "container 'nosuch'" in done.stderr and emulator.blob in done.stderr, done.stderr
+    assert emulator.table not in done.stderr
+
+
+def test_an_oversized_header_is_refused_and_the_connection_closed(emulator):
+    port = int(emulator.blob.split(":")[2].split("/")[0])
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        try:
+            s.sendall(b"GET /devstoreaccount1?comp=list HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (8 << 20) + b"\r\n\r\n")
+        except OSError:
+            pass  # the server stopped reading: what it should do
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        assert data.startswith(b"HTTP/1.1 400") or data == b"", data[:100]
+    finally:
+        s.close()
+    assert emulator.alive()

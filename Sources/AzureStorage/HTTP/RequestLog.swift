@@ -60,11 +60,28 @@ public final class RequestLog: Sendable {
 
     /// Opens `path` for appending (created if needed); throws a one-line reason.
     public static func openAppending(_ path: String) throws -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw AzureStorageError(kind: .invalidRequest, operation: "Open the log file", url: "",
-                                    message: "--log-file \(path): cannot be opened for appending (\(String(cString: strerror(errno)))); check the folder exists and is writable")
+        func refuse(_ why: String) -> AzureStorageError {
+            AzureStorageError(kind: .invalidRequest, operation: "Open the log file", url: "", message: "--log-file \(path): \(why)")
         }
+        // Opened without blocking: a named pipe with no reader would otherwise hold the command
+        // (or the emulator) at start for ever. Only a regular file or a device is a log.
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o644)
+        guard fd >= 0 else {
+            if errno == ENXIO { throw refuse("is a named pipe; give a regular file") }
+            throw refuse("cannot be opened for appending (\(String(cString: strerror(errno)))); check the folder exists and is writable")
+        }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            close(fd)
+            throw refuse("cannot be opened for appending (\(String(cString: strerror(errno))))")
+        }
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG || kind == S_IFCHR else {
+            close(fd)
+            throw refuse(kind == S_IFIFO ? "is a named pipe; give a regular file" : "is not a regular file; give a regular file")
+        }
+        // Writes block as usual from here (the line writer also copes with a full descriptor).
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return fd
     }
 

@@ -49,7 +49,13 @@ public final class EmulatorServer: Sendable {
         do { key = try NIOSSLPrivateKey(file: keyFile, format: .pem) } catch {
             throw EmulatorStartError(description: "--key \(keyFile): not a readable PEM private key (\(FileManager.default.isReadableFile(atPath: keyFile) ? "no key in it" : "cannot be read")); pass the certificate's private key in PEM")
         }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // A key of another certificate is only found when a context is made: made here, so
+        // it is one line naming both files, not NIOSSL's `failedToLoadPrivateKey`.
+        do { _ = try NIOSSLContext(configuration: configuration) } catch {
+            throw EmulatorStartError(description: "--key \(keyFile) is not the private key of the certificate in --cert \(certificateFile); pass the key that goes with it")
+        }
+        return configuration
     }
 
     /// Opens the store and starts both services; returns once both listen.
