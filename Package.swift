@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        // Test-only: property-based tests (round trips and invariants over generated inputs).
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         .systemLibrary(
@@ -109,7 +111,8 @@ let package = Package(
         .testTarget(
             name: "SeedKitTests",
             dependencies: ["SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "Mustache", package: "swift-mustache")]
+                           .product(name: "Mustache", package: "swift-mustache"), .product(name: "PropertyBased", package: "swift-property-based"),
+                           .product(name: "Yams", package: "Yams")]
         ),
         .testTarget(
             name: "SeedRunnerTests",

@@ -61,7 +61,7 @@ import Testing
 
     @Test func templateNamingAnUnknownField() throws {
         let copy = try TestSupport.copyOfSpeakEasy()
-        let template = copy.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Templates/speakeasy/bio.mustache")
+        let template = copy.appendingPathComponent("templates/bio.mustache")
         try "{{Name}} is a {{Job}}".write(to: template, atomically: true, encoding: .utf8)
         #expect { try Dataset.load(directory: copy) } throws: { error in
             "\(error)".contains("bio.mustache") && "\(error)".contains("unknown field 'Job'") && "\(error)".contains("dataset.yaml:39")

@@ -8,7 +8,7 @@ import Testing
 @Suite struct EmbeddedDatasetTests {
     @Test func theEmbeddedFilesAreTheRepositorysFiles() throws {
         var onDisk: [String] = []
-        for folder in ["Seeds/speakeasy", "Templates/speakeasy", "Seeds/chat", "Templates/chat"] {
+        for folder in ["Seeds/speakeasy", "Seeds/chat"] {
             let base = TestSupport.repositoryRoot.appendingPathComponent(folder)
             let walker = FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey])!
             for case let url as URL in walker where (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true {

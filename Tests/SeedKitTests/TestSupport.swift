@@ -17,9 +17,7 @@ enum TestSupport {
         let root = try Scratch.folder()
         let fm = FileManager.default
         try fm.createDirectory(at: root.appendingPathComponent("Seeds"), withIntermediateDirectories: true)
-        try fm.createDirectory(at: root.appendingPathComponent("Templates"), withIntermediateDirectories: true)
         try fm.copyItem(at: speakeasy, to: root.appendingPathComponent("Seeds/speakeasy"))
-        try fm.copyItem(at: repositoryRoot.appendingPathComponent("Templates/speakeasy"), to: root.appendingPathComponent("Templates/speakeasy"))
         return root.appendingPathComponent("Seeds/speakeasy")
     }
 

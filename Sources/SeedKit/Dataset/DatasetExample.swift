@@ -2,8 +2,7 @@ import Foundation
 
 /// The example datasets `azseed init` writes to start from: a folder with `dataset.yaml`
 /// (commented, explaining each generator), `templates/` and, for SpeakEasy, `images/` — the
-/// repository's `Seeds/<name>` and `Templates/<name>`, as compiled into the binary
-/// (``EmbeddedDataset``), with the templates path made local to the folder.
+/// repository's `Seeds/<name>`, as compiled into the binary (``EmbeddedDataset``).
 public enum DatasetExample: String, CaseIterable, Sendable {
     /// The SpeakEasy app's speakers, photos and events (the default dataset).
     case speakeasy
@@ -12,18 +11,10 @@ public enum DatasetExample: String, CaseIterable, Sendable {
 
     /// The files of the example, by their path inside the new folder.
     public var files: [(path: String, bytes: Data)] {
-        let seeds = "Seeds/\(rawValue)/", templates = "Templates/\(rawValue)/"
+        let seeds = "Seeds/\(rawValue)/"
         return EmbeddedDataset.files.compactMap { file -> (String, Data)? in
-            var bytes = EmbeddedDataset.bytes(file.base64)
-            if file.path == seeds + "dataset.yaml" {
-                // The repository's dataset names its templates from Seeds/<name>; the new folder holds them.
-                let text = String(decoding: bytes, as: UTF8.self)
-                bytes = Data(text.replacingOccurrences(of: "templates: ../../Templates/\(rawValue)", with: "templates: templates").utf8)
-                return ("dataset.yaml", bytes)
-            }
-            if file.path.hasPrefix(seeds) { return (String(file.path.dropFirst(seeds.count)), bytes) }
-            if file.path.hasPrefix(templates) { return ("templates/" + file.path.dropFirst(templates.count), bytes) }
-            return nil
+            guard file.path.hasPrefix(seeds) else { return nil }
+            return (String(file.path.dropFirst(seeds.count)), EmbeddedDataset.bytes(file.base64))
         }
     }
 

@@ -83,7 +83,7 @@ private struct DatasetLoader {
         if let node = top.first(where: { $0.key == "window" })?.value { window = try self.window(node) }
         var templates = directory.appendingPathComponent("templates")
         if let node = top.first(where: { $0.key == "templates" })?.value {
-            templates = URL(fileURLWithPath: try reader.string(node, "templates"), relativeTo: directory).standardizedFileURL
+            templates = try inside(try reader.string(node, "templates"), "templates", node)
         }
         var containers: [ContainerSpec] = []
         if let node = top.first(where: { $0.key == "containers" })?.value {
@@ -95,6 +95,22 @@ private struct DatasetLoader {
         }
         return Dataset(name: name, directory: directory, file: reader.file, seed: seed, window: window,
                        containers: containers, tables: tables, templatesDirectory: templates)
+    }
+
+    /// A folder the dataset names (`files:`, `images:`, `templates:`), which must lie inside the
+    /// dataset's own folder: no absolute path, no `..`, no symbolic link leading out. A dataset's
+    /// author (a scanned account's owner, through `scan`) could otherwise have `apply` publish
+    /// any folder of this machine in a public container (docs/SECURITY.md).
+    func inside(_ path: String, _ field: String, _ node: Node) throws(DatasetError) -> URL {
+        guard !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else {
+            throw reader.error(node, "\(field): '\(path)' leads out of the dataset's folder; name a folder inside it (no absolute path, no '..')")
+        }
+        let url = URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL
+        let real = url.resolvingSymlinksInPath().path, base = directory.standardizedFileURL.resolvingSymlinksInPath().path
+        guard real == base || real.hasPrefix(base + "/") else {
+            throw reader.error(node, "\(field): '\(path)' is a symbolic link leading out of the dataset's folder; copy the folder into the dataset instead")
+        }
+        return url
     }
 
     func window(_ node: Node) throws(DatasetError) -> WindowSpec {
@@ -133,8 +149,8 @@ private struct DatasetLoader {
         }
         var files: URL?
         if let value = pairs.first(where: { $0.key == "files" || $0.key == "images" })?.value {
-            let path = try reader.string(value, "files")
-            let url = URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL
+            let field = pairs.first(where: { $0.key == "files" || $0.key == "images" })?.key ?? "files"
+            let url = try inside(try reader.string(value, field), field, value)
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir), isDir.boolValue else {
                 throw reader.error(value, "folder '\(url.relativePathForMessages)' not found")

@@ -118,7 +118,12 @@ struct FieldParser {
         case "template":
             if let type, type != .string { throw reader.error(node, "\(what): a template is always Edm.String") }
             let name = try reader.string(value, "\(what), template")
-            let url = templates.appendingPathComponent(name)
+            // A template is a file of the templates folder, never a path leading out of it.
+            let url = templates.appendingPathComponent(name).standardizedFileURL
+            let base = templates.standardizedFileURL.resolvingSymlinksInPath().path
+            guard !name.hasPrefix("/"), !name.split(separator: "/").contains(".."), url.resolvingSymlinksInPath().path.hasPrefix(base + "/") else {
+                throw reader.error(value, "\(what): template '\(name)' leads out of the templates folder; name a file inside it")
+            }
             guard let data = FileManager.default.contents(atPath: url.path) else {
                 throw reader.error(value, "\(what): template '\(url.relativePathForMessages)' not found")
             }

@@ -18,14 +18,14 @@ extension Inference {
         for reference in kind.references {
             if let first = kept.first(where: { $0.target == reference.target }),
                entities.allSatisfy({ e in e[reference.property] == nil || referenced(e, first).map { $0[reference.via] == e[reference.property] } ?? false }) {
-                refFields.append((reference.property, "{ from: \(first.field).\(reference.via) }"))
+                refFields.append((reference.property, "{ from: \(Self.path(first.field, reference.via)) }"))
                 handled.insert(reference.property)
                 summary.append("\(kind.name).\(reference.property) equals the referenced \(kinds[reference.target].name)'s \(reference.via) in every sampled entity: from")
                 continue
             }
             kept.append(reference)
             refFields.append((reference.field, "{ ref: \(kinds[reference.target].name) }"))
-            refFields.append((reference.property, "{ from: \(reference.field).\(reference.via) }"))
+            refFields.append((reference.property, "{ from: \(Self.path(reference.field, reference.via)) }"))
             kind.domains[reference.property] = Double(kinds[reference.target].observation.count)
             handled.insert(reference.property)
             summary.append("\(kind.name).\(reference.property) holds \(reference.via == "RowKey" ? "RowKeys" : reference.via + " values") of partition '\(kinds[reference.target].observation.partition)': ref + from")
@@ -41,7 +41,7 @@ extension Inference {
                 guard pairs.count >= 2 else { continue }
                 let target = kinds[reference.target].observation
                 if let q = target.propertyNames.first(where: { q in pairs.allSatisfy { $0.1[q] == $0.0 } }) {
-                    refFields.append((name, "{ from: \(reference.field).\(q) }"))
+                    refFields.append((name, "{ from: \(Self.path(reference.field, q)) }"))
                     handled.insert(name)
                     summary.append("\(kind.name).\(name) equals the referenced \(kinds[reference.target].name)'s \(q) in every sampled entity: from")
                     break
@@ -60,7 +60,7 @@ extension Inference {
                 let list = Array(Set(names.values)).sorted { $0.byteOrder($1) < 0 }.prefix(input.sample)
                 helperFields.append((helper, "{ pick: [\(list.map(Self.quoted).joined(separator: ", "))] }"))
             }
-            derivedFields.append((name, "{ blobUrl: { container: \(container), name: \(Self.quoted("{{\(helper)}}")) } }"))
+            derivedFields.append((name, "{ blobUrl: { container: \(Self.name(container)), name: \(Self.quoted("{{\(helper)}}")) } }"))
             kind.omit.append(helper)
             handled.insert(name)
             summary.append("\(kind.name).\(name) holds URLs of blobs in container '\(container)': blobUrl")
@@ -69,9 +69,13 @@ extension Inference {
             guard let p = o.property(name), p.type == .string, entities.count >= 2, p.present == o.count,
                   (p.distinctCount ?? Int.max) > max(1, entities.count / 2) || kind.rows,
                   let template = inferTemplate(name, entities, kind) else { continue }
-            let file = "\(kind.name)-\(name).mustache"
+            // A file name of letters, digits, '-' and '_' only: a property name never picks
+            // where scan writes (no '/', no '..').
+            var stem = "\(kind.name)-" + String(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") })
+            while templates.contains(where: { $0.name == stem + ".mustache" }) { stem += "_" }
+            let file = stem + ".mustache"
             templates.append((file, template))
-            derivedFields.append((name, "{ template: \(file) }"))
+            derivedFields.append((name, "{ template: \(Self.path(file)) }"))
             handled.insert(name)
             summary.append("\(kind.name).\(name) is the same words around \(Self.variables(template).joined(separator: ", ")) in every sampled entity: template \(file)")
         }

@@ -7,14 +7,14 @@ extension Inference {
 
     func yaml() -> String {
         var out: [String] = []
-        out.append("# Scanned by azseed from \(input.source): \(input.containers.count) container(s), \(Set(kinds.map(\.observation.table)).count) table(s), \(kinds.count) partition(s).")
+        out.append(Self.comment("Scanned by azseed from \(input.source): \(input.containers.count) container(s), \(Set(kinds.map(\.observation.table)).count) table(s), \(kinds.count) partition(s)."))
         out.append("# Each partition is a kind: listed rows when it held at most \(input.sample) entities (--sample), else generated with its observed count.")
         for kind in kinds {
-            out.append("#   \(kind.name): partition '\(kind.observation.partition)' of table '\(kind.observation.table)', \(kind.observation.count) entities, \(kind.rows ? "rows" : "generated"); key \(kind.key.joined(separator: ", ")) — \(kind.keyReason)")
+            out.append(Self.comment("  \(kind.name): partition '\(kind.observation.partition)' of table '\(kind.observation.table)', \(kind.observation.count) entities, \(kind.rows ? "rows" : "generated"); key \(kind.key.joined(separator: ", ")) — \(kind.keyReason)"))
         }
         if !summary.isEmpty {
             out.append("# What was inferred and why:")
-            out += summary.map { "#   \($0)" }
+            out += summary.map { Self.comment("  \($0)") }
         }
         if !input.containers.isEmpty {
             out.append(input.copiedBlobs ? "# Blobs: copied from the account (--copy-blobs)."
@@ -28,9 +28,9 @@ extension Inference {
             out.append("")
             out.append("containers:")
             for container in input.containers {
-                out.append("  - name: \(container.name)")
+                out.append("  - name: \(Self.name(container.name))")
                 out.append("    access: \(container.access.rawValue)")
-                if !container.blobs.isEmpty { out.append("    files: blobs/\(container.name)/") }
+                if !container.blobs.isEmpty { out.append("    files: \(Self.quoted("blobs/\(container.name)/"))") }
             }
         }
         guard !kinds.isEmpty else { return out.joined(separator: "\n") + "\n" }
@@ -38,7 +38,7 @@ extension Inference {
         out.append("tables:")
         let tables = kinds.map(\.observation.table).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         for table in tables {
-            out.append("  - name: \(table)")
+            out.append("  - name: \(Self.name(table))")
             out.append("    kinds:")
             for kind in dependencyOrder() where kind.observation.table == table {
                 out += kindYAML(kind)
@@ -62,20 +62,20 @@ extension Inference {
     func kindYAML(_ kind: KindDraft) -> [String] {
         let o = kind.observation
         var out = ["      - name: \(kind.name)", "        partition: \(Self.quoted(o.partition))"]
-        out.append("        key: [\(kind.key.joined(separator: ", "))]   # \(kind.keyReason)")
+        out.append("        key: [\(kind.key.map(Self.name).joined(separator: ", "))]   " + Self.comment(kind.keyReason))
         if kind.rows {
             var types: [String] = []
             for column in kind.columns where kind.helperColumns.allSatisfy({ $0.name != column }) {
                 let t = o.property(column)!.type
-                if ![.string, .int32, .boolean].contains(t) { types.append("\(column): \(t.rawValue)") }
+                if ![.string, .int32, .boolean].contains(t) { types.append("\(Self.name(column)): \(t.rawValue)") }
             }
             out.append("        rows:")
             for e in o.entities ?? [] {
                 let cells = kind.columns.map { column -> String in
-                    if let helper = kind.helperColumns.first(where: { $0.name == column }) { return "\(column): \(Self.quoted(helper.values[e.rowKey] ?? ""))" }
-                    guard let value = e[column] else { return "\(column): ~" }
+                    if let helper = kind.helperColumns.first(where: { $0.name == column }) { return "\(Self.name(column)): \(Self.quoted(helper.values[e.rowKey] ?? ""))" }
+                    guard let value = e[column] else { return "\(Self.name(column)): ~" }
                     let t = o.property(column)!.type
-                    return "\(column): \(value.type == t ? Self.literal(value) : Self.quoted(value.text))"
+                    return "\(Self.name(column)): \(value.type == t ? Self.literal(value) : Self.quoted(value.text))"
                 }
                 out.append("          - { \(cells.joined(separator: ", ")) }")
             }
@@ -85,9 +85,9 @@ extension Inference {
         }
         if !kind.fields.isEmpty {
             out.append("        fields:")
-            for field in kind.fields { out.append("          \(field.name): \(field.yaml)") }
+            for field in kind.fields { out.append("          \(Self.name(field.name)): \(field.yaml)") }
         }
-        if !kind.omit.isEmpty { out.append("        omit: [\(kind.omit.joined(separator: ", "))]") }
+        if !kind.omit.isEmpty { out.append("        omit: [\(kind.omit.map(Self.name).joined(separator: ", "))]") }
         out.append("")
         return out
     }
@@ -137,9 +137,57 @@ extension Inference {
         }
     }
 
+    /// `text` as a YAML double-quoted scalar that loads back byte for byte: besides `"` and
+    /// `\`, every character YAML would fold, break a line at, strip or refuse is escaped —
+    /// C0 and C1 controls (NEL included), DEL, U+2028 and U+2029 (libyaml ends a line there),
+    /// the byte-order mark and the non-characters U+FFFE and U+FFFF.
     static func quoted(_ text: String) -> String {
-        var out: [UInt8] = []
-        JSONText.appendString(text, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        // A leading byte-order mark is dropped by the YAML library whatever the escape: such
+        // text is tagged `!bom` and written without it (the dataset loader puts it back).
+        if text.unicodeScalars.first == "\u{FEFF}" { return "!bom \"" + escaped(String(text.unicodeScalars.dropFirst())) + "\"" }
+        return "\"" + escaped(text) + "\""
+    }
+
+    /// A name (container, table, property, kind field) as YAML writes it: plain when it is an
+    /// identifier YAML reads back as that same string, else double-quoted (``quoted(_:)``).
+    static func name(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        let isLetter = { (b: UInt8) in (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F }
+        let plain = !bytes.isEmpty && bytes.count <= 64 && isLetter(bytes[0])
+            && bytes.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+            && !["true", "false", "yes", "no", "on", "off", "null", "y", "n"].contains(text.lowercased())
+        return plain ? text : quoted(text)
+    }
+
+    /// Dotted names (`field.Property`, a template's file name) plain when every part is a
+    /// plain name, else the whole double-quoted.
+    static func path(_ parts: String...) -> String {
+        let text = parts.joined(separator: ".")
+        let pieces = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        return pieces.allSatisfy({ name($0) == $0 }) ? text : quoted(text)
+    }
+
+    /// A comment line (`# …`) holding `text` with the same escapes, so no scanned value can
+    /// end the comment and start YAML of its own.
+    static func comment(_ text: String) -> String {
+        "# " + escaped(text)
+    }
+
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0x00..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF:
+                out += "\\u" + String(format: "%04X", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }
