@@ -11,6 +11,8 @@ public struct ScanOptions: Sendable {
     public var sample: Int
     /// Copy the blobs' bytes (else placeholders of the same type and size).
     public var copyBlobs: Bool
+    /// Copy values as they are (`--copy-values`); off, ``ScanInput/copyValues`` keeps people out.
+    public var copyValues = false
     /// The new dataset's name.
     public var name: String
 
@@ -76,7 +78,7 @@ public struct Scanner: Sendable {
         report.entities = observations.values.reduce(0) { $0 + $1.count }
         let files = Dictionary(chosen.flatMap { c in c.blobs.compactMap { b in b.file.map { ("\(c.name)/\(b.name)", $0) } } }, uniquingKeysWith: { a, _ in a })
         let input = ScanInput(name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
-                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
+                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs, copyValues: options.copyValues)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary
         try await write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
@@ -135,7 +137,7 @@ public struct Scanner: Sendable {
         }
         report.partitions = observations.count
         let input = ScanInput(name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
-                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs)
+                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs, copyValues: options.copyValues)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary + report.summary
         let run = self.run

@@ -58,7 +58,7 @@ def scan_and_generate(azseed, served, work, dataset, *scan_args):
 
 
 def test_a_scan_of_speakeasy_generates_its_shape(azseed, served, tmp_path):
-    scanned, (tables, entities, blobs), (their_tables, _, their_blobs) = scan_and_generate(azseed, served, tmp_path, "speakeasy")
+    scanned, (tables, entities, blobs), (their_tables, _, their_blobs) = scan_and_generate(azseed, served, tmp_path, "speakeasy", "--copy-values")
     assert tables == their_tables  # partitions, counts, property names and EDM types
     # Speaker keys resolve: every event's SpeakerKey is a speaker's RowKey, its SpeakerName that speaker's Name.
     speakers = {e["RowKey"]: e for e in entities[("events", "speakers")]}
@@ -75,7 +75,7 @@ def test_a_scan_of_speakeasy_generates_its_shape(azseed, served, tmp_path):
 
 
 def test_a_scan_of_the_chat_dataset_generates_its_shape(azseed, served, tmp_path):
-    _, (tables, entities, _), (their_tables, _, _) = scan_and_generate(azseed, served, tmp_path, "chat")
+    _, (tables, entities, _), (their_tables, _, _) = scan_and_generate(azseed, served, tmp_path, "chat", "--copy-values")
     assert tables == their_tables
     rooms = {e["RoomId"] for e in entities[("rooms", "rooms")]}
     users = {int(e["UserId"]): e for e in entities[("users", "users")]}
@@ -87,7 +87,7 @@ def test_a_scan_of_the_chat_dataset_generates_its_shape(azseed, served, tmp_path
 
 
 def test_values_copied_stay_within_the_sample(azseed, served, tmp_path):
-    scanned, (tables, _, _), (their_tables, _, _) = scan_and_generate(azseed, served, tmp_path, "speakeasy", "--sample", "3")
+    scanned, (tables, _, _), (their_tables, _, _) = scan_and_generate(azseed, served, tmp_path, "speakeasy", "--sample", "3", "--copy-values")
     assert tables == their_tables  # the shape survives a small sample
     text = (tmp_path / "scanned" / "dataset.yaml").read_text()
     names = ["Bart Tubalinal", "Bert Johnson", "Travis Nielsen", "Matt Morse", "Mo Omar", "Darya Orlova", "Callie Jones", "Ela Gardner"]
@@ -154,3 +154,47 @@ def test_an_empty_table_and_a_mistyped_folder(azseed, served, tmp_path):
     done = run(azseed, "scan", "--data-dir", str(tmp_path / "typo"), "--out", str(tmp_path / "t"))
     assert done.returncode == 64 and "holds no embedded storage" in done.stderr
     assert not (tmp_path / "typo").exists()
+
+
+# --- Issue 28, item 4: scan copies no person and no rare value by default ------------------
+
+def test_scan_copies_no_personal_or_rare_value_unless_asked(azseed, tmp_path):
+    from azure.data.tables import TableServiceClient
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        table = TableServiceClient.from_connection_string(emulator.connection_string).create_table("customers")
+        secrets = []
+        for i in range(3):  # a small partition: once listed verbatim as rows
+            row = {"PartitionKey": "vip", "RowKey": f"v{i}", "Name": f"Alice{i} Johnson", "Email": f"alice{i}.johnson@corp.example.org",
+                   "Phone": f"+1 (415) 555-01{i:02d}", "Website": f"https://alice{i}.example.org", "Notes": f"prefers calls after {i + 5}pm",
+                   "Tier": "platinum"}
+            table.create_entity(row)
+            secrets += [row["Name"], row["Email"], row["Phone"], row["Website"], row["Notes"]]
+        secrets.append("platinum")  # seen in 3 entities only
+        cities = ["Chicago", "Boston", "Denver"]
+        for i in range(30):
+            row = {"PartitionKey": "regular", "RowKey": f"r{i:02d}", "Name": f"Carol{i} Smith", "Email": f"carol{i}@mail.example.com",
+                   "Phone": f"415-555-{1000 + i}", "City": cities[i % 3], "Age": 20 + i, "Status": "rare-status" if i == 7 else "active"}
+            table.create_entity(row)
+            secrets += [row["Name"], row["Email"], row["Phone"]]
+        secrets.append("rare-status")
+        for i in range(6):  # a PartitionKey that is an address
+            table.create_entity({"PartitionKey": "bob@private.example.net", "RowKey": f"b{i}", "Kind": "order"})
+        secrets.append("bob@private.example.net")
+
+        done = run(azseed, "scan", "--connection-string", emulator.connection_string, "--table", "customers", "--out", str(tmp_path / "private"))
+        assert done.returncode == 0, done.stderr
+        written = "".join(p.read_text() for p in (tmp_path / "private").rglob("*") if p.is_file()) + done.stdout + done.stderr
+        leaked = [s for s in secrets if s in written]
+        assert leaked == [], leaked
+        assert "Chicago" in written  # a value seen in ten entities that names no one is kept
+        generated = run(azseed, "generate", "--dataset", str(tmp_path / "private"), "--out", str(tmp_path / "gen"), *NOW)
+        assert generated.returncode == 0, generated.stderr
+
+        # With --copy-values the small partition is listed as it is: the test can tell.
+        copied = run(azseed, "scan", "--connection-string", emulator.connection_string, "--table", "customers", "--out", str(tmp_path / "copied"),
+                     "--copy-values")
+        assert copied.returncode == 0, copied.stderr
+        assert "alice0.johnson@corp.example.org" in (tmp_path / "copied" / "dataset.yaml").read_text()
+    finally:
+        stop_emulator(emulator)

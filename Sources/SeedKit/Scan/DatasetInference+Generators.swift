@@ -11,8 +11,13 @@ extension Inference {
         let type = p.type
         let typed = [.string, .int32, .boolean].contains(type) ? "" : ", type: \(type.rawValue)"
         kind.domains[name] = 1
-        if let counts = p.byFrequency, counts.count == 1 {
+        if let counts = p.byFrequency, counts.count == 1, input.copyValues || ValuePrivacy.mayCopy(counts[0].value, seenIn: counts[0].count) {
             return "{ const: \(Self.literal(counts[0].value))\(typed)\(presence) }"
+        }
+        if !input.copyValues {
+            // Without --copy-values: picks keep only values seen often enough that identify no one,
+            // ranges say magnitudes, and text of any other kind is generated in its shape.
+            return privateGenerator(name, p, o, entities, &kind, typed: typed, presence: presence)
         }
         switch type {
         case .boolean:
@@ -49,6 +54,71 @@ extension Inference {
             kind.domains[name] = Double(values.count)
             summary.append("\(kind.name).\(name) has \(p.distinctCount.map(String.init) ?? "over \(PropertyObservation.distinctLimit)") distinct values: a list of the \(values.count) seen in \(entities.count) sampled entities")
             return "{ pick: [\(values.map(Self.literal).joined(separator: ", "))]\(typed)\(presence) }"
+        }
+    }
+
+    mutating func privateGenerator(_ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ entities: [TableEntity], _ kind: inout KindDraft,
+                                   typed: String, presence: String) -> String {
+        let allowed = (p.byFrequency ?? []).filter { ValuePrivacy.mayCopy($0.value, seenIn: $0.count) }
+        switch p.type {
+        case .boolean:
+            kind.domains[name] = 2
+            return allowed.isEmpty ? "{ pick: [true, false]\(presence) }" : weightedPick(allowed, typed: typed, presence: presence)
+        case .int32, .int64:
+            if let counts = p.distinctCount, counts == o.count, p.present == o.count, let low = p.minInt, let high = p.maxInt, high - low == Int64(o.count - 1) {
+                summary.append("\(kind.name).\(name) is \(low) to \(high), each once: sequence")
+                kind.domains[name] = .infinity
+                return "{ sequence: { start: \(low), step: 1 }, type: \(p.type.rawValue)\(presence) }"
+            }
+            if !allowed.isEmpty, allowed.count <= 20, allowed.count == p.byFrequency?.count {
+                kind.domains[name] = Double(allowed.count)
+                return weightedPick(allowed, typed: typed, presence: presence)
+            }
+            let (low, high) = ValuePrivacy.roundedOutward(p.minInt ?? 0, p.maxInt ?? 0)
+            kind.domains[name] = Double(high - low) + 1
+            return "{ int: [\(low), \(high)], type: \(p.type.rawValue)\(presence) }"
+        case .double:
+            let (low, high) = ValuePrivacy.roundedOutward(p.minDouble ?? 0, p.maxDouble ?? 0)
+            return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(presence) }"
+        case .dateTime:
+            kind.domains[name] = Double(windowTicks.to - windowTicks.from) / Double(max(p.dateResolution, EdmDateTime.ticksPerSecond))
+            return "{ date: window, resolution: \(Self.resolutionName(p.dateResolution))\(presence) }"
+        case .string:
+            if !allowed.isEmpty, allowed.count == p.byFrequency?.count, allowed.count <= 50 {
+                kind.domains[name] = Double(allowed.count)
+                return weightedPick(allowed, typed: typed, presence: presence)
+            }
+            let sample = entities.lazy.compactMap { e -> String? in if case .string(let s)? = e[name] { return s } else { return nil } }.first ?? ""
+            if p.present == o.count, p.distinctCount == o.count {
+                // Unique on every entity (a name, an address): numbered text, which can be a key.
+                kind.domains[name] = .infinity
+                summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied, unique: numbered text (sequence)")
+                return "{ sequence: { start: 1, step: 1 }, type: Edm.String }"
+            }
+            // Generated text of the column's shape, numbered by a helper sequence that is not stored.
+            let helper = uniqueName(ValuePrivacy.safe(name) + "Number", in: o)
+            var stem = "\(kind.name)-" + ValuePrivacy.safe(name)
+            while templates.contains(where: { $0.name == stem + ".mustache" }) { stem += "_" }
+            templates.append((stem + ".mustache", ValuePrivacy.template(for: sample, property: name, helper: helper)))
+            kind.fields.append((helper, "{ sequence: { start: 1, step: 1 } }"))
+            kind.omit.append(helper)
+            kind.domains[name] = .infinity
+            summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: generated text (template \(stem).mustache)")
+            return "{ template: \(Self.path(stem + ".mustache"))\(presence) }"
+        default:
+            // GUIDs and binary identify their entity: one made-up value of the type.
+            let made = p.type == .guid ? "00000000-0000-4000-8000-000000000001" : "AA=="
+            return "{ const: \(Self.quoted(made))\(typed)\(presence) }"
+        }
+    }
+
+    static func shapeName(_ text: String) -> String {
+        switch ValuePrivacy.shape(text) {
+        case .email: "e-mail addresses"
+        case .url: "URLs"
+        case .phone: "phone numbers"
+        case .freeText: "free text"
+        case .token: "values seen in fewer than \(ValuePrivacy.minimumEntities) entities"
         }
     }
 

@@ -58,6 +58,15 @@ extension Inference {
             kind.keyReason = space >= needed
                 ? "no property alone can tell \(o.count) entities apart; these together can"
                 : "no properties can tell \(o.count) entities apart with the values sampled; raise --sample"
+            if space < needed, !input.copyValues {
+                // Without copied values nothing may tell the entities apart: a numbered property
+                // does, so the dataset still generates (it is one property more than scanned).
+                let number = uniqueName("Number", in: o)
+                kind.fields.insert((number, "{ sequence: { start: 1, step: 1 } }"), at: 0)
+                kind.key = [number]
+                kind.keyReason = "no property can tell \(o.count) entities apart without copying values; '\(number)' (added) numbers them"
+                summary.append("\(kind.name): \(kind.keyReason)")
+            }
         }
         // Key fields draw from their whole domain, uniformly: no weights.
         for i in kind.fields.indices where kind.key.contains(kind.fields[i].name) && kind.fields[i].yaml.contains(", weights: [") {

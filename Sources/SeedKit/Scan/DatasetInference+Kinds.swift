@@ -28,7 +28,7 @@ extension Inference {
             refFields.append((reference.property, "{ from: \(Self.path(reference.field, reference.via)) }"))
             kind.domains[reference.property] = Double(kinds[reference.target].observation.count)
             handled.insert(reference.property)
-            summary.append("\(kind.name).\(reference.property) holds \(reference.via == "RowKey" ? "RowKeys" : reference.via + " values") of partition '\(kinds[reference.target].observation.partition)': ref + from")
+            summary.append("\(kind.name).\(reference.property) holds \(reference.via == "RowKey" ? "RowKeys" : reference.via + " values") of partition '\(kinds[reference.target].partition)': ref + from")
         }
         kind.references = kept
         // Values copied from the referenced entity.
@@ -68,7 +68,7 @@ extension Inference {
         for name in o.propertyNames where !handled.contains(name) {
             guard let p = o.property(name), p.type == .string, entities.count >= 2, p.present == o.count,
                   (p.distinctCount ?? Int.max) > max(1, entities.count / 2) || kind.rows,
-                  let template = inferTemplate(name, entities, kind) else { continue }
+                  let template = inferTemplate(name, entities, kind), mayCopyWords(of: template, kind) else { continue }
             // A file name of letters, digits, '-' and '_' only: a property name never picks
             // where scan writes (no '/', no '..').
             var stem = "\(kind.name)-" + String(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") })
@@ -93,6 +93,16 @@ extension Inference {
             summary.append("\(kind.name): RowKeys are GUIDs; the dataset makes name-based ones from its key (\(kind.key.joined(separator: ", ")))")
         }
         kinds[index] = kind
+    }
+
+    /// Whether a template's fixed words may reach the dataset: always with `--copy-values`,
+    /// else when the partition has enough entities and the words hold no address, URL or number.
+    func mayCopyWords(of template: String, _ kind: KindDraft) -> Bool {
+        guard !input.copyValues else { return true }
+        var words = template
+        for variable in Self.variables(template) { words = words.replacingOccurrences(of: "{{\(variable)}}", with: " ") }
+        return kind.observation.count >= ValuePrivacy.minimumEntities
+            && !words.contains("@") && !words.contains("://") && words.unicodeScalars.filter({ ("0"..."9").contains($0) }).count < 7
     }
 
     func uniqueName(_ base: String, in o: PartitionObservation) -> String {

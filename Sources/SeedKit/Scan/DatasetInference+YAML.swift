@@ -8,9 +8,11 @@ extension Inference {
     func yaml() -> String {
         var out: [String] = []
         out.append(Self.comment("Scanned by azseed from \(input.source): \(input.containers.count) container(s), \(Set(kinds.map(\.observation.table)).count) table(s), \(kinds.count) partition(s)."))
-        out.append("# Each partition is a kind: listed rows when it held at most \(input.sample) entities (--sample), else generated with its observed count.")
+        out.append(input.copyValues
+            ? "# Each partition is a kind: listed rows when it held at most \(input.sample) entities (--sample), else generated with its observed count (--copy-values)."
+            : "# Each partition is a kind generated with its observed count; no value that identifies a person or is seen in fewer than \(ValuePrivacy.minimumEntities) entities was copied.")
         for kind in kinds {
-            out.append(Self.comment("  \(kind.name): partition '\(kind.observation.partition)' of table '\(kind.observation.table)', \(kind.observation.count) entities, \(kind.rows ? "rows" : "generated"); key \(kind.key.joined(separator: ", ")) — \(kind.keyReason)"))
+            out.append(Self.comment("  \(kind.name): partition '\(kind.partition)' of table '\(kind.observation.table)', \(kind.observation.count) entities, \(kind.rows ? "rows" : "generated"); key \(kind.key.joined(separator: ", ")) — \(kind.keyReason)"))
         }
         if !summary.isEmpty {
             out.append("# What was inferred and why:")
@@ -61,7 +63,7 @@ extension Inference {
 
     func kindYAML(_ kind: KindDraft) -> [String] {
         let o = kind.observation
-        var out = ["      - name: \(kind.name)", "        partition: \(Self.quoted(o.partition))"]
+        var out = ["      - name: \(kind.name)", "        partition: \(Self.quoted(kind.partition))"]
         out.append("        key: [\(kind.key.map(Self.name).joined(separator: ", "))]   " + Self.comment(kind.keyReason))
         if kind.rows {
             var types: [String] = []

@@ -28,9 +28,14 @@ public struct ScanInput: Sendable {
     public var sample: Int
     /// Whether the container folders hold the blobs' own bytes (else placeholders).
     public var copiedBlobs: Bool
+    /// Whether values may be copied as they are (`scan --copy-values`): small partitions as
+    /// rows, every value in picks. Off, no value that identifies a person or is seen in fewer
+    /// than five entities reaches the dataset (``ValuePrivacy``).
+    public var copyValues: Bool
 
     public init(name: String, source: String, blobEndpoint: String, containers: [ScannedContainer], partitions: [PartitionObservation],
-                sample: Int, copiedBlobs: Bool) {
+                sample: Int, copiedBlobs: Bool, copyValues: Bool = false) {
+        self.copyValues = copyValues
         self.name = name
         self.source = source
         self.blobEndpoint = blobEndpoint
@@ -74,6 +79,9 @@ struct Reference {
 
 struct KindDraft {
     var observation: PartitionObservation
+    /// The PartitionKey the dataset writes: the observed one, or a made-up one when that one
+    /// may not be copied (``ValuePrivacy``).
+    var partition: String
     var name: String
     var rows: Bool
     var references: [Reference] = []
@@ -104,13 +112,20 @@ struct Inference {
     mutating func run() -> InferredDataset {
         let observations = input.partitions.sorted { ($0.table, $0.partition) < ($1.table, $1.partition) }
         var used = Set<String>()
+        var madeUp: [String: Int] = [:]
         for var observation in observations {
             observation.sortKept()
-            var name = Self.kindName(observation.partition)
+            var partition = observation.partition
+            if !input.copyValues, !ValuePrivacy.mayCopy(.string(partition), seenIn: observation.count) {
+                madeUp[observation.table, default: 0] += 1
+                partition = "\(observation.table)-partition-\(madeUp[observation.table]!)"
+            }
+            var name = Self.kindName(partition)
             if used.contains(name) { name = Self.kindName(observation.table) + "_" + name }
             while used.contains(name) { name += "_" }
             used.insert(name)
-            kinds.append(KindDraft(observation: observation, name: name, rows: observation.count <= input.sample && observation.entities != nil))
+            kinds.append(KindDraft(observation: observation, partition: partition, name: name,
+                                   rows: input.copyValues && observation.count <= input.sample && observation.entities != nil))
         }
         findReferences()
         windowTicks = windowRange() ?? windowTicks

@@ -10,10 +10,12 @@ struct ScanCommand: AsyncParsableCommand {
         commandName: "scan",
         abstract: "Read an account's containers and tables and write a dataset that reproduces their shape.",
         discussion: """
-            Per table partition a kind (listed rows when it holds at most --sample entities, else generated \
-            with its observed count), property types and presence, references between partitions, templates, \
-            value lists with their frequencies, ranges, date windows and blob URLs; dataset.yaml begins with \
-            what was inferred and why. At most --sample entities' values per partition are copied.
+            Per table partition a kind generated with its observed count, property types and presence, \
+            references between partitions, templates, value lists with their frequencies, ranges, date windows \
+            and blob URLs; dataset.yaml begins with what was inferred and why. No value that identifies a \
+            person (e-mail, phone, URL, free text) or is seen in fewer than 5 entities is copied: such text is \
+            generated in its shape. --copy-values lists small partitions as rows and copies values as they are \
+            (at most --sample entities' values per partition).
             """
     )
 
@@ -33,6 +35,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Flag(help: "Copy the blobs into the dataset (default: placeholders of the same content types and sizes).")
     var copyBlobs = false
+
+    @Flag(help: "Copy values as they are: partitions of at most --sample entities as rows, every value seen in picks. By default no value that identifies a person (e-mail, phone, URL, free text) or is seen in fewer than 5 entities is copied.")
+    var copyValues = false
 
     @Option(help: ArgumentHelp("The new dataset's name (it namespaces the RowKeys it generates).", valueName: "name"))
     var name: String = "scanned"
@@ -62,8 +67,9 @@ struct ScanCommand: AsyncParsableCommand {
         let output = URL(fileURLWithPath: out)
         try FolderOverlap.check(output: output, inputs: [("the storage's data folder", target.dataDirectory)])
         try FolderOverlap.checkNoDataFolder(output: output)
-        let options = ScanOptions(containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
+        var options = ScanOptions(containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
                                   sample: sample, copyBlobs: copyBlobs, name: name)
+        options.copyValues = copyValues
         let report: ScanReport
         if let snapshot {
             let folder = URL(fileURLWithPath: snapshot)

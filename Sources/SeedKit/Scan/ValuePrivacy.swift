@@ -1,0 +1,78 @@
+import AzureStorage
+import Foundation
+
+/// What `scan` may copy from an account into a dataset by default (docs/SECURITY.md, "the owner
+/// of a scanned account" and the people in it): no value that identifies a person, and no value
+/// seen in fewer than ``minimumEntities`` entities. E-mail addresses, phone numbers, URLs and
+/// free text (anything with white space: names, addresses, notes) are never copied; they become
+/// generated text of the same kind (`user7@example.com`). `scan --copy-values` lifts this, for
+/// accounts whose data may be copied.
+enum ValuePrivacy {
+    /// A value must be seen in at least this many entities to be copied.
+    static let minimumEntities = 5
+
+    enum Shape: Equatable {
+        case email, url, phone, freeText, token
+    }
+
+    /// What a text value looks like.
+    static func shape(_ text: String) -> Shape {
+        let scalars = text.unicodeScalars
+        if text.contains("://") || text.lowercased().hasPrefix("www.") { return .url }
+        if let at = text.firstIndex(of: "@"), text[text.index(after: at)...].contains("."), !scalars.contains(where: { $0.properties.isWhitespace }) {
+            return .email
+        }
+        let digits = scalars.filter { ("0"..."9").contains($0) }.count
+        if digits >= 7, scalars.allSatisfy({ ("0"..."9").contains($0) || " +-().".unicodeScalars.contains($0) }) { return .phone }
+        if scalars.contains(where: { $0.properties.isWhitespace }) { return .freeText }
+        return .token
+    }
+
+    /// Whether `value`, seen in `entities` entities, may be copied into a dataset.
+    static func mayCopy(_ value: EdmValue, seenIn entities: Int) -> Bool {
+        guard entities >= minimumEntities else { return false }
+        switch value {
+        case .string(let text): return shape(text) == .token
+        case .boolean, .int32, .int64, .double: return true
+        default: return false  // GUIDs and binary identify the entity they belong to
+        }
+    }
+
+    /// Generated text of the same shape as `sample`, numbered by `{{helper}}`, as a Mustache
+    /// template: the dataset keeps the look of the column, never a value of it.
+    static func template(for sample: String, property: String, helper: String) -> String {
+        switch shape(sample) {
+        case .email: "user{{\(helper)}}@example.com"
+        case .url: "https://example.com/\(safe(property))/{{\(helper)}}"
+        case .phone: "+1 555 {{\(helper)}}"
+        case .freeText, .token: "\(safe(property)) {{\(helper)}}"
+        }
+    }
+
+    /// Letters, digits and '_' of a name, for text a template writes.
+    static func safe(_ name: String) -> String {
+        let kept = String(String.UnicodeScalarView(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }))
+        return kept.isEmpty ? "value" : kept
+    }
+
+    /// Bounds rounded outward to one significant digit: a range says the magnitude of what was
+    /// seen, not its extreme values.
+    static func roundedOutward(_ low: Int64, _ high: Int64) -> (Int64, Int64) {
+        func step(_ v: Int64) -> Int64 {
+            var s: Int64 = 1
+            let m = v.magnitude
+            while s <= Int64.max / 10, UInt64(s) * 10 <= m { s *= 10 }
+            return s
+        }
+        let lowStep = step(low), highStep = step(high)
+        let a = low >= 0 ? low / lowStep * lowStep : -((-low + lowStep - 1) / lowStep * lowStep)
+        let b = high >= 0 ? (high.multipliedReportingOverflow(by: 1).partialValue + highStep - 1) / highStep * highStep : -(-high / highStep * highStep)
+        return (min(a, low), max(b, high))
+    }
+
+    static func roundedOutward(_ low: Double, _ high: Double) -> (Double, Double) {
+        func magnitude(_ v: Double) -> Double { v == 0 ? 1 : pow(10, floor(log10(abs(v)))) }
+        let a = (low / magnitude(low)).rounded(.down) * magnitude(low), b = (high / magnitude(high)).rounded(.up) * magnitude(high)
+        return (min(a, low), max(b, high))
+    }
+}
