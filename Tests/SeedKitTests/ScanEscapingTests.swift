@@ -70,7 +70,7 @@ import Yams
             var observation = PartitionObservation(table: "events", partition: pk, sampleSize: 20)
             for e in entities { observation.observe(e) }
             let input = ScanInput(name: "hostile\u{2028}name", source: "test\u{2029}", blobEndpoint: "", containers: [], partitions: [observation],
-                                  sample: 20, copiedBlobs: false)
+                                  sample: 20, copiedBlobs: false, copyValues: true)
             let inferred = DatasetInference.infer(input)
             let folder = try! Scratch.folder()
             try! Data(inferred.yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))

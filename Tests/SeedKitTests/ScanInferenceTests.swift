@@ -23,7 +23,7 @@ import Testing
         let entities = try speakeasy()
         let input = { (list: [TableEntity]) in
             ScanInput(name: "s", source: "test", blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1", containers: [],
-                      partitions: self.observe(list, sample: 20), sample: 20, copiedBlobs: false)
+                      partitions: self.observe(list, sample: 20), sample: 20, copiedBlobs: false, copyValues: true)
         }
         let forward = DatasetInference.infer(input(entities))
         let backward = DatasetInference.infer(input(entities.reversed()))
@@ -33,7 +33,7 @@ import Testing
 
     @Test func referencesTemplatesWeightsAndKeysAreFound() throws {
         let input = ScanInput(name: "s", source: "test", blobEndpoint: "", containers: [], partitions: observe(try speakeasy(), sample: 20),
-                              sample: 20, copiedBlobs: false)
+                              sample: 20, copiedBlobs: false, copyValues: true)
         let inferred = DatasetInference.infer(input)
         #expect(inferred.yaml.contains("SpeakerKey: { from: speaker.RowKey }"))
         #expect(inferred.yaml.contains("SpeakerName: { from: speaker.Name }"))

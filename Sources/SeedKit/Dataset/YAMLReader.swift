@@ -58,9 +58,9 @@ struct YAMLReader {
         return Self.text(s)
     }
 
-    /// The scalar's text. `!bom "…"` is text that begins with U+FEFF: the YAML library drops a
-    /// scalar's leading byte-order mark however it is written, so `scan` writes such text
-    /// tagged, without it, and it is put back here (docs/FORMATS.md).
+    /// The scalar's text. `!bom "…"` is text that begins with U+FEFF: the YAML library drops one
+    /// leading byte-order mark of a scalar however it is written, so `scan` tags such text and
+    /// that mark is put back here (docs/FORMATS.md).
     static func text(_ s: Node.Scalar) -> String {
         s.tag.rawValue == "!bom" ? "\u{FEFF}" + s.string : s.string
     }

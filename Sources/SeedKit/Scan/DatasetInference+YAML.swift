@@ -144,9 +144,9 @@ extension Inference {
     /// C0 and C1 controls (NEL included), DEL, U+2028 and U+2029 (libyaml ends a line there),
     /// the byte-order mark and the non-characters U+FFFE and U+FFFF.
     static func quoted(_ text: String) -> String {
-        // A leading byte-order mark is dropped by the YAML library whatever the escape: such
-        // text is tagged `!bom` and written without it (the dataset loader puts it back).
-        if text.unicodeScalars.first == "\u{FEFF}" { return "!bom \"" + escaped(String(text.unicodeScalars.dropFirst())) + "\"" }
+        // The YAML library drops one leading byte-order mark of a scalar, however it is escaped:
+        // such text is tagged `!bom`, and the dataset loader puts that one mark back.
+        if text.unicodeScalars.first == "\u{FEFF}" { return "!bom \"" + escaped(text) + "\"" }
         return "\"" + escaped(text) + "\""
     }
 
