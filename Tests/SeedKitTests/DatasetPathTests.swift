@@ -7,18 +7,7 @@ import Testing
 /// machine in a public container, nor read a template from elsewhere.
 @Suite struct DatasetPathTests {
     private func loadError(_ prepare: (URL) throws -> Void = { _ in }, _ change: (String) -> String) throws -> String {
-        let copy = try TestSupport.copyOfSpeakEasy()
-        try prepare(copy)
-        try TestSupport.edit(copy.appendingPathComponent("dataset.yaml"), change)
-        do {
-            let dataset = try Dataset.load(directory: copy)
-            _ = try GeneratedDataset.make(dataset, options: TestSupport.options())
-        } catch let error as DatasetError {
-            return error.description
-        } catch let error as GenerationError {
-            return error.message
-        }
-        return "no error"
+        try TestSupport.loadError(prepare, change)
     }
 
     @Test func imagesOutsideTheFolderAreRefused() throws {

@@ -27,6 +27,23 @@ enum TestSupport {
         try change(text).write(to: file, atomically: true, encoding: .utf8)
     }
 
+    /// The error loading and generating a copy of SpeakEasy gives once `prepare` ran on the
+    /// folder and `change` on its dataset.yaml; "no error" when there is none.
+    static func loadError(_ prepare: (URL) throws -> Void = { _ in }, _ change: (String) -> String) throws -> String {
+        let copy = try copyOfSpeakEasy()
+        try prepare(copy)
+        try edit(copy.appendingPathComponent("dataset.yaml"), change)
+        do {
+            let dataset = try Dataset.load(directory: copy)
+            _ = try GeneratedDataset.make(dataset, options: options())
+        } catch let error as DatasetError {
+            return error.description
+        } catch let error as GenerationError {
+            return error.message
+        }
+        return "no error"
+    }
+
     static let pinnedWindow = (from: EdmDateTime(iso8601: "2026-01-01")!, to: EdmDateTime(iso8601: "2026-07-01")!)
 
     static func options(seed: UInt64 = 42, events: Int? = nil) -> GenerationOptions {
