@@ -146,7 +146,8 @@ public enum FieldGenerator: Sendable {
     case int(min: Int64, max: Int64, type: EdmType)
     /// Uniform in `[min, max)`.
     case double(min: Double, max: Double)
-    /// `start + ordinal × step` over the kind's entities in RowKey order (or draw order when keyed by it).
+    /// `start + index × step`: the entity's generation index (its row, or its draw when the kind is keyed by
+    /// the sequence), else its place in RowKey order for a kind drawn from a key space.
     case sequence(start: Int64, step: Int64, type: EdmType)
     /// Mustache text over the entity's fields.
     case template(Template)

@@ -116,7 +116,13 @@ struct EntityBuilder {
             case .double(let min, let width):
                 values[slot] = .double(min + random.unit() * width)
             case .sequence(let start, let step, let type):
-                let n = Int128(start) + Int128(ordinal) * Int128(step)
+                // In a kind listed as rows or keyed by a sequence the identity is the entity's own
+                // generation index (its row, its draw): the value is a function of it, so the
+                // RowKey hashed from it and the value stored agree, and another count only adds
+                // or removes entities. A kind drawn from a key space numbers its entities in
+                // RowKey order (its sample is another one for another count anyway).
+                let index = engine.spec.rows != nil || engine.keySpace == nil ? Int128(identity) : Int128(ordinal)
+                let n = Int128(start) + index * Int128(step)
                 values[slot] = type == .string ? .string(String(n)) : intValue(n, type)
             case .ref(let target, let key, let groups):
                 let count = target.materialized!.count
