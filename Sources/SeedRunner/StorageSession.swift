@@ -26,15 +26,16 @@ public struct StorageSession: Sendable {
     /// With `shard`, the session's run plans, carries out, verifies, resets and exports only
     /// that shard's part (``Shard``).
     /// `configuration` is the clients' (its request log and activity counts among them).
+    /// `lockTimeout`: how long to wait for another process that owns the embedded folder.
     public static func open(_ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
-                            note: (String) -> Void = { _ in }) async throws -> StorageSession {
+                            lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }) async throws -> StorageSession {
         switch location {
         case .account(let account):
             let target = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
                                     tableEndpoint: account.tableEndpoint.absoluteString)
             return StorageSession(run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), server: nil, servedBy: nil)
         case .embedded(let directory):
-            let connection = try await EmbeddedStorage.open(dataDirectory: directory, command: command)
+            let connection = try await EmbeddedStorage.open(dataDirectory: directory, command: command, lockTimeout: lockTimeout)
             let canonical = StorageAccount.development()
             let target = PlanTarget(account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
                                     tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
@@ -53,8 +54,8 @@ public struct StorageSession: Sendable {
 
     /// Opens `location`, runs `body`, then closes the session whether or not it threw.
     public static func with<T>(_ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
-                               note: (String) -> Void = { _ in }, _ body: (StorageSession) async throws -> T) async throws -> T {
-        let session = try await open(location, command: command, shard: shard, configuration: configuration, note: note)
+                               lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }, _ body: (StorageSession) async throws -> T) async throws -> T {
+        let session = try await open(location, command: command, shard: shard, configuration: configuration, lockTimeout: lockTimeout, note: note)
         do {
             let result = try await body(session)
             await session.close()

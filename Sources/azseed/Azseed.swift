@@ -32,14 +32,25 @@ enum Main {
         _ = Console.started  // the clock of JSON results starts with the process, not on first use
         do {
             var command = try Azseed.parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
+            if command is EmulatorCommand, var emulator = command as? AsyncParsableCommand {
+                try await emulator.run()  // it stops gracefully on SIGINT/SIGTERM itself
+            } else if let asyncCommand = command as? AsyncParsableCommand {
+                // Run as a task that Ctrl-C cancels (``Interruption``).
+                nonisolated(unsafe) var running = asyncCommand
+                let task = Task { try await running.run() }
+                Interruption.install { task.cancel() }
+                try await task.value
             } else {
                 try command.run()
             }
             await drainLogs()
         } catch {
             await drainLogs()
+            if Interruption.happened {
+                LineWriter.shared.write(Array((Interruption.message + "\n").utf8), to: STDERR_FILENO)
+                LineWriter.shared.drain()
+                exit(130)
+            }
             Failure.exit(with: error)
         }
     }

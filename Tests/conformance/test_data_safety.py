@@ -144,3 +144,46 @@ def test_an_invalid_snapshot_writes_nothing(azseed, account, tmp_path, case):
     # Nothing at all was written: no container, no table, no entity.
     assert list(BlobServiceClient.from_connection_string(account.connection_string).list_containers()) == []
     assert list(TableServiceClient.from_connection_string(account.connection_string).list_tables()) == []
+
+
+# --- Issue 29, item 6: interrupted and concurrent runs say what happened ------------------
+
+import signal
+
+
+def test_ctrl_c_during_apply_is_one_line_exit_130_and_a_rerun_finishes(azseed, tmp_path):
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        cs = ["--connection-string", emulator.connection_string]
+        applying = subprocess.Popen([azseed, "apply", *cs, *NOW, "--events", "20000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        assert applying.poll() is None, "apply finished before it could be interrupted; the test proves nothing"
+        applying.send_signal(signal.SIGINT)
+        out, err = applying.communicate(timeout=60)
+        record([azseed, "apply"], out, err)
+        assert applying.returncode == 130, (applying.returncode, err)
+        lines = [line for line in err.splitlines() if "interrupted" in line]
+        assert len(lines) == 1 and "run the same command again" in lines[0] and "half-written" in lines[0], err
+        again = run(azseed, "apply", *cs, *NOW, "--events", "20000")
+        assert again.returncode == 0, again.stderr
+        assert run(azseed, "verify", *cs, *NOW, "--events", "20000").returncode == 0
+    finally:
+        stop_emulator(emulator)
+
+
+def test_lock_timeout_waits_for_the_folders_owner(azseed, tmp_path):
+    lock = tmp_path / ".azseed" / "storage" / "owner.lock"
+    applying = subprocess.Popen([azseed, "apply", *NOW, "--events", "20000"], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not (lock.exists() and "command=azseed apply" in lock.read_text()):
+            assert time.time() < deadline and applying.poll() is None, "apply did not take the folder"
+            time.sleep(0.05)
+        waited = run(azseed, "plan", *NOW, "--events", "20000", "--detailed-exitcode", "--lock-timeout", "5m", cwd=tmp_path, timeout=300)
+        assert applying.poll() is not None, "plan did not wait for apply"
+        assert waited.returncode == 0, waited.stderr  # it planned after apply: nothing to do
+    finally:
+        out, err = applying.communicate(timeout=300)
+        record([azseed, "apply"], out, err)
+    assert applying.returncode == 0, err

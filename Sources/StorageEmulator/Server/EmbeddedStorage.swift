@@ -21,8 +21,11 @@ public enum EmbeddedStorage {
 
     /// Starts the in-process emulator over `dataDirectory` on 127.0.0.1 with free ports, or,
     /// when an `azseed emulator` owns the folder, connects to it. `command` names this
-    /// process in the folder's lock. Throws `DataFolderBusy` when any other process owns it.
-    public static func open(dataDirectory: URL, command: String) async throws -> Connection {
+    /// process in the folder's lock. Throws `DataFolderBusy` when any other process owns it
+    /// for longer than `lockTimeout` (`--lock-timeout`: waiting for another command to finish,
+    /// as Terraform waits for its state lock).
+    public static func open(dataDirectory: URL, command: String, lockTimeout: Duration = .zero) async throws -> Connection {
+        let deadline = ContinuousClock.now + lockTimeout
         var configuration = EmulatorConfiguration(dataDirectory: dataDirectory, host: "127.0.0.1", blobPort: 0, tablePort: 0)
         configuration.command = command
         // An emulator that has just taken the folder writes its endpoints once it listens:
@@ -40,7 +43,7 @@ public enum EmbeddedStorage {
                 }
                 let starting = busy.owner == nil || busy.owner?.command == DataFolderLock.emulatorCommand
                 attempts += 1
-                guard starting, attempts < 25 else { throw busy }
+                guard (starting && attempts < 25) || ContinuousClock.now < deadline else { throw busy }
                 try await Task.sleep(for: .milliseconds(200))
             }
         }

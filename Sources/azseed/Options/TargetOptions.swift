@@ -83,7 +83,22 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds without a byte from the service before a request fails; a stalled request is not retried, and no retry starts later than three times this after a request's first try.", valueName: "seconds"))
     var timeout = 10
 
+    @Option(help: ArgumentHelp("How long to wait for another azseed command that has the embedded storage's folder open (such as 30s or 5m; default 0s: refuse at once).", valueName: "duration"))
+    var lockTimeout = "0s"
+
     @OptionGroup var logging: LoggingOptions
+
+    /// `--lock-timeout` as a duration: whole seconds, or minutes with `m`.
+    var lockWait: Duration {
+        get throws {
+            let text = lockTimeout.lowercased()
+            let (digits, unit): (Substring, Int64) = text.hasSuffix("m") ? (text.dropLast(), 60) : text.hasSuffix("s") ? (text.dropLast(), 1) : (Substring(text), 1)
+            guard let value = Int64(digits), value >= 0, value <= 86_400 / unit else {
+                throw ValidationError("--lock-timeout '\(lockTimeout)': give a duration such as 0s, 30s or 5m (at most a day)")
+            }
+            return .seconds(value * unit)
+        }
+    }
 
     /// The clients' configuration: `--timeout`, and the request log of `--verbose` and `--log-file`.
     func clientConfiguration() async throws -> ClientConfiguration {
@@ -95,6 +110,7 @@ struct TargetOptions: ParsableArguments {
 
     func validate() throws {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout \(timeout): give 1 to 3600 seconds") }
+        _ = try lockWait
         if let caFile { try Self.trust(caFile: caFile) }
         _ = try chosenShard
         if accountOptions {
@@ -211,7 +227,8 @@ extension StorageSession {
         let shown = options.dataDir ?? EmbeddedStorage.defaultDataDirectory
         let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
         let configuration = if let configuration { configuration } else { try await options.clientConfiguration() }
-        return try await with(try options.location(), command: command, shard: try options.chosenShard, configuration: configuration, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
+        return try await with(try options.location(), command: command, shard: try options.chosenShard, configuration: configuration,
+                              lockTimeout: try options.lockWait, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
             if session.server != nil {
                 Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
             }

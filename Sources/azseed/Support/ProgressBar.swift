@@ -25,6 +25,7 @@ final class ProgressBar: Sendable {
     }
 
     func update(_ progress: ExecutionProgress) {
+        Interruption.record(done: progress.done, total: progress.total, writing: true)
         guard shouldDraw(final: progress.done == progress.total) else { return }
         var parts: [String] = []
         let name = progress.phase.map { "\(label) \($0)" } ?? label
@@ -43,6 +44,7 @@ final class ProgressBar: Sendable {
 
     /// A count without a known total (entities read while planning).
     func update(done: Int, total: Int?) {
+        Interruption.record(done: done, total: total, writing: false)
         guard shouldDraw(final: done == total) else { return }
         let seconds = Date().timeIntervalSince(started)
         var parts = [total.map { "\(done)/\($0)" } ?? "\(done)"]

@@ -1,0 +1,48 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Ctrl-C (SIGINT) and SIGTERM during a storage command: the command's task is cancelled, so
+/// requests in flight are aborted and nothing starts after them; then one line says how far it
+/// got and that a re-run finishes it, and the exit status is 130 (as shells report SIGINT). A
+/// second signal ends the process at once. The signals are received by Dispatch sources, on
+/// Dispatch's queue: the handler only flags and cancels, it never blocks.
+enum Interruption {
+    private static let interrupted = Atomic<Bool>(false)
+    /// The last progress a command reported: what was done of what, and whether it writes.
+    private static let progress = Mutex<(done: Int, total: Int?, writing: Bool)?>(nil)
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+    static var happened: Bool { interrupted.load(ordering: .relaxed) }
+
+    /// Called by the progress display with every update.
+    static func record(done: Int, total: Int?, writing: Bool) {
+        progress.withLock { $0 = (done, total, writing) }
+    }
+
+    /// Routes SIGINT and SIGTERM to `cancel` (once; a second signal exits with 130).
+    static func install(cancel: @escaping @Sendable () -> Void) {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if interrupted.exchange(true, ordering: .relaxed) { Foundation.exit(130) }
+                cancel()
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// The one line printed when an interrupted command ends.
+    static var message: String {
+        switch progress.withLock({ $0 }) {
+        case let (done, total?, true)?:
+            "azseed: interrupted after \(done) of \(total) changes; each blob and entity batch is written whole or not at all, so nothing is half-written — run the same command again to finish"
+        case let (done, _, false)?:
+            "azseed: interrupted while reading (\(done) read); nothing was written — run the same command again"
+        default:
+            "azseed: interrupted before any change was written; run the same command again"
+        }
+    }
+}
