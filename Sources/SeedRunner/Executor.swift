@@ -130,7 +130,7 @@ public struct Executor: Sendable {
             guard let blob = action.blob else { return }
             switch blob.content {
             case .file(let file):
-                try await blobs.upload(file: file, container: action.container, name: action.name, options: BlobUploadOptions(contentType: blob.contentType))
+                try await blobs.upload(file: file, container: action.container, name: action.name, options: blob.uploadOptions)
                 sent.add(blob.size)
             case .sourceBlob(let container, let name, let listed):
                 guard let copier else { throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open") }

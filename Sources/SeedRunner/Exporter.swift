@@ -76,7 +76,7 @@ public struct Exporter: Sendable {
             for listed in page where shard?.owns(container: container, blob: listed.name) ?? true {
                 let data = try await blobs.download(container: container, name: listed.name)
                 let contentType = listed.contentType ?? "application/octet-stream"
-                let md5 = try await BlockingPool.run { try builder.value.addBlob(listed.name, contentType: contentType, data: data) }
+                let md5 = try await BlockingPool.run { try builder.value.addBlob(listed.name, contentType: contentType, data: data, properties: listed) }
                 if let recorded = listed.contentMD5, recorded != md5 {
                     throw RunError("blob '\(container)/\(listed.name)': the downloaded bytes do not match its Content-MD5; export again")
                 }

@@ -207,3 +207,40 @@ def test_blob_names_that_cannot_be_paths_export_and_import_exactly(azseed, two, 
     (snap / "encoded" / "speakers" / "stray").write_bytes(b"x")
     refused = run(azseed, "import", str(snap), "--connection-string", target.connection_string)
     assert refused.returncode == 1 and "not in the manifest" in refused.stderr
+
+
+# --- Issue 29, item 3: snapshots carry what a blob has besides its bytes -------------------
+
+def test_export_and_import_keep_blob_metadata_and_content_headers(azseed, two, tmp_path):
+    source, target = two
+    blobs = BlobServiceClient.from_connection_string(source.connection_string)
+    container = blobs.create_container("docs")
+    settings = ContentSettings(content_type="text/csv", content_encoding="x-raw", content_language="de-CH",
+                               content_disposition='attachment; filename="a.csv"', cache_control="max-age=60")
+    container.upload_blob("a.csv", b"x,y\n1,2\n", content_settings=settings, metadata={"author": "ops", "run": "3"})
+    container.upload_blob("plain.txt", b"plain", content_settings=ContentSettings(content_type="text/plain"))
+    source_cs, target_cs = ["--connection-string", source.connection_string], ["--connection-string", target.connection_string]
+    done = run(azseed, "export", *source_cs, "--container", "docs", "--table", "none1", "--out", str(tmp_path / "snap"))
+    assert done.returncode == 1  # no table 'none1': export names what is missing
+    TableServiceClient.from_connection_string(source.connection_string).create_table("none1")
+    done = run(azseed, "export", *source_cs, "--container", "docs", "--table", "none1", "--out", str(tmp_path / "snap"))
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "snap" / "manifest.json").read_text())
+    entry = next(b for b in manifest["containers"][0]["blobs"] if b["name"] == "a.csv")
+    assert entry["metadata"] == {"author": "ops", "run": "3"} and entry["cacheControl"] == "max-age=60", entry
+    done = run(azseed, "import", str(tmp_path / "snap"), *target_cs)
+    assert done.returncode == 0, done.stderr
+    copied = BlobServiceClient.from_connection_string(target.connection_string).get_blob_client("docs", "a.csv").get_blob_properties()
+    assert copied.metadata == {"author": "ops", "run": "3"}
+    cs = copied.content_settings
+    assert (cs.content_type, cs.content_encoding, cs.content_language, cs.content_disposition, cs.cache_control) == \
+        ("text/csv", "x-raw", "de-CH", 'attachment; filename="a.csv"', "max-age=60")
+    again = run(azseed, "import", str(tmp_path / "snap"), *target_cs)
+    assert "No changes" in again.stdout, again.stdout
+    # The target's metadata changed: the plan says so and import restores it.
+    BlobServiceClient.from_connection_string(target.connection_string).get_blob_client("docs", "a.csv").set_blob_metadata({"author": "someone-else"})
+    drifted = run(azseed, "import", str(tmp_path / "snap"), *target_cs, "--dry-run")
+    assert "metadata differs" in drifted.stdout, drifted.stdout
+    assert run(azseed, "import", str(tmp_path / "snap"), *target_cs).returncode == 0
+    restored = BlobServiceClient.from_connection_string(target.connection_string).get_blob_client("docs", "a.csv").get_blob_properties()
+    assert restored.metadata == {"author": "ops", "run": "3"}

@@ -91,6 +91,15 @@ public enum StorageNames {
         return nil
     }
 
+    /// Blob and container metadata names: C# identifiers (as Azure requires of `x-ms-meta-*`).
+    public static func metadataNameProblem(_ name: String) -> String? {
+        guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
+              name.unicodeScalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
+            return "a metadata name is a C# identifier: a letter or '_', then letters, digits or '_'"
+        }
+        return nil
+    }
+
     /// The largest number of custom properties an entity may have.
     public static let maxProperties = 252
     /// The largest String value, in UTF-16 code units (64 KiB).

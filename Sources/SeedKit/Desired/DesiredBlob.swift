@@ -12,6 +12,23 @@ public struct DesiredBlob: Sendable, Equatable {
     /// copy has none recorded — such a blob is never taken as unchanged.
     public var md5: [UInt8]
     public var contentType: String
+    /// The content headers and metadata to store and compare besides the content type, as a
+    /// snapshot recorded them; nil when the source says nothing of them (a dataset's files, a
+    /// snapshot made by `generate` or an older azseed): then only the content type counts.
+    public var properties: BlobProperties?
+
+    /// What the blob stores besides its bytes: a copy's listed source properties, else ``properties``.
+    public var stored: BlobProperties? {
+        if case .sourceBlob(_, _, let listed) = content { return listed }
+        return properties
+    }
+
+    /// How it is uploaded: its content type, and the stored headers and metadata when known.
+    public var uploadOptions: BlobUploadOptions {
+        guard var options = stored?.uploadOptions else { return BlobUploadOptions(contentType: contentType) }
+        options.contentType = contentType
+        return options
+    }
 
     /// Where a blob's bytes are.
     public enum Content: Sendable, Equatable {

@@ -57,8 +57,8 @@ public enum Planner {
                     action.currentContentType = current.contentType
                     if current.md5 != blob.md5Base64 { action.reasons.append("md5") }
                     if current.contentType != blob.contentType { action.reasons.append("contentType") }
-                    if case .sourceBlob(_, _, let source) = blob.content, let target = current.listed {
-                        // A copy also carries the source's content headers and metadata.
+                    if let source = blob.stored, let target = current.listed {
+                        // A copy, or a snapshot that recorded them, also carries content headers and metadata.
                         if !Self.sameContentHeaders(source, target) { action.reasons.append("headers") }
                         if !Self.sameMetadata(source.metadata, target.metadata) { action.reasons.append("metadata") }
                     }

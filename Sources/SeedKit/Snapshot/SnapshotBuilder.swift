@@ -25,26 +25,27 @@ public final class SnapshotBuilder {
     /// Adds a blob of the last container added, from bytes or by copying a file; returns
     /// the MD5 (base64) recorded for it.
     @discardableResult
-    public func addBlob(_ name: String, contentType: String, data: Data) throws -> String {
+    /// `properties`: the blob's content headers and metadata, recorded in the manifest (export).
+    public func addBlob(_ name: String, contentType: String, data: Data, properties: BlobProperties? = nil) throws -> String {
         let md5 = Data(Insecure.MD5.hash(data: data)).base64EncodedString()
         let (url, encoded) = try blobURL(name)
         do { try data.write(to: url) } catch { throw GenerationError("cannot write \(url.relativePathForMessages): \(FileProblem.describe(error))") }
-        record(name, contentType: contentType, md5: md5, size: data.count, file: encoded)
+        record(name, contentType: contentType, md5: md5, size: data.count, file: encoded, properties: properties)
         return md5
     }
 
     /// Adds a desired blob whose bytes are a local file (a dataset's or a snapshot's).
     func addBlob(_ blob: DesiredBlob) throws {
         guard let file = blob.file else { throw GenerationError("blob '\(blob.name)' is in another account, not a local file; it cannot be written to a snapshot") }
-        try addBlob(blob.name, contentType: blob.contentType, copying: file, md5: blob.md5Base64, size: blob.size)
+        try addBlob(blob.name, contentType: blob.contentType, copying: file, md5: blob.md5Base64, size: blob.size, properties: blob.properties)
     }
 
-    public func addBlob(_ name: String, contentType: String, copying file: URL, md5: String, size: Int) throws {
+    public func addBlob(_ name: String, contentType: String, copying file: URL, md5: String, size: Int, properties: BlobProperties? = nil) throws {
         let (url, encoded) = try blobURL(name)
         do { try FileManager.default.copyItem(at: file, to: url) } catch {
             throw GenerationError("cannot copy \(file.relativePathForMessages) into the snapshot: \(FileProblem.describe(error))")
         }
-        record(name, contentType: contentType, md5: md5, size: size, file: encoded)
+        record(name, contentType: contentType, md5: md5, size: size, file: encoded, properties: properties)
     }
 
     /// Where a blob's bytes go: its name as a path when that path is free, else the encoded
@@ -74,10 +75,20 @@ public final class SnapshotBuilder {
         return false
     }
 
-    private func record(_ name: String, contentType: String, md5: String, size: Int, file: String?) {
+    private func record(_ name: String, contentType: String, md5: String, size: Int, file: String?, properties: BlobProperties?) {
         var fields: [(String, JSONValue)] = [("name", .string(name)), ("contentType", .string(contentType)),
                                               ("md5", .string(md5)), ("size", .int(Int64(size)))]
         if let file { fields.append(("file", .string(file))) }
+        if let properties {
+            // Content headers when set, and the metadata always (an empty object says "none",
+            // which an import then restores), names sorted by bytes.
+            for (key, value) in [("cacheControl", properties.cacheControl), ("contentEncoding", properties.contentEncoding),
+                                 ("contentLanguage", properties.contentLanguage), ("contentDisposition", properties.contentDisposition)] {
+                if let value { fields.append((key, .string(value))) }
+            }
+            let metadata = properties.metadata.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            fields.append(("metadata", .object(metadata.map { ($0.key, JSONValue.string($0.value)) })))
+        }
         containers[containers.count - 1].blobs.append(.object(fields))
         summary.blobs += 1
         summary.blobBytes += size

@@ -104,7 +104,23 @@ public enum SnapshotReader {
                 let file = directory.appendingPathComponent(relative)
                 try check(blob: file, size: size, md5: md5)
                 listed.insert(ExactString(relative))
-                container.blobs.append(DesiredBlob(name: blobName, file: file, size: size, md5: Array(md5Bytes), contentType: type))
+                var desired = DesiredBlob(name: blobName, file: file, size: size, md5: Array(md5Bytes), contentType: type)
+                if let node = blob["metadata"] {
+                    // Recorded by export: the content headers and metadata to restore.
+                    guard case .object(let pairs) = node else { throw bad("blob '\(blobName)' of container '\(name)' has metadata that is not an object") }
+                    var metadata: [String: String] = [:]
+                    for (key, value) in pairs {
+                        guard let text = value.stringValue, StorageNames.metadataNameProblem(key) == nil else {
+                            throw bad("blob '\(blobName)' of container '\(name)' has metadata '\(key)' that Azure would refuse")
+                        }
+                        metadata[key] = text
+                    }
+                    desired.properties = BlobProperties(name: blobName, contentLength: size, contentType: type, contentMD5: md5,
+                                                        cacheControl: blob["cacheControl"]?.stringValue, contentEncoding: blob["contentEncoding"]?.stringValue,
+                                                        contentLanguage: blob["contentLanguage"]?.stringValue,
+                                                        contentDisposition: blob["contentDisposition"]?.stringValue, metadata: metadata)
+                }
+                container.blobs.append(desired)
             }
             snapshot.containers.append(container)
         }
