@@ -42,6 +42,8 @@ struct RequestAuthenticator: Sendable {
             throw Self.failed("Request date header too old or too far in the future: '\(dateText)'.")
         }
         let candidates: [String]
+        // Signed over the path as sent: a host-style request's path has no account in front.
+        let request = VirtualHost.asSent(request, account: account)
         switch (service, scheme) {
         case (.blob, "SharedKey"):
             candidates = [SharedKeySigner.blobStringToSign(request, account: account),

@@ -59,14 +59,23 @@ extension BlobService {
     /// grant on the destination is no read grant on the source.
     func copySource(_ request: TransportRequest, access: CopySourceAccess, asynchronous: Bool = false) async throws -> (url: String, source: CopySource) {
         let text = request.headers["x-ms-copy-source"] ?? ""
-        guard let parsed = TransportRequest(method: "GET", url: text), let scheme = text.split(separator: ":").first,
+        guard var parsed = TransportRequest(method: "GET", url: text), let scheme = text.split(separator: ":").first,
               ["http", "https"].contains(scheme.lowercased()) else {
             throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
         if let unsupported = parsed.query.first(where: { $0.name == "snapshot" || $0.name == "versionid" }) {
             throw ServiceError(400, "UnsupportedQueryParameter", "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator.")
         }
-        guard Self.sameAuthority(parsed.origin, request.headers["Host"]), let target = try? parseTarget(parsed.path) else {
+        // A URL naming this account in its host (`devstoreaccount1.blob.core.windows.net`, as
+        // `az storage blob copy start --source-container` writes it, or `….blob.localhost`) is
+        // this account, whatever host and port follow; so is a path-style URL of this server.
+        let sourceHost = parsed.origin.split(separator: "://", maxSplits: 1).last.map(String.init) ?? ""
+        if VirtualHost.names(sourceHost, account: account, service: "blob") {
+            parsed.path = "/" + account + parsed.path
+        } else if !Self.sameAuthority(parsed.origin, request.headers["Host"]) {
+            return (text, .remote(text))
+        }
+        guard let target = try? parseTarget(parsed.path) else {
             return (text, .remote(text))
         }
         guard let container = target.container, let blob = target.blob else {

@@ -46,7 +46,8 @@ struct EmulatorResponder: HTTPResponder {
             let bad = TransportRequest(method: method, origin: "http://localhost", path: "/", headers: headers)
             return early(core.errorResponse(ServiceError(400, "InvalidUri", "The request URI is not valid."), bad, service, UUID().uuidString.lowercased()), bad)
         }
-        var azureRequest = parsed
+        // An account in the host name is served as its path-style twin (``VirtualHost``).
+        var azureRequest = VirtualHost.pathStyle(parsed, account: core.configuration.accountName, service: service)
         let limit = core.maxBodyBytes(service)
         if let length = headers["Content-Length"].flatMap(Int.init), length > limit {
             return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)

@@ -9,8 +9,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         commandName: "emulator",
         abstract: "Serve Azure-compatible Blob and Table storage from a local folder.",
         discussion: """
-            The account is devstoreaccount1 with the well-known development key, path-style URLs as
-            with Azurite: on the default ports, clients connect with 'UseDevelopmentStorage=true'.
+            The account is devstoreaccount1 with the well-known development key, addressed path style
+            as with Azurite (on the default ports, clients connect with 'UseDevelopmentStorage=true')
+            or with the account in the host name (devstoreaccount1.blob.localhost:10000).
             Data lives in --data-dir (default .azseed/storage, the folder every azseed storage
             command uses when given no connection string). Stop with Ctrl-C.
             """
