@@ -167,17 +167,18 @@ def test_scan_copies_no_personal_or_rare_value_unless_asked(azseed, tmp_path):
         for i in range(3):  # a small partition: once listed verbatim as rows
             row = {"PartitionKey": "vip", "RowKey": f"v{i}", "Name": f"Alice{i} Johnson", "Email": f"alice{i}.johnson@corp.example.org",
                    "Phone": f"+1 (415) 555-01{i:02d}", "Website": f"https://alice{i}.example.org", "Notes": f"prefers calls after {i + 5}pm",
-                   "Tier": "platinum"}
+                   "Tier": "platinum", "Label": "Topsecret", "Kind": "Topsecret", "Code": f"c{i}"}
             table.create_entity(row)
             secrets += [row["Name"], row["Email"], row["Phone"], row["Website"], row["Notes"]]
         secrets.append("platinum")  # seen in 3 entities only
         cities = ["Chicago", "Boston", "Denver"]
         for i in range(30):
             row = {"PartitionKey": "regular", "RowKey": f"r{i:02d}", "Name": f"Carol{i} Smith", "Email": f"carol{i}@mail.example.com",
-                   "Phone": f"415-555-{1000 + i}", "City": cities[i % 3], "Age": 20 + i, "Status": "rare-status" if i == 7 else "active"}
+                   "Phone": f"415-555-{1000 + i}", "City": cities[i % 3], "Age": 20 + i, "Status": "rare-status" if i == 7 else "active",
+                   "Level": "zeta-level" if i == 9 else ["gold", "silver", "bronze"][i % 3]}
             table.create_entity(row)
             secrets += [row["Name"], row["Email"], row["Phone"]]
-        secrets.append("rare-status")
+        secrets += ["rare-status", "zeta-level"]
         for i in range(6):  # a PartitionKey that is an address
             table.create_entity({"PartitionKey": "bob@private.example.net", "RowKey": f"b{i}", "Kind": "order"})
         secrets.append("bob@private.example.net")
@@ -188,6 +189,7 @@ def test_scan_copies_no_personal_or_rare_value_unless_asked(azseed, tmp_path):
         leaked = [s for s in secrets if s in written]
         assert leaked == [], leaked
         assert "Chicago" in written  # a value seen in ten entities that names no one is kept
+        assert "bronze" in written  # one rare value does not cost the column its frequent ones
         generated = run(azseed, "generate", "--dataset", str(tmp_path / "private"), "--out", str(tmp_path / "gen"), *NOW)
         assert generated.returncode == 0, generated.stderr
 
@@ -196,5 +198,8 @@ def test_scan_copies_no_personal_or_rare_value_unless_asked(azseed, tmp_path):
                      "--copy-values")
         assert copied.returncode == 0, copied.stderr
         assert "alice0.johnson@corp.example.org" in (tmp_path / "copied" / "dataset.yaml").read_text()
+        # Two equal columns are not each other's template: the copied dataset generates.
+        generated = run(azseed, "generate", "--dataset", str(tmp_path / "copied"), "--out", str(tmp_path / "gen2"), *NOW)
+        assert generated.returncode == 0, generated.stderr
     finally:
         stop_emulator(emulator)

@@ -116,6 +116,8 @@ def test_partial_exports_merge_into_the_unsharded_export(azseed, tmp_path):
         # Issue 28 item 11, as a snapshot's supplier would try it. A shard exported without an id is refused at once.
         no_id = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "x"), "--shard", "0/3")
         assert no_id.returncode == 64 and "--export-id" in no_id.stderr and not (tmp_path / "x").exists()
+        unsharded = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "y"), "--export-id", "x")
+        assert unsharded.returncode == 64 and "--shard" in unsharded.stderr and not (tmp_path / "y").exists()
         # Shard 1 of another export (the account changed in between) does not merge with this one's.
         run(azseed, "apply", "--connection-string", emulator.connection_string, "--now", "2026-11-22", "--events", "20", "--yes")
         other = run(azseed, "export", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "other1"), "--shard", "1/3",

@@ -30,6 +30,17 @@ def silent_server(behaviour):
             if behaviour == "stall":
                 connection.recv(65536)
                 connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nContent-Type: application/json\r\n\r\n{\"value\": [")
+            if behaviour == "trickle":
+                def trickle(c=connection):
+                    try:
+                        c.recv(65536)
+                        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10485760\r\nContent-Type: application/json\r\n\r\n")
+                        for _ in range(200):
+                            c.sendall(b" " * 1024)
+                            time.sleep(0.5)
+                    except OSError:
+                        pass
+                threading.Thread(target=trickle, daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
     return listener, held, listener.getsockname()[1]
@@ -177,3 +188,19 @@ def test_an_oversized_header_is_refused_and_the_connection_closed(emulator):
     finally:
         s.close()
     assert emulator.alive()
+
+
+def test_a_trickling_server_ends_the_command_too(azseed):
+    # 2 KiB/s for a 10 MiB answer: never silent, never done; under 4 KiB/s for three timeouts ends it.
+    listener, held, port = silent_server("trickle")
+    try:
+        started = time.monotonic()
+        done = run(azseed, "plan", "--connection-string", connection_string(port), "--now", "2026-11-21", "--timeout", "2", timeout=120)
+        elapsed = time.monotonic() - started
+        assert done.returncode == 1 and elapsed < 15, (elapsed, done.stderr)
+        errors = [line for line in done.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and "KiB/s" in errors[0] and f"127.0.0.1:{port}" in errors[0], done.stderr
+    finally:
+        listener.close()
+        for c in held:
+            c.close()

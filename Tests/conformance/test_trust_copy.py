@@ -227,7 +227,18 @@ def test_a_wildcard_allowance_never_reaches_loopback(azseed, hostile):
 
 def test_allow_copy_source_is_checked(azseed):
     from conftest import run
-    for bad in ["ftp://h", "http://h/path", "http://user:pw@h", "not a url", "http://*"]:
+    for bad in ["ftp://h", "http://h/path", "http://user:pw@h", "not a url", "http://*", "http://*.127.0.0.1", "http://*.[::1]"]:
         done = run(azseed, "emulator", "--in-memory", "--allow-copy-source", bad)
         assert done.returncode == 64, (bad, done.stderr)
         assert "--allow-copy-source" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_allowing_localhost_allows_this_machines_other_loopback_names(azseed, hostile):
+    port = hostile.rsplit(":", 1)[1]
+    emulator = start_emulator(azseed, "--in-memory", "--allow-copy-source", f"http://localhost:{port}")
+    try:
+        pub = BlobServiceClient.from_connection_string(emulator.connection_string, retry_total=0).create_container("pub")
+        pub.get_blob_client("ok.txt").upload_blob_from_url(f"http://127.0.0.1:{port}/fine")
+        assert pub.get_blob_client("ok.txt").download_blob().readall() == b"fine bytes"
+    finally:
+        stop_emulator(emulator)

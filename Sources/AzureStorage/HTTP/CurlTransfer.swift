@@ -25,20 +25,37 @@ final class CurlTransfer: @unchecked Sendable {
     /// Bytes moved so far and when that last changed (the stall check; loop thread only).
     private var progressed: Int64 = -1
     private var lastProgress = ContinuousClock.now
-    /// Set when no byte moved for `timeout` seconds and the transfer was stopped for it.
+    /// Set when no byte moved for `timeout` seconds, or too few over a window, and the
+    /// transfer was stopped for it.
     private var stalled = false
+    private var tooSlow = false
+    /// The slow-transfer window: when it began and the bytes moved by then.
+    private var windowStart = ContinuousClock.now
+    private var windowBytes: Int64 = 0
 
-    /// Called by libcurl's progress callback: false stops the transfer as stalled.
+    /// A transfer moving fewer bytes a second than this, over three timeouts, is stopped: a
+    /// service trickling an answer cannot hold a command for ever.
+    static let minimumBytesPerSecond: Int64 = 4096
+
+    /// Called by libcurl's progress callback: false stops the transfer as stalled or too slow.
     fileprivate func progress(_ bytes: Int64) -> Bool {
         let now = ContinuousClock.now
+        if progressed < 0 { windowStart = now }
         if bytes != progressed {
             progressed = bytes
             lastProgress = now
-            return true
-        }
-        guard now - lastProgress < .seconds(timeout) else {
+        } else if now - lastProgress >= .seconds(timeout) {
             stalled = true
             return false
+        }
+        let window = Int64(3 * timeout)
+        if now - windowStart >= .seconds(window) {
+            guard bytes - windowBytes >= Self.minimumBytesPerSecond * window else {
+                tooSlow = true
+                return false
+            }
+            windowStart = now
+            windowBytes = bytes
         }
         return true
     }
@@ -179,7 +196,14 @@ final class CurlTransfer: @unchecked Sendable {
             _ = azs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             return .success(TransportResponse(status: status, headers: responseHeaders, body: responseBody))
         }
-        if stalled { return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, detail: "")) }
+        if stalled {
+            return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, message: progressed > 0
+                ? "the answer stopped: no byte for \(timeout) s"
+                : "no answer within \(timeout) s (the connection was accepted, then nothing came)"))
+        }
+        if tooSlow {
+            return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, message: "the service sent under \(Self.minimumBytesPerSecond >> 10) KiB/s for \(3 * timeout) s"))
+        }
         if refusedAddress { return .failure(CurlError(message: "the address it resolves to is not public (loopback, private or link-local)")) }
         guard code == CURLE_OK else {
             let detail = errorBuffer.map { String(cString: $0) } ?? ""

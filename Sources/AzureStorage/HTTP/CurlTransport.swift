@@ -85,6 +85,11 @@ package struct CurlError: Error, Sendable, CustomStringConvertible {
         code = nil
     }
 
+    init(_ code: CURLcode, message: String) {
+        self.code = code
+        self.message = message
+    }
+
     init(_ code: CURLcode, detail: String) {
         self.code = code
         switch code {

@@ -79,9 +79,7 @@ struct RequestPipeline: Sendable {
                 throw error
             } catch {
                 stalled = (error as? CurlError)?.code == CURLE_OPERATION_TIMEDOUT
-                let message = stalled
-                    ? "no answer within \(configuration.timeout) s (the connection was accepted, then nothing came; raise --timeout if the service is only slow)"
-                    : Self.describe(error)
+                let message = stalled ? Self.describe(error) + "; raise --timeout if the service is only slow" : Self.describe(error)
                 failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: message)
             }
             // A stall is not retried, and no retry starts past the request's retry window: a

@@ -84,11 +84,21 @@ extension Inference {
             kind.domains[name] = Double(windowTicks.to - windowTicks.from) / Double(max(p.dateResolution, EdmDateTime.ticksPerSecond))
             return "{ date: window, resolution: \(Self.resolutionName(p.dateResolution))\(presence) }"
         case .string:
-            if !allowed.isEmpty, allowed.count == p.byFrequency?.count, allowed.count <= 50 {
+            let seen = p.byFrequency ?? []
+            // Frequent one-word values are kept (a rare one among them is left out); a column of
+            // few values that may not be copied keeps its shape as made-up labels, with the
+            // observed frequencies.
+            if !allowed.isEmpty, allowed.count <= 50, allowed.map(\.count).reduce(0, +) * 2 >= p.present {
                 kind.domains[name] = Double(allowed.count)
                 return weightedPick(allowed, typed: typed, presence: presence)
             }
             let sample = entities.lazy.compactMap { e -> String? in if case .string(let s)? = e[name] { return s } else { return nil } }.first ?? ""
+            if !seen.isEmpty, seen.count <= 50, seen.count < p.present {
+                let labels = seen.indices.map { (value: EdmValue.string("\(ValuePrivacy.safe(name)) \($0 + 1)"), count: seen[$0].count) }
+                kind.domains[name] = Double(labels.count)
+                summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: \(labels.count) made-up values with the observed frequencies")
+                return weightedPick(labels, typed: typed, presence: presence)
+            }
             if p.present == o.count, p.distinctCount == o.count {
                 // Unique on every entity (a name, an address): numbered text, which can be a key.
                 kind.domains[name] = .infinity

@@ -25,9 +25,22 @@ extension Inference {
                 kind.key = [best]
                 kind.keyReason = "'\(best)' is unique in all \(rows.count) entities"
             } else {
-                let stored = kind.columns.filter { c in rows.allSatisfy { $0[c] != nil } }
-                kind.key = stored.isEmpty ? Array(kind.columns.prefix(1)) : stored
-                kind.keyReason = "no property is unique on its own; the key is every column present in all rows"
+                let stored = kind.columns.filter { c in rows.allSatisfy { $0[c] != nil } && !kind.helperColumns.contains { $0.name == c } }
+                let distinct = Set(rows.map { e in stored.map { e[$0].map { "\($0)" } ?? "" }.joined(separator: "\u{0}") }).count == rows.count
+                if !stored.isEmpty, distinct {
+                    kind.key = stored
+                    kind.keyReason = "no property is unique on its own; the key is every column present in all rows"
+                } else {
+                    // Rows that differ only in their RowKeys: a numbered column tells them apart.
+                    let number = uniqueName("Number", in: o)
+                    var values: [String: String] = [:]
+                    for (i, e) in rows.enumerated() { values[e.rowKey] = String(i + 1) }
+                    kind.helperColumns.append((number, values))
+                    kind.columns.append(number)
+                    kind.key = [number]
+                    kind.keyReason = "no columns tell the \(rows.count) rows apart; '\(number)' (added) numbers them"
+                    summary.append("\(kind.name): \(kind.keyReason)")
+                }
             }
             return
         }

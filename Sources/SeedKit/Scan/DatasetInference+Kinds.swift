@@ -65,10 +65,14 @@ extension Inference {
             handled.insert(name)
             summary.append("\(kind.name).\(name) holds URLs of blobs in container '\(container)': blobUrl")
         }
+        // A property made a template is no variable of another one: two equal columns would
+        // otherwise each be a template of the other, and neither could be generated.
+        var templated = Set<String>()
         for name in o.propertyNames where !handled.contains(name) {
             guard let p = o.property(name), p.type == .string, entities.count >= 2, p.present == o.count,
                   (p.distinctCount ?? Int.max) > max(1, entities.count / 2) || kind.rows,
-                  let template = inferTemplate(name, entities, kind), mayCopyWords(of: template, kind) else { continue }
+                  let template = inferTemplate(name, entities, kind, excluding: templated), mayCopyWords(of: template, kind) else { continue }
+            templated.insert(name)
             // A file name of letters, digits, '-' and '_' only: a property name never picks
             // where scan writes (no '/', no '..').
             var stem = "\(kind.name)-" + String(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") })
@@ -134,12 +138,12 @@ extension Inference {
 
     /// The text of property `name` with other properties' values (and referenced entities'
     /// as `ref.Property`) replaced by `{{…}}`, when that gives one text for every entity.
-    func inferTemplate(_ name: String, _ entities: [TableEntity], _ kind: KindDraft) -> String? {
+    func inferTemplate(_ name: String, _ entities: [TableEntity], _ kind: KindDraft, excluding templated: Set<String> = []) -> String? {
         var result: String?
         for e in entities {
             guard case .string(let text)? = e[name], !text.contains("{{"), !text.contains("}}") else { return nil }
             var candidates: [(variable: String, value: String)] = []
-            for (other, value) in e.properties where !other.isExactly(name) {
+            for (other, value) in e.properties where !other.isExactly(name) && !templated.contains(other) {
                 if case .string(let s) = value, s.count >= 3 { candidates.append((other, s)) }
             }
             for reference in kind.references {

@@ -69,7 +69,7 @@ public final class BlobCopier: Sendable {
                 streamingReason.withLock { reason in
                     if reason == nil {
                         reason = error.copySourceStatus == nil && error.status == 403
-                            ? "the target does not read sources from this origin (403 CannotVerifyCopySource; an azseed emulator target needs --allow-copy-source with the source's origin)"
+                            ? "the target does not read sources from \(Self.origin(of: self.source.account.blobEndpoint)): 403 CannotVerifyCopySource; to copy server-side, start the target emulator with --allow-copy-source \(Self.origin(of: self.source.account.blobEndpoint))"
                             : "the target could not read the source (\(error.copySourceStatus.map(String.init) ?? "unreachable"), CannotVerifyCopySource)"
                     }
                 }
@@ -89,6 +89,14 @@ public final class BlobCopier: Sendable {
     static func sourceIsOutOfReach(_ error: AzureStorageError) -> Bool {
         guard let status = error.copySourceStatus else { return error.status != 404 }
         return status == 401 || status == 403
+    }
+
+    /// `scheme://host:port` of an endpoint, as `--allow-copy-source` takes it.
+    static func origin(of endpoint: URL) -> String {
+        let scheme = endpoint.scheme ?? "https"
+        let host = endpoint.host ?? ""
+        let port = endpoint.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port)"
     }
 
     static func changedSinceListed(_ container: String, _ name: String) -> RunError {

@@ -23,6 +23,8 @@ public struct CopySourceAllowance: Sendable, Equatable, CustomStringConvertible 
         isWildcard = host.hasPrefix("*.")
         if isWildcard { host.removeFirst(2) }
         guard !host.isEmpty, !host.contains("*") else { return nil }
+        // A wildcard is over a domain's names, never over an address.
+        if isWildcard, host.hasPrefix("[") || host.split(separator: ".").allSatisfy({ $0.allSatisfy(\.isNumber) }) { return nil }
         self.scheme = scheme
         self.host = host
         port = components.port ?? (scheme == "https" ? 443 : 80)
@@ -33,6 +35,9 @@ public struct CopySourceAllowance: Sendable, Equatable, CustomStringConvertible 
     /// Whether a source URL's origin (`scheme://host[:port]`) is this one's.
     func matches(_ origin: String) -> Bool {
         guard let other = CopySourceAllowance(origin), !other.isWildcard, other.scheme == scheme, other.port == port else { return false }
-        return isWildcard ? other.host.hasSuffix("." + host) : other.host == host
+        if isWildcard { return other.host.hasSuffix("." + host) }
+        // This machine's loopback names are one host: allowing localhost allows 127.0.0.1.
+        let loopback: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+        return other.host == host || (loopback.contains(other.host) && loopback.contains(host))
     }
 }

@@ -59,6 +59,9 @@ struct ExportCommand: AsyncParsableCommand {
             if tables.isEmpty { tables = loaded.tables.map(\.name) }
         }
         let exportID = exportId ?? ProcessInfo.processInfo.environment["AZSEED_EXPORT_ID"].flatMap { $0.isEmpty ? nil : $0 }
+        if try target.chosenShard == nil, exportId != nil {
+            throw ValidationError("--export-id names the parts of a sharded export; add --shard I/N (or --shards N), or drop it")
+        }
         if try target.chosenShard != nil, exportID == nil {
             throw ValidationError("export --shard needs --export-id ID (or $AZSEED_EXPORT_ID): the processes of one export name it alike, so 'snapshot merge' can tell their parts from another export's")
         }
