@@ -13,6 +13,9 @@ public struct ScanOptions: Sendable {
     public var copyBlobs: Bool
     /// Copy values as they are (`--copy-values`); off, ``ScanInput/copyValues`` keeps people out.
     public var copyValues = false
+    /// Blobs keep their names when values or the blobs themselves are copied; otherwise they
+    /// are written under made-up names (a photo's name may be its subject's).
+    public var keepsBlobNames: Bool { copyValues || copyBlobs }
     /// The new dataset's name.
     public var name: String
 
@@ -59,6 +62,7 @@ public struct Scanner: Sendable {
         }
         let chosen = snapshot.containers.filter { wanted($0.name, options.containers) }
         let containers = chosen.map { c in ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) }) }
+            .map { options.keepsBlobNames ? $0 : $0.placeholderNames() }
         let tables = snapshot.tables.filter { wanted($0.name, options.tables) }
         // Reading the table files blocks: on BlockingPool's threads.
         let observations = try await BlockingPool.run { () -> [String: PartitionObservation] in
@@ -108,7 +112,8 @@ public struct Scanner: Sendable {
                 for try await page in run.blobs.list(container: name) {
                     blobs += page.map { ($0.name, $0.contentLength, $0.contentType ?? "application/octet-stream") }
                 }
-                containers.append(ScannedContainer(name: name, access: access, blobs: blobs))
+                let scanned = ScannedContainer(name: name, access: access, blobs: blobs)
+                containers.append(options.keepsBlobNames ? scanned : scanned.placeholderNames())
                 report.blobs += blobs.count
             }
             var tableNames = options.tables ?? []
@@ -172,12 +177,12 @@ public struct Scanner: Sendable {
                         report.skippedBlobs.append("\(container.name)/\(blob.name)")
                         continue
                     }
-                    let file = folder.appendingPathComponent("blobs/\(container.name)/\(blob.name)")
+                    let file = folder.appendingPathComponent("blobs/\(container.name)/\(container.writtenName(blob.name))")
                     try await BlockingPool.run { try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true) }
                     if options.copyBlobs {
                         report.bytesCopied += try await copy(container.name, blob.name, file)
                     } else {
-                        let bytes = BlobPlaceholder.bytes(name: blob.name, size: blob.size, contentType: blob.contentType, index: index)
+                        let bytes = BlobPlaceholder.bytes(name: container.writtenName(blob.name), size: blob.size, contentType: blob.contentType, index: index)
                         try await BlockingPool.run { try Data(bytes).write(to: file) }
                     }
                     index += 1

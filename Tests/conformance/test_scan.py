@@ -203,3 +203,16 @@ def test_scan_copies_no_personal_or_rare_value_unless_asked(azseed, tmp_path):
         assert generated.returncode == 0, generated.stderr
     finally:
         stop_emulator(emulator)
+
+
+def test_by_default_blobs_are_written_under_made_up_names(azseed, served, tmp_path):
+    done = run(azseed, "scan", "--connection-string", served.connection_string, "--out", str(tmp_path / "s"), "--container", "speakers",
+               "--table", "events")
+    assert done.returncode == 0, done.stderr
+    paths = [str(p.relative_to(tmp_path / "s")) for p in (tmp_path / "s").rglob("*")]
+    written = "".join(p.read_text(errors="replace") for p in (tmp_path / "s").rglob("*") if p.is_file() and p.suffix != ".jpg")
+    for person in ("Tubalinal", "BJohnson", "Nielsen", "Orlova"):
+        assert person not in written and not any(person in p for p in paths), person
+    assert sorted(p for p in paths if p.endswith(".jpg")) == [f"blobs/speakers/blob-{i}.jpg" for i in range(1, 9)]
+    generated = run(azseed, "generate", "--dataset", str(tmp_path / "s"), "--out", str(tmp_path / "g"), *NOW)
+    assert generated.returncode == 0, generated.stderr

@@ -129,7 +129,7 @@ extension Inference {
                     all = false
                     break
                 }
-                names[e.rowKey] = blob
+                names[e.rowKey] = container.writtenName(blob)
             }
             if all, !names.isEmpty { return (container.name, names) }
         }

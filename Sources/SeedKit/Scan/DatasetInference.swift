@@ -6,11 +6,28 @@ public struct ScannedContainer: Sendable {
     public var name: String
     public var access: PublicAccess
     public var blobs: [(name: String, size: Int, contentType: String)]
+    /// The name each blob is written under when it is not its own (``placeholderNames()``).
+    public var renamed: [String: String] = [:]
 
     public init(name: String, access: PublicAccess, blobs: [(name: String, size: Int, contentType: String)]) {
         self.name = name
         self.access = access
         self.blobs = blobs
+    }
+
+    /// The name a blob of this container is written under in the dataset.
+    public func writtenName(_ blob: String) -> String { renamed[blob] ?? blob }
+
+    /// The container with its blobs written under made-up names (`blob-1.jpg`: the extension,
+    /// and with it the content type, kept): a blob's name may name a person, and is seen once.
+    public func placeholderNames() -> ScannedContainer {
+        var copy = self
+        for (i, blob) in blobs.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }).enumerated() {
+            let last = blob.name.split(separator: "/").last ?? ""
+            let ext = last.contains(".") ? "." + ValuePrivacy.safe(String(last.split(separator: ".").last ?? "")) : ""
+            copy.renamed[blob.name] = "blob-\(i + 1)\(ext)"
+        }
+        return copy
     }
 }
 
