@@ -12,7 +12,7 @@ VENV_AZ    := .venv-az
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps test-deps venv venv-az build test seed bench clean install
+.PHONY: all deps test-deps venv venv-az build test seed bench clean install dist test-dist
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -85,18 +85,38 @@ bench: deps venv
 # The binary alone is the whole tool (the default dataset is compiled in); completions for
 # bash, zsh and fish come from the binary itself, the man page from argument-parser's
 # generate-manual plugin.
+# A release build links the Swift runtime statically and is installed stripped: it needs only
+# what Debian ships (libc, libstdc++, libcurl, libjpeg, libsqlite3, libxml2), not the toolchain.
+STATIC        := $(if $(filter release,$(CONFIGURATION)),--static-swift-stdlib,)
+STRIP         := $(if $(filter release,$(CONFIGURATION)),-s,)
 install: deps
-	$(SWIFT) build -c $(CONFIGURATION) --product azseed
-	$(SWIFT) package generate-manual --configuration $(CONFIGURATION) >/dev/null
-	@bin="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/azseed"; set -e; \
+	$(SWIFT) build -c $(CONFIGURATION) $(STATIC) --product azseed
+	$(SWIFT) package generate-manual >/dev/null  # the page is the same for any build; the debug one is there after make test
+	@bin="$$($(SWIFT) build -c $(CONFIGURATION) $(STATIC) --show-bin-path)/azseed"; set -e; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(SHARE)/bash-completion/completions" "$(SHARE)/zsh/site-functions" \
 		"$(SHARE)/fish/vendor_completions.d" "$(SHARE)/man/man1"; \
-	install -m 0755 "$$bin" "$(DESTDIR)$(PREFIX)/bin/azseed"; \
+	install -m 0755 $(STRIP) "$$bin" "$(DESTDIR)$(PREFIX)/bin/azseed"; \
 	"$$bin" --generate-completion-script bash > "$(SHARE)/bash-completion/completions/azseed"; \
 	"$$bin" --generate-completion-script zsh > "$(SHARE)/zsh/site-functions/_azseed"; \
 	"$$bin" --generate-completion-script fish > "$(SHARE)/fish/vendor_completions.d/azseed.fish"; \
 	install -m 0644 .build/plugins/GenerateManual/outputs/azseed/azseed.1 "$(SHARE)/man/man1/azseed.1"; \
 	echo "installed $(DESTDIR)$(PREFIX)/bin/azseed ($$("$$bin" --version)), completions and man page under $(SHARE)"
+
+# The release as a tarball: bin/azseed (static Swift runtime, stripped), completions and the
+# man page under share/, and SHA256SUMS beside it, in .build/dist.
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/azseed/Azseed.swift)
+DIST    := azseed-$(VERSION)-linux-$(shell uname -m)
+dist: deps
+	rm -rf .build/dist
+	$(MAKE) -s install PREFIX=/ DESTDIR=$(CURDIR)/.build/dist/$(DIST) CONFIGURATION=release
+	tar -C .build/dist -czf .build/dist/$(DIST).tar.gz $(DIST)
+	cd .build/dist && sha256sum $(DIST).tar.gz > SHA256SUMS
+	@echo "wrote .build/dist/$(DIST).tar.gz ($$(du -h .build/dist/$(DIST).tar.gz | cut -f1)) and .build/dist/SHA256SUMS"
+
+# The release tarball tried as a user would: unpacked, run with the toolchain's runtime
+# hidden (Tests/conformance/test_dist.py; skipped by `make test`, which builds no release).
+test-dist: dist venv
+	AZSEED_DIST=$(CURDIR)/.build/dist/$(DIST).tar.gz $(VENV)/bin/python -m pytest -q Tests/conformance/test_dist.py
 
 clean:
 	rm -rf .build fixture $(VENV) $(VENV_AZ)

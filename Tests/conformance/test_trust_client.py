@@ -191,7 +191,7 @@ def test_an_oversized_header_is_refused_and_the_connection_closed(emulator):
 
 
 def test_a_trickling_server_ends_the_command_too(azseed):
-    # 2 KiB/s for a 10 MiB answer: never silent, never done; under 4 KiB/s for three timeouts ends it.
+    # 2 KiB/s for a 10 MiB answer: never silent, never done; under 4 KiB/s over a timeout (at least 5 s) ends it.
     listener, held, port = silent_server("trickle")
     try:
         started = time.monotonic()
@@ -200,6 +200,43 @@ def test_a_trickling_server_ends_the_command_too(azseed):
         assert done.returncode == 1 and elapsed < 15, (elapsed, done.stderr)
         errors = [line for line in done.stderr.splitlines() if "error" in line]
         assert len(errors) == 1 and "KiB/s" in errors[0] and f"127.0.0.1:{port}" in errors[0], done.stderr
+    finally:
+        listener.close()
+        for c in held:
+            c.close()
+
+
+def test_a_byte_every_few_seconds_ends_the_command_within_15_seconds(azseed):
+    # From an attacker's review: one byte every 5 s never trips the no-byte timeout (10 s).
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+
+    def serve():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            held.append(connection)
+
+            def drip(c=connection):
+                try:
+                    c.recv(65536)
+                    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+                    for _ in range(100):
+                        c.sendall(b" ")
+                        time.sleep(5)
+                except OSError:
+                    pass
+            threading.Thread(target=drip, daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        started = time.monotonic()
+        done = run(azseed, "plan", "--connection-string", connection_string(listener.getsockname()[1]), "--now", "2026-11-21", timeout=120)
+        assert done.returncode == 1 and time.monotonic() - started < 15, (time.monotonic() - started, done.stderr)
     finally:
         listener.close()
         for c in held:

@@ -141,6 +141,19 @@ class Hostile(http.server.BaseHTTPRequestHandler):
                     time.sleep(1)
             except OSError:
                 pass
+        elif self.path.startswith("/ranged"):
+            # Honours Range, and claims to be 300 MiB.
+            start, end = (int(x) for x in self.headers["Range"].split("=")[1].split("-"))
+            total = 300 << 20
+            end = min(end, total - 1)
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end}/{total}")
+            self.send_header("Content-Length", str(end - start + 1))
+            self.end_headers()
+            try:
+                self.wfile.write(b"r" * (end - start + 1))
+            except OSError:
+                pass
         elif self.path.startswith("/badmeta"):
             self.answer(200, b"data", [("x-ms-meta-1bad", "v"), ("x-ms-meta-a-b", "v")])
         elif self.path.startswith("/badmd5"):
@@ -240,5 +253,24 @@ def test_allowing_localhost_allows_this_machines_other_loopback_names(azseed, ho
         pub = BlobServiceClient.from_connection_string(emulator.connection_string, retry_total=0).create_container("pub")
         pub.get_blob_client("ok.txt").upload_blob_from_url(f"http://127.0.0.1:{port}/fine")
         assert pub.get_blob_client("ok.txt").download_blob().readall() == b"fine bytes"
+    finally:
+        stop_emulator(emulator)
+
+
+def test_a_remote_source_stores_no_more_than_a_direct_write_may(azseed, hostile):
+    # From an attacker's review: 300 MiB through each copy operation into a --max-blob-mib 1 emulator.
+    emulator = start_emulator(azseed, "--in-memory", "--max-blob-mib", "1", "--allow-copy-source", hostile)
+    try:
+        pub = BlobServiceClient.from_connection_string(emulator.connection_string, retry_total=0).create_container("pub")
+        before = rss_mib(emulator.process.pid)
+        for call in (lambda: pub.get_blob_client("a").upload_blob_from_url(f"{hostile}/ranged"),
+                     lambda: pub.get_blob_client("b").start_copy_from_url(f"{hostile}/ranged", requires_sync=True),
+                     lambda: pub.get_blob_client("c").start_copy_from_url(f"{hostile}/ranged"),
+                     lambda: pub.get_blob_client("d").stage_block_from_url("YmxvY2sx", f"{hostile}/ranged")):
+            with pytest.raises(HttpResponseError) as e:
+                call()
+            assert e.value.status_code == 413 and e.value.error_code == "RequestBodyTooLarge", str(e.value)[:300]
+        assert list(pub.list_blobs()) == []
+        assert rss_mib(emulator.process.pid) - before < 50
     finally:
         stop_emulator(emulator)

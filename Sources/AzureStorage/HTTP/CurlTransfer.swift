@@ -33,8 +33,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var windowStart = ContinuousClock.now
     private var windowBytes: Int64 = 0
 
-    /// A transfer moving fewer bytes a second than this, over three timeouts, is stopped: a
-    /// service trickling an answer cannot hold a command for ever.
+    /// A transfer moving fewer bytes a second than this, over a window of one timeout (at
+    /// least 5 s), is stopped: a service trickling an answer cannot hold a command.
     static let minimumBytesPerSecond: Int64 = 4096
 
     /// Called by libcurl's progress callback: false stops the transfer as stalled or too slow.
@@ -48,7 +48,7 @@ final class CurlTransfer: @unchecked Sendable {
             stalled = true
             return false
         }
-        let window = Int64(3 * timeout)
+        let window = Int64(max(5, timeout))
         if now - windowStart >= .seconds(window) {
             guard bytes - windowBytes >= Self.minimumBytesPerSecond * window else {
                 tooSlow = true
@@ -202,7 +202,7 @@ final class CurlTransfer: @unchecked Sendable {
                 : "no answer within \(timeout) s (the connection was accepted, then nothing came)"))
         }
         if tooSlow {
-            return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, message: "the service sent under \(Self.minimumBytesPerSecond >> 10) KiB/s for \(3 * timeout) s"))
+            return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, message: "the service sent under \(Self.minimumBytesPerSecond >> 10) KiB/s for \(max(5, timeout)) s"))
         }
         if refusedAddress { return .failure(CurlError(message: "the address it resolves to is not public (loopback, private or link-local)")) }
         guard code == CURLE_OK else {

@@ -127,7 +127,8 @@ extension BlobService {
 
     /// Reads a copy's source (bytes `range` of it, else all) into the byte store, on the
     /// request's source condition (`x-ms-source-if-match`, compared exactly).
-    func copyBytes(from source: CopySource, range: (start: Int, end: Int?)? = nil, _ request: TransportRequest) async throws -> CopiedBytes {
+    /// `maxBytes`: the most the operation may store (a remote source larger is refused).
+    func copyBytes(from source: CopySource, range: (start: Int, end: Int?)? = nil, maxBytes: Int, _ request: TransportRequest) async throws -> CopiedBytes {
         let ifMatch = request.headers["x-ms-source-if-match"]
         switch source {
         case .local(let asked):
@@ -140,7 +141,7 @@ extension BlobService {
             }
             return CopiedBytes(upload: upload, properties: record.properties, metadata: record.metadata, blocks: range == nil ? record.blocks : [])
         case .remote(let url):
-            let fetched = try await remote.fetch(url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, into: store.bytes, now: Date())
+            let fetched = try await remote.fetch(url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, maxBytes: maxBytes, into: store.bytes, now: Date())
             return CopiedBytes(upload: fetched.upload, properties: fetched.properties, metadata: fetched.metadata, blocks: [])
         }
     }
@@ -150,7 +151,8 @@ extension BlobService {
         try refuseUnsupportedCopyHeaders(request)
         let synchronous = request.headers["x-ms-requires-sync"]?.lowercased() == "true"
         let (source, asked) = try await copySource(request, access: access, asynchronous: !synchronous)
-        let copied = try await copyBytes(from: asked, request)
+        // Copy Blob From URL copies at most 256 MiB on Azure; every copy at most what a direct write may.
+        let copied = try await copyBytes(from: asked, maxBytes: synchronous ? min(256 << 20, maxBlobBytes) : maxBlobBytes, request)
         let upload = copied.upload
         let copyID = UUID().uuidString.lowercased()
         // The source URL is kept for x-ms-copy-source, without its SAS signature: it would hand a
@@ -173,7 +175,7 @@ extension BlobService {
     func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest, access: CopySourceAccess) async throws -> TransportResponse {
         try refuseUnsupportedCopyHeaders(request)
         let (_, asked) = try await copySource(request, access: access)
-        let copied = try await copyBytes(from: asked, request)
+        let copied = try await copyBytes(from: asked, maxBytes: maxBlobBytes, request)
         let upload = copied.upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
@@ -206,7 +208,7 @@ extension BlobService {
             }
             range = parsed
         }
-        let upload = try await copyBytes(from: source, range: range, request).upload
+        let upload = try await copyBytes(from: source, range: range, maxBytes: maxBlobBytes, request).upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
             throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")

@@ -8,6 +8,9 @@ struct BlobService: Sendable {
     let account: String
     /// Reads copy sources outside this account (libcurl, on its own event-loop thread).
     var remote = RemoteCopySource()
+    /// The largest blob or block a request may store (`--max-blob-mib`), copies from other
+    /// accounts included.
+    var maxBlobBytes = Int.max
 
     /// What the request addresses.
     struct Target {

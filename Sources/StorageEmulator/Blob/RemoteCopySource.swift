@@ -44,7 +44,10 @@ struct RemoteCopySource: Sendable {
     /// source has that ETag (412 SourceConditionNotMet otherwise). A source that answers with an
     /// error, or cannot be reached, is Azure's `CannotVerifyCopySource` with the source's status
     /// (500 when it gave none); the URL is never echoed, since its query may be a SAS.
-    func fetch(_ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, into bytes: any ByteStore, now: Date) async throws -> Fetched {
+    /// `maxBytes` bounds what is stored as a direct write of the operation would be bounded: a
+    /// source announcing more is refused at its first answer, one sending more is cut off.
+    func fetch(_ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, maxBytes: Int = .max, into bytes: any ByteStore,
+               now: Date) async throws -> Fetched {
         guard let request = TransportRequest(method: "GET", url: url) else {
             throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
@@ -128,7 +131,9 @@ struct RemoteCopySource: Sendable {
                         }
                         end = min(end ?? (total - 1), total - 1)
                     }
+                    if let end, end - (range?.start ?? 0) + 1 > maxBytes { throw Self.tooLarge(end - (range?.start ?? 0) + 1, maxBytes) }
                 }
+                if written + body.count > maxBytes { throw Self.tooLarge(written + body.count, maxBytes) }
                 md5.update(data: body)
                 try await BlockingPool.run { [body] in try body.withUnsafeBytes { try writer.append($0) } }
                 written += body.count
@@ -165,6 +170,11 @@ struct RemoteCopySource: Sendable {
             _ = try? await BlockingPool.run { writer.discard() }
             throw error
         }
+    }
+
+    /// A source larger than the operation may store (`--max-blob-mib`, Azure's limits).
+    static func tooLarge(_ size: Int, _ limit: Int) -> ServiceError {
+        ServiceError(413, "RequestBodyTooLarge", "The copy source holds \(size) bytes, more than the \(limit) this operation may store here (--max-blob-mib; 256 MiB for Copy Blob From URL).")
     }
 
     private func get(_ request: TransportRequest, _ limits: TransferLimits) async throws -> TransportResponse {

@@ -40,6 +40,7 @@ public final class StorageEmulatorCore: Sendable {
         var blob = BlobService(store: store, account: configuration.accountName)
         blob.remote.allowances = configuration.copySourceAllowances
         blob.remote.timeout = configuration.copySourceTimeout
+        blob.maxBlobBytes = configuration.maxBlobBodyBytes
         self.blob = blob
         table = TableService(store: store, account: configuration.accountName)
     }
