@@ -90,8 +90,10 @@ bench: deps venv
 STATIC        := $(if $(filter release,$(CONFIGURATION)),--static-swift-stdlib,)
 STRIP         := $(if $(filter release,$(CONFIGURATION)),-s,)
 install: deps
+	@# The plugin builds azseed itself (release by default, which would replace the static
+	@# build): the page is the same for any build, and the debug one is there after make test.
+	$(SWIFT) package generate-manual --configuration debug >/dev/null
 	$(SWIFT) build -c $(CONFIGURATION) $(STATIC) --product azseed
-	$(SWIFT) package generate-manual >/dev/null  # the page is the same for any build; the debug one is there after make test
 	@bin="$$($(SWIFT) build -c $(CONFIGURATION) $(STATIC) --show-bin-path)/azseed"; set -e; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(SHARE)/bash-completion/completions" "$(SHARE)/zsh/site-functions" \
 		"$(SHARE)/fish/vendor_completions.d" "$(SHARE)/man/man1"; \
