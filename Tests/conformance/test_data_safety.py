@@ -58,15 +58,21 @@ def test_storage_commands_beside_a_serving_emulator_lose_nothing(azseed, tmp_pat
         stop_emulator(served)
 
 
-def test_a_second_process_on_a_busy_folder_is_refused_with_the_owner(azseed, tmp_path):
+def apply_owning_the_folder(azseed, tmp_path):
+    """An embedded `azseed apply` of 20,000 events, once it holds the data folder's lock."""
     lock = tmp_path / ".azseed" / "storage" / "owner.lock"
     applying = subprocess.Popen([azseed, "apply", *NOW, "--events", "20000"], cwd=tmp_path,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (lock.exists() and "command=azseed apply" in lock.read_text()):
+        assert time.time() < deadline and applying.poll() is None, "apply did not take the folder"
+        time.sleep(0.05)
+    return applying
+
+
+def test_a_second_process_on_a_busy_folder_is_refused_with_the_owner(azseed, tmp_path):
+    applying = apply_owning_the_folder(azseed, tmp_path)
     try:
-        deadline = time.time() + 60
-        while not (lock.exists() and "command=azseed apply" in lock.read_text()):
-            assert time.time() < deadline and applying.poll() is None, "apply did not take the folder"
-            time.sleep(0.05)
         planned = run(azseed, "plan", *NOW, cwd=tmp_path, timeout=60)
         assert applying.poll() is None, "apply finished before the second command ran; the test proves nothing"
         assert planned.returncode == 1 and planned.stdout == ""
@@ -172,14 +178,8 @@ def test_ctrl_c_during_apply_is_one_line_exit_130_and_a_rerun_finishes(azseed, t
 
 
 def test_lock_timeout_waits_for_the_folders_owner(azseed, tmp_path):
-    lock = tmp_path / ".azseed" / "storage" / "owner.lock"
-    applying = subprocess.Popen([azseed, "apply", *NOW, "--events", "20000"], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    applying = apply_owning_the_folder(azseed, tmp_path)
     try:
-        deadline = time.time() + 60
-        while not (lock.exists() and "command=azseed apply" in lock.read_text()):
-            assert time.time() < deadline and applying.poll() is None, "apply did not take the folder"
-            time.sleep(0.05)
         waited = run(azseed, "plan", *NOW, "--events", "20000", "--detailed-exitcode", "--lock-timeout", "5m", cwd=tmp_path, timeout=300)
         assert applying.poll() is not None, "plan did not wait for apply"
         assert waited.returncode == 0, waited.stderr  # it planned after apply: nothing to do

@@ -14,7 +14,7 @@ from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
 
 def silent_server(behaviour):
     """A TCP server on loopback: 'silent' accepts and reads, never answers; 'stall' answers a
-    status line and headers, then nothing."""
+    status line and headers, then nothing; 'trickle' sends 2 KiB/s; 'drip' a byte every 5 s."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
@@ -41,6 +41,17 @@ def silent_server(behaviour):
                     except OSError:
                         pass
                 threading.Thread(target=trickle, daemon=True).start()
+            if behaviour == "drip":
+                def drip(c=connection):
+                    try:
+                        c.recv(65536)
+                        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+                        for _ in range(100):
+                            c.sendall(b" ")
+                            time.sleep(5)
+                    except OSError:
+                        pass
+                threading.Thread(target=drip, daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
     return listener, held, listener.getsockname()[1]
@@ -208,34 +219,10 @@ def test_a_trickling_server_ends_the_command_too(azseed):
 
 def test_a_byte_every_few_seconds_ends_the_command_within_15_seconds(azseed):
     # From an attacker's review: one byte every 5 s never trips the no-byte timeout (10 s).
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    held = []
-
-    def serve():
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                return
-            held.append(connection)
-
-            def drip(c=connection):
-                try:
-                    c.recv(65536)
-                    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
-                    for _ in range(100):
-                        c.sendall(b" ")
-                        time.sleep(5)
-                except OSError:
-                    pass
-            threading.Thread(target=drip, daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
+    listener, held, port = silent_server("drip")
     try:
         started = time.monotonic()
-        done = run(azseed, "plan", "--connection-string", connection_string(listener.getsockname()[1]), "--now", "2026-11-21", timeout=120)
+        done = run(azseed, "plan", "--connection-string", connection_string(port), "--now", "2026-11-21", timeout=120)
         assert done.returncode == 1 and time.monotonic() - started < 15, (time.monotonic() - started, done.stderr)
     finally:
         listener.close()
