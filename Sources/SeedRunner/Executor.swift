@@ -103,15 +103,19 @@ public struct Executor: Sendable {
     private func apply(_ container: ContainerAction) async throws {
         let doing = container.change == .create ? "creating container '\(container.name)'" : "setting the access of container '\(container.name)'"
         do {
+            var created = false
             if container.change == .create {
                 do {
                     try await blobs.createContainer(container.name, access: container.access)
-                    return
+                    created = true
                 } catch let error as AzureStorageError where error.code == .containerAlreadyExists {
                     // Made since the plan (or by a retried create): set the access it must have.
                 }
             }
-            try await blobs.setContainerAccess(container.name, access: container.access)
+            if !created && (container.change == .create || container.currentAccess != nil) {
+                try await blobs.setContainerAccess(container.name, access: container.access)
+            }
+            if let metadata = container.metadata { try await blobs.setContainerMetadata(container.name, metadata: metadata) }
         } catch let error as AzureStorageError where error.code == .publicAccessNotPermitted {
             throw RunError("\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with --access private (anonymous image URLs will not work) or allow blob public access on the storage account")
         } catch {

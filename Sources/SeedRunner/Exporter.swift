@@ -71,7 +71,7 @@ public struct Exporter: Sendable {
             let place = target.embeddedDataDirectory.map { "the embedded storage in \($0)" } ?? "\(target.account) (\(target.blobEndpoint))"
             throw RunError("container '\(container)' does not exist in \(place); pass the right --container")
         }
-        builder.value.addContainer(container, access: access)
+        builder.value.addContainer(container, access: access, metadata: try await blobs.containerMetadata(container) ?? [:])
         for try await page in blobs.list(container: container) {
             for listed in page where shard?.owns(container: container, blob: listed.name) ?? true {
                 let data = try await blobs.download(container: container, name: listed.name)

@@ -31,6 +31,7 @@ public struct Observer: Sendable {
             for container in desired.containers {
                 guard let access = try await blobs.containerProperties(container.name) else { continue }  // Get Container Properties: a SAS may read it, not the ACL
                 var found = ObservedContainer(access: access)
+                if container.metadata != nil { found.metadata = try await blobs.containerMetadata(container.name) }
                 for try await page in blobs.list(container: container.name) {
                     for blob in page where shard?.owns(container: container.name, blob: blob.name) ?? true {
                         found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType,

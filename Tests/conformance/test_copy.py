@@ -365,3 +365,19 @@ def test_awkward_blobs_are_copied_exactly_and_no_signature_is_kept(azseed, tmp_p
     other.start_copy_from_url(ours.get_blob_client("ranges.bin").url + "?" + sas + "&X-Amz-Security-Token=tok-4f1c&X-Amz-Expires=60")
     shown = other.get_blob_properties().copy.source
     assert "tok-4f1c" not in shown and "X-Amz-Expires=60" in shown, shown
+
+
+def test_copy_carries_container_metadata(azseed, pair):
+    # Issue 29 item 3: a container's metadata is copied, compared and restored like its blobs'.
+    source, target = pair
+    ours = BlobServiceClient.from_connection_string(source.connection_string)
+    ours.create_container("meta", metadata={"owner": "ops"}).upload_blob("x.txt", b"x")
+    done = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "meta")
+    assert done.returncode == 0, done.stderr
+    theirs = BlobServiceClient.from_connection_string(target.connection_string).get_container_client("meta")
+    assert theirs.get_container_properties().metadata == {"owner": "ops"}
+    again = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "meta")
+    assert "No changes" in again.stdout, again.stdout
+    theirs.set_container_metadata({})
+    drift = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "meta", "--dry-run")
+    assert "~ container meta: metadata differs" in drift.stdout, drift.stdout

@@ -214,7 +214,7 @@ def test_blob_names_that_cannot_be_paths_export_and_import_exactly(azseed, two, 
 def test_export_and_import_keep_blob_metadata_and_content_headers(azseed, two, tmp_path):
     source, target = two
     blobs = BlobServiceClient.from_connection_string(source.connection_string)
-    container = blobs.create_container("docs")
+    container = blobs.create_container("docs", metadata={"team": "data", "tier": "gold"})
     settings = ContentSettings(content_type="text/csv", content_encoding="x-raw", content_language="de-CH",
                                content_disposition='attachment; filename="a.csv"', cache_control="max-age=60")
     container.upload_blob("a.csv", b"x,y\n1,2\n", content_settings=settings, metadata={"author": "ops", "run": "3"})
@@ -244,3 +244,11 @@ def test_export_and_import_keep_blob_metadata_and_content_headers(azseed, two, t
     assert run(azseed, "import", str(tmp_path / "snap"), *target_cs).returncode == 0
     restored = BlobServiceClient.from_connection_string(target.connection_string).get_blob_client("docs", "a.csv").get_blob_properties()
     assert restored.metadata == {"author": "ops", "run": "3"}
+    # The container's metadata too.
+    theirs = BlobServiceClient.from_connection_string(target.connection_string).get_container_client("docs")
+    assert theirs.get_container_properties().metadata == {"team": "data", "tier": "gold"}
+    theirs.set_container_metadata({"team": "other"})
+    drifted = run(azseed, "import", str(tmp_path / "snap"), *target_cs, "--dry-run")
+    assert "~ container docs: metadata differs" in drifted.stdout, drifted.stdout
+    assert run(azseed, "import", str(tmp_path / "snap"), *target_cs).returncode == 0
+    assert theirs.get_container_properties().metadata == {"team": "data", "tier": "gold"}

@@ -64,6 +64,30 @@ public struct BlobClient: Sendable {
         try await accessHeader(name, query: [("restype", "container")], operation: "Get Container Properties")
     }
 
+    /// The container's metadata from Get Container Properties, or nil when the container does
+    /// not exist.
+    public func containerMetadata(_ name: String) async throws -> [String: String]? {
+        try check(container: name, operation: "Get Container Properties")
+        do {
+            let response = try await pipeline.send(pipeline.request("GET", path(name), query: [("restype", "container")]),
+                                                    operation: "Get Container Properties", expected: [200])
+            var metadata: [String: String] = [:]
+            for (header, value) in response.headers where header.lowercased().hasPrefix("x-ms-meta-") { metadata[String(header.dropFirst(10))] = value }
+            return metadata
+        } catch let error as AzureStorageError where error.status == 404 {
+            return nil
+        }
+    }
+
+    /// Replaces the container's metadata (Set Container Metadata).
+    public func setContainerMetadata(_ name: String, metadata: [String: String]) async throws {
+        try check(container: name, operation: "Set Container Metadata")
+        var headers = HeaderFields()
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { headers["x-ms-meta-\(key)"] = value }
+        _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container"), ("comp", "metadata")], headers: headers),
+                                    operation: "Set Container Metadata", expected: [200])
+    }
+
     /// The container's public access level from Get Container ACL, or nil when the
     /// container does not exist.
     public func containerAccess(_ name: String) async throws -> PublicAccess? {

@@ -68,6 +68,9 @@ public struct DesiredContainer: Sendable {
     public var name: String
     public var access: PublicAccess
     public var blobs: [DesiredBlob]
+    /// The container's metadata to hold (from a snapshot or a copy's source); nil leaves the
+    /// target's alone (a dataset says nothing of it).
+    public var metadata: [String: String]?
 
     public init(name: String, access: PublicAccess, blobs: [DesiredBlob]) {
         self.name = name

@@ -17,6 +17,8 @@ public struct ObservedState: Sendable {
 /// An existing container: its public access level and its blobs by name.
 public struct ObservedContainer: Sendable {
     public var access: PublicAccess
+    /// The container's metadata, when it was read (only for a desired state that sets it).
+    public var metadata: [String: String]?
     /// Blobs by name, matched by bytes (`ExactString`) as Azure matches names.
     public var blobs: [ExactString: ObservedBlob]
 

@@ -142,6 +142,8 @@ public struct ContainerAction: Sendable, Equatable {
     public var access: PublicAccess
     /// The current access level when the action changes it.
     public var currentAccess: PublicAccess?
+    /// The metadata to set, when the action sets it (it differs, or the container is new).
+    public var metadata: [String: String]? = nil
 }
 
 public struct BlobAction: Sendable, Equatable {

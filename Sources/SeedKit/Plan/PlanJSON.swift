@@ -74,6 +74,7 @@ extension Plan {
             var members: [(String, JSONValue)] = [("kind", .string("container")), ("name", .string(c.name)), ("action", .string(c.change.rawValue)),
                                                   ("access", .string(c.access.rawValue))]
             if let current = c.currentAccess { members.append(("currentAccess", .string(current.rawValue))) }
+            if c.metadata != nil { members.append(("differs", .array([.string("metadata")]))) }
             try body(.object(members))
         }
         for b in blobs {

@@ -19,7 +19,11 @@ public struct PlanTextRenderer: Sendable {
         for c in plan.containers {
             switch c.change {
             case .create: lines.append(mark(.create) + " container \(c.name) (access: \(c.access.rawValue))")
-            case .update: lines.append(mark(.update) + " container \(c.name): access \(c.currentAccess?.rawValue ?? "?") -> \(c.access.rawValue)")
+            case .update:
+                var what: [String] = []
+                if let current = c.currentAccess { what.append("access \(current.rawValue) -> \(c.access.rawValue)") }
+                if c.metadata != nil { what.append("metadata differs") }
+                lines.append(mark(.update) + " container \(c.name): \(what.joined(separator: ", "))")
             default: break
             }
         }

@@ -40,11 +40,17 @@ public enum Planner {
         for container in desired.containers {
             digest?.update(data: Array("container\u{0}\(container.name)\u{0}\(container.access.rawValue)\n".utf8))
             let existing = observed.containers[container.name]
+            // Metadata is compared when the desired state says it (a snapshot, a copy): names
+            // without case, as Azure keeps them; values by bytes.
+            let metadataDiffers = container.metadata.map { wanted in !Self.sameMetadata(wanted, existing?.metadata ?? [:]) } ?? false
             switch existing {
             case nil:
-                plan.containers.append(ContainerAction(name: container.name, change: .create, access: container.access))
-            case let current? where current.access != container.access:
-                plan.containers.append(ContainerAction(name: container.name, change: .update, access: container.access, currentAccess: current.access))
+                plan.containers.append(ContainerAction(name: container.name, change: .create, access: container.access,
+                                                       metadata: container.metadata.flatMap { $0.isEmpty ? nil : $0 }))
+            case let current? where current.access != container.access || metadataDiffers:
+                plan.containers.append(ContainerAction(name: container.name, change: .update, access: container.access,
+                                                       currentAccess: current.access != container.access ? current.access : nil,
+                                                       metadata: metadataDiffers ? container.metadata : nil))
             default:
                 plan.containers.append(ContainerAction(name: container.name, change: .unchanged, access: container.access))
             }

@@ -9,7 +9,7 @@ import Foundation
 /// callers make them on a blocking thread (`BlockingPool`).
 public final class SnapshotBuilder {
     private let output: OutputDirectory
-    private var containers: [(name: String, access: PublicAccess, blobs: [JSONValue])] = []
+    private var containers: [(name: String, access: PublicAccess, metadata: [String: String]?, blobs: [JSONValue])] = []
     private var tables: [JSONValue] = []
     private var summary: SnapshotSummary
 
@@ -18,8 +18,9 @@ public final class SnapshotBuilder {
         summary = SnapshotSummary(directory: output.destination, blobs: 0, blobBytes: 0, entities: [])
     }
 
-    public func addContainer(_ name: String, access: PublicAccess) {
-        containers.append((name, access, []))
+    /// `metadata`: the container's, recorded in the manifest (export, merge); nil records none.
+    public func addContainer(_ name: String, access: PublicAccess, metadata: [String: String]? = nil) {
+        containers.append((name, access, metadata, []))
     }
 
     /// Adds a blob of the last container added, from bytes or by copying a file; returns
@@ -113,7 +114,15 @@ public final class SnapshotBuilder {
             ("format", .string(SnapshotFormat.formatName)),
             ("version", .int(SnapshotFormat.version)),
             ("source", source),
-            ("containers", .array(containers.map { .object([("name", .string($0.name)), ("access", .string($0.access.rawValue)), ("blobs", .array($0.blobs))]) })),
+            ("containers", .array(containers.map { container in
+                var fields: [(String, JSONValue)] = [("name", .string(container.name)), ("access", .string(container.access.rawValue))]
+                if let metadata = container.metadata {
+                    let sorted = metadata.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                    fields.append(("metadata", .object(sorted.map { ($0.key, JSONValue.string($0.value)) })))
+                }
+                fields.append(("blobs", .array(container.blobs)))
+                return .object(fields)
+            })),
             ("tables", .array(tables)),
         ])
         try Data(manifest.pretty().utf8).write(to: try output.file(SnapshotFormat.manifestFile))

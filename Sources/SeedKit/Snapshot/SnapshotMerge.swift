@@ -47,7 +47,7 @@ public enum SnapshotMerge {
         let builder = try SnapshotBuilder(destination: destination, force: force)
         do {
             for (i, container) in first.snapshot.containers.enumerated() {
-                builder.addContainer(container.name, access: container.access)
+                builder.addContainer(container.name, access: container.access, metadata: container.metadata)
                 // Each part holds only its own shard's blobs and entities: a part that claims
                 // another's shard (or two copies of one) is refused, not merged into duplicates.
                 for part in parts {

@@ -85,6 +85,18 @@ public enum SnapshotReader {
                   let access = node["access"]?.stringValue.flatMap(PublicAccess.init(rawValue:)),
                   case .array(let blobs)? = node["blobs"] else { throw bad("a container entry is incomplete") }
             var container = DesiredContainer(name: name, access: access, blobs: [])
+            if let node = node["metadata"] {
+                // Recorded by export: the container's metadata to restore.
+                guard case .object(let pairs) = node else { throw bad("container '\(name)' has metadata that is not an object") }
+                var metadata: [String: String] = [:]
+                for (key, value) in pairs {
+                    guard let text = value.stringValue, StorageNames.metadataNameProblem(key) == nil else {
+                        throw bad("container '\(name)' has metadata '\(key)' that Azure would refuse")
+                    }
+                    metadata[key] = text
+                }
+                container.metadata = metadata
+            }
             for blob in blobs {
                 guard let blobName = blob["name"]?.stringValue, let type = blob["contentType"]?.stringValue,
                       let md5 = blob["md5"]?.stringValue, let md5Bytes = Data(base64Encoded: md5), md5Bytes.count == 16,

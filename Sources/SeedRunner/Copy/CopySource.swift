@@ -73,7 +73,9 @@ public struct CopySource: Sendable {
                     }
                 }
                 blobs.sort { $0.name.byteOrder($1.name) < 0 }
-                containers.append(DesiredContainer(name: name, access: access, blobs: blobs))
+                var container = DesiredContainer(name: name, access: access, blobs: blobs)
+                container.metadata = try await self.blobs.containerMetadata(name) ?? [:]  // copied and compared like the blobs'
+                containers.append(container)
             }
         } catch let error as RunError {
             throw error
