@@ -58,16 +58,16 @@ enum ValuePrivacy {
     /// Bounds rounded outward to one significant digit: a range says the magnitude of what was
     /// seen, not its extreme values.
     static func roundedOutward(_ low: Int64, _ high: Int64) -> (Int64, Int64) {
-        func step(_ v: Int64) -> Int64 {
-            var s: Int64 = 1
-            let m = v.magnitude
-            while s <= Int64.max / 10, UInt64(s) * 10 <= m { s *= 10 }
+        // In 128 bits, so bounds near Int64's ends neither overflow nor trap; clamped back.
+        func step(_ v: Int128) -> Int128 {
+            var s: Int128 = 1
+            while s * 10 <= v.magnitude { s *= 10 }
             return s
         }
-        let lowStep = step(low), highStep = step(high)
-        let a = low >= 0 ? low / lowStep * lowStep : -((-low + lowStep - 1) / lowStep * lowStep)
-        let b = high >= 0 ? (high.multipliedReportingOverflow(by: 1).partialValue + highStep - 1) / highStep * highStep : -(-high / highStep * highStep)
-        return (min(a, low), max(b, high))
+        let l = Int128(low), h = Int128(high), ls = step(l), hs = step(h)
+        let a = l >= 0 ? l / ls * ls : -((-l + ls - 1) / ls * ls)
+        let b = h >= 0 ? (h + hs - 1) / hs * hs : -(-h / hs * hs)
+        return (Int64(clamping: min(a, l)), Int64(clamping: max(b, h)))
     }
 
     static func roundedOutward(_ low: Double, _ high: Double) -> (Double, Double) {

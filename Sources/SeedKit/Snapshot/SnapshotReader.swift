@@ -65,6 +65,18 @@ public enum SnapshotReader {
             throw SnapshotError("\(manifestPath): not a version \(SnapshotFormat.version) \(SnapshotFormat.formatName) manifest")
         }
         func bad(_ what: String) -> SnapshotError { SnapshotError("\(manifestPath): \(what); the manifest is damaged") }
+        /// A `metadata` object of the manifest: names Azure accepts, string values.
+        func metadata(_ node: JSONValue, of owner: String) throws(SnapshotError) -> [String: String] {
+            guard case .object(let pairs) = node else { throw bad("\(owner) has metadata that is not an object") }
+            var metadata: [String: String] = [:]
+            for (key, value) in pairs {
+                guard let text = value.stringValue, StorageNames.metadataNameProblem(key) == nil else {
+                    throw bad("\(owner) has metadata '\(key)' that Azure would refuse")
+                }
+                metadata[key] = text
+            }
+            return metadata
+        }
 
         var snapshot = Snapshot(directory: directory, containers: [], tables: [])
         if let source = root["source"] {
@@ -85,18 +97,8 @@ public enum SnapshotReader {
                   let access = node["access"]?.stringValue.flatMap(PublicAccess.init(rawValue:)),
                   case .array(let blobs)? = node["blobs"] else { throw bad("a container entry is incomplete") }
             var container = DesiredContainer(name: name, access: access, blobs: [])
-            if let node = node["metadata"] {
-                // Recorded by export: the container's metadata to restore.
-                guard case .object(let pairs) = node else { throw bad("container '\(name)' has metadata that is not an object") }
-                var metadata: [String: String] = [:]
-                for (key, value) in pairs {
-                    guard let text = value.stringValue, StorageNames.metadataNameProblem(key) == nil else {
-                        throw bad("container '\(name)' has metadata '\(key)' that Azure would refuse")
-                    }
-                    metadata[key] = text
-                }
-                container.metadata = metadata
-            }
+            // Recorded by export: the container's metadata to restore.
+            if let recorded = node["metadata"] { container.metadata = try metadata(recorded, of: "container '\(name)'") }
             for blob in blobs {
                 guard let blobName = blob["name"]?.stringValue, let type = blob["contentType"]?.stringValue,
                       let md5 = blob["md5"]?.stringValue, let md5Bytes = Data(base64Encoded: md5), md5Bytes.count == 16,
@@ -119,14 +121,7 @@ public enum SnapshotReader {
                 var desired = DesiredBlob(name: blobName, file: file, size: size, md5: Array(md5Bytes), contentType: type)
                 if let node = blob["metadata"] {
                     // Recorded by export: the content headers and metadata to restore.
-                    guard case .object(let pairs) = node else { throw bad("blob '\(blobName)' of container '\(name)' has metadata that is not an object") }
-                    var metadata: [String: String] = [:]
-                    for (key, value) in pairs {
-                        guard let text = value.stringValue, StorageNames.metadataNameProblem(key) == nil else {
-                            throw bad("blob '\(blobName)' of container '\(name)' has metadata '\(key)' that Azure would refuse")
-                        }
-                        metadata[key] = text
-                    }
+                    let metadata = try metadata(node, of: "blob '\(blobName)' of container '\(name)'")
                     desired.properties = BlobProperties(name: blobName, contentLength: size, contentType: type, contentMD5: md5,
                                                         cacheControl: blob["cacheControl"]?.stringValue, contentEncoding: blob["contentEncoding"]?.stringValue,
                                                         contentLanguage: blob["contentLanguage"]?.stringValue,

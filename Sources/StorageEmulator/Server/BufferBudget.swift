@@ -22,6 +22,4 @@ final class BufferBudget: Sendable {
     }
 
     func give(_ bytes: Int) { used.subtract(bytes, ordering: .relaxed) }
-
-    var inUse: Int { used.load(ordering: .relaxed) }
 }
