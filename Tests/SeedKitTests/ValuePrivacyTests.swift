@@ -6,7 +6,7 @@ import Testing
 /// What `scan` may copy without --copy-values (``ValuePrivacy``).
 @Suite struct ValuePrivacyTests {
     @Test func personalShapesAreNeverCopied() {
-        for text in ["ann@example.org", "https://x.example", "+1 (415) 555-0100", "Ann Lee"] {
+        for text in ["ann@example.org", "https://x.example", "http:victim.example:8080", "+1 (415) 555-0100", "Ann Lee"] {
             #expect(!ValuePrivacy.mayCopy(.string(text), seenIn: 100), "\(text)")
         }
         #expect(ValuePrivacy.mayCopy(.string("gold"), seenIn: 5))

@@ -187,3 +187,27 @@ def test_lock_timeout_waits_for_the_folders_owner(azseed, tmp_path):
         out, err = applying.communicate(timeout=300)
         record([azseed, "apply"], out, err)
     assert applying.returncode == 0, err
+
+
+def test_a_huge_count_is_refused_and_sigterm_ends_a_long_generate(azseed, tmp_path):
+    # From an attacker's review: a dataset's author asking for 999,999,999,999 entities took all memory.
+    folder = tmp_path / "huge"
+    folder.mkdir()
+    (folder / "dataset.yaml").write_text("name: huge\nseed: 1\nwindow: { from: 2026-01-01, days: 1 }\ntables:\n  - name: things\n    kinds:\n"
+                                         "      - name: k\n        partition: p\n        key: [A]\n        count: 999999999999\n"
+                                         "        fields:\n          A: { sequence: { start: 1, step: 1 } }\n")
+    done = run(azseed, "generate", "--dataset", str(folder), "--out", str(tmp_path / "o"), *NOW, timeout=60)
+    assert done.returncode == 64 and "at most 50000000" in done.stderr and not (tmp_path / "o").exists(), done.stderr
+    # A long generate (3 million entities) ends on SIGTERM within seconds, in one line.
+    text = (folder / "dataset.yaml").read_text().replace("999999999999", "3000000")
+    (folder / "dataset.yaml").write_text(text)
+    running = subprocess.Popen([azseed, "generate", "--dataset", str(folder), "--out", str(tmp_path / "o2"), *NOW],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert running.poll() is None, "generate finished before it could be stopped; the test proves nothing"
+    started = time.time()
+    running.send_signal(signal.SIGTERM)
+    out, err = running.communicate(timeout=30)
+    record([azseed, "generate"], out, err)
+    assert running.returncode == 130 and time.time() - started < 8, (running.returncode, err)
+    assert "interrupted" in err

@@ -142,6 +142,9 @@ final class KindEngine: Sendable {
         }
     }
 
+    /// The most entities one kind makes in a run.
+    static let maxEntities = 50_000_000
+
     /// The key space's size, or a usage error when it cannot hold ``count`` distinct keys.
     @discardableResult
     func checkCapacity(_ keySpace: KeySpace, datasetFile: String) throws(GenerationError) -> UInt128 {
@@ -155,6 +158,11 @@ final class KindEngine: Sendable {
     /// Every identity with its RowKey, sorted by RowKey. Holds 32 bytes an entity: the
     /// only memory that grows with the count.
     func sortedIdentities(datasetFile: String) throws(GenerationError) -> [(rowKey: RowKeyBits, identity: UInt128)] {
+        // The identities are held in memory (32 bytes each): a count a dataset's author (or a
+        // flag) makes huge is refused before anything is allocated.
+        guard count <= Self.maxEntities else {
+            throw GenerationError(usage: true, "kind '\(spec.name)': \(count) entities is more than one run makes (at most \(Self.maxEntities)); ask for fewer, or split the kind in \(datasetFile):\(spec.line)")
+        }
         var keyed: [(rowKey: RowKeyBits, identity: UInt128)] = []
         var builder = EntityBuilder(engine: self)
         if let rows = spec.rows {

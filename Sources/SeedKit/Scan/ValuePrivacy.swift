@@ -18,7 +18,10 @@ enum ValuePrivacy {
     /// What a text value looks like.
     static func shape(_ text: String) -> Shape {
         let scalars = text.unicodeScalars
-        if text.contains("://") || text.lowercased().hasPrefix("www.") { return .url }
+        let lower = text.lowercased()
+        // Keys cannot hold '/', so a URL in one is `http:host…`: any known scheme counts.
+        if text.contains("://") || lower.hasPrefix("www.")
+            || ["http:", "https:", "ftp:", "mailto:", "tel:", "file:"].contains(where: { lower.hasPrefix($0) }) { return .url }
         if let at = text.firstIndex(of: "@"), text[text.index(after: at)...].contains("."), !scalars.contains(where: { $0.properties.isWhitespace }) {
             return .email
         }

@@ -28,6 +28,12 @@ enum Interruption {
             source.setEventHandler {
                 if interrupted.exchange(true, ordering: .relaxed) { Foundation.exit(130) }
                 cancel()
+                // Work that does not look at cancellation (generating a large dataset) would
+                // outlive the signal: after 5 s the process ends anyway, with the same line.
+                DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
+                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                    Foundation.exit(130)
+                }
             }
             source.resume()
             sources.append(source)
