@@ -116,7 +116,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SeedRunnerTests",
-            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "AzseedTestSupport"]
+            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "AzseedTestSupport",
+                           .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "AzureStorageTests",

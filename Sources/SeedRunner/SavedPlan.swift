@@ -27,7 +27,7 @@ public struct SavedPlan: Sendable {
         guard dataset.name == header.dataset else {
             throw RunError("\(file): \(header.datasetDirectory) now holds dataset '\(dataset.name)', not '\(header.dataset)'; make a new plan")
         }
-        let options = GenerationOptions(seed: seed, counts: header.counts, now: window.from, from: window.from, to: window.to,
+        let options = GenerationOptions(seed: seed, counts: header.counts, now: header.now ?? window.from, from: window.from, to: window.to,
                                         access: header.access, blobEndpoint: blobEndpoint)
         return SavedPlan(file: file, header: header, desired: try GeneratedDataset.make(dataset, options: options))
     }

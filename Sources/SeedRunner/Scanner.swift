@@ -117,7 +117,8 @@ public struct Scanner: Sendable {
                 report.blobs += blobs.count
             }
             var tableNames = options.tables ?? []
-            if options.tables == nil { tableNames = try await run.tables.listTables() }
+            // azseed's own ledger is not the account's data.
+            if options.tables == nil { tableNames = try await run.tables.listTables().filter { !ReservedNames.isLedger($0) } }
             for table in tableNames {
                 guard try await run.tables.tableExists(table) else {
                     throw RunError("table '\(table)' does not exist in \(run.target.displayName); pass the right --table")

@@ -25,7 +25,7 @@ public struct SeedRun: Sendable {
     /// The header of a plan for `desired` against this target.
     public func header(for desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool) -> PlanHeader {
         PlanHeader(target: target, source: .dataset, dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.standardizedFileURL.path,
-                   seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune)
+                   seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune).with(now: desired.options.now)
     }
 
     /// Observes the target and plans the way to `desired`; `digests` as in ``Planner``.

@@ -17,7 +17,7 @@ struct DatasetValidator {
         var tableNames: Set<String> = []
         var kindNames: Set<String> = []
         for t in dataset.tables {
-            if let problem = StorageNames.tableProblem(t.name) { throw fail(t.line, "table '\(t.name)': \(problem)") }
+            if let problem = StorageNames.tableProblem(t.name) ?? ReservedNames.tableProblem(t.name) { throw fail(t.line, "table '\(t.name)': \(problem)") }
             if !tableNames.insert(t.name.lowercased()).inserted { throw fail(t.line, "table '\(t.name)' is declared twice") }
             for k in t.kinds where !kindNames.insert(k.name).inserted {
                 throw fail(k.line, "kind '\(k.name)' is declared twice")

@@ -12,6 +12,8 @@ public struct GeneratedDataset: Sendable {
     public let blobEndpoint: String
     public let containers: [DesiredContainer]
     public let tables: [DesiredTable]
+    /// The inputs it was made from (the reference time among them).
+    public let options: GenerationOptions
 }
 
 /// Inputs that, with the dataset files, fully determine a desired state.
@@ -91,7 +93,7 @@ extension GeneratedDataset {
             DesiredTable(name: table.name, engines: table.kinds.map { engines[$0.name]! }, datasetFile: dataset.file)
         }
         return GeneratedDataset(dataset: dataset, seed: seed, window: window, blobEndpoint: options.blobEndpoint,
-                            containers: containers, tables: tables)
+                            containers: containers, tables: tables, options: options)
     }
 
     /// Kinds ordered so that every kind comes after the kinds it references (the validator
@@ -109,5 +111,17 @@ extension GeneratedDataset {
         }
         dataset.kinds.forEach(visit)
         return order
+    }
+}
+
+extension GeneratedDataset {
+    /// The same dataset at another reference time: itself when the window does not move (the
+    /// reference time changes nothing else), else made again.
+    public func at(now: EdmDateTime) throws(GenerationError) -> GeneratedDataset {
+        var options = options
+        options.now = now
+        let window = try ResolvedWindow.resolve(dataset.window, now: now, from: options.from, to: options.to)
+        guard window == self.window else { return try GeneratedDataset.make(dataset, options: options) }
+        return GeneratedDataset(dataset: dataset, seed: seed, window: window, blobEndpoint: blobEndpoint, containers: containers, tables: tables, options: options)
     }
 }

@@ -97,6 +97,12 @@ public struct PlanHeader: Sendable, Equatable {
     public var observedDigest: String
     /// The shard the plan covers (`--shard I/N`); nil for the whole target.
     public var shard: Shard? = nil
+    /// The reference time the dataset's relative window was resolved from; nil for a
+    /// snapshot or a copy.
+    public var now: EdmDateTime? = nil
+    /// Set when `--now` moved the reference time the target's ledger recorded: what the
+    /// plan changes besides data.
+    public var nowMove: NowMove? = nil
 
     public init(target: PlanTarget, source: Source = .dataset, dataset: String, datasetDirectory: String, seed: UInt64?, window: ResolvedWindow?,
                 counts: [String: Int], access: PublicAccess?, prune: Bool, desiredDigest: String = "", observedDigest: String = "") {
@@ -111,6 +117,33 @@ public struct PlanHeader: Sendable, Equatable {
         self.prune = prune
         self.desiredDigest = desiredDigest
         self.observedDigest = observedDigest
+    }
+}
+
+extension PlanHeader {
+    /// The header with its reference time set.
+    public func with(now: EdmDateTime) -> PlanHeader {
+        var header = self
+        header.now = now
+        return header
+    }
+}
+
+/// A reference time moved away from the one the target's ledger recorded for the dataset.
+public struct NowMove: Sendable, Equatable {
+    /// The recorded reference time and window.
+    public var from: EdmDateTime
+    public var fromWindow: ResolvedWindow
+    /// The reference time `--now` gave.
+    public var to: EdmDateTime
+    /// When the apply that recorded `from` ran.
+    public var recordedAt: EdmDateTime
+
+    public init(from: EdmDateTime, fromWindow: ResolvedWindow, to: EdmDateTime, recordedAt: EdmDateTime) {
+        self.from = from
+        self.fromWindow = fromWindow
+        self.to = to
+        self.recordedAt = recordedAt
     }
 }
 

@@ -59,6 +59,11 @@ extension Plan {
             ("prune", .bool(header.prune)),
         ]
         if let shard = header.shard { members.append(("shard", .string(shard.description))) }
+        if let now = header.now { members.append(("now", .string(now.iso8601))) }
+        if let move = header.nowMove {
+            members.append(("nowMove", .object([("from", .string(move.from.iso8601)), ("to", .string(move.to.iso8601)),
+                                                ("recordedAt", .string(move.recordedAt.iso8601))])))
+        }
         members += [
             ("digests", .object([("desired", .string(header.desiredDigest)), ("observed", .string(header.observedDigest))])),
             ("summary", .object([("create", .int(Int64(s.create))), ("update", .int(Int64(s.update))),
@@ -204,6 +209,10 @@ extension PlanHeader {
                           desiredDigest: try string(root["digests"]?["desired"], "digests.desired"),
                           observedDigest: try string(root["digests"]?["observed"], "digests.observed"))
         header.shard = shard
+        if let node = root["now"] {
+            guard let now = node.stringValue.flatMap(EdmDateTime.init(iso8601:)) else { throw PlanFileError("\(path): not a plan file: 'now' is not an ISO 8601 timestamp") }
+            header.now = now
+        }
         return header
     }
 }

@@ -16,6 +16,9 @@ public struct PlanTextRenderer: Sendable {
     public func render(_ plan: Plan) -> String {
         var lines: [String] = []
         let source = plan.header.source.noun
+        if let move = plan.header.nowMove, let window = plan.header.window {
+            lines.append(mark(.update) + " now \(move.from.shortISO8601) -> \(move.to.shortISO8601) (--now; the ledger recorded the apply of \(move.recordedAt.shortISO8601)): window \(move.fromWindow.from.shortISO8601) to \(move.fromWindow.to.shortISO8601) -> \(window.from.shortISO8601) to \(window.to.shortISO8601)")
+        }
         for c in plan.containers {
             switch c.change {
             case .create: lines.append(mark(.create) + " container \(c.name) (access: \(c.access.rawValue))")
@@ -75,7 +78,8 @@ public struct PlanTextRenderer: Sendable {
         let s = plan.summary
         let part = plan.header.shard.map { " (shard \($0))" } ?? ""
         if plan.isEmpty {
-            lines.append("No changes: \(plan.header.target.displayName) already matches the \(source)\(part) (\(s.unchanged) unchanged).")
+            lines.append("No changes: \(plan.header.target.displayName) already matches the \(source)\(part) (\(s.unchanged) unchanged)"
+                         + (plan.header.nowMove == nil ? "." : "; apply records the new reference time."))
         } else {
             if !lines.isEmpty { lines.append("") }
             lines.append("Plan\(part): \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")

@@ -137,6 +137,8 @@ public enum SnapshotReader {
                   node["file"]?.stringValue == SnapshotFormat.tableFile(name),
                   case .number(let countText)? = node["entities"], let count = Int(countText),
                   let sha = node["sha256"]?.stringValue else { throw bad("a table entry is incomplete") }
+            // A snapshot's supplier does not get to write azseed's own records into a target.
+            if let problem = ReservedNames.tableProblem(name) { throw SnapshotError("\(manifestPath): table '\(name)': \(problem); a snapshot cannot hold it") }
             let file = directory.appendingPathComponent(SnapshotFormat.tableFile(name))
             let partitions = try check(table: file, entities: count, sha256: sha)
             snapshot.tables.append(SnapshotTable(name: name, file: file, entityCount: count, partitions: partitions))

@@ -33,7 +33,8 @@ public struct CopySource: Sendable {
             try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
             let all = try await blobs.listContainers()
             let (system, copied) = (all.filter { $0.hasPrefix("$") }, all.filter { !$0.hasPrefix("$") })
-            return (copied, try await tables.listTables(), system)
+            // The source's ledger records the source's applies, not the target's.
+            return (copied, try await tables.listTables().filter { !ReservedNames.isLedger($0) }, system)
         } catch let error as RunError {
             throw error
         } catch {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AzureStorage
 import Foundation
 import SeedKit
 import SeedRunner
@@ -47,10 +48,11 @@ struct ApplyCommand: AsyncParsableCommand {
             return
         }
         if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-        let desired = try Planning.desiredState(datasetOptions, target: target)
+        let prepared = try Planning.desiredState(datasetOptions, target: target)
         try await StorageSession.with(target) { session in
-            let plan = try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune,
-                                               digests: outputOptions.writesJSON)
+            // Digests always: the ledger records the desired state's.
+            let (plan, reference) = try await Planning.plan(prepared, datasetOptions, in: session, prune: prune, digests: true)
+            try await record(plan, reference: reference, in: session)
             try await execute(plan, in: session)
         }
     }
@@ -61,7 +63,19 @@ struct ApplyCommand: AsyncParsableCommand {
         let saved = try SavedPlan.load(file, chosenDataset: datasetOptions.dataset.map { URL(fileURLWithPath: $0) }, blobEndpoint: try target.blobEndpoint())
         if saved.header.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
         try await StorageSession.with(target) { session in
-            try await execute(try await session.replan(saved), in: session)
+            let plan = try await session.replan(saved)
+            try await record(plan, reference: try await session.referenceTime(of: saved), in: session)
+            try await execute(plan, in: session)
+        }
+    }
+
+    /// Records the apply in the target's ledger before its first write (so a re-run of an
+    /// interrupted apply makes the same data), or says why it cannot.
+    private func record(_ plan: Plan, reference: ReferenceTime, in session: StorageSession) async throws {
+        let clock = EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970))
+        if case .unavailable(let why) = try await session.recordApply(plan, reference: reference, tool: "azseed \(Azseed.version)", appliedAt: clock),
+           case .available = reference.ledger {
+            Console.note("the apply is not recorded in the target's ledger (\(why)); a run on another day resolves the window from its own clock")
         }
     }
 

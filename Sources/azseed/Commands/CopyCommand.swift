@@ -57,8 +57,8 @@ struct CopyCommand: AsyncParsableCommand {
         for name in containers where StorageNames.containerProblem(name) != nil {
             throw ValidationError("--container '\(name)': \(StorageNames.containerProblem(name)!)")
         }
-        for name in tables where StorageNames.tableProblem(name) != nil {
-            throw ValidationError("--table '\(name)': \(StorageNames.tableProblem(name)!)")
+        for name in tables {
+            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") }
         }
     }
 

@@ -27,15 +27,28 @@ struct PlanCommand: AsyncParsableCommand {
 
 /// Building a desired state and planning it against a target, shared by the commands.
 enum Planning {
-    /// Opens the target, makes the desired state and plans (closing the target after).
+    /// Makes the desired state, opens the target and plans (closing the target after).
     static func plan(_ datasetOptions: DatasetOptions, target: TargetOptions, prune: Bool, digests: Bool) async throws -> Plan {
-        let desired = try desiredState(datasetOptions, target: target)
+        let prepared = try desiredState(datasetOptions, target: target)
         return try await StorageSession.with(target) { session in
-            try await plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune, digests: digests)
+            try await plan(prepared, datasetOptions, in: session, prune: prune, digests: digests).plan
         }
     }
 
-    /// The desired state, made and checked before anything touches storage.
+    /// Plans `prepared` at the target's reference time for its dataset (``ReferenceTime``):
+    /// `--now`, else the one the target's ledger recorded, else the clock's. Says on stderr
+    /// where it came from when that is not the clock, and the plan shows a move `--now` makes.
+    static func plan(_ prepared: GeneratedDataset, _ datasetOptions: DatasetOptions, in session: StorageSession, prune: Bool,
+                     digests: Bool) async throws -> (plan: Plan, reference: ReferenceTime) {
+        let (desired, reference) = try await session.atReferenceTime(prepared, requested: datasetOptions.now != nil)
+        if let note = reference.note { Console.note(note) }
+        var plan = try await plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: prune, digests: digests)
+        plan.header.nowMove = reference.move
+        return (plan, reference)
+    }
+
+    /// The desired state, made and checked before anything touches storage, at `--now` or
+    /// the clock (the target's ledger may choose another reference time once it is open).
     static func desiredState(_ datasetOptions: DatasetOptions, target: TargetOptions) throws -> GeneratedDataset {
         let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
         return try GeneratedDataset.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: try target.blobEndpoint()))

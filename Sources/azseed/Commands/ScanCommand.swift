@@ -47,7 +47,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     func validate() throws {
         for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
-        for name in table { if let problem = StorageNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") } }
+        for name in table {
+            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") }
+        }
         if target.shard != nil || target.shards != nil { throw ValidationError("scan reads the whole account; drop --shard and --shards") }
         if snapshot != nil, target.namesAnAccount || target.dataDir != nil {
             throw ValidationError("--snapshot scans a folder; drop the storage options (--connection-string, --account-name, --blob-endpoint, --table-endpoint, --sas-token, --data-dir)")

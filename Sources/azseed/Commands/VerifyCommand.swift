@@ -18,10 +18,9 @@ struct VerifyCommand: AsyncParsableCommand {
     var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
-        let desired = try Planning.desiredState(datasetOptions, target: target)
+        let prepared = try Planning.desiredState(datasetOptions, target: target)
         let (plan, activity) = try await StorageSession.with(target) { session in
-            (try await Planning.plan(desired, in: session, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true,
-                                     digests: output == .json), session.run.configuration.activity)
+            (try await Planning.plan(prepared, datasetOptions, in: session, prune: true, digests: output == .json).plan, session.run.configuration.activity)
         }
         if output == .json {
             var result = RunResult(command: "verify", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)

@@ -22,7 +22,7 @@ struct DatasetOptions: ParsableArguments {
     @Option(name: .customLong("count"), help: ArgumentHelp("How many entities of a kind to generate, as KIND=N (repeatable).", valueName: "kind=n"))
     var counts: [String] = []
 
-    @Option(help: ArgumentHelp("The reference time for the dataset's relative window (ISO 8601); default: now.", valueName: "iso8601"))
+    @Option(help: ArgumentHelp("The reference time for the dataset's relative window (ISO 8601, or 'today' for this moment); default: the one the target's ledger recorded for the dataset's latest apply, else this moment.", valueName: "iso8601"))
     var now: DateArgument?
 
     @Option(help: ArgumentHelp("Window start: YYYY-MM-DD (midnight UTC) or an ISO 8601 timestamp.", valueName: "date"))
@@ -39,6 +39,9 @@ struct DatasetOptions: ParsableArguments {
             throw ValidationError("--seed \(seedText): the seed is 0 to 2^64-1, a whole number")
         }
         if let events, events < 1 { throw ValidationError("--events must be at least 1, not \(events)") }
+        for (flag, date) in [("--from", from), ("--to", to)] where date?.isToday == true {
+            throw ValidationError("\(flag) takes YYYY-MM-DD or an ISO 8601 timestamp; 'today' is for --now")
+        }
         for (flag, date) in [("--now", now), ("--from", from), ("--to", to)] {
             if let date, !date.value.isInAzureRange && date.value != .endOfRange {
                 throw ValidationError("\(flag) \(date.text) is outside Edm.DateTime's range (1601-01-01 to 9999-12-31)")
@@ -91,11 +94,18 @@ struct DateArgument: ExpressibleByArgument {
     /// As given, for messages.
     var text: String
 
+    /// `today`: this moment, chosen explicitly (it moves a reference time the ledger recorded).
+    var isToday: Bool { text == "today" }
+
     init?(argument: String) {
+        text = argument
+        if argument == "today" {
+            value = EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970))
+            return
+        }
         // Parsed here; Azure's range is checked in validate(), which can say why.
         guard let value = EdmDateTime(iso8601: argument) else { return nil }
         self.value = value
-        text = argument
     }
 }
 

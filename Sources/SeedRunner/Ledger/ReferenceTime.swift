@@ -1,0 +1,80 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// The reference time ("now") a run resolved a dataset's relative window from, and where
+/// it came from. Without `--now`, a target that recorded an apply of the dataset keeps
+/// that apply's reference time, so a run on another day makes the same data.
+public struct ReferenceTime: Sendable {
+    public enum Source: Sendable, Equatable {
+        /// `--now` (or `--now today`).
+        case requested
+        /// The ledger's record of the dataset's latest apply.
+        case recorded
+        /// This run's clock: no record and no `--now`.
+        case clock
+    }
+
+    public var value: EdmDateTime
+    public var source: Source
+    /// The ledger's record of the dataset, when there is one.
+    public var record: ApplyRecord?
+    /// Whether the ledger could be read.
+    public var ledger: Ledger.Access
+
+    /// The move `--now` makes away from the recorded reference time; nil when it makes none.
+    public var move: NowMove? {
+        guard source == .requested, let record, record.now != value else { return nil }
+        return NowMove(from: record.now, fromWindow: record.window, to: value, recordedAt: record.appliedAt)
+    }
+
+    /// One line for stderr on where the reference time came from; nil when it is this run's
+    /// clock or `--now` and there was nothing to say about the ledger (the plan shows a move).
+    public var note: String? {
+        switch (source, ledger) {
+        case (.recorded, _):
+            return "now \(value.shortISO8601), as recorded by the apply of \(record!.appliedAt.shortISO8601) in the target's ledger (--now today moves it)"
+        case (_, .unavailable(let why)):
+            return "the target's ledger cannot be read (\(why)): the reference time is \(source == .requested ? "--now's" : "this run's clock"), and a run on another day may plan other data"
+        default:
+            return nil
+        }
+    }
+}
+
+extension StorageSession {
+    /// The target's ledger.
+    public var ledger: Ledger { Ledger(tables: run.tables) }
+
+    /// `prepared` (made, and so checked, before the target was opened, at `--now` or the
+    /// clock) at this target's reference time for its dataset: `--now` when `requested`,
+    /// else the time the ledger recorded for the dataset's latest apply, else `prepared`'s own.
+    public func atReferenceTime(_ prepared: GeneratedDataset, requested: Bool) async throws -> (GeneratedDataset, ReferenceTime) {
+        let (record, access) = try await ledger.applyRecord(dataset: prepared.dataset.name)
+        if !requested, let record {
+            let reference = ReferenceTime(value: record.now, source: .recorded, record: record, ledger: access)
+            return (try prepared.at(now: record.now), reference)
+        }
+        return (prepared, ReferenceTime(value: prepared.options.now, source: requested ? .requested : .clock, record: record, ledger: access))
+    }
+
+    /// A saved plan's reference time (its own, as `--now` is), beside the ledger's record.
+    public func referenceTime(of saved: SavedPlan) async throws -> ReferenceTime {
+        let (record, access) = try await ledger.applyRecord(dataset: saved.header.dataset)
+        return ReferenceTime(value: saved.desired.options.now, source: .requested, record: record, ledger: access)
+    }
+
+    /// Records in the ledger that `plan` (of a dataset) is being applied at `reference`,
+    /// before the first write of the apply, so an interrupted apply run again makes the same
+    /// data. A record of the same inputs is left as it is: an apply that changes nothing
+    /// writes nothing. `tool` names this program; `appliedAt` is the clock's time.
+    @discardableResult
+    public func recordApply(_ plan: Plan, reference: ReferenceTime, tool: String, appliedAt: EdmDateTime) async throws -> Ledger.Access {
+        guard plan.header.source == .dataset, let seed = plan.header.seed, let window = plan.header.window else { return .available }
+        let record = ApplyRecord(dataset: plan.header.dataset, desiredDigest: plan.header.desiredDigest, seed: seed, now: reference.value, window: window,
+                                 counts: plan.header.counts, shard: run.shard, tool: tool, appliedAt: appliedAt)
+        if case .unavailable = reference.ledger { return reference.ledger }
+        if plan.isEmpty, let recorded = reference.record, recorded.sameInputs(as: record) { return .available }
+        return try await ledger.write(record)
+    }
+}
