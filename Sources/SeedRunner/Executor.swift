@@ -132,6 +132,12 @@ public struct Executor: Sendable {
                 return
             }
             guard let blob = action.blob else { return }
+            let tier = blob.stored?.accessTier
+            if action.reasons == ["tier"], let tier {
+                // Only the tier differs: set it, the bytes stay.
+                try await blobs.setTier(container: action.container, name: action.name, tier: tier)
+                return
+            }
             switch blob.content {
             case .file(let file):
                 try await blobs.upload(file: file, container: action.container, name: action.name, options: blob.uploadOptions)
@@ -139,6 +145,11 @@ public struct Executor: Sendable {
             case .sourceBlob(let container, let name, let listed):
                 guard let copier else { throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open") }
                 try await copier.copy(container: container, name: name, listed: listed, to: blobs, as: action.container, action.name, blob: blob)
+            }
+            // A written blob takes the account's default tier (Hot, unless the account says
+            // otherwise); any other the source held is set after.
+            if let tier, tier.lowercased() != "hot" {
+                try await blobs.setTier(container: action.container, name: action.name, tier: tier)
             }
         } catch let error as RunError {
             throw error

@@ -252,3 +252,44 @@ def test_export_and_import_keep_blob_metadata_and_content_headers(azseed, two, t
     assert "~ container docs: metadata differs" in drifted.stdout, drifted.stdout
     assert run(azseed, "import", str(tmp_path / "snap"), *target_cs).returncode == 0
     assert theirs.get_container_properties().metadata == {"team": "data", "tier": "gold"}
+
+
+def test_export_import_and_copy_keep_the_access_tier(azseed, two, tmp_path):
+    """Issue 29, item 3: a blob's access tier is part of what a snapshot or copy keeps; before,
+    a Cool blob came back Hot and the plan said nothing."""
+    source, target = two
+    blobs = BlobServiceClient.from_connection_string(source.connection_string)
+    container = blobs.create_container("archive")
+    container.upload_blob("cold.bin", b"rarely read", content_settings=ContentSettings(content_type="application/octet-stream"))
+    container.upload_blob("hot.bin", b"read often", content_settings=ContentSettings(content_type="application/octet-stream"))
+    container.get_blob_client("cold.bin").set_standard_blob_tier("Cool")
+    TableServiceClient.from_connection_string(source.connection_string).create_table("tiers")
+    source_cs, target_cs = ["--connection-string", source.connection_string], ["--connection-string", target.connection_string]
+
+    done = run(azseed, "export", *source_cs, "--container", "archive", "--table", "tiers", "--out", str(tmp_path / "snap"))
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "snap" / "manifest.json").read_text())
+    tiers = {b["name"]: b.get("accessTier") for b in manifest["containers"][0]["blobs"]}
+    assert tiers == {"cold.bin": "Cool", "hot.bin": "Hot"}, tiers
+
+    assert run(azseed, "import", str(tmp_path / "snap"), *target_cs).returncode == 0
+    theirs = BlobServiceClient.from_connection_string(target.connection_string).get_container_client("archive")
+    assert theirs.get_blob_client("cold.bin").get_blob_properties().blob_tier == "Cool"
+    assert "No changes" in run(azseed, "import", str(tmp_path / "snap"), *target_cs).stdout
+
+    # Someone warms the blob: the plan names the tier, and import sets it back without re-uploading.
+    theirs.get_blob_client("cold.bin").set_standard_blob_tier("Hot")
+    drifted = run(azseed, "import", str(tmp_path / "snap"), *target_cs, "--dry-run")
+    assert "~ blob archive/cold.bin (access tier Hot -> Cool)" in drifted.stdout, drifted.stdout
+    etag = theirs.get_blob_client("cold.bin").get_blob_properties().etag
+    assert run(azseed, "import", str(tmp_path / "snap"), *target_cs).returncode == 0
+    after = theirs.get_blob_client("cold.bin").get_blob_properties()
+    assert after.blob_tier == "Cool" and after.etag == etag
+
+    # A copy carries it too, and a second copy finds nothing to do.
+    theirs.delete_blob("cold.bin")
+    copied = run(azseed, "copy", "--from", source.connection_string, *target_cs, "--container", "archive", "--table", "tiers")
+    assert copied.returncode == 0, copied.stderr
+    assert theirs.get_blob_client("cold.bin").get_blob_properties().blob_tier == "Cool"
+    again = run(azseed, "copy", "--from", source.connection_string, *target_cs, "--container", "archive", "--table", "tiers", "--dry-run")
+    assert "No changes" in again.stdout, again.stdout

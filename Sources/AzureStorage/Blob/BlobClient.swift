@@ -79,6 +79,13 @@ public struct BlobClient: Sendable {
         }
     }
 
+    /// Sets a blob's access tier (Set Blob Tier): `Hot`, `Cool`, `Cold` or `Archive`.
+    public func setTier(container: String, name: String, tier: String) async throws {
+        try check(container: container, blob: name, operation: "Set Blob Tier")
+        _ = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "tier")], headers: HeaderFields([("x-ms-access-tier", tier)])),
+                                    operation: "Set Blob Tier", expected: [200, 202])
+    }
+
     /// Replaces the container's metadata (Set Container Metadata).
     public func setContainerMetadata(_ name: String, metadata: [String: String]) async throws {
         try check(container: name, operation: "Set Container Metadata")
@@ -266,7 +273,7 @@ public struct BlobClient: Sendable {
             return BlobProperties(name: name, contentLength: Int(r.headers["Content-Length"] ?? "") ?? 0, contentType: r.headers["Content-Type"],
                                   contentMD5: r.headers["Content-MD5"], cacheControl: r.headers["Cache-Control"], contentEncoding: r.headers["Content-Encoding"],
                                   contentLanguage: r.headers["Content-Language"], contentDisposition: r.headers["Content-Disposition"], etag: r.headers["ETag"],
-                                  lastModified: r.headers["Last-Modified"], metadata: metadata)
+                                  lastModified: r.headers["Last-Modified"], metadata: metadata, accessTier: r.headers["x-ms-access-tier"])
         } catch let error as AzureStorageError where error.status == 404 {
             return nil
         }

@@ -22,10 +22,13 @@ public struct BlobProperties: Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
     public var metadata: [String: String]
+    /// The access tier the service reports (`Hot`, `Cool`, `Cold`, `Archive`), whether set or
+    /// inferred from the account's default; nil when it reports none.
+    public var accessTier: String?
 
     public init(name: String, contentLength: Int, contentType: String? = nil, contentMD5: String? = nil, cacheControl: String? = nil,
                 contentEncoding: String? = nil, contentLanguage: String? = nil, contentDisposition: String? = nil,
-                etag: String? = nil, lastModified: String? = nil, metadata: [String: String] = [:]) {
+                etag: String? = nil, lastModified: String? = nil, metadata: [String: String] = [:], accessTier: String? = nil) {
         self.name = name
         self.contentLength = contentLength
         self.contentType = contentType
@@ -37,6 +40,7 @@ public struct BlobProperties: Sendable, Equatable {
         self.etag = etag
         self.lastModified = lastModified
         self.metadata = metadata
+        self.accessTier = accessTier
     }
 
     /// What a copy of this blob stores besides its bytes: its content headers and metadata.

@@ -190,6 +190,8 @@ public struct BlobAction: Sendable, Equatable {
     /// The observed MD5, for updates and deletes.
     public var currentMD5: String?
     public var currentContentType: String?
+    /// The observed access tier, for updates whose reasons include `tier`.
+    public var currentAccessTier: String? = nil
 }
 
 public struct TableAction: Sendable, Equatable {

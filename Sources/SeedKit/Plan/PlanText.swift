@@ -42,6 +42,7 @@ public struct PlanTextRenderer: Sendable {
                 if b.reasons.contains("contentType") { why.append("content type \(b.currentContentType ?? "none") -> \(b.blob!.contentType)") }
                 if b.reasons.contains("headers") { why.append("content headers differ (Cache-Control, Content-Encoding, -Language or -Disposition)") }
                 if b.reasons.contains("metadata") { why.append("metadata differs") }
+                if b.reasons.contains("tier") { why.append("access tier \(b.currentAccessTier ?? "none") -> \(b.blob!.stored?.accessTier ?? "none")") }
                 lines.append(mark(.update) + " blob \(path) (\(why.joined(separator: "; ")))")
             case .delete: lines.append(mark(.delete) + " blob \(path) (not in the \(source))")
             case .unchanged: break

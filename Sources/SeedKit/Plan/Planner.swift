@@ -67,6 +67,11 @@ public enum Planner {
                         // A copy, or a snapshot that recorded them, also carries content headers and metadata.
                         if !Self.sameContentHeaders(source, target) { action.reasons.append("headers") }
                         if !Self.sameMetadata(source.metadata, target.metadata) { action.reasons.append("metadata") }
+                        // Compared where both sides report one (premium accounts have no tiers).
+                        if let wanted = source.accessTier, let held = target.accessTier, wanted.lowercased() != held.lowercased() {
+                            action.reasons.append("tier")
+                            action.currentAccessTier = held
+                        }
                     }
                     action.change = action.reasons.isEmpty ? .unchanged : .update
                 }

@@ -87,6 +87,7 @@ public final class SnapshotBuilder {
                                  ("contentLanguage", properties.contentLanguage), ("contentDisposition", properties.contentDisposition)] {
                 if let value { fields.append((key, .string(value))) }
             }
+            if let tier = properties.accessTier { fields.append(("accessTier", .string(tier))) }
             let metadata = properties.metadata.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             fields.append(("metadata", .object(metadata.map { ($0.key, JSONValue.string($0.value)) })))
         }

@@ -126,6 +126,13 @@ public enum SnapshotReader {
                                                         cacheControl: blob["cacheControl"]?.stringValue, contentEncoding: blob["contentEncoding"]?.stringValue,
                                                         contentLanguage: blob["contentLanguage"]?.stringValue,
                                                         contentDisposition: blob["contentDisposition"]?.stringValue, metadata: metadata)
+                    if let node = blob["accessTier"] {
+                        // A tier Set Blob Tier takes, nothing else: the import sends it as a header.
+                        guard let tier = node.stringValue, ["Hot", "Cool", "Cold", "Archive"].contains(where: { $0.lowercased() == tier.lowercased() }) else {
+                            throw bad("blob '\(blobName)' of container '\(name)' has an access tier that is not Hot, Cool, Cold or Archive")
+                        }
+                        desired.properties?.accessTier = tier
+                    }
                 }
                 container.blobs.append(desired)
             }

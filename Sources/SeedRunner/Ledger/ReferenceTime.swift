@@ -50,6 +50,8 @@ extension StorageSession {
     /// clock) at this target's reference time for its dataset: `--now` when `requested`,
     /// else the time the ledger recorded for the dataset's latest apply, else `prepared`'s own.
     public func atReferenceTime(_ prepared: GeneratedDataset, requested: Bool) async throws -> (GeneratedDataset, ReferenceTime) {
+        // The ledger is the run's first request: an endpoint that does not answer is named here.
+        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint])
         let (record, access) = try await ledger.applyRecord(dataset: prepared.dataset.name)
         if !requested, let record {
             let reference = ReferenceTime(value: record.now, source: .recorded, record: record, ledger: access)
