@@ -1,6 +1,8 @@
 import ArgumentParser
 import AzureStorage
 import Foundation
+import SeedKit
+import SeedRunner
 import StorageEmulator
 
 /// `azseed emulator`: serve the embedded storage (Blob and Table, the development account).
@@ -67,6 +69,12 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
+    @Option(help: "How to say where it serves: text (lines for people), or json (one line: account, blobEndpoint, tableEndpoint, pid, dataDirectory — for scripts and test fixtures with --blob-port 0 --table-port 0).")
+    var output: PlanOutputOptions.Format = .text
+
+    @Option(help: ArgumentHelp("Once serving, write the JSON line of --output json to this file (whole, by a rename), and remove it on exit: a fixture waits for the file.", valueName: "file"))
+    var readyFile: String?
+
     func validate() throws {
         if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together: HTTPS needs the certificate and its private key") }
         for (flag, port) in [("--blob-port", blobPort), ("--table-port", tablePort)] where !(0...65535).contains(port) {
@@ -93,6 +101,13 @@ struct EmulatorCommand: AsyncParsableCommand {
         }
         for origin in allowCopySource where CopySourceAllowance(origin) == nil {
             throw ValidationError("--allow-copy-source \(SecretRedaction.redact(origin)): give an origin such as http://127.0.0.1:10000 or https://*.blob.core.windows.net (scheme, host, optional port; no path, query or user)")
+        }
+        if let readyFile {
+            var isDirectory: ObjCBool = false
+            if readyFile.isEmpty || (FileManager.default.fileExists(atPath: readyFile, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                throw ValidationError("--ready-file '\(readyFile)': give a file path (the file is written once serving, removed on exit)")
+            }
+            if compact { throw ValidationError("--ready-file goes with serving, not --compact") }
         }
         guard copySourceTimeout >= 1 else { throw ValidationError("--copy-source-timeout must be at least 1 second") }
         // Trusted by the transport that fetches the authority's keys.
@@ -145,8 +160,23 @@ struct EmulatorCommand: AsyncParsableCommand {
         } else {
             lines.append("  connect with: DefaultEndpointsProtocol=\(cert == nil ? "http" : "https");AccountName=\(account.name);AccountKey=<the development key>;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)")
         }
+        let endpoints = JSONValue.object([
+            ("account", .string(account.name)), ("blobEndpoint", .string(account.blobEndpoint.absoluteString)),
+            ("tableEndpoint", .string(account.tableEndpoint.absoluteString)), ("pid", .int(Int64(getpid()))),
+            ("dataDirectory", directory.map { .string($0.standardizedFileURL.path) } ?? .null),
+        ]).compact() + "\n"
+        if let readyFile {
+            let file = URL(fileURLWithPath: readyFile)
+            do {
+                try await BlockingPool.run { try AtomicFile.write(file) { try $0(Array(endpoints.utf8)) } }
+            } catch {
+                await server.stop()
+                throw RunError("--ready-file \(readyFile): cannot write it (\(FileProblem.describe(error))); check the folder exists and is writable")
+            }
+        }
         // Written in one go and unbuffered, so a script reading the ports sees them at once.
-        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        FileHandle.standardOutput.write(Data((output == .json ? endpoints : lines.joined(separator: "\n") + "\n").utf8))
+        defer { if let readyFile { unlink(readyFile) } }
         try await server.wait()
     }
 }

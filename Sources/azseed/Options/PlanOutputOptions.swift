@@ -42,17 +42,9 @@ struct PlanOutputOptions: ParsableArguments {
     /// Writes the plan's JSON to a temporary file beside `path`, then renames it into place:
     /// a plan file is whole or absent.
     private static func save(_ plan: Plan, to path: String) throws {
-        let file = URL(fileURLWithPath: path)
-        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(getpid()).partial")
         do {
-            let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-            try plan.writeJSON { try handle.write(contentsOf: $0) }
-            try handle.close()
-            guard rename(temporary.path, file.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            try AtomicFile.write(URL(fileURLWithPath: path)) { write in try plan.writeJSON { try write($0) } }
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
             throw RunError("cannot save the plan to \(path): \(FileProblem.describe(error)); check the folder exists and is writable")
         }
     }
