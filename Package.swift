@@ -5,8 +5,12 @@ let package = Package(
     name: "azseed",
     products: [
         .executable(name: "azseed", targets: ["azseed"]),
-        .library(name: "SeedKit", targets: ["SeedKit"]),
         .library(name: "AzureStorage", targets: ["AzureStorage"]),
+        .library(name: "SeedKit", targets: ["SeedKit"]),
+        .library(name: "SeedRunner", targets: ["SeedRunner"]),
+        .library(name: "StorageEmulator", targets: ["StorageEmulator"]),
+        // Per-test storage for Swift Testing and XCTest: an in-process emulator, seeded.
+        .library(name: "AzseedTesting", targets: ["AzseedTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -69,7 +73,17 @@ let package = Package(
         ),
         .target(
             name: "SeedRunner",
-            dependencies: ["SeedKit", "AzureStorage", "StorageEmulator"]
+            dependencies: ["SeedKit", "AzureStorage"]
+        ),
+        // The emulator as SeedRunner's embedded storage: what the executable and AzseedTesting
+        // supply, so SeedRunner itself links no server.
+        .target(
+            name: "EmbeddedEmulator",
+            dependencies: ["SeedRunner", "StorageEmulator", "AzureStorage"]
+        ),
+        .target(
+            name: "AzseedTesting",
+            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "EmbeddedEmulator"]
         ),
         .executableTarget(
             name: "azseed",
@@ -78,6 +92,7 @@ let package = Package(
                 "SeedRunner",
                 "AzureStorage",
                 "StorageEmulator",
+                "EmbeddedEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             plugins: ["BuildInfo"]
@@ -115,8 +130,12 @@ let package = Package(
                            .product(name: "Yams", package: "Yams")]
         ),
         .testTarget(
+            name: "AzseedTestingTests",
+            dependencies: ["AzseedTesting", "AzureStorage"]
+        ),
+        .testTarget(
             name: "SeedRunnerTests",
-            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "AzseedTestSupport",
+            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "EmbeddedEmulator", "AzseedTestSupport",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(

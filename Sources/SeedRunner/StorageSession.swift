@@ -1,24 +1,25 @@
 import AzureStorage
 import Foundation
 import SeedKit
-import StorageEmulator
 
 /// Where storage work happens: an account, or the embedded storage — the emulator run in
 /// this process over a data folder (or reached through the `azseed emulator` that already
 /// serves that folder).
 public enum StorageLocation: Sendable {
     case account(StorageAccount)
-    case embedded(dataDirectory: URL)
+    /// `provider` serves the folder (``EmbeddedStorageProvider``).
+    case embedded(dataDirectory: URL, provider: any EmbeddedStorageProvider)
 }
 
 /// An open target: the run against it, and the embedded server to stop afterwards (or the
 /// `azseed emulator` that serves the embedded folder). What every storage command opens.
 public struct StorageSession: Sendable {
     public let run: SeedRun
-    /// The in-process emulator over the embedded folder, stopped by ``close()``.
-    public let server: EmulatorServer?
+    /// Whether this process serves the embedded folder (stopped by ``close()``).
+    public let servesHere: Bool
     /// The `azseed emulator` serving the embedded folder, when this session goes through it.
-    public let servedBy: DataFolderOwner?
+    public let servedBy: EmbeddedServer?
+    private let stop: @Sendable () async -> Void
 
     /// Opens `location`. For the embedded storage, `command` names this program in the
     /// folder's lock (what another process is told holds it) and `note` hears how the folder
@@ -33,24 +34,23 @@ public struct StorageSession: Sendable {
         case .account(let account):
             let target = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
                                     tableEndpoint: account.tableEndpoint.absoluteString)
-            return StorageSession(run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), server: nil, servedBy: nil)
-        case .embedded(let directory):
-            let connection = try await EmbeddedStorage.open(dataDirectory: directory, command: command, lockTimeout: lockTimeout)
+            return StorageSession(run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), servesHere: false,
+                                  servedBy: nil, stop: {})
+        case .embedded(let directory, let provider):
+            let connection = try await provider.open(dataDirectory: directory, command: command, lockTimeout: lockTimeout)
             let canonical = StorageAccount.development()
             let target = PlanTarget(account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
                                     tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
-            switch connection {
-            case .started(let server):
-                return StorageSession(run: SeedRun(account: server.account, target: target, configuration: configuration, shard: shard), server: server, servedBy: nil)
-            case .served(let owner, let account):
-                note("through the 'azseed emulator' that serves it (pid \(owner.pid), \(account.blobEndpoint.absoluteString))")
-                return StorageSession(run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), server: nil, servedBy: owner)
+            if let owner = connection.servedBy {
+                note("through the 'azseed emulator' that serves it (pid \(owner.pid), \(owner.blobEndpoint.absoluteString))")
             }
+            return StorageSession(run: SeedRun(account: connection.account, target: target, configuration: configuration, shard: shard),
+                                  servesHere: connection.servedBy == nil, servedBy: connection.servedBy, stop: connection.close)
         }
     }
 
-    /// Stops the in-process emulator, if this session started one.
-    public func close() async { await server?.stop() }
+    /// Stops serving the embedded folder, if this session serves it.
+    public func close() async { await stop() }
 
     /// Opens `location`, runs `body`, then closes the session whether or not it threw.
     public static func with<T>(_ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
@@ -69,8 +69,8 @@ public struct StorageSession: Sendable {
     /// Where embedded data lives and how to serve it; nil for an account.
     public var servingNote: String? {
         guard let directory = run.target.embeddedDataDirectory else { return nil }
-        if let owner = servedBy, let blob = owner.blobEndpoint, let table = owner.tableEndpoint {
-            return "the data lives in \(directory), served by 'azseed emulator' (pid \(owner.pid)) at blob \(blob.absoluteString), table \(table.absoluteString)"
+        if let owner = servedBy {
+            return "the data lives in \(directory), served by 'azseed emulator' (pid \(owner.pid)) at blob \(owner.blobEndpoint.absoluteString), table \(owner.tableEndpoint.absoluteString)"
         }
         return "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(run.target.blobEndpoint), table \(run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
     }

@@ -3,6 +3,7 @@ import AzureStorage
 import Foundation
 import SeedKit
 import SeedRunner
+import EmbeddedEmulator
 import StorageEmulator
 import Synchronization
 
@@ -206,7 +207,7 @@ struct TargetOptions: ParsableArguments {
     /// The location the flags name: the explicit account, else the embedded storage.
     func location() throws -> StorageLocation {
         if let account = try explicitAccount() { return .account(account) }
-        return .embedded(dataDirectory: dataDirectory)
+        return .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage())
     }
 
     /// The endpoint generated blob URLs point into: the account's blob endpoint, or for the
@@ -229,7 +230,7 @@ extension StorageSession {
         let configuration = if let configuration { configuration } else { try await options.clientConfiguration() }
         return try await with(try options.location(), command: command, shard: try options.chosenShard, configuration: configuration,
                               lockTimeout: try options.lockWait, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
-            if session.server != nil {
+            if session.servesHere {
                 Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
             }
             return try await body(session)
