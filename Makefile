@@ -12,7 +12,7 @@ VENV_AZ    := .venv-az
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps test-deps venv venv-az build test seed bench clean install dist test-dist
+.PHONY: all deps test-deps venv venv-az build test seed bench clean install dist test-dist test-examples
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -121,6 +121,13 @@ dist: deps
 # hidden (Tests/conformance/test_dist.py; skipped by `make test`, which builds no release).
 test-dist: dist venv
 	AZSEED_DIST=$(CURDIR)/.build/dist/$(DIST).tar.gz $(VENV)/bin/python -m pytest -q Tests/conformance/test_dist.py
+
+# examples/swift, an app package depending on azseed by path whose tests use AzseedTesting,
+# built and tested as its user would (its own build folder: a whole second build, so CI runs
+# it beside make test rather than in it). Pinned to azseed's own resolved versions.
+test-examples: deps
+	cp Package.resolved examples/swift/Package.resolved
+	cd examples/swift && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build
 
 clean:
 	rm -rf .build fixture $(VENV) $(VENV_AZ)

@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "SeedKit", targets: ["SeedKit"]),
         .library(name: "SeedRunner", targets: ["SeedRunner"]),
         .library(name: "StorageEmulator", targets: ["StorageEmulator"]),
+        // The emulator as SeedRunner's embedded storage (StorageSession's `.embedded`).
+        .library(name: "EmbeddedEmulator", targets: ["EmbeddedEmulator"]),
         // Per-test storage for Swift Testing and XCTest: an in-process emulator, seeded.
         .library(name: "AzseedTesting", targets: ["AzseedTesting"]),
     ],
@@ -76,7 +78,8 @@ let package = Package(
             dependencies: ["SeedKit", "AzureStorage"]
         ),
         // The emulator as SeedRunner's embedded storage: what the executable and AzseedTesting
-        // supply, so SeedRunner itself links no server.
+        // supply, so SeedRunner itself links no server (a program seeding only real accounts
+        // does not link it).
         .target(
             name: "EmbeddedEmulator",
             dependencies: ["SeedRunner", "StorageEmulator", "AzureStorage"]

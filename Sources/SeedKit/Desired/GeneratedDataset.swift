@@ -22,7 +22,7 @@ public struct GenerationOptions: Sendable {
     public var seed: UInt64?
     /// Entity counts by kind name, overriding the dataset's `count`.
     public var counts: [String: Int]
-    /// The reference time for a relative window (`today` is its midnight UTC).
+    /// The reference time for a relative window (a window `from: today` starts at its midnight UTC).
     public var now: EdmDateTime
     public var from: EdmDateTime?
     public var to: EdmDateTime?

@@ -80,7 +80,7 @@ public struct PlanTextRenderer: Sendable {
         let part = plan.header.shard.map { " (shard \($0))" } ?? ""
         if plan.isEmpty {
             lines.append("No changes: \(plan.header.target.displayName) already matches the \(source)\(part) (\(s.unchanged) unchanged)"
-                         + (plan.header.nowMove == nil ? "." : "; apply records the new reference time."))
+                         + (plan.header.nowMove == nil ? "." : "; applying records the new reference time."))
         } else {
             if !lines.isEmpty { lines.append("") }
             lines.append("Plan\(part): \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")

@@ -43,9 +43,10 @@ public struct ApplyRecord: Sendable, Equatable {
     }
 
     /// Whether `other` records the same inputs: an apply that would record what is already
-    /// there leaves the ledger alone (when, which shard and which azseed do not count).
+    /// there leaves the ledger alone. When, which shard and which azseed do not count, nor a
+    /// reference time that gives the same window (it makes the same data).
     public func sameInputs(as other: ApplyRecord) -> Bool {
-        dataset.utf8.elementsEqual(other.dataset.utf8) && desiredDigest == other.desiredDigest && seed == other.seed && now == other.now
+        dataset.utf8.elementsEqual(other.dataset.utf8) && desiredDigest == other.desiredDigest && seed == other.seed
             && window == other.window && counts == other.counts
     }
 

@@ -17,14 +17,17 @@ public struct ReferenceTime: Sendable {
 
     public var value: EdmDateTime
     public var source: Source
+    /// The window `value` gives the dataset (set by ``StorageSession/atReferenceTime(_:requested:)``).
+    public var window: ResolvedWindow?
     /// The ledger's record of the dataset, when there is one.
     public var record: ApplyRecord?
     /// Whether the ledger could be read.
     public var ledger: Ledger.Access
 
-    /// The move `--now` makes away from the recorded reference time; nil when it makes none.
+    /// The move `--now` makes away from the recorded reference time; nil when it makes none,
+    /// or when the window it gives is the recorded one (the data cannot differ).
     public var move: NowMove? {
-        guard source == .requested, let record, record.now != value else { return nil }
+        guard source == .requested, let record, record.now != value, let window, window != record.window else { return nil }
         return NowMove(from: record.now, fromWindow: record.window, to: value, recordedAt: record.appliedAt)
     }
 
@@ -54,16 +57,18 @@ extension StorageSession {
         try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint])
         let (record, access) = try await ledger.applyRecord(dataset: prepared.dataset.name)
         if !requested, let record {
-            let reference = ReferenceTime(value: record.now, source: .recorded, record: record, ledger: access)
-            return (try prepared.at(now: record.now), reference)
+            // Made again only if the window moves: generating reads files, on the blocking threads.
+            let desired = try await BlockingPool.run { try prepared.at(now: record.now) }
+            return (desired, ReferenceTime(value: record.now, source: .recorded, window: desired.window, record: record, ledger: access))
         }
-        return (prepared, ReferenceTime(value: prepared.options.now, source: requested ? .requested : .clock, record: record, ledger: access))
+        return (prepared, ReferenceTime(value: prepared.options.now, source: requested ? .requested : .clock, window: prepared.window, record: record,
+                                        ledger: access))
     }
 
     /// A saved plan's reference time (its own, as `--now` is), beside the ledger's record.
     public func referenceTime(of saved: SavedPlan) async throws -> ReferenceTime {
         let (record, access) = try await ledger.applyRecord(dataset: saved.header.dataset)
-        return ReferenceTime(value: saved.desired.options.now, source: .requested, record: record, ledger: access)
+        return ReferenceTime(value: saved.desired.options.now, source: .requested, window: saved.desired.window, record: record, ledger: access)
     }
 
     /// Records in the ledger that `plan` (of a dataset) is being applied at `reference`,

@@ -22,7 +22,7 @@ struct DatasetOptions: ParsableArguments {
     @Option(name: .customLong("count"), help: ArgumentHelp("How many entities of a kind to generate, as KIND=N (repeatable).", valueName: "kind=n"))
     var counts: [String] = []
 
-    @Option(help: ArgumentHelp("The reference time for the dataset's relative window (ISO 8601, or 'today' for this moment); default: the one the target's ledger recorded for the dataset's latest apply, else this moment.", valueName: "iso8601"))
+    @Option(help: ArgumentHelp("The reference time for the dataset's relative window (ISO 8601, or 'today' for this moment); default: the one the target's ledger recorded for the dataset's latest apply, else this moment.", valueName: "iso8601|today"))
     var now: DateArgument?
 
     @Option(help: ArgumentHelp("Window start: YYYY-MM-DD (midnight UTC) or an ISO 8601 timestamp.", valueName: "date"))
@@ -95,11 +95,11 @@ struct DateArgument: ExpressibleByArgument {
     var text: String
 
     /// `today`: this moment, chosen explicitly (it moves a reference time the ledger recorded).
-    var isToday: Bool { text == "today" }
+    var isToday: Bool { text.lowercased() == "today" }
 
     init?(argument: String) {
         text = argument
-        if argument == "today" {
+        if argument.lowercased() == "today" {
             value = EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970))
             return
         }
