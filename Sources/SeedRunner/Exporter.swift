@@ -27,7 +27,7 @@ public struct Exporter: Sendable {
     /// `onEntities` is called with the number of entities written so far.
     public func export(containers: [String], tables tableNames: [String], dataset: String?, to destination: URL, force: Bool,
                        onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> SnapshotSummary {
-        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
+        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
         let builder = try await BlockingPool.run { OnlyHere(try SnapshotBuilder(destination: destination, force: force)) }
         do {
             for container in containers { try await export(container: container, into: builder) }

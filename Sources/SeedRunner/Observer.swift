@@ -26,7 +26,7 @@ public struct Observer: Sendable {
     /// read by ``entities(onRead:)``).
     public func observeStorage(_ desired: DesiredStorage) async throws -> ObservedState {
         var observed = ObservedState()
-        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
+        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
         do {
             for container in desired.containers {
                 guard let access = try await blobs.containerProperties(container.name) else { continue }  // Get Container Properties: a SAS may read it, not the ACL

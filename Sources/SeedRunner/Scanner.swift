@@ -97,7 +97,7 @@ public struct Scanner: Sendable {
 
     public func scan(_ options: ScanOptions, into folder: URL, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ScanReport {
         try await BlockingPool.run { try Self.checkEmpty(folder) }
-        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint])
+        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
         var report = ScanReport()
         var containers: [ScannedContainer] = []
         var observations: [String: PartitionObservation] = [:]

@@ -5,6 +5,8 @@ import Foundation
 public struct BlobClient: Sendable {
     let pipeline: RequestPipeline
     public var account: StorageAccount { pipeline.account }
+    /// The settings its requests follow.
+    public var configuration: ClientConfiguration { pipeline.configuration }
     /// Files larger than this are uploaded as blocks.
     public var singleUploadLimit = 32 * 1024 * 1024
     public var blockSize = 8 * 1024 * 1024
@@ -12,7 +14,7 @@ public struct BlobClient: Sendable {
     public var blockParallelism = 4
 
     public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
-        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout)), configuration: configuration, service: .blob)
+        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout), trustedCertificates: configuration.trustedCertificates), configuration: configuration, service: .blob)
     }
 
     func path(_ container: String, _ blob: String? = nil) -> String {

@@ -23,6 +23,9 @@ public struct ClientConfiguration: Sendable {
     /// attempt is not retried — a service that said nothing for that long is taken as down —
     /// and no retry of any request starts once ``retryWindow`` has passed since its first try.
     public var timeout = 10
+    /// A PEM file of CA certificates trusted besides the system's (`--ca-file`: a private CA,
+    /// an emulator's certificate); by default `SSL_CERT_FILE`, as OpenSSL and curl read it.
+    public var trustedCertificates: String? = CurlTransport.environmentCertificates
     /// How long after its first attempt a request may still be retried: three timeouts.
     public var retryWindow: Duration { .seconds(3 * timeout) }
 

@@ -4,9 +4,11 @@ import Foundation
 public struct TableClient: Sendable {
     let pipeline: RequestPipeline
     public var account: StorageAccount { pipeline.account }
+    /// The settings its requests follow.
+    public var configuration: ClientConfiguration { pipeline.configuration }
 
     public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
-        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout)), configuration: configuration, service: .table)
+        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout), trustedCertificates: configuration.trustedCertificates), configuration: configuration, service: .table)
     }
 
     /// Runs `decode` on a response body; what it cannot read becomes an ``AzureStorageError``

@@ -30,7 +30,7 @@ public struct CopySource: Sendable {
         }
         guard containers.isEmpty && tableNames.isEmpty else { return (distinct(containers), distinct(tableNames), []) }
         do {
-            try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
+            try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
             let all = try await blobs.listContainers()
             let (system, copied) = (all.filter { $0.hasPrefix("$") }, all.filter { !$0.hasPrefix("$") })
             // The source's ledger records the source's applies, not the target's.
@@ -54,7 +54,7 @@ public struct CopySource: Sendable {
     /// partition either side holds, so the target's entities the source lacks are leftovers
     /// (deleted with `--prune`). `target` is read only for its partitions.
     public func desiredStorage(containers names: [String], tables tableNames: [String], target: SeedRun) async throws -> DesiredStorage {
-        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint])
+        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
         var containers: [DesiredContainer] = []
         do {
             for name in names {

@@ -54,7 +54,7 @@ extension StorageSession {
     /// else the time the ledger recorded for the dataset's latest apply, else `prepared`'s own.
     public func atReferenceTime(_ prepared: GeneratedDataset, requested: Bool) async throws -> (GeneratedDataset, ReferenceTime) {
         // The ledger is the run's first request: an endpoint that does not answer is named here.
-        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint])
+        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
         let (record, access) = try await ledger.applyRecord(dataset: prepared.dataset.name)
         if !requested, let record {
             // Made again only if the window moves: generating reads files, on the blocking threads.

@@ -28,6 +28,9 @@ public struct EmulatorConfiguration: Sendable {
     public var oauthAuthority: URL?
     /// The one tenant whose tokens are accepted (required with ``oauthAuthority``).
     public var oauthTenant: String?
+    /// A PEM file of CA certificates trusted besides the system's when reading the authority's
+    /// keys (`--ca-file`); by default `SSL_CERT_FILE`.
+    public var trustedCertificates: String? = CurlTransport.environmentCertificates
     /// Where every answered request is logged (`azseed emulator --log-file`); nil logs nothing.
     public var requestLog: RequestLog?
 

@@ -31,7 +31,7 @@ public final class StorageEmulatorCore: Sendable {
                                              secure: configuration.tls != nil)
         if let authority = configuration.oauthAuthority, let tenant = configuration.oauthTenant {
             bearer = BearerAuthenticator(authority: authority, tenant: tenant, account: configuration.accountName, secure: configuration.tls != nil,
-                                         transport: CurlTransport())
+                                         transport: CurlTransport(trustedCertificates: configuration.trustedCertificates))
         } else {
             bearer = nil
         }

@@ -38,60 +38,37 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let target = try await self.target.resolve()
         if dryRun {
-            let plan = try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON)
-            try await outputOptions.finishDryRun(plan)
+            try await outputOptions.finishDryRun(try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON))
             return
         }
+        let output = outputOptions
+        let observer = ConsoleObserver(activity: target.configuration.activity) { plan in try await output.emit(plan, printJSON: false) }
+        defer { observer.finish() }
+        let seeder = Seeder(target: target, observer: observer, tool: "azseed \(Azseed.version)")
+        let applied: Seeder.Applied
         if let file = plan {
-            try await applySaved(file)
-            return
+            // The saved plan is made again from its own inputs and carried out only if nothing
+            // changed since it was saved.
+            let saved = try await seeder.loadSaved(file, chosenDataset: datasetOptions.dataset.map { URL(fileURLWithPath: $0) })
+            if saved.header.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
+            applied = try await seeder.apply(saved, concurrency: execution.concurrency)
+        } else {
+            if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
+            applied = try await seeder.apply(try datasetOptions.request(), prune: prune, concurrency: execution.concurrency)
         }
-        if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-        let prepared = try Planning.desiredState(datasetOptions, target: target)
-        try await StorageSession.with(target) { session in
-            // Digests always: the ledger records the desired state's.
-            let (plan, reference) = try await Planning.plan(prepared, datasetOptions, in: session, prune: prune, digests: true)
-            try await record(plan, reference: reference, in: session)
-            try await execute(plan, in: session)
-        }
-    }
-
-    /// Makes the saved plan again from its own inputs and carries it out only if nothing
-    /// changed since it was saved.
-    private func applySaved(_ file: String) async throws {
-        let saved = try SavedPlan.load(file, chosenDataset: datasetOptions.dataset.map { URL(fileURLWithPath: $0) }, blobEndpoint: try target.blobEndpoint())
-        if saved.header.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
-        try await StorageSession.with(target) { session in
-            let plan = try await session.replan(saved)
-            try await record(plan, reference: try await session.referenceTime(of: saved), in: session)
-            try await execute(plan, in: session)
-        }
-    }
-
-    /// Records the apply in the target's ledger before its first write (so a re-run of an
-    /// interrupted apply makes the same data), or says why it cannot.
-    private func record(_ plan: Plan, reference: ReferenceTime, in session: StorageSession) async throws {
-        let clock = EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970))
-        if case .unavailable(let why) = try await session.recordApply(plan, reference: reference, tool: "azseed \(Azseed.version)", appliedAt: clock),
-           case .available = reference.ledger {
-            Console.note("the apply is not recorded in the target's ledger (\(why)); a run on another day resolves the window from its own clock")
-        }
-    }
-
-    private func execute(_ plan: Plan, in session: StorageSession) async throws {
-        try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions, command: "apply")
+        observer.finish()
+        try Applying.report(applied.plan, applied.report, activity: applied.activity, output: outputOptions, command: "apply", servingNote: applied.servingNote)
     }
 }
 
 /// Deletes away from loopback need `--yes`.
 enum Safety {
-    static func confirmDeletes(_ what: String, target: TargetOptions, yes: Bool) throws {
-        // The embedded storage (no account named) is always loopback.
-        guard !yes, let account = try target.explicitAccount(), !account.isLoopback else { return }
-        throw ValidationError("\(what) deletes data in \(account.name) at \(account.blobEndpoint.host ?? "?"), which is not a loopback address; add --yes to confirm")
+    static func confirmDeletes(_ what: String, target: RunTarget, yes: Bool) throws {
+        guard !yes, let place = target.deletesNeedConfirmation else { return }
+        throw ValidationError("\(what) deletes data in \(place); add --yes to confirm")
     }
-
 }
 
 /// Carrying out a plan and reporting it, shared by apply, import and copy.
@@ -108,6 +85,16 @@ enum Applying {
             let bar = ProgressBar(label: "applying", activity: activity)
             report = try await session.run.execute(plan, concurrency: concurrency, copier: copier) { bar.update($0) }
             bar.finish()
+        }
+        try Self.report(plan, report, activity: activity, output: output, command: command, servingNote: session.servingNote, copier: copier)
+    }
+
+    /// The lines after an apply: what was done, at what rate, with how many retries (and for a
+    /// copy, how many blob bytes went through this process); with `--output json`, the result
+    /// document. `--detailed-exitcode` exits 2 when the plan changed something.
+    static func report(_ plan: Plan, _ report: ExecutionReport, activity: RequestActivity, output: PlanOutputOptions, command: String, servingNote: String?,
+                       copier: BlobCopier? = nil) throws {
+        if !plan.isEmpty {
             let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
             var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
             let counts = activity.snapshot
@@ -128,7 +115,7 @@ enum Applying {
             result.report = report
             Console.print(result.json().pretty())
         }
-        if let note = session.servingNote { Console.note(note) }
+        if let note = servingNote { Console.note(note) }
         // As with a dry run, but of what was done: a CI job can tell a run that changed the
         // target from one that found it as it should be.
         if output.detailedExitcode && !plan.isEmpty { throw ExitCode(2) }

@@ -98,23 +98,24 @@ struct CopyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var target = self.target
-        target.connectionString = to ?? target.connectionString  // checked in validate()
+        var options = self.target
+        options.connectionString = to ?? options.connectionString  // checked in validate()
         let account = try sourceAccount()
-        if let targetAccount = try target.explicitAccount(),
+        // The source's requests are logged and counted with the target's.
+        let configuration = try await options.clientConfiguration()
+        let target = try await options.resolve(configuration: configuration)
+        if let targetAccount = target.account,
            Self.sameService(targetAccount.blobEndpoint, account.blobEndpoint) || Self.sameService(targetAccount.tableEndpoint, account.tableEndpoint) {
             throw ValidationError("--from and the target are the same account (\(account.blobEndpoint.absoluteString)); copy between two accounts")
         }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-        // The source's requests are logged and counted with the target's.
-        let configuration = try await target.clientConfiguration()
         let source = CopySource(account: account, configuration: configuration)
         let (containers, tables, skipped) = try await source.selection(containers: containers, tables: tables)
         for name in skipped {
             Console.note("source container \(name) skipped: system containers (the static website's $web, $root) are not copied")
         }
         Console.note("source \(source.displayName): \(containers.count) container\(containers.count == 1 ? "" : "s"), \(tables.count) table\(tables.count == 1 ? "" : "s")")
-        try await StorageSession.with(target, configuration: configuration) { session in
+        try await StorageSession.opened(target) { session in
             let desired = try await source.desiredStorage(containers: containers, tables: tables, target: session.run)
             let header = PlanHeader(target: session.run.target, source: .account, dataset: source.displayName, datasetDirectory: account.blobEndpoint.absoluteString,
                                     seed: nil, window: nil, counts: [:], access: nil, prune: prune)

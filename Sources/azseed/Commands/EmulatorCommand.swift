@@ -110,8 +110,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             if compact { throw ValidationError("--ready-file goes with serving, not --compact") }
         }
         guard copySourceTimeout >= 1 else { throw ValidationError("--copy-source-timeout must be at least 1 second") }
-        // Trusted by the transport that fetches the authority's keys.
-        if let caFile { try TargetOptions.trust(caFile: caFile) }
+        if let caFile { try TargetOptions.checkReadable(caFile: caFile) }
     }
 
     func run() async throws {
@@ -136,6 +135,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.copySourceAllowances = allowCopySource.compactMap(CopySourceAllowance.init)
         configuration.copySourceTimeout = copySourceTimeout
         if let cert, let key { configuration.tls = (cert, key) }
+        // Trusted by the transport that fetches the authority's keys.
+        if let caFile { configuration.trustedCertificates = URL(fileURLWithPath: caFile).standardizedFileURL.path }
         configuration.requestLog = try await logging.makeLog()
         if let oauthAuthority {
             var text = oauthAuthority

@@ -52,7 +52,8 @@ struct ExportCommand: AsyncParsableCommand {
         var containers = Self.once(container), tables = Self.once(table)
         // The embedded storage's folder is an input even with a connection string: an
         // 'azseed emulator' may be serving it.
-        var inputs: [(what: String, folder: URL)] = [("the storage's data folder", target.dataDirectory)]
+        let target = try await self.target.resolve()
+        var inputs: [(what: String, folder: URL)] = [("the storage's data folder", self.target.dataDirectory)]
         if containers.isEmpty || tables.isEmpty || dataset != nil {
             let loaded = try Dataset.load(directory: try dataset.map { URL(fileURLWithPath: $0) } ?? DatasetLocator.defaultDataset())
             datasetName = loaded.name
@@ -61,30 +62,32 @@ struct ExportCommand: AsyncParsableCommand {
             if tables.isEmpty { tables = loaded.tables.map(\.name) }
         }
         let exportID = exportId ?? ProcessInfo.processInfo.environment["AZSEED_EXPORT_ID"].flatMap { $0.isEmpty ? nil : $0 }
-        if try target.chosenShard == nil, exportId != nil {
+        if target.shard == nil, exportId != nil {
             throw ValidationError("--export-id names the parts of a sharded export; add --shard I/N (or --shards N), or drop it")
         }
-        if try target.chosenShard != nil, exportID == nil {
+        if target.shard != nil, exportID == nil {
             throw ValidationError("export --shard needs --export-id ID (or $AZSEED_EXPORT_ID): the processes of one export name it alike, so 'snapshot merge' can tell their parts from another export's")
         }
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
         try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
-        let (summary, activity, planTarget, shard) = try await StorageSession.with(target) { session in
+        let out = URL(fileURLWithPath: folder.out), force = folder.force
+        let (summary, activity, planTarget, shard): (SnapshotSummary, RequestActivity, PlanTarget, Shard?) = try await StorageSession.opened(target) { session in
             let bar = ProgressBar(label: "exporting", activity: session.run.configuration.activity)
             defer { bar.finish() }
             let started = Date()
             var exporter = Exporter(run: session.run)
             exporter.exportID = exportID
-            var summary = try await exporter.export(containers: containers, tables: tables, dataset: datasetName,
-                                                                      to: URL(fileURLWithPath: folder.out), force: folder.force) { bar.update(done: $0, total: nil) }
+            var summary = try await exporter.export(containers: containers, tables: tables, dataset: datasetName, to: out, force: force) {
+                bar.update(done: $0, total: nil)
+            }
             summary.seconds = Date().timeIntervalSince(started)
             return (summary, session.run.configuration.activity, session.run.target, session.run.shard)
         }
         if output == .json {
             var result = RunResult(command: "export", target: planTarget, shard: shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
-            result.extra = [("out", .string(folder.out)),
-                            ("blobs", .object([("count", .number(String(summary.blobs))), ("bytes", .number(String(summary.blobBytes)))])),
-                            ("entities", .array(summary.entities.map { .object([("table", .string($0.table)), ("count", .number(String($0.count)))]) }))]
+            let blobs: JSONValue = .object([("count", .number(String(summary.blobs))), ("bytes", .number(String(summary.blobBytes)))])
+            let entities: [JSONValue] = summary.entities.map { .object([("table", .string($0.table)), ("count", .number(String($0.count)))]) }
+            result.extra = [("out", .string(folder.out)), ("blobs", blobs), ("entities", .array(entities))]
             Console.print(result.json().pretty())
             return
         }

@@ -30,14 +30,15 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let folder = URL(fileURLWithPath: snapshot)
-        if try target.explicitAccount() == nil {
+        let target = try await self.target.resolve()
+        if let directory = target.embeddedDataDirectory {
             // The embedded storage must not open its folder inside the snapshot (or around it).
-            try FolderOverlap.check(output: target.dataDirectory, flag: "--data-dir", inputs: [("the snapshot", folder)])
+            try FolderOverlap.check(output: directory, flag: "--data-dir", inputs: [("the snapshot", folder)])
         }
         // Reads and hashes every file of the snapshot: on the blocking threads, not the pool.
         let read = try await BlockingPool.run { try SnapshotReader.read(folder) }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-        try await StorageSession.with(target) { session in
+        try await StorageSession.opened(target) { session in
             let header = PlanHeader(target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot",
                                     datasetDirectory: folder.standardizedFileURL.path, seed: read.seed, window: read.window,
                                     counts: [:], access: nil, prune: prune)

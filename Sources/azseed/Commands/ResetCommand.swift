@@ -23,28 +23,23 @@ struct ResetCommand: AsyncParsableCommand {
     var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
+        let target = try await self.target.resolve()
         if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: execution.yes) }
-        let desired = try Planning.desiredState(datasetOptions, target: target)
-        try await StorageSession.with(target) { session in
-            let header = session.run.header(for: desired, counts: try datasetOptions.parsedCounts(), access: datasetOptions.access, prune: true)
-            let plan = try await session.run.resetPlan(desired.storage, header: header)
-            if output == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
-            var report: ExecutionReport?
-            if !dryRun, !plan.isEmpty {
-                let bar = ProgressBar(label: "deleting", activity: session.run.configuration.activity)
-                let done = try await session.run.execute(plan, concurrency: execution.concurrency) { bar.update($0) }
-                bar.finish()
-                report = done
-                if output == .text { Console.print("Reset complete: \(done.deleted) deleted in \(String(format: "%.2f", done.seconds)) s.\n") }
-            }
-            if output == .json {
-                var result = RunResult(command: "reset", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started),
-                                       activity: session.run.configuration.activity)
-                result.plan = plan
-                result.report = report ?? ExecutionReport()
-                result.extra = [("dryRun", .bool(dryRun))]
-                Console.print(result.json().pretty())
-            }
+        let format = output
+        let observer = ConsoleObserver(activity: target.configuration.activity, writingLabel: "deleting") { plan in
+            if format == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
+        }
+        let (plan, report, activity) = try await Seeder(target: target, observer: observer).reset(try datasetOptions.request(), dryRun: dryRun,
+                                                                                                  concurrency: execution.concurrency)
+        observer.finish()
+        if let report, output == .text { Console.print("Reset complete: \(report.deleted) deleted in \(String(format: "%.2f", report.seconds)) s.\n") }
+        if output == .json {
+            var result = RunResult(command: "reset", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started),
+                                   activity: activity)
+            result.plan = plan
+            result.report = report ?? ExecutionReport()
+            result.extra = [("dryRun", .bool(dryRun))]
+            Console.print(result.json().pretty())
         }
     }
 }

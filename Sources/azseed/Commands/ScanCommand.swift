@@ -56,7 +56,7 @@ struct ScanCommand: AsyncParsableCommand {
         }
         // Scanning reads: an embedded folder that does not exist is a mistyped one, not a
         // storage to create. (Checked while parsing, on the main thread: a stat blocks.)
-        if snapshot == nil, try target.explicitAccount() == nil, !FileManager.default.fileExists(atPath: target.dataDirectory.path) {
+        if snapshot == nil, try target.namedAccount() == nil, !FileManager.default.fileExists(atPath: target.dataDirectory.path) {
             throw ValidationError("\(target.dataDirectory.relativePath) holds no embedded storage; pass the --data-dir that 'azseed apply' used, or name an account")
         }
         guard (1...10_000).contains(sample) else { throw ValidationError("--sample is 1 to 10000 entities per partition, not \(sample)") }
@@ -78,7 +78,7 @@ struct ScanCommand: AsyncParsableCommand {
             try FolderOverlap.check(output: output, inputs: [("the snapshot", folder)])
             report = try await Scanner.scan(snapshot: folder, options, into: output)
         } else {
-            report = try await StorageSession.with(target) { session in
+            report = try await StorageSession.opened(try await target.resolve()) { session in
                 let bar = ProgressBar(label: "scanning")
                 defer { bar.finish() }
                 return try await Scanner(run: session.run).scan(options, into: output) { bar.update(done: $0, total: nil) }

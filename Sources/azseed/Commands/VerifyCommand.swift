@@ -18,10 +18,10 @@ struct VerifyCommand: AsyncParsableCommand {
     var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
-        let prepared = try Planning.desiredState(datasetOptions, target: target)
-        let (plan, activity) = try await StorageSession.with(target) { session in
-            (try await Planning.plan(prepared, datasetOptions, in: session, prune: true, digests: output == .json).plan, session.run.configuration.activity)
-        }
+        let target = try await self.target.resolve()
+        let observer = ConsoleObserver(activity: target.configuration.activity)
+        let (plan, activity) = try await Seeder(target: target, observer: observer).verify(try datasetOptions.request(), digests: output == .json)
+        observer.finish()
         if output == .json {
             var result = RunResult(command: "verify", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
             result.plan = plan

@@ -2,6 +2,7 @@ import ArgumentParser
 import AzureStorage
 import Foundation
 import SeedKit
+import SeedRunner
 
 /// The dataset flags every command that builds a desired state shares.
 struct DatasetOptions: ParsableArguments {
@@ -79,6 +80,11 @@ struct DatasetOptions: ParsableArguments {
             if let dataset { return URL(fileURLWithPath: dataset) }
             return try DatasetLocator.defaultDataset()
         }
+    }
+
+    /// The dataset and flags as a use case takes them.
+    func request() throws -> DatasetRequest {
+        DatasetRequest(directory: try datasetDirectory, seed: seed, counts: try parsedCounts(), now: now?.value, from: from?.value, to: to?.value, access: access)
     }
 
     func generationOptions(blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> GenerationOptions {

@@ -5,7 +5,6 @@ import SeedKit
 import SeedRunner
 import EmbeddedEmulator
 import StorageEmulator
-import Synchronization
 
 /// Where a storage command works: `--connection-string`, else the environment variable,
 /// else the embedded storage (the emulator started in-process over `--data-dir`).
@@ -101,18 +100,38 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
-    /// The clients' configuration: `--timeout`, and the request log of `--verbose` and `--log-file`.
+    /// The clients' configuration: `--timeout`, `--ca-file`, and the request log of
+    /// `--verbose` and `--log-file`.
     func clientConfiguration() async throws -> ClientConfiguration {
         var configuration = ClientConfiguration()
         configuration.timeout = timeout
+        if let caFile { configuration.trustedCertificates = URL(fileURLWithPath: caFile).standardizedFileURL.path }
         configuration.log = try await logging.makeLog()
         return configuration
+    }
+
+    /// The target, resolved once for the run: the account (its Entra credential made here,
+    /// on the blocking threads: it may read files and look for `az`) or the embedded folder,
+    /// the clients' configuration, the shard and the lock timeout. `configuration`: one the
+    /// command made already (to share it with another account's clients).
+    func resolve(configuration: ClientConfiguration? = nil) async throws -> RunTarget {
+        let configuration = if let configuration { configuration } else { try await clientConfiguration() }
+        let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
+        var location: StorageLocation = .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage())
+        if var account = try namedAccount() {
+            if try effectiveAuthMode == .login {
+                let trusted = configuration.trustedCertificates
+                account.credential = .bearer(try await BlockingPool.run { try Self.loginCredential(trustedCertificates: trusted) })
+            }
+            location = .account(account)
+        }
+        return RunTarget(location: location, configuration: configuration, shard: try chosenShard, lockTimeout: try lockWait, command: command)
     }
 
     func validate() throws {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout \(timeout): give 1 to 3600 seconds") }
         _ = try lockWait
-        if let caFile { try Self.trust(caFile: caFile) }
+        if let caFile { try Self.checkReadable(caFile: caFile) }
         _ = try chosenShard
         if accountOptions {
             if connectionString != nil { throw ValidationError("--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other") }
@@ -128,9 +147,10 @@ struct TargetOptions: ParsableArguments {
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
         }
         if try effectiveAuthMode == .login {
-            // Made here, while parsing on the main thread: it may read a certificate file and
-            // look for `az` on PATH, which must not happen on the cooperative pool.
-            _ = try Self.loginCredential()
+            // Made and dropped here, while parsing on the main thread, to check the environment
+            // configures one (it may read a certificate file and look for `az` on PATH, which
+            // must not happen on the cooperative pool); resolve() makes the run's own.
+            _ = try Self.loginCredential(trustedCertificates: nil)
             if sasToken != nil { throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead") }
             guard accountOptions || connectionString != nil || ProcessInfo.processInfo.environment[ConnectionString.environmentVariable] != nil else {
                 throw ValidationError("--auth-mode login needs the account: give --account-name, or --blob-endpoint and --table-endpoint")
@@ -138,49 +158,33 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
-    /// `--ca-file`: its CA certificates are trusted beside the system's by every transport this
-    /// run makes (`CurlTransport.environmentCertificates` reads `SSL_CERT_FILE`). Set while
-    /// parsing, before any thread that could read the environment starts.
-    static func trust(caFile: String) throws {
-        let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
-        guard FileManager.default.isReadableFile(atPath: path) else {
+    /// `--ca-file` must be readable; its certificates reach the transports through
+    /// ``ClientConfiguration/trustedCertificates``.
+    static func checkReadable(caFile: String) throws {
+        guard FileManager.default.isReadableFile(atPath: URL(fileURLWithPath: caFile).standardizedFileURL.path) else {
             throw ValidationError("--ca-file \(caFile): cannot be read; pass a PEM file of CA certificates")
         }
-        setenv("SSL_CERT_FILE", path, 1)
     }
 
     /// The embedded storage's folder: `--data-dir`, else `.azseed/storage`.
     var dataDirectory: URL { URL(fileURLWithPath: dataDir ?? EmbeddedStorage.defaultDataDirectory) }
 
-    /// The account named by the flag or the environment; nil means the embedded storage.
-    func explicitAccount() throws -> StorageAccount? {
+    /// The account named by the flags or the environment, without the Entra credential
+    /// `resolve()` adds; nil means the embedded storage.
+    func namedAccount() throws -> StorageAccount? {
         let login = try effectiveAuthMode == .login
-        var account: StorageAccount
-        if accountOptions {
-            account = try Self.signed(optionsAccount(), login: login)
-        } else if let connectionString {
-            account = try Self.signed(ConnectionString.parse(connectionString), login: login)
-        } else if let environment = try ConnectionString.fromEnvironment() {
-            account = try Self.signed(environment, login: login)
-        } else {
-            return nil
-        }
-        if login { account.credential = .bearer(try Self.loginCredential()) }
-        return account
+        if accountOptions { return try Self.signed(optionsAccount(), login: login) }
+        if let connectionString { return try Self.signed(ConnectionString.parse(connectionString), login: login) }
+        if let environment = try ConnectionString.fromEnvironment() { return try Self.signed(environment, login: login) }
+        return nil
     }
 
     /// The Entra ID credential of `--auth-mode login`: the first one the environment
-    /// configures (DefaultAzureCredential's order), made once per run so its token is reused.
-    private static func loginCredential() throws -> BearerTokenSource {
-        try madeCredential.withLock { made in
-            if let made { return made }
-            let source = BearerTokenSource(credential: try DefaultAzureCredential())
-            made = source
-            return source
-        }
+    /// configures (DefaultAzureCredential's order); made once per run, so its token is reused.
+    private static func loginCredential(trustedCertificates: String?) throws -> BearerTokenSource {
+        let transport = CurlTransport(trustedCertificates: trustedCertificates ?? CurlTransport.environmentCertificates)
+        return BearerTokenSource(credential: try DefaultAzureCredential(transport: transport))
     }
-
-    private static let madeCredential = Mutex<BearerTokenSource?>(nil)
 
     private func optionsAccount() throws(AzureStorageError) -> StorageAccount {
         try ConnectionString.account(accountName: accountName, blobEndpoint: blobEndpointURL, tableEndpoint: tableEndpointURL, sasToken: sasToken)
@@ -204,32 +208,14 @@ struct TargetOptions: ParsableArguments {
         return account
     }
 
-    /// The location the flags name: the explicit account, else the embedded storage.
-    func location() throws -> StorageLocation {
-        if let account = try explicitAccount() { return .account(account) }
-        return .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage())
-    }
-
-    /// The endpoint generated blob URLs point into: the account's blob endpoint, or for the
-    /// embedded storage the emulator's well-known one (where `azseed emulator` serves the
-    /// same folder), not the free port of this run.
-    func blobEndpoint() throws -> String {
-        guard let account = try explicitAccount() else { return GenerationOptions.developmentBlobEndpoint }
-        let url = account.blobEndpoint.absoluteString
-        return url.hasSuffix("/") ? String(url.dropLast()) : url
-    }
 }
 
 extension StorageSession {
-    /// Opens the target the flags name for `body`, saying on stderr when it is the embedded
-    /// storage and how it was reached.
-    /// `configuration` when the command made one already (to share it with another account's clients).
-    static func with<T>(_ options: TargetOptions, configuration: ClientConfiguration? = nil, _ body: (StorageSession) async throws -> T) async throws -> T {
-        let shown = options.dataDir ?? EmbeddedStorage.defaultDataDirectory
-        let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
-        let configuration = if let configuration { configuration } else { try await options.clientConfiguration() }
-        return try await with(try options.location(), command: command, shard: try options.chosenShard, configuration: configuration,
-                              lockTimeout: try options.lockWait, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
+    /// Opens `target` for `body`, saying on stderr when it is the embedded storage and how it
+    /// was reached.
+    static func opened<T>(_ target: RunTarget, _ body: (StorageSession) async throws -> T) async throws -> T {
+        let shown = target.embeddedDataDirectory?.relativePath ?? ""
+        return try await with(target, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
             if session.servesHere {
                 Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
             }

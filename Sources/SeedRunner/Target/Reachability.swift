@@ -8,7 +8,8 @@ import Foundation
 public enum Reachability {
     /// Throws a ``RunError`` naming the first endpoint that cannot be connected to within
     /// `timeout` seconds; rethrows `CancellationError` when the task is cancelled.
-    public static func check(_ endpoints: [URL], timeout: Int = 5) async throws {
+    /// `trustedCertificates`: as the clients' (``ClientConfiguration/trustedCertificates``).
+    public static func check(_ endpoints: [URL], timeout: Int = 5, trustedCertificates: String? = CurlTransport.environmentCertificates) async throws {
         var seen: Set<String> = []
         for url in endpoints {
             guard let host = url.host else { continue }
@@ -16,7 +17,7 @@ public enum Reachability {
             let port = url.port ?? (scheme == "https" ? 443 : 80)
             let origin = "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port)"
             guard seen.insert(origin).inserted else { continue }
-            if let problem = try await CurlTransport.probe(origin: origin, timeout: timeout) {
+            if let problem = try await CurlTransport.probe(origin: origin, timeout: timeout, trustedCertificates: trustedCertificates) {
                 // A TLS problem says what to do itself; the endpoint is reachable.
                 if problem.contains("TLS") || problem.contains("--ca-file") { throw RunError("\(origin): \(problem)") }
                 throw RunError("cannot reach \(origin): \(problem); check the endpoint in the connection string and that the service is running")

@@ -1,0 +1,28 @@
+import AzureStorage
+import SeedKit
+
+/// What a use case tells its caller while it runs: notes for a person, how far reading and
+/// writing got, and the plan before anything is written. The CLI prints them; a program may
+/// ignore them (every method has a default that does nothing).
+public protocol RunObserver: Sendable {
+    /// One line about the run (where the target is, where the reference time came from).
+    func note(_ text: String)
+    /// Entities read from the target so far.
+    func reading(_ count: Int)
+    /// The plan, made and checked, before its first write (to print or save it).
+    func planned(_ plan: Plan) async throws
+    /// How far carrying out the plan got.
+    func applying(_ progress: ExecutionProgress)
+}
+
+extension RunObserver {
+    public func note(_ text: String) {}
+    public func reading(_ count: Int) {}
+    public func planned(_ plan: Plan) async throws {}
+    public func applying(_ progress: ExecutionProgress) {}
+}
+
+/// An observer that hears nothing.
+public struct SilentObserver: RunObserver {
+    public init() {}
+}

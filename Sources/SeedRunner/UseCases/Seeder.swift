@@ -1,0 +1,129 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// The dataset use cases — plan, apply (fresh or a saved plan), verify, reset — against one
+/// target: what `azseed plan`, `apply`, `verify` and `reset` do, for any Swift program. Each
+/// loads and checks the dataset before the target is opened, resolves the reference time
+/// through the target's ledger, and closes the target when done.
+public struct Seeder: Sendable {
+    public let target: RunTarget
+    public let observer: any RunObserver
+    /// `azseed <version>`, as the ledger records who applied.
+    public let tool: String
+
+    public init(target: RunTarget, observer: any RunObserver = SilentObserver(), tool: String = "azseed") {
+        self.target = target
+        self.observer = observer
+        self.tool = tool
+    }
+
+    /// What an apply did.
+    public struct Applied: Sendable {
+        public var plan: Plan
+        public var report: ExecutionReport
+        /// Requests, retries and throttled answers of the run.
+        public var activity: RequestActivity
+        /// Where embedded data lives and how to serve it; nil for an account.
+        public var servingNote: String?
+    }
+
+    /// The dataset made and checked at `--now` or the clock, before the target is opened.
+    /// Loading reads files and generating hashes them: on the blocking threads, not the pool.
+    public func prepare(_ request: DatasetRequest) async throws -> GeneratedDataset {
+        let options = request.options(blobEndpoint: target.generatedBlobEndpoint)
+        let directory = request.directory
+        return try await BlockingPool.run { try GeneratedDataset.make(try Dataset.load(directory: directory), options: options) }
+    }
+
+    /// The plan that would make the target hold the dataset; writes nothing. `digests` fills in
+    /// the plan's digests (saved and JSON plans carry them).
+    public func plan(_ request: DatasetRequest, prune: Bool, digests: Bool) async throws -> Plan {
+        let prepared = try await prepare(request)
+        return try await StorageSession.with(target, note: observer.note) { session in
+            try await plan(prepared, request, in: session, prune: prune, digests: digests).plan
+        }
+    }
+
+    /// Plans, tells the observer, records the apply in the target's ledger and carries the
+    /// plan out.
+    public func apply(_ request: DatasetRequest, prune: Bool, concurrency: Int) async throws -> Applied {
+        let prepared = try await prepare(request)
+        return try await StorageSession.with(target, note: observer.note) { session in
+            // Digests always: the ledger records the desired state's.
+            let (plan, reference) = try await plan(prepared, request, in: session, prune: prune, digests: true)
+            return try await execute(plan, reference: reference, in: session, concurrency: concurrency)
+        }
+    }
+
+    /// Reads a plan saved with `azseed plan --out` (its dataset regenerated from the plan's own
+    /// inputs); `chosenDataset` is refused when it is not the plan's.
+    public func loadSaved(_ file: String, chosenDataset: URL?) async throws -> SavedPlan {
+        let endpoint = target.generatedBlobEndpoint
+        return try await BlockingPool.run { try SavedPlan.load(file, chosenDataset: chosenDataset, blobEndpoint: endpoint) }
+    }
+
+    /// Carries out a saved plan, only if the plan made again now is the same (nothing written
+    /// otherwise).
+    public func apply(_ saved: SavedPlan, concurrency: Int) async throws -> Applied {
+        try await StorageSession.with(target, note: observer.note) { session in
+            let plan = try await session.replan(saved) { observer.reading($0) }
+            return try await execute(plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency)
+        }
+    }
+
+    /// The drift between the target and the dataset: what `apply --prune` would change.
+    public func verify(_ request: DatasetRequest, digests: Bool) async throws -> (plan: Plan, activity: RequestActivity) {
+        let prepared = try await prepare(request)
+        return try await StorageSession.with(target, note: observer.note) { session in
+            (try await plan(prepared, request, in: session, prune: true, digests: digests).plan, session.run.configuration.activity)
+        }
+    }
+
+    /// Deletes the dataset's blobs and every entity of its partitions (with `dryRun`, only
+    /// plans it). Returns the plan and, when it ran, what was deleted.
+    public func reset(_ request: DatasetRequest, dryRun: Bool, concurrency: Int) async throws -> (plan: Plan, report: ExecutionReport?, activity: RequestActivity) {
+        let desired = try await prepare(request)
+        return try await StorageSession.with(target, note: observer.note) { session in
+            let header = session.run.header(for: desired, counts: request.counts, access: request.access, prune: true)
+            let plan = try await session.run.resetPlan(desired.storage, header: header) { observer.reading($0) }
+            try await observer.planned(plan)
+            var report: ExecutionReport?
+            if !dryRun, !plan.isEmpty {
+                report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
+            }
+            return (plan, report, session.run.configuration.activity)
+        }
+    }
+
+    /// Plans `prepared` at the target's reference time for its dataset (``ReferenceTime``):
+    /// `--now`, else the one the target's ledger recorded, else the clock's; the plan shows a
+    /// move `--now` makes.
+    func plan(_ prepared: GeneratedDataset, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
+              digests: Bool) async throws -> (plan: Plan, reference: ReferenceTime) {
+        let (desired, reference) = try await session.atReferenceTime(prepared, requested: request.now != nil)
+        if let note = reference.note { observer.note(note) }
+        observer.note("dataset \(desired.dataset.name), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
+        var plan = try await session.plan(desired, counts: request.counts, access: request.access, prune: prune, digests: digests) { observer.reading($0) }
+        plan.header.nowMove = reference.move
+        return (plan, reference)
+    }
+
+    /// Tells the observer the plan, records the apply in the ledger before its first write (so
+    /// a re-run of an interrupted apply makes the same data), and carries the plan out.
+    func execute(_ plan: Plan, reference: ReferenceTime, in session: StorageSession, concurrency: Int) async throws -> Applied {
+        try await observer.planned(plan)
+        let access = try await session.recordApply(plan, reference: reference, tool: tool, appliedAt: reference.record.map { _ in clock() } ?? clock())
+        if case .unavailable(let why) = access, case .available = reference.ledger {
+            observer.note("the apply is not recorded in the target's ledger (\(why)); a run on another day resolves the window from its own clock")
+        }
+        var report = ExecutionReport()
+        report.unchanged = plan.summary.unchanged
+        if !plan.isEmpty {
+            report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
+        }
+        return Applied(plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote)
+    }
+
+    private func clock() -> EdmDateTime { EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)) }
+}

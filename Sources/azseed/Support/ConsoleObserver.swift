@@ -1,0 +1,36 @@
+import AzureStorage
+import Foundation
+import SeedKit
+import SeedRunner
+import Synchronization
+
+/// A use case's events on the terminal: notes on stderr, a progress line while reading and
+/// while writing, and the plan handed to `onPlanned` (to print or save it) before the first
+/// write.
+final class ConsoleObserver: RunObserver {
+    private let activity: RequestActivity
+    private let onPlanned: @Sendable (Plan) async throws -> Void
+    private let reading: ProgressBar
+    private let writing: ProgressBar
+
+    init(activity: RequestActivity, writingLabel: String = "applying", onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }) {
+        self.activity = activity
+        self.onPlanned = onPlanned
+        reading = ProgressBar(label: "reading the target", activity: activity)
+        writing = ProgressBar(label: writingLabel, activity: activity)
+    }
+
+    func note(_ text: String) { Console.note(text) }
+    func reading(_ count: Int) { reading.update(done: count, total: nil) }
+    func planned(_ plan: Plan) async throws {
+        reading.finish()
+        try await onPlanned(plan)
+    }
+    func applying(_ progress: ExecutionProgress) { writing.update(progress) }
+
+    /// Clears the progress lines drawn in place.
+    func finish() {
+        reading.finish()
+        writing.finish()
+    }
+}
