@@ -154,7 +154,7 @@ public struct Executor: Sendable {
         } catch let error as RunError {
             throw error
         } catch {
-            let doing = action.change == .delete ? "deleting" : action.blob?.file == nil ? "copying" : "uploading"
+            let doing = action.change == .delete ? "deleting" : action.reasons == ["tier"] ? "setting the access tier of" : action.blob?.file == nil ? "copying" : "uploading"
             throw RunError.explaining(error, while: "\(doing) blob '\(action.container)/\(action.name)'")
         }
     }

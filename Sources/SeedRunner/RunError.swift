@@ -2,7 +2,7 @@ import AzureStorage
 
 /// A failure of a storage command, as one line a user can act on: what failed, where (URL
 /// without secrets, entity keys) and what to do.
-public struct RunError: Error, Sendable, CustomStringConvertible {
+public struct RunError: Error, Sendable, CustomStringConvertible, PersonFacingError {
     public var description: String
 
     public init(_ description: String) { self.description = description }

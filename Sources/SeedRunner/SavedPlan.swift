@@ -27,6 +27,11 @@ public struct SavedPlan: Sendable {
         guard dataset.name == header.dataset else {
             throw RunError("\(file): \(header.datasetDirectory) now holds dataset '\(dataset.name)', not '\(header.dataset)'; make a new plan")
         }
+        // The reference time the ledger will record: one that gives the dataset a window, so a
+        // later run without --now can make the same data from it.
+        if let now = header.now, !now.isInAzureRange || (try? ResolvedWindow.resolve(dataset.window, now: now, from: nil, to: nil)) == nil {
+            throw RunError("\(file): its 'now' \(now.shortISO8601) gives dataset '\(dataset.name)' no window; the plan was edited — make a new plan with 'azseed plan --out FILE'")
+        }
         let options = GenerationOptions(seed: seed, counts: header.counts, now: header.now ?? window.from, from: window.from, to: window.to,
                                         access: header.access, blobEndpoint: blobEndpoint)
         return SavedPlan(file: file, header: header, desired: try GeneratedDataset.make(dataset, options: options))

@@ -118,7 +118,8 @@ import Testing
             let tables = TableClient(account: server.account)
             _ = try await tables.ensureTable(ReservedNames.ledgerTable)
             let ledger = Ledger(tables: tables)
-            for (name, value) in [("Now", EdmValue.string("yesterday")), ("Schema", .int32(99)), ("Seed", .string("-1")), ("Counts", .string("event=0"))] {
+            for (name, value) in [("Now", EdmValue.string("yesterday")), ("Schema", .int32(99)), ("Schema", .int32(0)), ("Schema", .int32(-7)),
+                                  ("Seed", .string("-1")), ("Seed", .string("+5")), ("Counts", .string("event=0")), ("Counts", .string("event=5,event=6"))] {
                 var entity = ApplyRecord(dataset: "speakeasy", desiredDigest: "", seed: 1, now: Self.day1, window: ResolvedWindow(from: Self.day1, to: Self.day2),
                                          counts: [:], shard: nil, tool: "t", appliedAt: Self.day1).entity
                 entity.properties[name] = value
@@ -126,7 +127,7 @@ import Testing
                 do {
                     _ = try await ledger.applyRecord(dataset: "speakeasy")
                     Issue.record("a record with \(name) = \(value) was accepted")
-                } catch let error as RunError {
+                } catch let error as LedgerRecordDamaged {
                     #expect(!error.description.contains("\n") && (error.description.contains("--now")), "\(error)")
                 }
             }
@@ -161,6 +162,51 @@ import Testing
                                                              appliedAt: Self.day1))
             guard case .unavailable = written else { Issue.record("write: \(written)"); return }
             #expect(try await owner.get(partitionKey: ApplyRecord.partition, rowKey: "speakeasy", from: ReservedNames.ledgerTable) == nil)
+        }
+    }
+
+    /// From an attacker's review: a damaged record blocked even `--now` (the advice the error
+    /// gave); a recorded time whose window overflows was reported as a usage error of flags
+    /// never given; and shards applying in turn rewrote the record on every no-op run.
+    @Test func nowReplacesADamagedRecordAndAnImpossibleRecordedTimeIsDamage() async throws {
+        try await TestEmulator.withRunning { server in
+            let session = try await StorageSession.open(.account(server.account), command: "LedgerTests")
+            _ = try await Self.apply(clock: Self.day1, requested: false, in: session)
+            let key = ApplyRecord.rowKey(dataset: "speakeasy")
+            var entity = try #require(try await session.run.tables.get(partitionKey: ApplyRecord.partition, rowKey: key, from: ReservedNames.ledgerTable)).entity
+            entity.properties["Now"] = .string("yesterday")
+            _ = try await session.run.tables.upsert(entity, into: ReservedNames.ledgerTable)
+
+            await #expect(throws: LedgerRecordDamaged.self) { _ = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false) }
+            let (_, reference) = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: true)
+            #expect(reference.replaces != nil && reference.note?.contains("--now is used instead") == true)
+            _ = try await Self.apply(clock: Self.day2, requested: true, in: session)
+            let (_, healed) = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false)
+            #expect(healed.source == .recorded && healed.value == Self.day2)
+
+            entity.properties["Now"] = .dateTime(EdmDateTime(iso8601: "9999-12-31T23:59:59Z")!)
+            _ = try await session.run.tables.upsert(entity, into: ReservedNames.ledgerTable)
+            do {
+                _ = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false)
+                Issue.record("a recorded time with no window was accepted")
+            } catch let error as LedgerRecordDamaged {
+                #expect(error.description.contains("gives no window"), "\(error)")
+            }
+        }
+    }
+
+    @Test func shardsApplyingInTurnLeaveTheRecordAsItWas() async throws {
+        try await TestEmulator.withRunning { server in
+            let whole = try await StorageSession.open(.account(server.account), command: "LedgerTests")
+            _ = try await Self.apply(clock: Self.day1, requested: false, in: whole)
+            let key = ApplyRecord.rowKey(dataset: "speakeasy")
+            let before = try await whole.run.tables.get(partitionKey: ApplyRecord.partition, rowKey: key, from: ReservedNames.ledgerTable)
+            for index in [0, 1, 0, 1] {
+                let shard = try await StorageSession.open(.account(server.account), command: "LedgerTests", shard: Shard(index: index, count: 2))
+                #expect(try await Self.apply(clock: Self.day2, requested: false, in: shard).isEmpty)
+            }
+            let after = try await whole.run.tables.get(partitionKey: ApplyRecord.partition, rowKey: key, from: ReservedNames.ledgerTable)
+            #expect(before?.etag != nil && before?.etag == after?.etag)
         }
     }
 }

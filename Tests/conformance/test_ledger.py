@@ -118,3 +118,28 @@ def test_a_snapshot_holding_the_ledger_table_is_refused(azseed, tmp_path):
     refused = run(azseed, "import", str(snapshot), "--data-dir", str(tmp_path / "other"))
     assert refused.returncode == 1 and "azseed's ledger" in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr
     assert not (tmp_path / "other").exists()
+
+
+def test_window_flags_are_checked_against_the_recorded_now_not_the_clock(azseed, tmp_path):
+    """From an attacker's review: with the ledger's time in January, `--to 2026-03-01` (before
+    today) was refused as a window ending before it starts — checked against the clock, though
+    the run would use the recorded time."""
+    data = str(tmp_path / "storage")
+    assert run(azseed, "apply", "--data-dir", data, "--now", PAST).returncode == 0
+    planned = run(azseed, "plan", "--data-dir", data, "--to", "2026-03-01")
+    assert planned.returncode == 0, planned.stderr
+    assert "window 2026-01-05T00:00:00Z to 2026-03-01T00:00:00Z" in planned.stderr
+    # With no record, the clock's window is the one refused, as before.
+    fresh = run(azseed, "plan", "--data-dir", str(tmp_path / "fresh"), "--to", "2026-03-01")
+    assert fresh.returncode == 64 and "is not before its end" in fresh.stderr, fresh.stderr
+
+
+def test_a_saved_plan_with_an_edited_now_is_refused(azseed, tmp_path):
+    data, plan = str(tmp_path / "storage"), tmp_path / "plan.json"
+    assert run(azseed, "plan", "--data-dir", data, "--now", PAST, "--out", str(plan)).returncode == 0
+    document = json.loads(plan.read_text())
+    document["now"] = "9999-12-31T23:59:59.0000000Z"
+    plan.write_text(json.dumps(document))
+    refused = run(azseed, "apply", "--data-dir", data, "--plan", str(plan))
+    assert refused.returncode == 1 and "gives dataset 'speakeasy' no window" in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr
+    assert "No changes" not in refused.stdout

@@ -1,5 +1,6 @@
+import AzureStorage
 /// A problem with a dataset's files, located by file and line.
-public struct DatasetError: Error, CustomStringConvertible, Sendable {
+public struct DatasetError: Error, CustomStringConvertible, Sendable, PersonFacingError {
     public var file: String
     public var line: Int?
     public var message: String

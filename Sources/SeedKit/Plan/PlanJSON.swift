@@ -139,7 +139,7 @@ extension PlanTarget {
 }
 
 /// Why a saved plan cannot be used.
-public struct PlanFileError: Error, Sendable, CustomStringConvertible {
+public struct PlanFileError: Error, Sendable, CustomStringConvertible, PersonFacingError {
     public var description: String
     init(_ description: String) { self.description = description }
 }

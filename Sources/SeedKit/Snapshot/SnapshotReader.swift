@@ -43,7 +43,7 @@ extension SnapshotTable {
     }
 }
 
-public struct SnapshotError: Error, Sendable, CustomStringConvertible {
+public struct SnapshotError: Error, Sendable, CustomStringConvertible, PersonFacingError {
     public var description: String
     init(_ description: String) { self.description = description }
 }

@@ -8,7 +8,8 @@ public enum AtomicFile {
     /// thread (`BlockingPool`), not the cooperative pool. Throws the underlying error; the
     /// temporary file is removed on failure.
     public static func write(_ file: URL, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
-        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(getpid()).partial")
+        // Named apart from the destination's name, so a destination name near NAME_MAX works.
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".azseed-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial")
         do {
             let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
             guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }

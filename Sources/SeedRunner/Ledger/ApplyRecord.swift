@@ -71,27 +71,28 @@ public struct ApplyRecord: Sendable, Equatable {
 
     /// Reads a record back. The ledger lives in the target, where anyone with write access
     /// can change it: every field is checked, and a record that is not one says so.
-    public init(_ entity: TableEntity) throws(RunError) {
-        func damaged(_ what: String) -> RunError {
-            RunError("the ledger record of dataset '\(entity.rowKey)' in table \(ReservedNames.ledgerTable) is damaged (\(what)); delete that entity, or pass --now to choose the reference time")
-        }
-        guard case .int32(let schema)? = entity["Schema"] else { throw damaged("no Schema") }
-        guard schema <= Self.schema else {
-            throw RunError("the ledger record of dataset '\(entity.rowKey)' was written by a later azseed (layout \(schema)); upgrade azseed, or pass --now")
-        }
-        func string(_ name: String) throws(RunError) -> String {
+    public init(_ entity: TableEntity) throws(LedgerRecordDamaged) {
+        func damaged(_ what: String) -> LedgerRecordDamaged { LedgerRecordDamaged(rowKey: entity.rowKey, problem: what) }
+        guard case .int32(let schema)? = entity["Schema"], schema >= 1 else { throw damaged("no Schema of 1 or more") }
+        guard schema <= Self.schema else { throw damaged("written by a later azseed, layout \(schema); upgrade azseed") }
+        func string(_ name: String) throws(LedgerRecordDamaged) -> String {
             guard case .string(let value)? = entity[name] else { throw damaged("\(name) is not a string") }
             return value
         }
-        func date(_ name: String) throws(RunError) -> EdmDateTime {
+        func date(_ name: String) throws(LedgerRecordDamaged) -> EdmDateTime {
             guard case .dateTime(let value)? = entity[name] else { throw damaged("\(name) is not a DateTime") }
             return value
         }
-        guard let seed = UInt64(try string("Seed")) else { throw damaged("Seed is not 0 to 2^64-1") }
+        func isDecimal(_ text: Substring) -> Bool { !text.isEmpty && text.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }
+        let seedText = try string("Seed")
+        guard isDecimal(Substring(seedText)), let seed = UInt64(seedText) else { throw damaged("Seed is not 0 to 2^64-1") }
         var counts: [String: Int] = [:]
-        for item in try string("Counts").split(separator: ",") {
+        let countsText = try string("Counts")
+        for item in countsText.isEmpty ? [] : countsText.split(separator: ",", omittingEmptySubsequences: false) {
             let parts = item.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, let n = Int(parts[1]), n >= 1 else { throw damaged("Counts is not KIND=N,…") }
+            guard parts.count == 2, isDecimal(parts[1]), let n = Int(parts[1]), n >= 1, counts[String(parts[0])] == nil else {
+                throw damaged("Counts is not KIND=N,… with each kind once")
+            }
             counts[String(parts[0])] = n
         }
         var shard: Shard?
@@ -119,5 +120,17 @@ public struct ApplyRecord: Sendable, Equatable {
         }
         // A key holds at most 1 KiB; a longer name is known by its digest.
         return key.utf8.count <= 512 ? key : "uuid-" + NameUUID.make(namespace: NameUUID.azseedNamespace, name: dataset.utf8).uuidString.lowercased()
+    }
+}
+
+/// A ledger record that is not one (edited by hand, or by someone who may write the target's
+/// tables): refused, never misread. With `--now` it is replaced instead.
+public struct LedgerRecordDamaged: PersonFacingError, Sendable {
+    /// The record's RowKey (the dataset's name, encoded: printable).
+    public var rowKey: String
+    public var problem: String
+
+    public var description: String {
+        "the ledger record of dataset '\(rowKey)' in table \(ReservedNames.ledgerTable) is damaged (\(problem)); delete that entity, or pass --now (an apply with --now replaces it)"
     }
 }

@@ -23,6 +23,8 @@ public struct ReferenceTime: Sendable {
     public var record: ApplyRecord?
     /// Whether the ledger could be read.
     public var ledger: Ledger.Access
+    /// The damaged record `--now` replaces, when there was one.
+    public var replaces: LedgerRecordDamaged? = nil
 
     /// The move `--now` makes away from the recorded reference time; nil when it makes none,
     /// or when the window it gives is the recorded one (the data cannot differ).
@@ -37,6 +39,8 @@ public struct ReferenceTime: Sendable {
         switch (source, ledger) {
         case (.recorded, _):
             return "now \(value.shortISO8601), as recorded by the apply of \(record!.appliedAt.shortISO8601) in the target's ledger (--now today moves it)"
+        case (.requested, _) where replaces != nil:
+            return "\(replaces!); --now is used instead"
         case (_, .unavailable(let why)):
             return "the target's ledger cannot be read (\(why)): the reference time is \(source == .requested ? "--now's" : "this run's clock"), and a run on another day may plan other data"
         default:
@@ -53,22 +57,57 @@ extension StorageSession {
     /// clock) at this target's reference time for its dataset: `--now` when `requested`,
     /// else the time the ledger recorded for the dataset's latest apply, else `prepared`'s own.
     public func atReferenceTime(_ prepared: GeneratedDataset, requested: Bool) async throws -> (GeneratedDataset, ReferenceTime) {
-        // The ledger is the run's first request: an endpoint that does not answer is named here.
-        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
-        let (record, access) = try await ledger.applyRecord(dataset: prepared.dataset.name)
+        let (record, access, damage) = try await readRecord(dataset: prepared.dataset.name, requested: requested)
         if !requested, let record {
             // Made again only if the window moves: generating reads files, on the blocking threads.
-            let desired = try await BlockingPool.run { try prepared.at(now: record.now) }
+            let desired = try await Self.make(record: record) { try prepared.at(now: record.now) }
             return (desired, ReferenceTime(value: record.now, source: .recorded, window: desired.window, record: record, ledger: access))
         }
         return (prepared, ReferenceTime(value: prepared.options.now, source: requested ? .requested : .clock, window: prepared.window, record: record,
-                                        ledger: access))
+                                        ledger: access, replaces: damage))
+    }
+
+    /// `dataset` at the reference time its record holds, for a dataset whose window the
+    /// clock could not resolve with the flags given (`--to` before today, say): the recorded
+    /// time decides, as it would have. Throws `clockError` when there is no record.
+    public func atRecordedTime(_ dataset: Dataset, options: GenerationOptions, clockError: Error) async throws -> (GeneratedDataset, ReferenceTime) {
+        let (record, access, _) = try await readRecord(dataset: dataset.name, requested: false)
+        guard let record else { throw clockError }
+        var options = options
+        options.now = record.now
+        let desired = try await Self.make(record: record) { [options] in try GeneratedDataset.make(dataset, options: options) }
+        return (desired, ReferenceTime(value: record.now, source: .recorded, window: desired.window, record: record, ledger: access))
+    }
+
+    /// The ledger's record after a reachability check (the ledger is a run's first request:
+    /// an endpoint that does not answer is named here). A damaged record is refused, unless
+    /// `--now` was given: then it is reported, and replaced by the apply.
+    private func readRecord(dataset: String, requested: Bool) async throws -> (ApplyRecord?, Ledger.Access, LedgerRecordDamaged?) {
+        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
+        do {
+            let (record, access) = try await ledger.applyRecord(dataset: dataset)
+            return (record, access, nil)
+        } catch let damaged as LedgerRecordDamaged where requested {
+            return (nil, .available, damaged)
+        }
+    }
+
+    /// Generates on the blocking threads; a recorded time whose window is impossible (out of
+    /// Edm.DateTime's range) is a damaged record, not a usage error of flags never given.
+    private static func make(record: ApplyRecord, _ body: @escaping @Sendable () throws -> GeneratedDataset) async throws -> GeneratedDataset {
+        do {
+            return try await BlockingPool.run(body)
+        } catch let error as GenerationError where error.isUsage {
+            throw LedgerRecordDamaged(rowKey: ApplyRecord.rowKey(dataset: record.dataset),
+                                      problem: "its Now \(record.now.shortISO8601) gives no window: \(error.message)")
+        }
     }
 
     /// A saved plan's reference time (its own, as `--now` is), beside the ledger's record.
     public func referenceTime(of saved: SavedPlan) async throws -> ReferenceTime {
-        let (record, access) = try await ledger.applyRecord(dataset: saved.header.dataset)
-        return ReferenceTime(value: saved.desired.options.now, source: .requested, window: saved.desired.window, record: record, ledger: access)
+        let (record, access, damage) = try await readRecord(dataset: saved.header.dataset, requested: true)
+        return ReferenceTime(value: saved.desired.options.now, source: .requested, window: saved.desired.window, record: record, ledger: access,
+                             replaces: damage)
     }
 
     /// Records in the ledger that `plan` (of a dataset) is being applied at `reference`,
@@ -78,7 +117,10 @@ extension StorageSession {
     @discardableResult
     public func recordApply(_ plan: Plan, reference: ReferenceTime, tool: String, appliedAt: EdmDateTime) async throws -> Ledger.Access {
         guard plan.header.source == .dataset, let seed = plan.header.seed, let window = plan.header.window else { return .available }
-        let record = ApplyRecord(dataset: plan.header.dataset, desiredDigest: plan.header.desiredDigest, seed: seed, now: reference.value, window: window,
+        // A shard's digest is of its part only: a sharded apply keeps the whole one recorded
+        // (so shards applying in turn do not rewrite the record over and over).
+        let digest = run.shard == nil ? plan.header.desiredDigest : reference.record?.desiredDigest ?? ""
+        let record = ApplyRecord(dataset: plan.header.dataset, desiredDigest: digest, seed: seed, now: reference.value, window: window,
                                  counts: plan.header.counts, shard: run.shard, tool: tool, appliedAt: appliedAt)
         if case .unavailable = reference.ledger { return reference.ledger }
         if plan.isEmpty, let recorded = reference.record, recorded.sameInputs(as: record) { return .available }

@@ -36,10 +36,32 @@ public struct Seeder: Sendable {
         return try await BlockingPool.run { try GeneratedDataset.make(try Dataset.load(directory: directory), options: options) }
     }
 
+    /// A dataset made before the target is opened, or — when no `--now` was given and the
+    /// clock's time gives no window with the flags (`--to` before today) — loaded and left for
+    /// the target's recorded time to decide.
+    enum Prepared: Sendable {
+        case made(GeneratedDataset)
+        case windowFromLedger(Dataset, GenerationOptions, clockError: GenerationError)
+    }
+
+    func prepareForLedger(_ request: DatasetRequest) async throws -> Prepared {
+        let options = request.options(blobEndpoint: target.generatedBlobEndpoint)
+        let (directory, requested) = (request.directory, request.now != nil)
+        return try await BlockingPool.run {
+            let dataset = try Dataset.load(directory: directory)
+            if !requested {
+                do throws(GenerationError) { _ = try ResolvedWindow.resolve(dataset.window, now: options.now, from: options.from, to: options.to) } catch {
+                    return .windowFromLedger(dataset, options, clockError: error)
+                }
+            }
+            return .made(try GeneratedDataset.make(dataset, options: options))
+        }
+    }
+
     /// The plan that would make the target hold the dataset; writes nothing. `digests` fills in
     /// the plan's digests (saved and JSON plans carry them).
     public func plan(_ request: DatasetRequest, prune: Bool, digests: Bool) async throws -> Plan {
-        let prepared = try await prepare(request)
+        let prepared = try await prepareForLedger(request)
         return try await StorageSession.with(target, note: observer.note) { session in
             try await plan(prepared, request, in: session, prune: prune, digests: digests).plan
         }
@@ -48,7 +70,7 @@ public struct Seeder: Sendable {
     /// Plans, tells the observer, records the apply in the target's ledger and carries the
     /// plan out.
     public func apply(_ request: DatasetRequest, prune: Bool, concurrency: Int) async throws -> Applied {
-        let prepared = try await prepare(request)
+        let prepared = try await prepareForLedger(request)
         return try await StorageSession.with(target, note: observer.note) { session in
             // Digests always: the ledger records the desired state's.
             let (plan, reference) = try await plan(prepared, request, in: session, prune: prune, digests: true)
@@ -74,7 +96,7 @@ public struct Seeder: Sendable {
 
     /// The drift between the target and the dataset: what `apply --prune` would change.
     public func verify(_ request: DatasetRequest, digests: Bool) async throws -> (plan: Plan, activity: RequestActivity) {
-        let prepared = try await prepare(request)
+        let prepared = try await prepareForLedger(request)
         return try await StorageSession.with(target, note: observer.note) { session in
             (try await plan(prepared, request, in: session, prune: true, digests: digests).plan, session.run.configuration.activity)
         }
@@ -99,11 +121,14 @@ public struct Seeder: Sendable {
     /// Plans `prepared` at the target's reference time for its dataset (``ReferenceTime``):
     /// `--now`, else the one the target's ledger recorded, else the clock's; the plan shows a
     /// move `--now` makes.
-    func plan(_ prepared: GeneratedDataset, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
+    func plan(_ prepared: Prepared, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
               digests: Bool) async throws -> (plan: Plan, reference: ReferenceTime) {
-        let (desired, reference) = try await session.atReferenceTime(prepared, requested: request.now != nil)
+        let (desired, reference) = switch prepared {
+        case .made(let made): try await session.atReferenceTime(made, requested: request.now != nil)
+        case .windowFromLedger(let dataset, let options, let error): try await session.atRecordedTime(dataset, options: options, clockError: error)
+        }
         if let note = reference.note { observer.note(note) }
-        observer.note("dataset \(desired.dataset.name), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
+        observer.note("dataset \(Printable.escaped(desired.dataset.name)), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
         var plan = try await session.plan(desired, counts: request.counts, access: request.access, prune: prune, digests: digests) { observer.reading($0) }
         plan.header.nowMove = reference.move
         return (plan, reference)
@@ -113,9 +138,9 @@ public struct Seeder: Sendable {
     /// a re-run of an interrupted apply makes the same data), and carries the plan out.
     func execute(_ plan: Plan, reference: ReferenceTime, in session: StorageSession, concurrency: Int) async throws -> Applied {
         try await observer.planned(plan)
-        let access = try await session.recordApply(plan, reference: reference, tool: tool, appliedAt: reference.record.map { _ in clock() } ?? clock())
+        let access = try await session.recordApply(plan, reference: reference, tool: tool, appliedAt: clock())
         if case .unavailable(let why) = access, case .available = reference.ledger {
-            observer.note("the apply is not recorded in the target's ledger (\(why)); a run on another day resolves the window from its own clock")
+            observer.note("the apply is not recorded in the target's ledger (\(why)); a later run without --now does not see this one")
         }
         var report = ExecutionReport()
         report.unchanged = plan.summary.unchanged

@@ -59,7 +59,7 @@ public final class EmulatorServer: Sendable {
     }
 
     /// Opens the store and starts both services; returns once both listen.
-    /// `shutdownOnSignals` makes SIGINT and SIGTERM stop it gracefully (for `azseed emulator`).
+    /// `shutdownOnSignals` makes SIGINT, SIGTERM and SIGHUP stop it gracefully (for `azseed emulator`).
     public static func start(_ configuration: EmulatorConfiguration, shutdownOnSignals: Bool = false) async throws -> EmulatorServer {
         // The certificate and key are read (blocking file reads) before the store opens.
         let server: HTTPServerBuilder
@@ -83,7 +83,7 @@ public final class EmulatorServer: Sendable {
                 logger: logger)
         }
         let group = ServiceGroup(services: [application(.blob, port: configuration.blobPort), application(.table, port: configuration.tablePort)],
-                                 gracefulShutdownSignals: shutdownOnSignals ? [.sigterm, .sigint] : [],
+                                 gracefulShutdownSignals: shutdownOnSignals ? [.sigterm, .sigint, .sighup] : [],
                                  logger: logger)
         let runner = Task {
             do {
@@ -143,7 +143,7 @@ public final class EmulatorServer: Sendable {
 }
 
 /// Why the emulator could not start.
-public struct EmulatorStartError: Error, CustomStringConvertible {
+public struct EmulatorStartError: Error, CustomStringConvertible, PersonFacingError {
     public var description: String
 }
 

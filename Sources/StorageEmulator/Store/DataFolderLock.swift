@@ -1,3 +1,4 @@
+import AzureStorage
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -18,7 +19,7 @@ public struct DataFolderOwner: Sendable, Equatable {
 }
 
 /// A data folder that another process owns.
-public struct DataFolderBusy: Error, CustomStringConvertible, Sendable {
+public struct DataFolderBusy: Error, CustomStringConvertible, Sendable, PersonFacingError {
     public var folder: String
     public var owner: DataFolderOwner?
 

@@ -144,6 +144,9 @@ struct EmulatorCommand: AsyncParsableCommand {
             configuration.oauthAuthority = URL(string: text)
             configuration.oauthTenant = oauthTenant
         }
+        // A ready file left by an emulator that died says nothing true: gone before the ports
+        // are bound, so a fixture never reads stale endpoints (validate() ruled out folders).
+        if let readyFile { unlink(readyFile) }
         let server = try await EmulatorServer.start(configuration, shutdownOnSignals: true)
         let account = server.account
         var lines = ["azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",
@@ -175,9 +178,13 @@ struct EmulatorCommand: AsyncParsableCommand {
                 throw RunError("--ready-file \(readyFile): cannot write it (\(FileProblem.describe(error))); check the folder exists and is writable")
             }
         }
-        // Written in one go and unbuffered, so a script reading the ports sees them at once.
-        FileHandle.standardOutput.write(Data((output == .json ? endpoints : lines.joined(separator: "\n") + "\n").utf8))
-        defer { if let readyFile { unlink(readyFile) } }
+        // Written in one go and unbuffered, so a script reading the ports sees them at once. A
+        // closed or broken stdout does not stop the server (the ready file still says it all).
+        try? FileHandle.standardOutput.write(contentsOf: Data((output == .json ? endpoints : lines.joined(separator: "\n") + "\n").utf8))
+        defer {
+            // Only this emulator's file: another one given the same path may have replaced it.
+            if let readyFile, FileManager.default.contents(atPath: readyFile) == Data(endpoints.utf8) { unlink(readyFile) }
+        }
         try await server.wait()
     }
 }

@@ -19,7 +19,7 @@ enum Failure {
             // A flag's connection string is checked as a usage error; this one is the variable's.
             code = 64
             message = "\(e); fix it or unset \(ConnectionString.environmentVariable)"
-        case is DatasetError, is RunError, is PlanFileError, is EmulatorStartError, is SnapshotError, is DataFolderBusy:
+        case is PersonFacingError:
             // Already phrased for the user: what failed, where, what to do.
             code = 1
             message = "\(error)"
