@@ -75,7 +75,9 @@ extension StorageSession {
         guard let record else { throw clockError }
         var options = options
         options.now = record.now
-        let desired = try await Self.make(record: record) { [options] in try GeneratedDataset.make(dataset, options: options) }
+        // With --from or --to given, a window the recorded time cannot make is the flags' fault.
+        let flagsGiven = options.from != nil || options.to != nil
+        let desired = try await Self.make(record: record, flagsGiven: flagsGiven) { [options] in try GeneratedDataset.make(dataset, options: options) }
         return (desired, ReferenceTime(value: record.now, source: .recorded, window: desired.window, record: record, ledger: access))
     }
 
@@ -94,10 +96,10 @@ extension StorageSession {
 
     /// Generates on the blocking threads; a recorded time whose window is impossible (out of
     /// Edm.DateTime's range) is a damaged record, not a usage error of flags never given.
-    private static func make(record: ApplyRecord, _ body: @escaping @Sendable () throws -> GeneratedDataset) async throws -> GeneratedDataset {
+    private static func make(record: ApplyRecord, flagsGiven: Bool = false, _ body: @escaping @Sendable () throws -> GeneratedDataset) async throws -> GeneratedDataset {
         do {
             return try await BlockingPool.run(body)
-        } catch let error as GenerationError where error.isUsage {
+        } catch let error as GenerationError where error.isUsage && !flagsGiven {
             throw LedgerRecordDamaged(rowKey: ApplyRecord.rowKey(dataset: record.dataset),
                                       problem: "its Now \(record.now.shortISO8601) gives no window: \(error.message)")
         }

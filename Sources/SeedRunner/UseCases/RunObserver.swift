@@ -5,7 +5,10 @@ import SeedKit
 /// writing got, and the plan before anything is written. The CLI prints them; a program may
 /// ignore them (every method has a default that does nothing).
 public protocol RunObserver: Sendable {
-    /// One line about the run (where the target is, where the reference time came from).
+    /// The target is open; `through` says how an embedded folder was reached when another
+    /// process serves it (``StorageSession/servedBy``).
+    func opened(_ session: StorageSession, through: String?)
+    /// One line about the run (where the reference time came from, the dataset's inputs).
     func note(_ text: String)
     /// Entities read from the target so far.
     func reading(_ count: Int)
@@ -16,6 +19,7 @@ public protocol RunObserver: Sendable {
 }
 
 extension RunObserver {
+    public func opened(_ session: StorageSession, through: String?) {}
     public func note(_ text: String) {}
     public func reading(_ count: Int) {}
     public func planned(_ plan: Plan) async throws {}

@@ -46,10 +46,15 @@ public struct Seeder: Sendable {
 
     func prepareForLedger(_ request: DatasetRequest) async throws -> Prepared {
         let options = request.options(blobEndpoint: target.generatedBlobEndpoint)
-        let (directory, requested) = (request.directory, request.now != nil)
+        // Only a window the reference time decides can be left to the ledger: not one given
+        // whole by --from and --to, and not in an embedded folder not made yet (no ledger there,
+        // and opening it would create it).
+        let embedded = target.embeddedDataDirectory
+        let deferrable = request.now == nil && (request.from == nil || request.to == nil)
+        let directory = request.directory
         return try await BlockingPool.run {
             let dataset = try Dataset.load(directory: directory)
-            if !requested {
+            if deferrable, embedded.map({ FileManager.default.fileExists(atPath: $0.path) }) ?? true {
                 do throws(GenerationError) { _ = try ResolvedWindow.resolve(dataset.window, now: options.now, from: options.from, to: options.to) } catch {
                     return .windowFromLedger(dataset, options, clockError: error)
                 }
@@ -62,7 +67,7 @@ public struct Seeder: Sendable {
     /// the plan's digests (saved and JSON plans carry them).
     public func plan(_ request: DatasetRequest, prune: Bool, digests: Bool) async throws -> Plan {
         let prepared = try await prepareForLedger(request)
-        return try await StorageSession.with(target, note: observer.note) { session in
+        return try await session { session in
             try await plan(prepared, request, in: session, prune: prune, digests: digests).plan
         }
     }
@@ -71,7 +76,7 @@ public struct Seeder: Sendable {
     /// plan out.
     public func apply(_ request: DatasetRequest, prune: Bool, concurrency: Int) async throws -> Applied {
         let prepared = try await prepareForLedger(request)
-        return try await StorageSession.with(target, note: observer.note) { session in
+        return try await session { session in
             // Digests always: the ledger records the desired state's.
             let (plan, reference) = try await plan(prepared, request, in: session, prune: prune, digests: true)
             return try await execute(plan, reference: reference, in: session, concurrency: concurrency)
@@ -88,7 +93,7 @@ public struct Seeder: Sendable {
     /// Carries out a saved plan, only if the plan made again now is the same (nothing written
     /// otherwise).
     public func apply(_ saved: SavedPlan, concurrency: Int) async throws -> Applied {
-        try await StorageSession.with(target, note: observer.note) { session in
+        try await session { session in
             let plan = try await session.replan(saved) { observer.reading($0) }
             return try await execute(plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency)
         }
@@ -97,7 +102,7 @@ public struct Seeder: Sendable {
     /// The drift between the target and the dataset: what `apply --prune` would change.
     public func verify(_ request: DatasetRequest, digests: Bool) async throws -> (plan: Plan, activity: RequestActivity) {
         let prepared = try await prepareForLedger(request)
-        return try await StorageSession.with(target, note: observer.note) { session in
+        return try await session { session in
             (try await plan(prepared, request, in: session, prune: true, digests: digests).plan, session.run.configuration.activity)
         }
     }
@@ -106,7 +111,7 @@ public struct Seeder: Sendable {
     /// plans it). Returns the plan and, when it ran, what was deleted.
     public func reset(_ request: DatasetRequest, dryRun: Bool, concurrency: Int) async throws -> (plan: Plan, report: ExecutionReport?, activity: RequestActivity) {
         let desired = try await prepare(request)
-        return try await StorageSession.with(target, note: observer.note) { session in
+        return try await session { session in
             let header = session.run.header(for: desired, counts: request.counts, access: request.access, prune: true)
             let plan = try await session.run.resetPlan(desired.storage, header: header) { observer.reading($0) }
             try await observer.planned(plan)
@@ -148,6 +153,15 @@ public struct Seeder: Sendable {
             report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
         }
         return Applied(plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote)
+    }
+
+    /// Opens the target for `body` and tells the observer how it was reached.
+    private func session<T>(_ body: (StorageSession) async throws -> T) async throws -> T {
+        var through: String?
+        return try await StorageSession.with(target, note: { through = $0 }) { session in
+            observer.opened(session, through: through)
+            return try await body(session)
+        }
     }
 
     private func clock() -> EdmDateTime { EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)) }

@@ -44,7 +44,7 @@ struct ApplyCommand: AsyncParsableCommand {
             return
         }
         let output = outputOptions
-        let observer = ConsoleObserver(activity: target.configuration.activity) { plan in try await output.emit(plan, printJSON: false) }
+        let observer = ConsoleObserver(target: target) { plan in try await output.emit(plan, printJSON: false) }
         defer { observer.finish() }
         let seeder = Seeder(target: target, observer: observer, tool: "azseed \(Azseed.version)")
         let applied: Seeder.Applied

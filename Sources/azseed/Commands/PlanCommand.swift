@@ -29,7 +29,7 @@ struct PlanCommand: AsyncParsableCommand {
 /// entities read counted on a terminal.
 enum Planning {
     static func plan(_ datasetOptions: DatasetOptions, target: RunTarget, prune: Bool, digests: Bool) async throws -> Plan {
-        let observer = ConsoleObserver(activity: target.configuration.activity)
+        let observer = ConsoleObserver(target: target)
         defer { observer.finish() }
         return try await Seeder(target: target, observer: observer).plan(try datasetOptions.request(), prune: prune, digests: digests)
     }

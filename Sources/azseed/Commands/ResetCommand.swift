@@ -26,7 +26,7 @@ struct ResetCommand: AsyncParsableCommand {
         let target = try await self.target.resolve()
         if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: execution.yes) }
         let format = output
-        let observer = ConsoleObserver(activity: target.configuration.activity, writingLabel: "deleting") { plan in
+        let observer = ConsoleObserver(target: target, writingLabel: "deleting") { plan in
             if format == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
         }
         let (plan, report, activity) = try await Seeder(target: target, observer: observer).reset(try datasetOptions.request(), dryRun: dryRun,

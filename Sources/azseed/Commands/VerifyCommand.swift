@@ -19,7 +19,7 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let target = try await self.target.resolve()
-        let observer = ConsoleObserver(activity: target.configuration.activity)
+        let observer = ConsoleObserver(target: target)
         let (plan, activity) = try await Seeder(target: target, observer: observer).verify(try datasetOptions.request(), digests: output == .json)
         observer.finish()
         if output == .json {

@@ -8,16 +8,24 @@ import Synchronization
 /// while writing, and the plan handed to `onPlanned` (to print or save it) before the first
 /// write.
 final class ConsoleObserver: RunObserver {
-    private let activity: RequestActivity
     private let onPlanned: @Sendable (Plan) async throws -> Void
     private let reading: ProgressBar
     private let writing: ProgressBar
+    /// The embedded folder as the user named it (or the default), for notes.
+    private let shownFolder: String
 
-    init(activity: RequestActivity, writingLabel: String = "applying", onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }) {
-        self.activity = activity
+    init(target: RunTarget, writingLabel: String = "applying", onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }) {
         self.onPlanned = onPlanned
-        reading = ProgressBar(label: "reading the target", activity: activity)
-        writing = ProgressBar(label: writingLabel, activity: activity)
+        reading = ProgressBar(label: "reading the target", activity: target.configuration.activity)
+        writing = ProgressBar(label: writingLabel, activity: target.configuration.activity)
+        shownFolder = target.embeddedDataDirectory?.relativePath ?? ""
+    }
+
+    func opened(_ session: StorageSession, through: String?) {
+        if let through { Console.note("using the embedded storage in \(shownFolder) \(through)") }
+        if session.servesHere {
+            Console.note("using the embedded storage in \(shownFolder) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
+        }
     }
 
     func note(_ text: String) { Console.note(text) }
