@@ -36,21 +36,6 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
 
         public static func == (a: Code, b: Code) -> Bool { a.rawValue.isExactly(b.rawValue) }
         public func hash(into hasher: inout Hasher) { ExactString(rawValue).hash(into: &hasher) }
-
-        public static let authenticationFailed: Code = "AuthenticationFailed"
-        public static let blobAlreadyExists: Code = "BlobAlreadyExists"
-        public static let blobNotFound: Code = "BlobNotFound"
-        public static let conditionNotMet: Code = "ConditionNotMet"
-        public static let containerAlreadyExists: Code = "ContainerAlreadyExists"
-        public static let containerNotFound: Code = "ContainerNotFound"
-        public static let entityAlreadyExists: Code = "EntityAlreadyExists"
-        public static let operationTimedOut: Code = "OperationTimedOut"
-        public static let publicAccessNotPermitted: Code = "PublicAccessNotPermitted"
-        public static let resourceNotFound: Code = "ResourceNotFound"
-        public static let serverBusy: Code = "ServerBusy"
-        public static let tableAlreadyExists: Code = "TableAlreadyExists"
-        public static let tableNotFound: Code = "TableNotFound"
-        public static let updateConditionNotSatisfied: Code = "UpdateConditionNotSatisfied"
     }
 
     /// The operation of an entity group transaction that failed (nothing was applied).
@@ -123,7 +108,7 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
         // A copy whose source the service cannot read is retried when the source itself was
         // busy or failing (its status, `x-ms-copy-source-status-code`); unreachable or refused,
         // it fails the same way again: the caller decides, at once, what to do instead.
-        if code == "CannotVerifyCopySource" { return [429, 500, 502, 503, 504].contains(copySourceStatus ?? 0) }
+        if code == .cannotVerifyCopySource { return [429, 500, 502, 503, 504].contains(copySourceStatus ?? 0) }
         return kind == .service && [408, 429, 500, 502, 503, 504].contains(status ?? 0)
     }
 }

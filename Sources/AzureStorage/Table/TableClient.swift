@@ -155,7 +155,7 @@ public struct TableClient: Sendable {
             var decoded = try Self.decoding("Get Entity", url: pipeline.origin + pipeline.basePath + "/\(table)", { try EntityJSONReader.entity(response.body) })
             decoded.etag = decoded.etag ?? response.headers["ETag"]
             return decoded
-        } catch let error as AzureStorageError where error.status == 404 && (error.code == .resourceNotFound || error.code == "EntityNotFound") {
+        } catch let error as AzureStorageError where error.status == 404 && (error.code == .resourceNotFound || error.code == .entityNotFound) {
             return nil
         }
     }

@@ -61,9 +61,9 @@ public final class BlobCopier: Sendable {
                                              md5: blob.md5.isEmpty ? nil : blob.md5Base64)
                 serverSide.add(blob.size)
                 return
-            } catch let error as AzureStorageError where error.code == "SourceConditionNotMet" {
+            } catch let error as AzureStorageError where error.code == .sourceConditionNotMet {
                 throw Self.changedSinceListed(sourceContainer, sourceName)
-            } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" && Self.sourceIsOutOfReach(error) {
+            } catch let error as AzureStorageError where error.code == .cannotVerifyCopySource && Self.sourceIsOutOfReach(error) {
                 // The target cannot reach the source or is not let in: that holds for every blob,
                 // so this one and every later one go through this process.
                 streamingReason.withLock { reason in
@@ -73,7 +73,7 @@ public final class BlobCopier: Sendable {
                             : "the target could not read the source (\(error.copySourceStatus.map(String.init) ?? "unreachable"), CannotVerifyCopySource)"
                     }
                 }
-            } catch let error as AzureStorageError where error.code == "CannotVerifyCopySource" || error.code == "Md5Mismatch" {
+            } catch let error as AzureStorageError where error.code == .cannotVerifyCopySource || error.code == .md5Mismatch {
                 // This blob alone: the source answered the target with an error of its own (still
                 // failing after retries, or a conflict), or the target read something else than
                 // the blob just listed at that URL (a target whose loopback is not this machine's

@@ -76,6 +76,6 @@ struct AccessPolicyDocument: Equatable {
     }
 
     static func invalid(_ detail: String) -> ServiceError {
-        ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid: \(detail).")
+        ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid: \(detail).")
     }
 }

@@ -44,7 +44,7 @@ struct BearerAuthenticator: Sendable {
             throw RequestAuthenticator.failed("Authentication scheme Bearer is not allowed with HTTP.")
         }
         if let version = request.headers["x-ms-version"], version < Self.oldestVersion {
-            throw ServiceError(400, "InvalidHeaderValue", "Authentication scheme Bearer is not supported in version \(version); use \(Self.oldestVersion) or later.")
+            throw ServiceError(400, .invalidHeaderValue, "Authentication scheme Bearer is not supported in version \(version); use \(Self.oldestVersion) or later.")
         }
         let text = String(request.headers["Authorization"]!.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
         let token: JSONWebToken
@@ -93,7 +93,7 @@ struct BearerAuthenticator: Sendable {
 
     /// 401 InvalidAuthenticationInfo with the challenge a client follows to the authority.
     func refuse(_ tenant: String, _ detail: String) -> ServiceError {
-        ServiceError(401, "InvalidAuthenticationInfo",
+        ServiceError(401, .invalidAuthenticationInfo,
                      "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.\n\(detail)",
                      headers: [("WWW-Authenticate", "Bearer authorization_uri=\(authority.absoluteString)/\(tenant)/oauth2/authorize resource_id=https://storage.azure.com")])
     }

@@ -100,11 +100,11 @@ enum SASAuthorization {
     /// The grant must cover `resourceType` (account SAS) and hold one of the letters.
     private static func require(_ grant: SASGrant, resourceType: Character? = nil, anyOf letters: String) throws {
         if let resourceType, case .account(_, let types) = grant.scope, !types.contains(resourceType) {
-            throw ServiceError(403, "AuthorizationResourceTypeMismatch", "This request is not authorized to perform this operation using this resource type.")
+            throw ServiceError(403, .authorizationResourceTypeMismatch, "This request is not authorized to perform this operation using this resource type.")
         }
         guard letters.isEmpty || letters.contains(where: { grant.permissions.contains($0) }) else { throw permissionMismatch }
     }
 
-    static let permissionMismatch = ServiceError(403, "AuthorizationPermissionMismatch", "This request is not authorized to perform this operation using this permission.")
-    static let notAuthorized = ServiceError(403, "AuthorizationFailure", "This request is not authorized to perform this operation.")
+    static let permissionMismatch = ServiceError(403, .authorizationPermissionMismatch, "This request is not authorized to perform this operation using this permission.")
+    static let notAuthorized = ServiceError(403, .authorizationFailure, "This request is not authorized to perform this operation.")
 }

@@ -110,16 +110,16 @@ struct SharedAccessSignature {
         if !field("sip").isEmpty {
             guard let range = IPv4Range(field("sip")) else { throw Self.failed("Signature fields not well formed: 'sip' is not an IPv4 address or range.") }
             guard let address = clientAddress.flatMap(IPv4Range.address), range.contains(address) else {
-                throw ServiceError(403, "AuthorizationSourceIPMismatch",
+                throw ServiceError(403, .authorizationSourceIPMismatch,
                                    "This request is not authorized to perform this operation using this source IP \(clientAddress ?? "(unknown)").")
             }
         }
         // `spr` is `https` or `https,http`: an HTTPS-only SAS does not authorize plain HTTP.
         if !secure, !field("spr").isEmpty, !field("spr").split(separator: ",").contains("http") {
-            throw ServiceError(403, "AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol.")
+            throw ServiceError(403, .authorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol.")
         }
         if case .account(let services, _) = grant.scope, !services.contains(service == .blob ? "b" : "t") {
-            throw ServiceError(403, "AuthorizationServiceMismatch", "This request is not authorized to perform this operation using this service.")
+            throw ServiceError(403, .authorizationServiceMismatch, "This request is not authorized to perform this operation using this service.")
         }
         return checked
     }
@@ -156,7 +156,7 @@ struct SharedAccessSignature {
     }
 
     static func failed(_ detail: String) -> ServiceError {
-        var error = ServiceError(403, "AuthenticationFailed", "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.")
+        var error = ServiceError(403, .authenticationFailed, "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.")
         error.message += "\n" + detail
         return error
     }

@@ -30,7 +30,7 @@ struct StoredPolicy: Equatable {
         }
         func merged(_ sas: String, _ stored: String, _ name: String) throws(ServiceError) -> String {
             if !sas.isEmpty && !stored.isEmpty {
-                throw ServiceError(400, "InvalidQueryParameterValue", "The SAS field '\(name)' is also set by the stored access policy '\(id)'; give it in one place only.")
+                throw ServiceError(400, .invalidQueryParameterValue, "The SAS field '\(name)' is also set by the stored access policy '\(id)'; give it in one place only.")
             }
             return sas.isEmpty ? stored : sas
         }

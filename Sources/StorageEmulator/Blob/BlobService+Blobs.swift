@@ -53,10 +53,10 @@ extension BlobService {
 
     func putBlob(_ container: String, _ blob: String, _ request: TransportRequest, _ staged: StagedUpload?) async throws -> TransportResponse {
         guard let type = request.headers["x-ms-blob-type"] else {
-            throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type.")
+            throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type.")
         }
         guard type == "BlockBlob" else {
-            throw ServiceError(400, "InvalidHeaderValue", "This emulator stores block blobs only; x-ms-blob-type '\(type)' is not supported.")
+            throw ServiceError(400, .invalidHeaderValue, "This emulator stores block blobs only; x-ms-blob-type '\(type)' is not supported.")
         }
         let (record, md5) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
@@ -87,11 +87,11 @@ extension BlobService {
     /// unreadable until rehydrated) is not implemented and is refused, nothing changed.
     func setBlobTier(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         guard let asked = request.headers["x-ms-access-tier"] else {
-            throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-access-tier.")
+            throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-access-tier.")
         }
         guard let tier = ["Hot", "Cool", "Cold"].first(where: { $0.lowercased() == asked.lowercased() }) else {
             if asked.lowercased() == "archive" { throw ServiceError.unsupportedHeader("x-ms-access-tier: Archive") }
-            throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
+            throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
         }
         if request.headers["x-ms-rehydrate-priority"] != nil { throw ServiceError.unsupportedHeader("x-ms-rehydrate-priority") }
         try await store.setBlobTier(container: container, name: blob, tier: tier)
@@ -100,7 +100,7 @@ extension BlobService {
 
     func putBlockList(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         guard let list = BlockListParser.parse(request.body) else {
-            throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+            throw ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid.")
         }
         // Like Azure, a block list commit computes no MD5 of its own: only x-ms-blob-content-md5 sets one.
         let record = try await store.putBlockList(container: container, name: blob, list: list,
@@ -175,12 +175,12 @@ extension BlobService {
         if let ifNoneMatch = request.headers["If-None-Match"], ifNoneMatch == "*" || ifNoneMatch == record.etag {
             reader?.close()
             var headers = blobHeaders(record)
-            headers["x-ms-error-code"] = "ConditionNotMet"  // as Azure sends it, so SDKs raise with a code
+            headers["x-ms-error-code"] = AzureStorageError.Code.conditionNotMet.rawValue  // as Azure sends it, so SDKs raise with a code
             return BlobReply(TransportResponse(status: 304, headers: headers))
         }
         if let ifMatch = request.headers["If-Match"], ifMatch != "*", ifMatch != record.etag {
             reader?.close()
-            throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+            throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
         }
         // HTTP dates have whole seconds: the blob's time is compared at that resolution.
         let modified = record.modified.unixSeconds
@@ -188,20 +188,20 @@ extension BlobService {
            modified <= Int64(since.timeIntervalSince1970) {
             reader?.close()
             var headers = blobHeaders(record)
-            headers["x-ms-error-code"] = "ConditionNotMet"
+            headers["x-ms-error-code"] = AzureStorageError.Code.conditionNotMet.rawValue
             return BlobReply(TransportResponse(status: 304, headers: headers))
         }
         if let text = request.headers["If-Unmodified-Since"], let since = ServerClock.parseHTTPDate(text),
            modified > Int64(since.timeIntervalSince1970) {
             reader?.close()
-            throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+            throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
         }
         var status = 200
         var offset = 0, length = record.size
         var rangeMD5 = false
         if !head, let range = Self.range(request) {
             guard range.start < record.size else {
-                throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.",
+                throw ServiceError(416, .invalidRange, "The range specified is invalid for the current size of the resource.",
                                    headers: [("Content-Range", "bytes */\(record.size)")])
             }
             offset = range.start
@@ -209,7 +209,7 @@ extension BlobService {
             status = 206
             rangeMD5 = request.headers["x-ms-range-get-content-md5"] == "true"
             if rangeMD5 && length > 4 << 20 {
-                throw ServiceError(400, "OutOfRangeInput", "x-ms-range-get-content-md5 is allowed only for ranges of at most 4 MiB.")
+                throw ServiceError(400, .outOfRangeInput, "x-ms-range-get-content-md5 is allowed only for ranges of at most 4 MiB.")
             }
         }
         var body = Data()

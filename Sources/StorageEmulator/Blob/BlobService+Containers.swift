@@ -15,7 +15,7 @@ extension BlobService {
 
     func createContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
         if let problem = StorageNames.containerProblem(name) {
-            throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
+            throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
         }
         let record = try await store.createContainer(name, access: try accessLevel(request), metadata: try metadataHeaders(request.headers))
         return TransportResponse(status: 201, headers: containerHeaders(record))
@@ -64,7 +64,7 @@ extension BlobService {
     /// `maxresults`: 1…5000, default 5000.
     func maxResults(_ query: QueryParameters) throws -> Int {
         guard let text = query["maxresults"] else { return 5000 }
-        guard let n = Int(text), n >= 1 else { throw ServiceError(400, "OutOfRangeQueryParameterValue", "Value for one of the query parameters specified in the request URI is outside the permissible range.") }
+        guard let n = Int(text), n >= 1 else { throw ServiceError(400, .outOfRangeQueryParameterValue, "Value for one of the query parameters specified in the request URI is outside the permissible range.") }
         return min(n, 5000)
     }
 

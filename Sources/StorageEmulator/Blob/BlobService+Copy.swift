@@ -18,7 +18,7 @@ extension BlobService {
             throw ServiceError.unsupportedHeader(name)
         }
         if !request.body.isEmpty {
-            throw ServiceError(400, "InvalidHeaderValue", "A request with x-ms-copy-source carries no body; send Content-Length: 0.")
+            throw ServiceError(400, .invalidHeaderValue, "A request with x-ms-copy-source carries no body; send Content-Length: 0.")
         }
     }
 
@@ -61,10 +61,10 @@ extension BlobService {
         let text = request.headers["x-ms-copy-source"] ?? ""
         guard var parsed = TransportRequest(method: "GET", url: text), let scheme = text.split(separator: ":").first,
               ["http", "https"].contains(scheme.lowercased()) else {
-            throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
+            throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
         if let unsupported = parsed.query.first(where: { $0.name == "snapshot" || $0.name == "versionid" }) {
-            throw ServiceError(400, "UnsupportedQueryParameter", "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator.")
+            throw ServiceError(400, .unsupportedQueryParameter, "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator.")
         }
         // A URL naming this account in its host (`devstoreaccount1.blob.core.windows.net`, as
         // `az storage blob copy start --source-container` writes it, or `….blob.localhost`) is
@@ -79,7 +79,7 @@ extension BlobService {
             return (text, .remote(text))
         }
         guard let container = target.container, let blob = target.blob else {
-            throw ServiceError(400, "InvalidHeaderValue", "x-ms-copy-source does not name a blob.")
+            throw ServiceError(400, .invalidHeaderValue, "x-ms-copy-source does not name a blob.")
         }
         let (containerRecord, found) = try await store.blob(container, blob)
         if SharedAccessSignature.isPresent(in: parsed) {
@@ -90,17 +90,17 @@ extension BlobService {
             throw Self.copySourceNotAuthorized
         }
         guard containerRecord != nil, let record = found else {
-            throw ServiceError(404, "CannotVerifyCopySource", "The specified resource does not exist.")
+            throw ServiceError(404, .cannotVerifyCopySource, "The specified resource does not exist.")
         }
         return (text, .local(record))
     }
 
     /// A source of this account that the request has no right to read.
     static var copySourceNotAuthorized: ServiceError {
-        var error = ServiceError(401, "CannotVerifyCopySource",
+        var error = ServiceError(401, .cannotVerifyCopySource,
                                  "Server failed to authenticate the request. The copy source is not public and carries no SAS of its own granting read (a write grant on the destination does not authorize reading the source).")
         error.headers.append(("x-ms-copy-source-status-code", "401"))
-        error.headers.append(("x-ms-copy-source-error-code", "NoAuthenticationInformation"))
+        error.headers.append(("x-ms-copy-source-error-code", AzureStorageError.Code.noAuthenticationInformation.rawValue))
         return error
     }
 
@@ -123,7 +123,7 @@ extension BlobService {
 
     /// The source condition of a copy (`x-ms-source-if-match`): the ETag the source must still
     /// have. Not met is 412 SourceConditionNotMet, nothing written.
-    static let sourceConditionNotMet = ServiceError(412, "SourceConditionNotMet", "The source condition specified using HTTP conditional header(s) is not met.")
+    static let sourceConditionNotMet = ServiceError(412, .sourceConditionNotMet, "The source condition specified using HTTP conditional header(s) is not met.")
 
     /// Reads a copy's source (bytes `range` of it, else all) into the byte store, on the
     /// request's source condition (`x-ms-source-if-match`, compared exactly).
@@ -204,7 +204,7 @@ extension BlobService {
         var range: (start: Int, end: Int?)?
         if let text = request.headers["x-ms-source-range"] {
             guard let parsed = Self.byteRange(text) else {
-                throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.")
+                throw ServiceError(416, .invalidRange, "The range specified is invalid for the current size of the resource.")
             }
             range = parsed
         }
@@ -220,15 +220,15 @@ extension BlobService {
     /// Abort Copy Blob: copies here are finished when they are answered, so there is never one to abort.
     func abortCopy(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
         guard request.headers["x-ms-copy-action"]?.lowercased() == "abort" else {
-            throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-copy-action.")
+            throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-copy-action.")
         }
         let (containerRecord, found) = try await store.blob(container, blob)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard let record = found else { throw EmulatorStore.blobNotFound }
         if let copy = record.copy, let id = query["copyid"], id != copy.id {
-            throw ServiceError(409, "CopyIdMismatch", "The specified copy ID did not match the copy ID for the pending copy operation.")
+            throw ServiceError(409, .copyIdMismatch, "The specified copy ID did not match the copy ID for the pending copy operation.")
         }
-        throw ServiceError(409, "NoPendingCopyOperation", "There is currently no pending copy operation.")
+        throw ServiceError(409, .noPendingCopyOperation, "There is currently no pending copy operation.")
     }
 
     /// Runs the commit of a locally made upload, deleting the bytes if it fails.

@@ -38,7 +38,7 @@ struct BlobService: Sendable {
         }
         guard let blob = target.blob else {
             guard restype == "container" else {
-                throw ServiceError(400, "InvalidUri", "The requested URI does not represent any resource on the server.")
+                throw ServiceError(400, .invalidUri, "The requested URI does not represent any resource on the server.")
             }
             if caller == .anonymous {
                 try await checkAnonymous(container: container, level: method == "GET" && comp == "list" || (method == "GET" || method == "HEAD") && comp == nil ? "container" : nil)
@@ -118,23 +118,23 @@ struct BlobService: Sendable {
         if rest.hasPrefix("/") { rest = rest.dropFirst() }
         let segments = rest.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
         guard let first = segments.first, first == account else {
-            throw ServiceError(400, "InvalidUri", "The request URI does not start with the account name '\(account)'.")
+            throw ServiceError(400, .invalidUri, "The request URI does not start with the account name '\(account)'.")
         }
         guard segments.count > 1, !segments[1].isEmpty else { return Target() }
         guard let container = String(segments[1]).removingPercentEncoding else {
-            throw ServiceError(400, "InvalidUri", "The container name in the request URI is not valid percent-encoding.")
+            throw ServiceError(400, .invalidUri, "The container name in the request URI is not valid percent-encoding.")
         }
         guard segments.count > 2, !segments[2].isEmpty else { return Target(container: container) }
         guard let blob = String(segments[2]).removingPercentEncoding else {
-            throw ServiceError(400, "InvalidUri", "The blob name in the request URI is not valid percent-encoding.")
+            throw ServiceError(400, .invalidUri, "The blob name in the request URI is not valid percent-encoding.")
         }
         // XML 1.0 cannot carry U+FFFE or U+FFFF: such a name would make List Blobs invalid XML
         // for the whole container, so it is refused.
         if blob.unicodeScalars.contains(where: { $0.value == 0xFFFE || $0.value == 0xFFFF }) {
-            throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: U+FFFE and U+FFFF cannot be listed in XML.")
+            throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: U+FFFE and U+FFFF cannot be listed in XML.")
         }
         if let problem = StorageNames.blobProblem(blob) {
-            throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
+            throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
         }
         return Target(container: container, blob: blob)
     }
@@ -160,7 +160,7 @@ func metadataHeaders(_ headers: HeaderFields) throws(ServiceError) -> [(String, 
         let name = String(field.name.dropFirst("x-ms-meta-".count))
         guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
               name.unicodeScalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
-            throw ServiceError(400, "InvalidMetadata", "The metadata specified is invalid. It has characters that are not permitted: '\(name)' is not a C# identifier.")
+            throw ServiceError(400, .invalidMetadata, "The metadata specified is invalid. It has characters that are not permitted: '\(name)' is not a C# identifier.")
         }
         pairs.append((name, field.value))
     }

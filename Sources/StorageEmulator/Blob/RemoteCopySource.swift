@@ -28,7 +28,7 @@ struct RemoteCopySource: Sendable {
     static func notAllowed(_ request: TransportRequest) -> ServiceError {
         var shown = RequestLog.displayURL(TransportRequest(method: "GET", origin: request.origin, path: "/"))
         if shown.hasSuffix("/") { shown.removeLast() }
-        return ServiceError(403, "CannotVerifyCopySource",
+        return ServiceError(403, .cannotVerifyCopySource,
                             "This emulator reads no copy source outside its own account unless its origin is allowed: \(shown) is not (start it with --allow-copy-source \(shown)).")
     }
 
@@ -49,14 +49,14 @@ struct RemoteCopySource: Sendable {
     func fetch(_ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, maxBytes: Int = .max, into bytes: any ByteStore,
                now: Date) async throws -> Fetched {
         guard let request = TransportRequest(method: "GET", url: url) else {
-            throw ServiceError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
+            throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
         guard let allowance = allowances.first(where: { $0.matches(request.origin) }) else { throw Self.notAllowed(request) }
         let deadline = ContinuousClock.now + .seconds(timeout)
         func limits(_ bytes: Int) throws -> TransferLimits {
             let left = deadline - ContinuousClock.now
             guard left > .zero else {
-                throw ServiceError(500, "CannotVerifyCopySource", "Could not verify the copy source within the specified time: it took longer than \(timeout) s.")
+                throw ServiceError(500, .cannotVerifyCopySource, "Could not verify the copy source within the specified time: it took longer than \(timeout) s.")
             }
             return TransferLimits(maxBodyBytes: bytes, deadline: max(1, Int(left.components.seconds)), minimumBytesPerSecond: minimumBytesPerSecond,
                                   slowWindow: slowWindow, publicAddressesOnly: allowance.isWildcard)
@@ -95,7 +95,7 @@ struct RemoteCopySource: Sendable {
                     guard properties.status == 200 else { throw Self.sourceFailed(properties) }
                     // Only an empty source has no byte 0; any other 416 is not taken for one.
                     guard properties.headers["Content-Length"] == "0" else {
-                        throw ServiceError(500, "CannotVerifyCopySource", "The copy source refused its first byte but is not empty.")
+                        throw ServiceError(500, .cannotVerifyCopySource, "The copy source refused its first byte but is not empty.")
                     }
                     first = properties
                     end = -1
@@ -109,7 +109,7 @@ struct RemoteCopySource: Sendable {
                     // than one range is ever held).
                     let announced = response.headers["Content-Length"].flatMap(Int.init)
                     guard offset == 0, body.count < last + 1 || announced == body.count else {
-                        throw ServiceError(500, "CannotVerifyCopySource", "The copy source ignores Range and is larger than \(Self.rangeSize >> 20) MiB; it cannot be copied from.")
+                        throw ServiceError(500, .cannotVerifyCopySource, "The copy source ignores Range and is larger than \(Self.rangeSize >> 20) MiB; it cannot be copied from.")
                     }
                     let stop = min(body.count, (end ?? Int.max) == Int.max ? body.count : end! + 1)
                     body = offset < stop ? body.subdata(in: offset..<stop) : Data()
@@ -118,7 +118,7 @@ struct RemoteCopySource: Sendable {
                 if response.status == 206 {
                     // Only the bytes the source says it sent, starting where they were asked for.
                     guard let sent = Self.sentRange(response.headers["Content-Range"]), sent.start == offset else {
-                        throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered a range other than the one asked for.")
+                        throw ServiceError(500, .cannotVerifyCopySource, "The copy source answered a range other than the one asked for.")
                     }
                     if body.count > sent.end - sent.start + 1 { body = body.prefix(sent.end - sent.start + 1) }
                 }
@@ -127,7 +127,7 @@ struct RemoteCopySource: Sendable {
                     etag = response.headers["ETag"]
                     if response.status == 206 {
                         guard let total = Self.totalLength(response.headers["Content-Range"]) else {
-                            throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered a range without its total length.")
+                            throw ServiceError(500, .cannotVerifyCopySource, "The copy source answered a range without its total length.")
                         }
                         end = min(end ?? (total - 1), total - 1)
                     }
@@ -142,10 +142,10 @@ struct RemoteCopySource: Sendable {
             }
             if let end, offset <= end {
                 // Fewer bytes than the source said it holds: never stored as if whole.
-                throw ServiceError(500, "CannotVerifyCopySource", "The copy source ended before the length it announced.")
+                throw ServiceError(500, .cannotVerifyCopySource, "The copy source ended before the length it announced.")
             }
             if let start = range?.start, written == 0, start > 0 {
-                throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.")
+                throw ServiceError(416, .invalidRange, "The range specified is invalid for the current size of the resource.")
             }
             let id = try await BlockingPool.run { try writer.finish() }
             let upload = StagedUpload(id: id, size: written, md5: Data(md5.finalize()).base64EncodedString())
@@ -160,10 +160,10 @@ struct RemoteCopySource: Sendable {
             do {
                 metadata = try metadataHeaders(headers)
             } catch {
-                throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered metadata that is not valid: \(error.message)")
+                throw ServiceError(500, .cannotVerifyCopySource, "The copy source answered metadata that is not valid: \(error.message)")
             }
             if let md5 = properties.contentMD5, Data(base64Encoded: md5)?.count != 16 {
-                throw ServiceError(500, "CannotVerifyCopySource", "The copy source answered a Content-MD5 that is not 16 bytes of base64.")
+                throw ServiceError(500, .cannotVerifyCopySource, "The copy source answered a Content-MD5 that is not 16 bytes of base64.")
             }
             return Fetched(upload: upload, properties: properties, metadata: metadata)
         } catch {
@@ -174,7 +174,7 @@ struct RemoteCopySource: Sendable {
 
     /// A source larger than the operation may store (`--max-blob-mib`, Azure's limits).
     static func tooLarge(_ size: Int, _ limit: Int) -> ServiceError {
-        ServiceError(413, "RequestBodyTooLarge", "The copy source holds \(size) bytes, more than the \(limit) this operation may store here (--max-blob-mib; 256 MiB for Copy Blob From URL).")
+        ServiceError(413, .requestBodyTooLarge, "The copy source holds \(size) bytes, more than the \(limit) this operation may store here (--max-blob-mib; 256 MiB for Copy Blob From URL).")
     }
 
     private func get(_ request: TransportRequest, _ limits: TransferLimits) async throws -> TransportResponse {
@@ -184,7 +184,7 @@ struct RemoteCopySource: Sendable {
             throw CancellationError()
         } catch {
             // Unreachable, refused, TLS not trusted: Azure's answer for a source it cannot read.
-            throw ServiceError(500, "CannotVerifyCopySource", "Could not verify the copy source within the specified time: the source could not be reached.")
+            throw ServiceError(500, .cannotVerifyCopySource, "Could not verify the copy source within the specified time: the source could not be reached.")
         }
     }
 
@@ -194,7 +194,7 @@ struct RemoteCopySource: Sendable {
         // Only the source's own errors are passed on as its status; anything else (a redirect,
         // a success code not asked for) is the copy's failure.
         guard (400...599).contains(response.status) else {
-            var error = ServiceError(500, "CannotVerifyCopySource", "The copy source answered \(response.status).")
+            var error = ServiceError(500, .cannotVerifyCopySource, "The copy source answered \(response.status).")
             error.headers.append(("x-ms-copy-source-status-code", String(response.status)))
             return error
         }

@@ -6,17 +6,17 @@ import Foundation
 /// and time, as Azure's do.
 enum ErrorBodies {
     static func blob(_ error: ServiceError, requestID: String, includeBody: Bool) -> TransportResponse {
-        var headers = HeaderFields([("x-ms-error-code", error.code)])
+        var headers = HeaderFields([("x-ms-error-code", error.code.rawValue)])
         for (n, v) in error.headers { headers[n] = v }
         guard includeBody else { return TransportResponse(status: error.status, headers: headers) }
         headers["Content-Type"] = "application/xml"
-        let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\(XMLEscape.text(error.code))</Code><Message>"
+        let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\(XMLEscape.text(error.code.rawValue))</Code><Message>"
             + XMLEscape.text(fullMessage(error, requestID: requestID)) + "</Message></Error>"
         return TransportResponse(status: error.status, headers: headers, body: Data(xml.utf8))
     }
 
     static func table(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> TransportResponse {
-        var headers = HeaderFields([("x-ms-error-code", error.code),
+        var headers = HeaderFields([("x-ms-error-code", error.code.rawValue),
                                    ("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")])
         for (n, v) in error.headers { headers[n] = v }
         return TransportResponse(status: error.status, headers: headers, body: tableJSON(error, requestID: requestID, messagePrefix: messagePrefix))
@@ -24,7 +24,7 @@ enum ErrorBodies {
 
     static func tableJSON(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> Data {
         var out: [UInt8] = Array("{\"odata.error\":{\"code\":".utf8)
-        JSONText.appendString(error.code, to: &out)
+        JSONText.appendString(error.code.rawValue, to: &out)
         out += Array(",\"message\":{\"lang\":\"en-US\",\"value\":".utf8)
         JSONText.appendString(messagePrefix + fullMessage(error, requestID: requestID), to: &out)
         out += Array("}}}".utf8)

@@ -15,7 +15,7 @@ extension StorageEmulatorCore {
     func blobBatch(_ request: TransportRequest, caller: Caller) async throws -> TransportResponse {
         guard caller == .account else { throw ServiceError.resourceNotFound }
         guard let contentType = request.headers["Content-Type"], let boundary = MultipartBytes.boundary(in: contentType) else {
-            throw ServiceError(400, "InvalidHeaderValue", "A batch request must have Content-Type multipart/mixed with a boundary.")
+            throw ServiceError(400, .invalidHeaderValue, "A batch request must have Content-Type multipart/mixed with a boundary.")
         }
         // A container batch may only touch that container.
         let scope: String? = request.query.contains { $0.name == "restype" && $0.value == "container" }
@@ -23,7 +23,7 @@ extension StorageEmulatorCore {
         let parts = MultipartBytes.parts(of: MultipartBytes.withoutCarriageReturns(request.body)[...], boundary: boundary)
         guard !parts.isEmpty else { throw ServiceError.invalidInput("The batch request holds no subrequests.") }
         guard parts.count <= Self.maxBatchSubrequests else {
-            throw ServiceError(400, "ExceedsMaxBatchRequestCount", "The batch operation exceeds the maximum number of allowed subrequests (\(Self.maxBatchSubrequests)).")
+            throw ServiceError(400, .exceedsMaxBatchRequestCount, "The batch operation exceeds the maximum number of allowed subrequests (\(Self.maxBatchSubrequests)).")
         }
         var subrequests: [(id: String, request: TransportRequest)] = []
         for part in parts {
@@ -41,13 +41,13 @@ extension StorageEmulatorCore {
             // Only Delete Blob and Set Blob Tier: a blob, never a container or the account.
             let segments = sub.path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
             guard segments.count == 3, !segments[2].isEmpty, !sub.query.contains(where: { $0.name == "restype" }) else {
-                throw ServiceError(400, "InvalidInput", "A batch subrequest must address a blob (Delete Blob or Set Blob Tier): \(fields[0]) \(path).")
+                throw ServiceError(400, .invalidInput, "A batch subrequest must address a blob (Delete Blob or Set Blob Tier): \(fields[0]) \(path).")
             }
             subrequests.append((contentID, sub))
         }
         let kinds = Set(subrequests.map { sub in sub.request.method + (sub.request.query.first { $0.name == "comp" }?.value ?? "") })
         guard kinds.count == 1, let kind = kinds.first, kind == "DELETE" || kind == "PUTtier" else {
-            throw ServiceError(400, "InvalidInput", "All subrequests of a batch must be Delete Blob, or all Set Blob Tier.")
+            throw ServiceError(400, .invalidInput, "All subrequests of a batch must be Delete Blob, or all Set Blob Tier.")
         }
         let responseBoundary = "batchresponse_" + UUID().uuidString.lowercased()
         var body = ""
@@ -57,7 +57,7 @@ extension StorageEmulatorCore {
             do {
                 let subCaller = try await authenticate(sub, service: .blob)
                 if let scope, sub.path.split(separator: "/").dropFirst().first.map(String.init) != scope {
-                    throw ServiceError(400, "InvalidInput", "A container batch may only address blobs of container '\(scope)'.")
+                    throw ServiceError(400, .invalidInput, "A container batch may only address blobs of container '\(scope)'.")
                 }
                 answer = try await blob.respond(sub, caller: subCaller).response
                 if sub.method == "DELETE" { answer.headers["x-ms-delete-type-permanent"] = "true" }
@@ -65,7 +65,7 @@ extension StorageEmulatorCore {
                 answer = errorResponse(error, sub, .blob, requestID)
             } catch {
                 // Earlier subrequests took effect: this one is answered on its own, as Azure does.
-                answer = errorResponse(ServiceError(500, "InternalError", "The server encountered an internal error: \(error)."), sub, .blob, requestID)
+                answer = errorResponse(ServiceError(500, .internalError, "The server encountered an internal error: \(error)."), sub, .blob, requestID)
             }
             answer.headers["x-ms-request-id"] = requestID
             answer.headers["x-ms-version"] = sub.headers["x-ms-version"] ?? request.headers["x-ms-version"] ?? "2025-11-05"

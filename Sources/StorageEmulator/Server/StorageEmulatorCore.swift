@@ -102,7 +102,7 @@ public final class StorageEmulatorCore: Sendable {
         var response: TransportResponse
         var stream: BlobBody?
         if fault == .serverBusy {
-            response = errorResponse(ServiceError(503, "ServerBusy", "The server is currently unable to receive requests. Please retry your request."),
+            response = errorResponse(ServiceError(503, .serverBusy, "The server is currently unable to receive requests. Please retry your request."),
                                      request, service, requestID)
         } else {
             do {
@@ -129,12 +129,12 @@ public final class StorageEmulatorCore: Sendable {
             } catch let error as ServiceError {
                 response = errorResponse(error, request, service, requestID)
             } catch {
-                response = errorResponse(ServiceError(500, "InternalError", "The server encountered an internal error: \(error)."),
+                response = errorResponse(ServiceError(500, .internalError, "The server encountered an internal error: \(error)."),
                                          request, service, requestID)
             }
             switch fault {
             case .timeoutAfterApplying:
-                response = errorResponse(ServiceError(500, "OperationTimedOut", "The operation could not be completed within the permitted time."),
+                response = errorResponse(ServiceError(500, .operationTimedOut, "The operation could not be completed within the permitted time."),
                                          request, service, requestID)
                 stream?.discard()
                 stream = nil
@@ -193,11 +193,11 @@ public final class StorageEmulatorCore: Sendable {
         do {
             guard case .sas(let grant) = try authenticator.authenticate(source, service: .blob) else { throw BlobService.copySourceNotAuthorized }
             try await authorize(grant, source, service: .blob)
-        } catch let error as ServiceError where error.code != "CannotVerifyCopySource" {
-            var refused = ServiceError(error.status, "CannotVerifyCopySource",
+        } catch let error as ServiceError where error.code != .cannotVerifyCopySource {
+            var refused = ServiceError(error.status, .cannotVerifyCopySource,
                                        error.message.split(separator: "\n").first.map(String.init) ?? error.message)
             refused.headers.append(("x-ms-copy-source-status-code", String(error.status)))
-            refused.headers.append(("x-ms-copy-source-error-code", error.code))
+            refused.headers.append(("x-ms-copy-source-error-code", error.code.rawValue))
             throw refused
         }
     }
@@ -246,7 +246,7 @@ public final class StorageEmulatorCore: Sendable {
 
     /// The answer when the bodies buffered across connections reach their budget.
     func serverBusy(_ request: TransportRequest, service: EmulatorServiceKind) -> TransportResponse {
-        var response = errorResponse(ServiceError(503, "ServerBusy", "The server is currently unable to receive requests. Please retry your request."),
+        var response = errorResponse(ServiceError(503, .serverBusy, "The server is currently unable to receive requests. Please retry your request."),
                                      request, service, UUID().uuidString.lowercased())
         response.headers["Connection"] = "close"
         return response

@@ -36,7 +36,7 @@ struct CorsRule: Sendable, Equatable {
     }
 
     private static func invalid(_ why: String) -> ServiceError {
-        ServiceError(400, "InvalidXmlNodeValue", "The value for one of the XML nodes is not in the correct format: \(why).")
+        ServiceError(400, .invalidXmlNodeValue, "The value for one of the XML nodes is not in the correct format: \(why).")
     }
 
     func allows(origin: String) -> Bool { origins.contains("*") || origins.contains(origin) }
@@ -60,14 +60,14 @@ enum CorsPolicy {
     /// Answers an `OPTIONS` preflight: judged against the service's rules, no credentials.
     static func preflight(_ request: TransportRequest, rules: [CorsRule]) -> TransportResponse {
         guard let origin = request.headers["Origin"], let method = request.headers["Access-Control-Request-Method"] else {
-            return TransportResponse(status: 400, headers: HeaderFields([("x-ms-error-code", "InvalidHeaderValue")]))
+            return TransportResponse(status: 400, headers: HeaderFields([("x-ms-error-code", AzureStorageError.Code.invalidHeaderValue.rawValue)]))
         }
         let requested = (request.headers["Access-Control-Request-Headers"] ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         // The first rule whose origin and method match decides; no later rule is consulted.
         guard let rule = rules.first(where: { $0.allows(origin: origin) && $0.methods.contains(method.uppercased()) }),
               rule.allows(headers: requested) else {
-            return TransportResponse(status: 403, headers: HeaderFields([("x-ms-error-code", "CorsPreflightFailure")]),
+            return TransportResponse(status: 403, headers: HeaderFields([("x-ms-error-code", AzureStorageError.Code.corsPreflightFailure.rawValue)]),
                                 body: Data("CORS not enabled or no matching rule found for this request.".utf8))
         }
         var headers = HeaderFields([("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", method.uppercased()),

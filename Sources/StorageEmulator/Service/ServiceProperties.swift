@@ -33,7 +33,7 @@ enum ServiceProperties {
             (on(sent["DeleteRetentionPolicy"], "Enabled"), "DeleteRetentionPolicy"), (on(sent["StaticWebsite"], "Enabled"), "StaticWebsite"),
         ]
         if let (_, name) = switchedOn.first(where: { $0.0 }) {
-            throw ServiceError(400, "InvalidXmlNodeValue", "The value for one of the XML nodes is not in the correct format: \(name) cannot be enabled; this emulator does not implement it (CORS rules and DefaultServiceVersion are kept).")
+            throw ServiceError(400, .invalidXmlNodeValue, "The value for one of the XML nodes is not in the correct format: \(name) cannot be enabled; this emulator does not implement it (CORS rules and DefaultServiceVersion are kept).")
         }
     }
 
@@ -62,7 +62,7 @@ enum ServiceProperties {
             return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
         case "PUT":
             guard let sent = XMLTree.parse(request.body), sent.name == "StorageServiceProperties" else {
-                throw ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+                throw ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid.")
             }
             _ = try CorsRule.rules(sent["Cors"])
             try refuseUnimplemented(sent)

@@ -35,5 +35,5 @@ enum XMLBody {
         return false
     }
 
-    static let invalid = ServiceError(400, "InvalidXmlDocument", "XML specified is not syntactically valid: a document type or entity declaration is not accepted.")
+    static let invalid = ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid: a document type or entity declaration is not accepted.")
 }

@@ -11,22 +11,22 @@ struct WriteConditions: Sendable {
     func check(existing: BlobRecord?) throws {
         if let ifNoneMatch {
             if ifNoneMatch == "*", existing != nil {
-                throw ServiceError(409, "BlobAlreadyExists", "The specified blob already exists.")
+                throw ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
             }
             if let existing, ifNoneMatch == existing.etag {
-                throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+                throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
             }
         }
         if let ifMatch {
             guard let existing, ifMatch == "*" || ifMatch == existing.etag else {
-                throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+                throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
             }
         }
     }
 }
 
 extension EmulatorStore {
-    static let blobNotFound = ServiceError(404, "BlobNotFound", "The specified blob does not exist.")
+    static let blobNotFound = ServiceError(404, .blobNotFound, "The specified blob does not exist.")
 
     static func blob(_ container: String, _ name: String, _ db: Database) throws -> BlobRecord? {
         try Row.fetchOne(db, sql: "SELECT * FROM blobs WHERE container = ? AND name = ?", arguments: [container, name]).map(BlobRecord.init(row:))
@@ -130,7 +130,7 @@ extension EmulatorStore {
                 case .uncommitted: found = uncommitted[ExactString(id)].map { ($0.0, 0, $0.1) }
                 case .latest: found = uncommitted[ExactString(id)].map { ($0.0, 0, $0.1) } ?? committed[ExactString(id)]
                 }
-                guard let found else { throw ServiceError(400, "InvalidBlockList", "The specified block list is invalid.") }
+                guard let found else { throw ServiceError(400, .invalidBlockList, "The specified block list is invalid.") }
                 pieces.append((found.0, found.1, found.2))
                 blocks.append(CommittedBlock(id: id, size: found.2))
             }

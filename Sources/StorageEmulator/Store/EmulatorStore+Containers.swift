@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 extension EmulatorStore {
-    static let containerNotFound = ServiceError(404, "ContainerNotFound", "The specified container does not exist.")
+    static let containerNotFound = ServiceError(404, .containerNotFound, "The specified container does not exist.")
 
     func container(_ name: String) async throws -> ContainerRecord? {
         try await read { db in try Self.container(name, db) }
@@ -17,7 +17,7 @@ extension EmulatorStore {
         let now = clock.now()
         return try await write { db in
             if try Self.container(name, db) != nil {
-                throw ServiceError(409, "ContainerAlreadyExists", "The specified container already exists.")
+                throw ServiceError(409, .containerAlreadyExists, "The specified container already exists.")
             }
             try db.execute(sql: "INSERT INTO containers (name, access, created, modified, etag, metadata) VALUES (?, ?, ?, ?, ?, ?)",
                            arguments: [name, access, now.ticks, now.ticks, ServerClock.etag(now), MetadataCoding.encode(metadata)])
@@ -31,7 +31,7 @@ extension EmulatorStore {
         return try await write { db in
             guard let existing = try Self.container(name, db) else { throw Self.containerNotFound }
             if let ifMatch, ifMatch != "*", ifMatch != existing.etag {
-                throw ServiceError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+                throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
             }
             try db.execute(sql: "UPDATE containers SET access = ?, acl = ?, modified = ?, etag = ? WHERE name = ?",
                            arguments: [access, acl, now.ticks, ServerClock.etag(now), name])

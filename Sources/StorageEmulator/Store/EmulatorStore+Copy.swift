@@ -14,7 +14,7 @@ extension EmulatorStore {
         var offset = 0, length = source.size
         if let range {
             guard range.start < source.size || (source.size == 0 && range.start == 0) else {
-                throw ServiceError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.")
+                throw ServiceError(416, .invalidRange, "The range specified is invalid for the current size of the resource.")
             }
             offset = range.start
             length = max(min(range.end ?? (source.size - 1), source.size - 1) - offset + 1, 0)

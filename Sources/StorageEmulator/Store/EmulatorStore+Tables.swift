@@ -28,8 +28,8 @@ enum EntityOperation: Sendable {
 }
 
 extension EmulatorStore {
-    static let tableNotFound = ServiceError(404, "TableNotFound", "The table specified does not exist.")
-    static let entityNotFound = ServiceError(404, "ResourceNotFound", "The specified resource does not exist.")
+    static let tableNotFound = ServiceError(404, .tableNotFound, "The table specified does not exist.")
+    static let entityNotFound = ServiceError(404, .resourceNotFound, "The specified resource does not exist.")
 
     /// Table names are case-insensitive; rows are keyed by the lower-cased name.
     static func tableKey(_ name: String) -> String { name.lowercased() }
@@ -58,7 +58,7 @@ extension EmulatorStore {
     func createTable(_ name: String) async throws {
         try await write { db in
             if try Self.tableName(name, db) != nil {
-                throw ServiceError(409, "TableAlreadyExists", "The table specified already exists.")
+                throw ServiceError(409, .tableAlreadyExists, "The table specified already exists.")
             }
             try db.execute(sql: "INSERT INTO tables (key, name) VALUES (?, ?)", arguments: [Self.tableKey(name), name])
         }
@@ -130,13 +130,13 @@ extension EmulatorStore {
             guard let ifMatch else { return }
             guard let existing else { throw entityNotFound }
             if ifMatch != "*" && ifMatch != existing.etag {
-                throw ServiceError(412, "UpdateConditionNotSatisfied", "The update condition specified in the request was not satisfied.")
+                throw ServiceError(412, .updateConditionNotSatisfied, "The update condition specified in the request was not satisfied.")
             }
         }
         let result: TableEntity
         switch operation {
         case .insert(let e):
-            if existing != nil { throw ServiceError(409, "EntityAlreadyExists", "The specified entity already exists.") }
+            if existing != nil { throw ServiceError(409, .entityAlreadyExists, "The specified entity already exists.") }
             result = e
         case .replace(let e, let ifMatch):
             try checkETag(ifMatch)

@@ -97,7 +97,7 @@ final class GroupCommit: Sendable {
         }
         signal.signal()
         signal.unlock()
-        if stopped { job.fail(ServiceError(500, "InternalError", "the storage is closed")) }
+        if stopped { job.fail(ServiceError(500, .internalError, "the storage is closed")) }
     }
 
     /// Asks the thread to end once the queued writes are committed, without waiting.

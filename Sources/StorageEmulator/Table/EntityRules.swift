@@ -6,19 +6,19 @@ enum EntityRules {
     static func check(_ entity: TableEntity) throws(ServiceError) {
         for (label, key) in [("PartitionKey", entity.partitionKey), ("RowKey", entity.rowKey)] {
             if let problem = StorageNames.keyProblem(key) {
-                throw ServiceError(400, "OutOfRangeInput", "The '\(label)' parameter of value '\(key)' is out of range: \(problem).")
+                throw ServiceError(400, .outOfRangeInput, "The '\(label)' parameter of value '\(key)' is out of range: \(problem).")
             }
         }
         guard entity.properties.count <= StorageNames.maxProperties else { throw tooManyProperties }
         for (name, value) in entity.properties {
             if name.utf16.count > 255 {
-                throw ServiceError(400, "PropertyNameTooLong", "The property name exceeds the maximum allowed length (255).")
+                throw ServiceError(400, .propertyNameTooLong, "The property name exceeds the maximum allowed length (255).")
             }
             if let problem = StorageNames.propertyProblem(name) {
-                throw ServiceError(400, "PropertyNameInvalid", "The property name '\(name)' is invalid: \(problem).")
+                throw ServiceError(400, .propertyNameInvalid, "The property name '\(name)' is invalid: \(problem).")
             }
             if case .dateTime(let d) = value, !d.isInAzureRange {
-                throw ServiceError(400, "OutOfRangeInput", "The value of property '\(name)' is out of range: Edm.DateTime values lie between 1601-01-01 and 9999-12-31 UTC.")
+                throw ServiceError(400, .outOfRangeInput, "The value of property '\(name)' is out of range: Edm.DateTime values lie between 1601-01-01 and 9999-12-31 UTC.")
             }
             let tooLarge: Bool
             switch value {
@@ -27,18 +27,18 @@ enum EntityRules {
             default: tooLarge = false
             }
             if tooLarge {
-                throw ServiceError(400, "PropertyValueTooLarge", "The property value of '\(name)' exceeds the maximum allowed size (64KB).")
+                throw ServiceError(400, .propertyValueTooLarge, "The property value of '\(name)' exceeds the maximum allowed size (64KB).")
             }
         }
         try checkSize(entity)
     }
 
-    static let tooManyProperties = ServiceError(400, "TooManyProperties", "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
+    static let tooManyProperties = ServiceError(400, .tooManyProperties, "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
 
     /// The whole entity, sized as the service documents it, is at most 1 MiB.
     static func checkSize(_ entity: TableEntity) throws(ServiceError) {
         guard StorageNames.entitySize(entity) <= StorageNames.maxEntityBytes else {
-            throw ServiceError(400, "EntityTooLarge", "The entity is larger than the maximum allowed size (1MB).")
+            throw ServiceError(400, .entityTooLarge, "The entity is larger than the maximum allowed size (1MB).")
         }
     }
 }

@@ -20,11 +20,11 @@ enum TableResource: Equatable {
         var path = Substring(encodedPath)
         let prefix = "/" + account
         guard path.hasPrefix(prefix + "/") else {
-            throw ServiceError(400, "InvalidUri", "The request URI does not start with the account name '\(account)'.")
+            throw ServiceError(400, .invalidUri, "The request URI does not start with the account name '\(account)'.")
         }
         path = path.dropFirst(prefix.count + 1)
         guard let decoded = String(path).removingPercentEncoding else {
-            throw ServiceError(400, "InvalidUri", "The request URI is not valid percent-encoding.")
+            throw ServiceError(400, .invalidUri, "The request URI is not valid percent-encoding.")
         }
         if decoded == "$batch" { return .batch }
         let name: String, arguments: String?
@@ -51,7 +51,7 @@ enum TableResource: Equatable {
     }
 
     private static func invalid(_ path: String) -> ServiceError {
-        ServiceError(400, "InvalidUri", "The requested URI does not represent any resource on the server: '\(path)'.")
+        ServiceError(400, .invalidUri, "The requested URI does not represent any resource on the server: '\(path)'.")
     }
 
     /// Reads `PartitionKey='…',RowKey='…'` where a quote inside a key is doubled.

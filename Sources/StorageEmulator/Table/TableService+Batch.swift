@@ -16,7 +16,7 @@ extension TableService {
         guard !inner.isEmpty else { throw ServiceError.invalidInput("The $batch request holds no operations.") }
         let requestID = c.request.headers["x-ms-client-request-id"] ?? UUID().uuidString.lowercased()
         if inner.count > 100 {
-            return batchResponse(.failure(index: 100, ServiceError(400, "InvalidInput",
+            return batchResponse(.failure(index: 100, ServiceError(400, .invalidInput,
                 "The batch request operation exceeds the maximum 100 changes per change set.")), requestID: requestID)
         }
         var table: String?
@@ -27,16 +27,16 @@ extension TableService {
             do {
                 let resource = try TableResource.parse(Self.path(ofAbsolute: request.url), account: account)
                 if request.method == "GET" {
-                    throw ServiceError(400, "InvalidInput", "A query cannot be part of a change set.")
+                    throw ServiceError(400, .invalidInput, "A query cannot be part of a change set.")
                 }
                 let (name, operation) = try Self.operation(method: request.method, resource: resource, headers: request.headers, body: request.body)
                 try c.checkRange(operation)
                 if let table, table.lowercased() != name.lowercased() || !operation.partitionKey.isExactly(operations[0].partitionKey) {
-                    throw ServiceError(400, "CommandsInBatchActOnDifferentPartitions", "All commands in a batch must operate on same entity group.")
+                    throw ServiceError(400, .commandsInBatchActOnDifferentPartitions, "All commands in a batch must operate on same entity group.")
                 }
                 table = name
                 guard seen.insert(ExactString(operation.rowKey)).inserted else {
-                    throw ServiceError(400, "InvalidDuplicateRow",
+                    throw ServiceError(400, .invalidDuplicateRow,
                         "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.")
                 }
                 operations.append(operation)

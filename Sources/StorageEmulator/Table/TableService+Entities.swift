@@ -9,18 +9,18 @@ extension TableService {
         // Not an object at all (empty, an array, a bare value): the body is refused as such,
         // before any entity rule.
         guard let first = body.first(where: { !JSONParser.isSpace($0) }), first == UInt8(ascii: "{") else {
-            if body.allSatisfy(JSONParser.isSpace) { throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: it is empty.") }
+            if body.allSatisfy(JSONParser.isSpace) { throw ServiceError(400, .invalidInput, "The request body is not valid JSON: it is empty.") }
             throw ServiceError.invalidInput("The request body must be a JSON object.")
         }
         let entity: TableEntity
         do {
             entity = try EntityJSONReader.entity(body, keys: keys).entity
         } catch let error as JSONParseError {
-            throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: \(error).")
+            throw ServiceError(400, .invalidInput, "The request body is not valid JSON: \(error).")
         } catch let error as EntityDecodingError where error.missingKey {
-            throw ServiceError(400, "PropertiesNeedValue", "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+            throw ServiceError(400, .propertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
         } catch {
-            throw ServiceError(400, "InvalidInput", "An entity property is not valid: \(error).")
+            throw ServiceError(400, .invalidInput, "An entity property is not valid: \(error).")
         }
         try EntityRules.check(entity)
         return entity
@@ -37,7 +37,7 @@ extension TableService {
             return (table, .merge(try entity(from: body, partitionKey: pk, rowKey: rk), ifMatch: headers["If-Match"]))
         case ("DELETE", .entity(let table, let pk, let rk)):
             guard let ifMatch = headers["If-Match"] else {
-                throw ServiceError(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: If-Match.")
+                throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: If-Match.")
             }
             return (table, .delete(partitionKey: pk, rowKey: rk, ifMatch: ifMatch))
         default:

@@ -82,7 +82,7 @@ struct TableService: Sendable {
     static func jsonBody(_ data: Data) throws(ServiceError) -> JSONValue {
         let node: JSONValue
         do { node = try JSONParser.parse(data) } catch {
-            throw ServiceError(400, "InvalidInput", "The request body is not valid JSON: \(error).")
+            throw ServiceError(400, .invalidInput, "The request body is not valid JSON: \(error).")
         }
         guard case .object = node else { throw ServiceError.invalidInput("The request body must be a JSON object.") }
         return node
@@ -107,10 +107,10 @@ struct TableService: Sendable {
     func createTable(_ c: Context) async throws -> TransportResponse {
         let body = try Self.jsonBody(c.request.body)
         guard let name = body["TableName"]?.stringValue else {
-            throw ServiceError(400, "PropertiesNeedValue", "The values are not specified for all properties in the entity: TableName.")
+            throw ServiceError(400, .propertiesNeedValue, "The values are not specified for all properties in the entity: TableName.")
         }
         if let problem = StorageNames.tableProblem(name) {
-            throw ServiceError(400, "InvalidResourceName", "The specifed resource name contains invalid characters: \(problem).")
+            throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
         }
         try await store.createTable(name)
         let location = "\(c.base)/Tables('\(name)')"
