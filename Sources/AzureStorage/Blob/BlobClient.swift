@@ -160,23 +160,15 @@ public struct BlobClient: Sendable {
         var md5 = Insecure.MD5()
         var ids: [String] = []
         // Up to `blockParallelism` blocks in flight; the next chunk is read while they travel.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            while let chunk = try await BlockingPool.run({ try reader.next(blockSize) }) {
-                md5.update(data: chunk)
-                let id = Data(String(format: "block-%08d", ids.count).utf8).base64EncodedString()
-                ids.append(id)
-                var headers = HeaderFields()
-                headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
-                let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk)
-                while inFlight >= max(1, blockParallelism) {
-                    try await group.next()
-                    inFlight -= 1
-                }
-                group.addTask { _ = try await self.pipeline.send(request, operation: "Put Block", expected: [201]) }
-                inFlight += 1
-            }
-            try await group.waitForAll()
+        try await withBoundedConcurrency(limit: blockParallelism) {
+            guard let chunk = try await BlockingPool.run({ try reader.next(blockSize) }) else { return nil }
+            md5.update(data: chunk)
+            let id = Data(String(format: "block-%08d", ids.count).utf8).base64EncodedString()
+            ids.append(id)
+            var headers = HeaderFields()
+            headers["Content-MD5"] = Data(Insecure.MD5.hash(data: chunk)).base64EncodedString()
+            let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers, body: chunk)
+            return { _ = try await self.pipeline.send(request, operation: "Put Block", expected: [201]) }
         }
         var headers = uploadHeaders(options)
         headers["x-ms-blob-content-md5"] = Data(md5.finalize()).base64EncodedString()
@@ -225,31 +217,23 @@ public struct BlobClient: Sendable {
             let etag = first.headers["ETag"]
             let firstBody = first.body
             try await BlockingPool.run { try output.write(firstBody, at: 0) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var inFlight = 0
-                var offset = firstBody.count
-                while offset < total {
-                    let range = offset...min(total, offset + blockSize) - 1
-                    var headers = HeaderFields()
-                    headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
-                    if let etag { headers["If-Match"] = etag }
-                    let request = pipeline.request("GET", path(container, name), headers: headers)
-                    while inFlight >= max(1, blockParallelism) {
-                        try await group.next()
-                        inFlight -= 1
+            var offset = firstBody.count
+            try await withBoundedConcurrency(limit: blockParallelism) {
+                guard offset < total else { return nil }
+                let range = offset...min(total, offset + blockSize) - 1
+                offset = range.upperBound + 1
+                var headers = HeaderFields()
+                headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
+                if let etag { headers["If-Match"] = etag }
+                let request = pipeline.request("GET", path(container, name), headers: headers)
+                return {
+                    let body = try await self.pipeline.send(request, operation: "Get Blob", expected: [206]).body
+                    guard body.count == range.count else {
+                        throw AzureStorageError(kind: .invalidRequest, operation: "Get Blob", url: self.pipeline.origin + self.pipeline.basePath + self.path(container, name),
+                                                message: "range \(range.lowerBound)-\(range.upperBound) came back with \(body.count) bytes")
                     }
-                    group.addTask {
-                        let body = try await self.pipeline.send(request, operation: "Get Blob", expected: [206]).body
-                        guard body.count == range.count else {
-                            throw AzureStorageError(kind: .invalidRequest, operation: "Get Blob", url: self.pipeline.origin + self.pipeline.basePath + self.path(container, name),
-                                                    message: "range \(range.lowerBound)-\(range.upperBound) came back with \(body.count) bytes")
-                        }
-                        try await BlockingPool.run { try output.write(body, at: range.lowerBound) }
-                    }
-                    inFlight += 1
-                    offset = range.upperBound + 1
+                    try await BlockingPool.run { try output.write(body, at: range.lowerBound) }
                 }
-                try await group.waitForAll()
             }
             try await BlockingPool.run { try output.finish() }
             return total

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import AzureStorage
 import SeedKit
+import SeedRunner
 
 /// `azseed generate --out DIR`: the desired state as a snapshot, with no storage needed.
 struct GenerateCommand: AsyncParsableCommand {
@@ -25,16 +26,9 @@ struct GenerateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let dataset = try Dataset.load(directory: datasetOptions.datasetDirectory)
-        try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: dataset.inputFolders)
-        try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
-        let endpoint = blobEndpoint.hasSuffix("/") ? String(blobEndpoint.dropLast()) : blobEndpoint
-        let state = try GeneratedDataset.make(dataset, options: try datasetOptions.generationOptions(blobEndpoint: endpoint))
-        let started = Date()
-        let summary = try SnapshotWriter.write(state, to: URL(fileURLWithPath: folder.out), force: folder.force)
-        let seconds = Date().timeIntervalSince(started)
-        let tables = summary.entities.map { "\($0.count) entities in \($0.table)" }.joined(separator: ", ")
-        print("Dataset \(dataset.name), seed \(state.seed), window \(state.window.from.shortISO8601) to \(state.window.to.shortISO8601)")
-        print("Wrote \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", seconds)) s")
+        let made = try await generateFixture(try datasetOptions.request(), blobEndpoint: blobEndpoint, to: URL(fileURLWithPath: folder.out), force: folder.force)
+        let tables = made.summary.entities.map { "\($0.count) entities in \($0.table)" }.joined(separator: ", ")
+        Console.print("Dataset \(Printable.escaped(made.dataset)), seed \(made.seed), window \(made.window.from.shortISO8601) to \(made.window.to.shortISO8601)\n")
+        Console.print("Wrote \(folder.out): \(made.summary.blobs) blobs (\(made.summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", made.seconds)) s\n")
     }
 }

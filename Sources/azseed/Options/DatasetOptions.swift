@@ -87,11 +87,6 @@ struct DatasetOptions: ParsableArguments {
         DatasetRequest(directory: try datasetDirectory, seed: seed, counts: try parsedCounts(), now: now?.value, from: from?.value, to: to?.value, access: access)
     }
 
-    func generationOptions(blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> GenerationOptions {
-        let current = EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970))
-        return GenerationOptions(seed: seed, counts: try parsedCounts(), now: now?.value ?? current, from: from?.value, to: to?.value,
-                                 access: access, blobEndpoint: blobEndpoint)
-    }
 }
 
 /// A `YYYY-MM-DD` or ISO 8601 flag value.
