@@ -12,7 +12,7 @@ VENV_AZ    := .venv-az
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps test-deps venv venv-az build test seed bench clean install dist test-dist test-examples
+.PHONY: all deps test-deps venv venv-az build test seed bench clean install dist test-dist test-examples lint format
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -61,7 +61,15 @@ build: deps
 # the suites print, and every output of azseed they record, lands in .build/test-output and
 # is scanned for account keys and SAS signatures at the end.
 OUTPUTS := .build/test-output
-test: test-deps venv venv-az
+# The committed .swift-format is the style; the lint fails on any deviation.
+FORMATTED := Sources Tests Plugins Benchmarks examples/swift/Sources examples/swift/Tests Package.swift examples/swift/Package.swift
+lint:
+	$(SWIFT) format lint --strict -r --configuration .swift-format $(FORMATTED)
+
+format:
+	$(SWIFT) format format -i -r --configuration .swift-format $(FORMATTED)
+
+test: test-deps venv venv-az lint
 	$(SWIFT) build --build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
 	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log

@@ -128,9 +128,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SeedKitTests",
-            dependencies: ["SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "Mustache", package: "swift-mustache"), .product(name: "PropertyBased", package: "swift-property-based"),
-                           .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Mustache", package: "swift-mustache"), .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
         .testTarget(
             name: "AzseedTestingTests",
@@ -138,8 +140,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SeedRunnerTests",
-            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "EmbeddedEmulator", "AzseedTestSupport",
-                           .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: [
+                "SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "EmbeddedEmulator", "AzseedTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "AzureStorageTests",

@@ -53,7 +53,9 @@ var chunk = [UInt8](repeating: 0, count: 8 * 1_048_576)
 for _ in 0..<(size / chunk.count) {
     chunk.withUnsafeMutableBytes { raw in
         for i in stride(from: 0, to: raw.count, by: 8) {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
             raw.storeBytes(of: state, toByteOffset: i, as: UInt64.self)
         }
     }
@@ -62,8 +64,10 @@ for _ in 0..<(size / chunk.count) {
 try out.close()
 print("== \(mib) MiB blob, emulator on disk in this process (\(work.path))")
 
-let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: work.appendingPathComponent("data"), blobPort: 0, tablePort: 0,
-                                                                   maxBlobBodyBytes: size + 1))
+let server = try await EmulatorServer.start(
+    EmulatorConfiguration(
+        dataDirectory: work.appendingPathComponent("data"), blobPort: 0, tablePort: 0,
+        maxBlobBodyBytes: size + 1))
 var blobs = BlobClient(account: server.account)
 if let mib = ProcessInfo.processInfo.environment["BLOCK_MIB"].flatMap(Int.init) { blobs.blockSize = mib * 1_048_576 }
 try await blobs.createContainer("bench", access: .blob)
@@ -81,9 +85,12 @@ try FileManager.default.removeItem(at: back)
 
 // curl's Put Blob, signed with the account key like the library's requests.
 let blobURL = "\(server.account.blobEndpoint.absoluteString)/bench/curl.bin"
-var put = TransportRequest(method: "PUT", url: blobURL, headers: HeaderFields([
-    ("x-ms-date", SharedKeySigner.httpDate(Date())), ("x-ms-version", "2021-12-02"), ("x-ms-blob-type", "BlockBlob"),
-    ("Content-Length", String(size)), ("Content-Type", "application/octet-stream")]))!
+var put = TransportRequest(
+    method: "PUT", url: blobURL,
+    headers: HeaderFields([
+        ("x-ms-date", SharedKeySigner.httpDate(Date())), ("x-ms-version", "2021-12-02"), ("x-ms-blob-type", "BlockBlob"),
+        ("Content-Length", String(size)), ("Content-Type", "application/octet-stream"),
+    ]))!
 let signer = SharedKeySigner(account: server.account.name, key: AccountKey(base64: StorageAccount.developmentAccountKey)!)
 put.headers["Authorization"] = signer.blobAuthorization(put)
 var putArguments = ["-X", "PUT", "-T", source.path, "-H", "Expect:"]

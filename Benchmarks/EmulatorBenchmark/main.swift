@@ -75,10 +75,14 @@ func run(label: String, dataDirectory: URL?, overHTTP: Bool = true) async throws
     try await bounded(batches) { b in
         let ops = (0..<min(100, entityCount - b * 100)).map { i -> TableBatchOperation in
             let n = b * 100 + i
-            return .upsertReplace(TableEntity(partitionKey: "Events", rowKey: String(format: "%08d-4c1e-5a0b-8d2f-%012d", n, n), properties: [
-                "EventName": .string("Swift on Linux \(n % 6)"), "EventLocation": .string("Room \(n % 8)"),
-                "EventDate": .dateTime(EdmDateTime(year: 2026, month: 1 + n % 12, day: 1 + n % 28, hour: n % 24)),
-                "SpeakerKey": .string("speaker-\(n % 8)"), "EventDescription": .string(String(repeating: "A talk about things. ", count: 8))]))
+            return .upsertReplace(
+                TableEntity(
+                    partitionKey: "Events", rowKey: String(format: "%08d-4c1e-5a0b-8d2f-%012d", n, n),
+                    properties: [
+                        "EventName": .string("Swift on Linux \(n % 6)"), "EventLocation": .string("Room \(n % 8)"),
+                        "EventDate": .dateTime(EdmDateTime(year: 2026, month: 1 + n % 12, day: 1 + n % 28, hour: n % 24)),
+                        "SpeakerKey": .string("speaker-\(n % 8)"), "EventDescription": .string(String(repeating: "A talk about things. ", count: 8)),
+                    ]))
         }
         try await tables.submit(ops, to: "events")
     }
@@ -100,10 +104,14 @@ func run(label: String, dataDirectory: URL?, overHTTP: Bool = true) async throws
 
     print("== \(label), concurrency \(concurrency)")
     print(String(format: "  batch ingest:  %d entities in %.2f s = %.0f entities/s", entityCount, entitySeconds, Double(entityCount) / entitySeconds))
-    print(String(format: "  blob upload:   %d x 64 KiB in %.2f s = %.0f blobs/s, %.1f MiB/s", blobCount, blobSeconds,
-                 Double(blobCount) / blobSeconds, Double(blobCount) / 16 / blobSeconds))
+    print(
+        String(
+            format: "  blob upload:   %d x 64 KiB in %.2f s = %.0f blobs/s, %.1f MiB/s", blobCount, blobSeconds,
+            Double(blobCount) / blobSeconds, Double(blobCount) / 16 / blobSeconds))
     print(String(format: "  query back:    %d entities in %.2f s = %.0f entities/s", read, querySeconds, Double(read) / querySeconds))
-    if !overHTTP { print(String(format: "  time inside the emulator core: %.2f s of %.2f s", coreClock.seconds, entitySeconds + blobSeconds + querySeconds)) }
+    if !overHTTP {
+        print(String(format: "  time inside the emulator core: %.2f s of %.2f s", coreClock.seconds, entitySeconds + blobSeconds + querySeconds))
+    }
     precondition(read == entityCount, "read \(read) of \(entityCount)")
 }
 

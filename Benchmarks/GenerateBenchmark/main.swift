@@ -19,8 +19,9 @@ func peakResidentMiB() -> Double {
 }
 
 let dataset = try Dataset.load(directory: datasetDirectory)
-let options = GenerationOptions(seed: 42, counts: ["event": events], now: EdmDateTime(iso8601: "2026-11-21")!,
-                                from: EdmDateTime(iso8601: "2026-01-01"), to: EdmDateTime(iso8601: "2027-01-01"))
+let options = GenerationOptions(
+    seed: 42, counts: ["event": events], now: EdmDateTime(iso8601: "2026-11-21")!,
+    from: EdmDateTime(iso8601: "2026-01-01"), to: EdmDateTime(iso8601: "2027-01-01"))
 
 for mode in ["make", "make+encode"] {
     let state = try GeneratedDataset.make(dataset, options: options)
@@ -34,13 +35,16 @@ for mode in ["make", "make+encode"] {
             count += 1
             if mode == "make+encode" {
                 line.removeAll(keepingCapacity: true)
-                EntityJSONEncoder.append(partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: entity.names, values: entity.values, to: &line)
+                EntityJSONEncoder.append(
+                    partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: entity.names, values: entity.values, to: &line)
                 bytes += line.count + 1
             }
         }
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let rate = Double(count) / seconds
-    print(String(format: "%-12@ %9d entities in %6.3f s = %10.0f entities/s, %7.1f MB of JSON, peak RSS %6.1f MiB",
-                 mode as NSString, count, seconds, rate, Double(bytes) / 1e6, peakResidentMiB()))
+    print(
+        String(
+            format: "%-12@ %9d entities in %6.3f s = %10.0f entities/s, %7.1f MB of JSON, peak RSS %6.1f MiB",
+            mode as NSString, count, seconds, rate, Double(bytes) / 1e6, peakResidentMiB()))
 }

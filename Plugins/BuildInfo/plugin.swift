@@ -19,9 +19,12 @@ struct BuildInfoPlugin: BuildToolPlugin {
             enum BuildInfo { static let commit = \"$commit\" }"
             if [ ! -f "$2/BuildInfo.swift" ] || [ "$(cat "$2/BuildInfo.swift")" != "$text" ]; then printf '%s\n' "$text" > "$2/BuildInfo.swift"; fi
             """#
-        return [.prebuildCommand(displayName: "Recording the commit azseed is built from",
-                                 executable: URL(fileURLWithPath: "/bin/sh"),
-                                 arguments: ["-c", script, "sh", context.package.directoryURL.path, output.path],
-                                 outputFilesDirectory: output)]
+        return [
+            .prebuildCommand(
+                displayName: "Recording the commit azseed is built from",
+                executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: ["-c", script, "sh", context.package.directoryURL.path, output.path],
+                outputFilesDirectory: output)
+        ]
     }
 }

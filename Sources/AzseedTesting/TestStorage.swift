@@ -40,7 +40,9 @@ public struct TestStorage: Sendable {
     /// (ISO 8601), fixed so the data does not depend on the day the test runs; `counts`
     /// overrides kinds' counts. Returns what was written.
     @discardableResult
-    public func seed(dataset folder: URL, now: String = "2026-01-01T00:00:00Z", seed: UInt64? = nil, counts: [String: Int] = [:]) async throws -> ExecutionReport {
+    public func seed(dataset folder: URL, now: String = "2026-01-01T00:00:00Z", seed: UInt64? = nil, counts: [String: Int] = [:]) async throws
+        -> ExecutionReport
+    {
         guard let reference = EdmDateTime(iso8601: now) else { throw RunError("seed(now: \(now)): not an ISO 8601 time") }
         let options = GenerationOptions(seed: seed, counts: counts, now: reference, blobEndpoint: account.blobEndpoint.absoluteString)
         // Loading reads files and generating hashes them: on the blocking threads, not the pool.

@@ -14,8 +14,11 @@ public struct EmulatorEmbeddedStorage: EmbeddedStorageProvider {
         case .started(let server):
             return EmbeddedStorageConnection(account: server.account, servedBy: nil, close: { await server.stop() })
         case .served(let owner, let account):
-            return EmbeddedStorageConnection(account: account, servedBy: EmbeddedServer(pid: owner.pid, blobEndpoint: account.blobEndpoint,
-                                                                                      tableEndpoint: account.tableEndpoint), close: {})
+            return EmbeddedStorageConnection(
+                account: account,
+                servedBy: EmbeddedServer(
+                    pid: owner.pid, blobEndpoint: account.blobEndpoint,
+                    tableEndpoint: account.tableEndpoint), close: {})
         }
     }
 }

@@ -21,7 +21,8 @@ enum EntityBatches {
         }
         var batches: [[TableBatchOperation]] = []
         for partition in order {
-            var current: [TableBatchOperation] = [], bytes = 0
+            var current: [TableBatchOperation] = []
+            var bytes = 0
             for op in byPartition[partition]! {
                 let size = estimatedSize(op)
                 if !current.isEmpty && (current.count == TableBatchCodec.maxOperations || bytes + size > bodyBudget) {

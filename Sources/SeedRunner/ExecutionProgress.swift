@@ -85,7 +85,8 @@ final class ProgressCounter: Sendable {
     var phases: [PhaseTiming] { state.withLock { $0.phases } }
 
     private func snapshot(_ s: State) -> ExecutionProgress {
-        ExecutionProgress(done: s.done, total: total, bytesDone: s.bytesDone, bytesTotal: bytesTotal, phase: s.phase,
-                          phaseDone: s.phaseDone, phaseTotal: s.phaseTotal, seconds: Date().timeIntervalSince(started))
+        ExecutionProgress(
+            done: s.done, total: total, bytesDone: s.bytesDone, bytesTotal: bytesTotal, phase: s.phase,
+            phaseDone: s.phaseDone, phaseTotal: s.phaseTotal, seconds: Date().timeIntervalSince(started))
     }
 }

@@ -36,8 +36,10 @@ public struct Executor: Sendable {
     public let copier: BlobCopier?
     private let sent = BlobByteCount()
 
-    public init(blobs: BlobClient, tables: TableClient, concurrency: Int = 8, copier: BlobCopier? = nil,
-                onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) {
+    public init(
+        blobs: BlobClient, tables: TableClient, concurrency: Int = 8, copier: BlobCopier? = nil,
+        onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil
+    ) {
         self.blobs = blobs
         self.tables = tables
         self.concurrency = max(1, concurrency)
@@ -73,7 +75,9 @@ public struct Executor: Sendable {
         // deletes last.
         var groups: [[EntityAction]] = []
         for action in entityWork {
-            if let first = groups.last?.first, first.table == action.table, first.kind == action.kind, (first.change == .delete) == (action.change == .delete) {
+            if let first = groups.last?.first, first.table == action.table, first.kind == action.kind,
+                (first.change == .delete) == (action.change == .delete)
+            {
                 groups[groups.count - 1].append(action)
             } else {
                 groups.append([action])
@@ -117,7 +121,9 @@ public struct Executor: Sendable {
             }
             if let metadata = container.metadata { try await blobs.setContainerMetadata(container.name, metadata: metadata) }
         } catch let error as AzureStorageError where error.code == .publicAccessNotPermitted {
-            throw RunError("\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with --access private (anonymous image URLs will not work) or allow blob public access on the storage account")
+            throw RunError(
+                "\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with --access private (anonymous image URLs will not work) or allow blob public access on the storage account"
+            )
         } catch {
             throw RunError.explaining(error, while: doing)
         }
@@ -126,7 +132,9 @@ public struct Executor: Sendable {
     private func apply(_ action: BlobAction) async throws {
         do {
             if action.change == .delete {
-                do { try await blobs.deleteBlob(container: action.container, name: action.name) } catch let error as AzureStorageError where error.status == 404 {
+                do { try await blobs.deleteBlob(container: action.container, name: action.name) } catch let error as AzureStorageError
+                    where error.status == 404
+                {
                     // Already gone (a retried delete that had succeeded): the goal is met.
                 }
                 return
@@ -143,7 +151,9 @@ public struct Executor: Sendable {
                 try await blobs.upload(file: file, container: action.container, name: action.name, options: blob.uploadOptions)
                 sent.add(blob.size)
             case .sourceBlob(let container, let name, let listed):
-                guard let copier else { throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open") }
+                guard let copier else {
+                    throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open")
+                }
                 try await copier.copy(container: container, name: name, listed: listed, to: blobs, as: action.container, action.name, blob: blob)
             }
             // A written blob takes the account's default tier (Hot, unless the account says
@@ -154,7 +164,9 @@ public struct Executor: Sendable {
         } catch let error as RunError {
             throw error
         } catch {
-            let doing = action.change == .delete ? "deleting" : action.reasons == ["tier"] ? "setting the access tier of" : action.blob?.file == nil ? "copying" : "uploading"
+            let doing =
+                action.change == .delete
+                ? "deleting" : action.reasons == ["tier"] ? "setting the access tier of" : action.blob?.file == nil ? "copying" : "uploading"
             throw RunError.explaining(error, while: "\(doing) blob '\(action.container)/\(action.name)'")
         }
     }
@@ -169,7 +181,9 @@ public struct Executor: Sendable {
                 try await tables.submit(ops, to: table)
                 return
             } catch let error as AzureStorageError where error.failedOperation != nil {
-                guard let index = error.failedOperation?.index, index < ops.count else { throw RunError.explaining(error, while: "writing to table '\(table)'") }
+                guard let index = error.failedOperation?.index, index < ops.count else {
+                    throw RunError.explaining(error, while: "writing to table '\(table)'")
+                }
                 switch ops[index] {
                 case .insert where error.code == .entityAlreadyExists:
                     ops = ops.map { op in

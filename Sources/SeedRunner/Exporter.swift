@@ -25,9 +25,12 @@ public struct Exporter: Sendable {
 
     /// Writes the snapshot to `destination`; `dataset` is recorded in the manifest when known.
     /// `onEntities` is called with the number of entities written so far.
-    public func export(containers: [String], tables tableNames: [String], dataset: String?, to destination: URL, force: Bool,
-                       onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> SnapshotSummary {
-        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
+    public func export(
+        containers: [String], tables tableNames: [String], dataset: String?, to destination: URL, force: Bool,
+        onEntities: (@Sendable (Int) -> Void)? = nil
+    ) async throws -> SnapshotSummary {
+        try await Reachability.check(
+            [blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
         let builder = try await BlockingPool.run { OnlyHere(try SnapshotBuilder(destination: destination, force: force)) }
         do {
             for container in containers { try await export(container: container, into: builder) }
@@ -51,8 +54,10 @@ public struct Exporter: Sendable {
             }
             var source: [(String, JSONValue)] = [("exporter", .string("azseed export"))]
             if let dataset { source.append(("dataset", .string(dataset))) }
-            source += [("account", .string(target.account)), ("blobEndpoint", .string(target.blobEndpoint)),
-                       ("tableEndpoint", .string(target.tableEndpoint))]
+            source += [
+                ("account", .string(target.account)), ("blobEndpoint", .string(target.blobEndpoint)),
+                ("tableEndpoint", .string(target.tableEndpoint)),
+            ]
             // A partial snapshot says which part it is; 'azseed snapshot merge' joins the parts.
             if let shard {
                 source.append(("shard", .string(shard.description)))
@@ -76,7 +81,9 @@ public struct Exporter: Sendable {
             for listed in page where shard?.owns(container: container, blob: listed.name) ?? true {
                 let data = try await blobs.download(container: container, name: listed.name)
                 let contentType = listed.contentType ?? "application/octet-stream"
-                let md5 = try await BlockingPool.run { try builder.value.addBlob(listed.name, contentType: contentType, data: data, properties: listed) }
+                let md5 = try await BlockingPool.run {
+                    try builder.value.addBlob(listed.name, contentType: contentType, data: data, properties: listed)
+                }
                 if let recorded = listed.contentMD5, recorded != md5 {
                     throw RunError("blob '\(container)/\(listed.name)': the downloaded bytes do not match its Content-MD5; export again")
                 }

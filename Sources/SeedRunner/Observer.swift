@@ -26,16 +26,19 @@ public struct Observer: Sendable {
     /// read by ``entities(onRead:)``).
     public func observeStorage(_ desired: DesiredStorage) async throws -> ObservedState {
         var observed = ObservedState()
-        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
+        try await Reachability.check(
+            [blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
         do {
             for container in desired.containers {
-                guard let access = try await blobs.containerProperties(container.name) else { continue }  // Get Container Properties: a SAS may read it, not the ACL
+                // Get Container Properties: a SAS may read it, not the ACL.
+                guard let access = try await blobs.containerProperties(container.name) else { continue }
                 var found = ObservedContainer(access: access)
                 if container.metadata != nil { found.metadata = try await blobs.containerMetadata(container.name) }
                 for try await page in blobs.list(container: container.name) {
                     for blob in page where shard?.owns(container: container.name, blob: blob.name) ?? true {
-                        found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType,
-                                                                                    listed: blob)
+                        found.blobs[ExactString(blob.name)] = ObservedBlob(
+                            name: blob.name, size: blob.contentLength, md5: blob.contentMD5, contentType: blob.contentType,
+                            listed: blob)
                     }
                 }
                 observed.containers[container.name] = found
@@ -135,6 +138,11 @@ struct TableEntitySource: ObservedEntitySource {
     /// Entities read across every pass of one plan, for the progress count.
     final class Counter: Sendable {
         private let total = Mutex(0)
-        func add(_ n: Int) -> Int { total.withLock { $0 += n; return $0 } }
+        func add(_ n: Int) -> Int {
+            total.withLock {
+                $0 += n
+                return $0
+            }
+        }
     }
 }

@@ -19,7 +19,8 @@ public struct RunError: Error, Sendable, CustomStringConvertible, PersonFacingEr
     static func explain(_ error: AzureStorageError, while doing: String) -> String {
         switch (error.kind, error.status, error.code) {
         case (.transport, _, _):
-            return "\(doing): cannot reach \(error.url): \(error.message); check the endpoint in the connection string and that the service is running"
+            return
+                "\(doing): cannot reach \(error.url): \(error.message); check the endpoint in the connection string and that the service is running"
         case (.credential, let status?, _) where status == 400 || status == 401:
             return "\(doing): signing in failed: \(error); check AZURE_TENANT_ID, AZURE_CLIENT_ID and the client secret or certificate"
         case (.credential, _, _):
@@ -27,10 +28,12 @@ public struct RunError: Error, Sendable, CustomStringConvertible, PersonFacingEr
         case (.service, 401, "InvalidAuthenticationInfo"?):
             let lines = error.message.split(whereSeparator: \.isNewline)
             let detail = lines.count > 1 ? String(lines[1]) : String(lines.first ?? "")
-            return "\(doing): \(error.url) refused the token (401 InvalidAuthenticationInfo: \(detail)); check that the identity belongs to the account's tenant and the token is for https://storage.azure.com"
+            return
+                "\(doing): \(error.url) refused the token (401 InvalidAuthenticationInfo: \(detail)); check that the identity belongs to the account's tenant and the token is for https://storage.azure.com"
         case (.service, 403, .authenticationFailed?), (.service, 403, nil):
             let reason = error.message.split(whereSeparator: \.isNewline).first.map { ": \($0)" } ?? ""
-            return "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed\(reason)); check AccountName and AccountKey (or the SAS) in the connection string"
+            return
+                "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed\(reason)); check AccountName and AccountKey (or the SAS) in the connection string"
         case (.service, 403, "AuthorizationPermissionMismatch"?):
             let needed = permission(for: error.operation).map { " lacks \($0) for \(error.operation) on" } ?? " does not permit \(error.operation) on"
             return "\(doing): the SAS (or role)\(needed) \(error.url) (403 AuthorizationPermissionMismatch); use one that grants it"

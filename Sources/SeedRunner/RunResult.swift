@@ -34,15 +34,28 @@ public struct RunResult: Sendable {
         ]
         if let plan { members += Self.changes(plan) }
         if let report {
-            members.append(("blobBytes", .object([("sent", Self.number(report.blobBytesSent)),
-                                                  ("copiedServerSide", Self.number(report.blobBytesCopiedServerSide))])))
-            members.append(("phases", .array(report.phases.map { phase in
-                .object([("name", .string(phase.name)), ("items", Self.number(phase.items)), ("seconds", Self.seconds(phase.seconds))])
-            })))
+            members.append(
+                (
+                    "blobBytes",
+                    .object([
+                        ("sent", Self.number(report.blobBytesSent)),
+                        ("copiedServerSide", Self.number(report.blobBytesCopiedServerSide)),
+                    ])
+                ))
+            members.append(
+                (
+                    "phases",
+                    .array(
+                        report.phases.map { phase in
+                            .object([("name", .string(phase.name)), ("items", Self.number(phase.items)), ("seconds", Self.seconds(phase.seconds))])
+                        })
+                ))
         }
         members += extra
-        members += [("seconds", Self.seconds(seconds)), ("requests", Self.number(requests)), ("retries", Self.number(retries)),
-                    ("throttled", Self.number(throttled))]
+        members += [
+            ("seconds", Self.seconds(seconds)), ("requests", Self.number(requests)), ("retries", Self.number(retries)),
+            ("throttled", Self.number(throttled)),
+        ]
         return .object(members)
     }
 
@@ -50,7 +63,9 @@ public struct RunResult: Sendable {
     /// table and kind) counted by action, and the entities left unchanged per table.
     static func changes(_ plan: Plan) -> [(String, JSONValue)] {
         let s = plan.summary
-        var blobs = PlanSummary(), containers = PlanSummary(), tables = PlanSummary()
+        var blobs = PlanSummary()
+        var containers = PlanSummary()
+        var tables = PlanSummary()
         for c in plan.containers { containers.count(c.change) }
         for b in plan.blobs { blobs.count(b.change) }
         for t in plan.tables { tables.count(t.change) }
@@ -73,10 +88,16 @@ public struct RunResult: Sendable {
             ("tables", members(tables)),
             // Only the actions: the plan counts unchanged entities per table, not per kind
             // (it does not keep them), so they are in `unchangedEntities`.
-            ("entities", .array(kinds.map { item in
-                .object([("table", .string(item.table)), ("kind", item.kind.map { .string($0) } ?? .null),
-                         ("create", number(item.counts.create)), ("update", number(item.counts.update)), ("delete", number(item.counts.delete))])
-            })),
+            (
+                "entities",
+                .array(
+                    kinds.map { item in
+                        .object([
+                            ("table", .string(item.table)), ("kind", item.kind.map { .string($0) } ?? .null),
+                            ("create", number(item.counts.create)), ("update", number(item.counts.update)), ("delete", number(item.counts.delete)),
+                        ])
+                    })
+            ),
             ("unchangedEntities", .object(plan.unchangedEntities.sorted { $0.key.byteOrder($1.key) < 0 }.map { ($0.key, number($0.value)) })),
         ]
     }

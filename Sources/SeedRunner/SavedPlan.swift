@@ -21,7 +21,9 @@ public struct SavedPlan: Sendable {
         if let chosenDataset, chosenDataset.standardizedFileURL.path != header.datasetDirectory {
             // Loaded only to name it in the message; the plan's own folder is loaded below.
             let dataset = try Dataset.load(directory: chosenDataset)
-            throw RunError("\(file): the plan is for dataset '\(header.dataset)' (\(header.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'")
+            throw RunError(
+                "\(file): the plan is for dataset '\(header.dataset)' (\(header.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'"
+            )
         }
         let dataset = try Dataset.load(directory: URL(fileURLWithPath: header.datasetDirectory))
         guard dataset.name == header.dataset else {
@@ -30,10 +32,13 @@ public struct SavedPlan: Sendable {
         // The reference time the ledger will record: one that gives the dataset a window, so a
         // later run without --now can make the same data from it.
         if let now = header.now, !now.isInAzureRange || (try? ResolvedWindow.resolve(dataset.window, now: now, from: nil, to: nil)) == nil {
-            throw RunError("\(file): its 'now' \(now.shortISO8601) gives dataset '\(dataset.name)' no window; the plan was edited — make a new plan with 'azseed plan --out FILE'")
+            throw RunError(
+                "\(file): its 'now' \(now.shortISO8601) gives dataset '\(dataset.name)' no window; the plan was edited — make a new plan with 'azseed plan --out FILE'"
+            )
         }
-        let options = GenerationOptions(seed: seed, counts: header.counts, now: header.now ?? window.from, from: window.from, to: window.to,
-                                        access: header.access, blobEndpoint: blobEndpoint)
+        let options = GenerationOptions(
+            seed: seed, counts: header.counts, now: header.now ?? window.from, from: window.from, to: window.to,
+            access: header.access, blobEndpoint: blobEndpoint)
         return SavedPlan(file: file, header: header, desired: try GeneratedDataset.make(dataset, options: options))
     }
 }
@@ -44,10 +49,13 @@ extension StorageSession {
     public func replan(_ saved: SavedPlan, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
         try run.checkTarget(of: saved.header, file: saved.file)
         guard saved.header.shard == run.shard else {
-            throw RunError("\(saved.file): the plan was made for \(saved.header.shard.map { "shard \($0)" } ?? "the whole target"), not \(run.shard.map { "shard \($0)" } ?? "the whole target"); run 'azseed apply --plan' with the plan's --shard")
+            throw RunError(
+                "\(saved.file): the plan was made for \(saved.header.shard.map { "shard \($0)" } ?? "the whole target"), not \(run.shard.map { "shard \($0)" } ?? "the whole target"); run 'azseed apply --plan' with the plan's --shard"
+            )
         }
-        let fresh = try await plan(saved.desired, counts: saved.header.counts, access: saved.header.access, prune: saved.header.prune,
-                                   digests: true, onRead: onRead)
+        let fresh = try await plan(
+            saved.desired, counts: saved.header.counts, access: saved.header.access, prune: saved.header.prune,
+            digests: true, onRead: onRead)
         try SeedRun.checkUnchanged(saved: saved.header, fresh: fresh, file: saved.file)
         return fresh
     }

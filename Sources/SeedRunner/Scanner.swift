@@ -61,16 +61,20 @@ public struct Scanner: Sendable {
             throw RunError("table '\(name)' is not in the snapshot \(directory.path); pass the right --table")
         }
         let chosen = snapshot.containers.filter { wanted($0.name, options.containers) }
-        let containers = chosen.map { c in ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) }) }
-            .map { options.keepsBlobNames ? $0 : $0.placeholderNames() }
+        let containers = chosen.map { c in ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) })
+        }
+        .map { options.keepsBlobNames ? $0 : $0.placeholderNames() }
         let tables = snapshot.tables.filter { wanted($0.name, options.tables) }
         // Reading the table files blocks: on BlockingPool's threads.
         let observations = try await BlockingPool.run { () -> [String: PartitionObservation] in
             var observations: [String: PartitionObservation] = [:]
             for table in tables {
                 try table.forEachEntity { entity in
-                    observations[table.name + "\u{0}" + entity.partitionKey, default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: options.sample)]
-                        .observe(entity)
+                    observations[
+                        table.name + "\u{0}" + entity.partitionKey,
+                        default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: options.sample)
+                    ]
+                    .observe(entity)
                 }
             }
             return observations
@@ -80,9 +84,12 @@ public struct Scanner: Sendable {
         report.tables = tables.count
         report.partitions = observations.count
         report.entities = observations.values.reduce(0) { $0 + $1.count }
-        let files = Dictionary(chosen.flatMap { c in c.blobs.compactMap { b in b.file.map { ("\(c.name)/\(b.name)", $0) } } }, uniquingKeysWith: { a, _ in a })
-        let input = ScanInput(name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
-                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs, copyValues: options.copyValues)
+        let files = Dictionary(
+            chosen.flatMap { c in c.blobs.compactMap { b in b.file.map { ("\(c.name)/\(b.name)", $0) } } }, uniquingKeysWith: { a, _ in a })
+        let input = ScanInput(
+            name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
+            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs,
+            copyValues: options.copyValues)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary
         try await write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
@@ -97,7 +104,8 @@ public struct Scanner: Sendable {
 
     public func scan(_ options: ScanOptions, into folder: URL, onEntities: (@Sendable (Int) -> Void)? = nil) async throws -> ScanReport {
         try await BlockingPool.run { try Self.checkEmpty(folder) }
-        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
+        try await Reachability.check(
+            [run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
         var report = ScanReport()
         var containers: [ScannedContainer] = []
         var observations: [String: PartitionObservation] = [:]
@@ -126,8 +134,10 @@ public struct Scanner: Sendable {
                 for try await page in run.tables.query(table, fullMetadata: true) {
                     for decoded in page {
                         let key = table + "\u{0}" + decoded.entity.partitionKey
-                        observations[key, default: PartitionObservation(table: table, partition: decoded.entity.partitionKey, sampleSize: options.sample)]
-                            .observe(decoded.entity)
+                        observations[
+                            key, default: PartitionObservation(table: table, partition: decoded.entity.partitionKey, sampleSize: options.sample)
+                        ]
+                        .observe(decoded.entity)
                     }
                     report.entities += page.count
                     onEntities?(report.entities)
@@ -142,8 +152,10 @@ public struct Scanner: Sendable {
             throw RunError.explaining(error, while: "scanning")
         }
         report.partitions = observations.count
-        let input = ScanInput(name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
-                              containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs, copyValues: options.copyValues)
+        let input = ScanInput(
+            name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
+            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs,
+            copyValues: options.copyValues)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary + report.summary
         let run = self.run
@@ -154,8 +166,10 @@ public struct Scanner: Sendable {
     }
 
     /// Writes the dataset; `copy` brings a blob's own bytes into `file` (`--copy-blobs`) and says how many.
-    private static func write(_ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport,
-                       copy: (String, String, URL) async throws -> Int) async throws {
+    private static func write(
+        _ inferred: InferredDataset, containers: [ScannedContainer], options: ScanOptions, to folder: URL, report: inout ScanReport,
+        copy: (String, String, URL) async throws -> Int
+    ) async throws {
         let made: Bool
         do {
             made = try await BlockingPool.run { () -> Bool in
@@ -179,11 +193,14 @@ public struct Scanner: Sendable {
                         continue
                     }
                     let file = folder.appendingPathComponent("blobs/\(container.name)/\(container.writtenName(blob.name))")
-                    try await BlockingPool.run { try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true) }
+                    try await BlockingPool.run {
+                        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    }
                     if options.copyBlobs {
                         report.bytesCopied += try await copy(container.name, blob.name, file)
                     } else {
-                        let bytes = BlobPlaceholder.bytes(name: container.writtenName(blob.name), size: blob.size, contentType: blob.contentType, index: index)
+                        let bytes = BlobPlaceholder.bytes(
+                            name: container.writtenName(blob.name), size: blob.size, contentType: blob.contentType, index: index)
                         try await BlockingPool.run { try Data(bytes).write(to: file) }
                     }
                     index += 1
@@ -192,7 +209,9 @@ public struct Scanner: Sendable {
         } catch {
             let cleanup = made
             _ = try? await BlockingPool.run {
-                if cleanup { try FileManager.default.removeItem(at: folder) } else {
+                if cleanup {
+                    try FileManager.default.removeItem(at: folder)
+                } else {
                     for entry in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
                         try FileManager.default.removeItem(at: folder.appendingPathComponent(entry))
                     }
@@ -224,7 +243,8 @@ public struct Scanner: Sendable {
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) else { return }
         guard isDirectory.boolValue else { throw RunError("--out \(folder.path): is a file, not a folder; choose another --out") }
         guard (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true else {
-            throw RunError("--out \(folder.path): is not an empty folder; scan writes a dataset into a new or empty folder, so nothing of yours is overwritten")
+            throw RunError(
+                "--out \(folder.path): is not an empty folder; scan writes a dataset into a new or empty folder, so nothing of yours is overwritten")
         }
     }
 }

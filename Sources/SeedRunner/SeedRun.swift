@@ -13,8 +13,10 @@ public struct SeedRun: Sendable {
     /// The clients' configuration: their request log and activity counts.
     public let configuration: ClientConfiguration
 
-    public init(account: StorageAccount, target: PlanTarget, transport: (any HTTPTransport)? = nil,
-                configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil) {
+    public init(
+        account: StorageAccount, target: PlanTarget, transport: (any HTTPTransport)? = nil,
+        configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil
+    ) {
         self.target = target
         self.configuration = configuration
         self.shard = shard.flatMap { $0.count > 1 ? $0 : nil }
@@ -24,15 +26,19 @@ public struct SeedRun: Sendable {
 
     /// The header of a plan for `desired` against this target.
     public func header(for desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool) -> PlanHeader {
-        PlanHeader(target: target, source: .dataset, dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.standardizedFileURL.path,
-                   seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune).with(now: desired.options.now)
+        PlanHeader(
+            target: target, source: .dataset, dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.standardizedFileURL.path,
+            seed: desired.seed, window: desired.window, counts: counts, access: access, prune: prune
+        ).with(now: desired.options.now)
     }
 
     /// Observes the target and plans the way to `desired`; `digests` as in ``Planner``.
     /// Entities are read page by page and merged with the desired ones, so memory does not
     /// grow with the table. A service that lists keys in another order than their bytes
     /// (``ObservedOrderError``) is read again whole and planned from memory.
-    public func plan(_ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+    public func plan(_ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, onRead: (@Sendable (Int) -> Void)? = nil) async throws
+        -> Plan
+    {
         if let shard { try await checkShardable(desired, shard: shard) }
         let desired = shard.map { desired.sharded($0) } ?? desired
         var header = header
@@ -40,7 +46,8 @@ public struct SeedRun: Sendable {
         let observer = Observer(blobs: blobs, tables: tables, shard: shard)
         let observed = try await observer.observeStorage(desired)
         do {
-            return try await Planner.plan(desired: desired, observed: observed, entities: observer.entities(onRead: onRead), header: header, digests: digests)
+            return try await Planner.plan(
+                desired: desired, observed: observed, entities: observer.entities(onRead: onRead), header: header, digests: digests)
         } catch is ObservedOrderError {
             let whole = try await observer.observe(desired, onEntities: onRead)
             return try await Planner.plan(desired: desired, observed: whole, header: header, digests: digests)
@@ -61,7 +68,9 @@ public struct SeedRun: Sendable {
                 do {
                     for try await page in tables.query(group.table, filter: .partition(partition), select: ["PartitionKey", "RowKey"]) {
                         if let foreign = page.first(where: { !keys.contains(ExactString($0.entity.rowKey)) }) {
-                            throw RunError("shard \(shard): table \(group.table), partition '\(partition)' holds an entity under a RowKey the dataset does not make (\(foreign.entity.rowKey)); natural-key recognition needs the whole partition, so run this plan once without --shard (with --prune to remove entities not in the dataset)")
+                            throw RunError(
+                                "shard \(shard): table \(group.table), partition '\(partition)' holds an entity under a RowKey the dataset does not make (\(foreign.entity.rowKey)); natural-key recognition needs the whole partition, so run this plan once without --shard (with --prune to remove entities not in the dataset)"
+                            )
                         }
                     }
                 } catch let error as RunError {
@@ -83,14 +92,18 @@ public struct SeedRun: Sendable {
     }
 
     /// Carries out `plan`; `copier` reads the blobs a copy plan takes from a source account.
-    public func execute(_ plan: Plan, concurrency: Int, copier: BlobCopier? = nil, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil) async throws -> ExecutionReport {
+    public func execute(_ plan: Plan, concurrency: Int, copier: BlobCopier? = nil, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil)
+        async throws -> ExecutionReport
+    {
         try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, copier: copier, onProgress: onProgress).execute(plan)
     }
 
     /// Refuses a saved plan made against another target.
     public func checkTarget(of saved: PlanHeader, file: String) throws(RunError) {
         guard saved.target == target else {
-            throw RunError("\(file): the plan was made for \(saved.target.displayName), not \(target.displayName); make a plan for this target with 'azseed plan --out FILE'")
+            throw RunError(
+                "\(file): the plan was made for \(saved.target.displayName), not \(target.displayName); make a plan for this target with 'azseed plan --out FILE'"
+            )
         }
     }
 
@@ -98,10 +111,14 @@ public struct SeedRun: Sendable {
     /// target changed since it was saved.
     public static func checkUnchanged(saved: PlanHeader, fresh: Plan, file: String) throws(RunError) {
         if saved.desiredDigest != fresh.header.desiredDigest {
-            throw RunError("\(file): the dataset files in \(saved.datasetDirectory) changed since the plan was made; make a new plan with 'azseed plan --out FILE'")
+            throw RunError(
+                "\(file): the dataset files in \(saved.datasetDirectory) changed since the plan was made; make a new plan with 'azseed plan --out FILE'"
+            )
         }
         if saved.observedDigest != fresh.header.observedDigest {
-            throw RunError("\(file): \(fresh.header.target.displayName) changed since the plan was made; nothing was written. Review the changes with 'azseed plan' and save a new plan")
+            throw RunError(
+                "\(file): \(fresh.header.target.displayName) changed since the plan was made; nothing was written. Review the changes with 'azseed plan' and save a new plan"
+            )
         }
     }
 }

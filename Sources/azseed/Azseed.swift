@@ -16,7 +16,11 @@ struct Azseed: AsyncParsableCommand {
             Same dataset files + same seed + same window = byte-identical output.
             """,
         version: "\(version) (commit \(BuildInfo.commit))",
-        subcommands: [InitCommand.self, ScanCommand.self, PlanCommand.self, ApplyCommand.self, VerifyCommand.self, ResetCommand.self, ExportCommand.self, ImportCommand.self, CopyCommand.self, SnapshotCommand.self, GenerateCommand.self, EmulatorCommand.self, PortraitsCommand.self, SignRequestsCommand.self]
+        subcommands: [
+            InitCommand.self, ScanCommand.self, PlanCommand.self, ApplyCommand.self, VerifyCommand.self, ResetCommand.self, ExportCommand.self,
+            ImportCommand.self, CopyCommand.self, SnapshotCommand.self, GenerateCommand.self, EmulatorCommand.self, PortraitsCommand.self,
+            SignRequestsCommand.self,
+        ]
     )
 }
 

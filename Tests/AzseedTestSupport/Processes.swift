@@ -20,7 +20,8 @@ public enum Processes {
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
@@ -36,7 +37,8 @@ public enum Processes {
         drained.wait()
         let stderr = stderrData.data
         process.waitUntilExit()
-        return ProcessResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        return ProcessResult(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
     /// A Python server started for a test: it prints its port on the first line and exits
@@ -66,7 +68,8 @@ public enum Processes {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", watchdog + script]
-        let out = Pipe(), stdin = Pipe()
+        let out = Pipe()
+        let stdin = Pipe()
         process.standardOutput = out
         process.standardInput = stdin
         try process.run()

@@ -23,15 +23,16 @@ import Testing
 
     @Test func anInlineDatasetSeedsToo() async throws {
         try await withTestStorage { storage in
-            try await storage.seed(yaml: """
-                name: inline
-                seed: 1
-                window: { from: today, days: 1 }
-                tables:
-                  - name: users
-                    kinds:
-                      - { name: user, partition: users, key: [Id], rows: [{ Id: a }, { Id: b }] }
-                """)
+            try await storage.seed(
+                yaml: """
+                    name: inline
+                    seed: 1
+                    window: { from: today, days: 1 }
+                    tables:
+                      - name: users
+                        kinds:
+                          - { name: user, partition: users, key: [Id], rows: [{ Id: a }, { Id: b }] }
+                    """)
             var rows = 0
             for try await page in storage.tables.query("users") { rows += page.count }
             #expect(rows == 2)

@@ -25,15 +25,22 @@ import Testing
     }
 
     @Test func explicitPathStyleEndpoints() throws {
-        let a = try ConnectionString.parse("AccountName=devstoreaccount1;AccountKey=\(Self.key);BlobEndpoint=http://127.0.0.1:40000/devstoreaccount1/;TableEndpoint=http://127.0.0.1:40002/devstoreaccount1")
+        let a = try ConnectionString.parse(
+            "AccountName=devstoreaccount1;AccountKey=\(Self.key);BlobEndpoint=http://127.0.0.1:40000/devstoreaccount1/;TableEndpoint=http://127.0.0.1:40002/devstoreaccount1"
+        )
         #expect(a.blobEndpoint.absoluteString == "http://127.0.0.1:40000/devstoreaccount1")
         #expect(a.tableEndpoint.port == 40002)
     }
 
     @Test func sasWithoutKey() throws {
-        let a = try ConnectionString.parse("BlobEndpoint=https://acct.blob.core.windows.net;TableEndpoint=https://acct.table.core.windows.net;SharedAccessSignature=sv=2022-11-02&ss=bt&sig=SECRETSIG%3D")
+        let a = try ConnectionString.parse(
+            "BlobEndpoint=https://acct.blob.core.windows.net;TableEndpoint=https://acct.table.core.windows.net;SharedAccessSignature=sv=2022-11-02&ss=bt&sig=SECRETSIG%3D"
+        )
         #expect(a.name == "acct")
-        guard case .sas(let token) = a.credential else { Issue.record("not SAS"); return }
+        guard case .sas(let token) = a.credential else {
+            Issue.record("not SAS")
+            return
+        }
         #expect(token.parameters.last! == ("sig", "SECRETSIG="))
         #expect(!"\(a)".contains("SECRETSIG"))
     }
@@ -51,11 +58,13 @@ import Testing
             ("BlobEndpoint=https://a.blob.core.windows.net;SharedAccessSignature=sv=1&sp=r", "not a SAS token"),
         ]
         for (text, expected) in cases {
-            #expect(performing: { _ = try ConnectionString.parse(text) }, throws: { error in
-                let message = "\(error)"
-                if !message.contains(expected) { Issue.record("\(text): \(message)") }
-                return !message.contains(Self.key) && !message.contains("Eby8")
-            })
+            #expect(
+                performing: { _ = try ConnectionString.parse(text) },
+                throws: { error in
+                    let message = "\(error)"
+                    if !message.contains(expected) { Issue.record("\(text): \(message)") }
+                    return !message.contains(Self.key) && !message.contains("Eby8")
+                })
         }
     }
 
@@ -73,8 +82,9 @@ import Testing
         #expect(cloud.name == "acct" && cloud.blobEndpoint.absoluteString == "https://acct.blob.core.windows.net")
         #expect(cloud.tableEndpoint.absoluteString == "https://acct.table.core.windows.net")
         #expect(cloud.credential == .sas(SASToken(sas)!))
-        let local = try ConnectionString.account(accountName: nil, blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1?\(sas)",
-                                                 tableEndpoint: "http://127.0.0.1:10002/devstoreaccount1", sasToken: nil)
+        let local = try ConnectionString.account(
+            accountName: nil, blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1?\(sas)",
+            tableEndpoint: "http://127.0.0.1:10002/devstoreaccount1", sasToken: nil)
         #expect(local.name == "devstoreaccount1" && local.blobEndpoint.absoluteString == "http://127.0.0.1:10000/devstoreaccount1")
         #expect(local.credential == .sas(SASToken(sas)!))
         let refused: [(String?, String?, String?, String?, String)] = [
@@ -84,12 +94,13 @@ import Testing
             (nil, "ftp://h/a", "http://127.0.0.1:2/a", sas, "--blob-endpoint"),
         ]
         for (name, blob, table, token, says) in refused {
-            #expect(performing: { _ = try ConnectionString.account(accountName: name, blobEndpoint: blob, tableEndpoint: table, sasToken: token) },
-                    throws: { error in
-                        let message = "\(error)"
-                        return (error as? AzureStorageError)?.kind == .invalidConnectionString && message.contains(says)
-                            && !message.contains("c2lnbmF0dXJl") && !message.contains("b3RoZXI")
-                    })
+            #expect(
+                performing: { _ = try ConnectionString.account(accountName: name, blobEndpoint: blob, tableEndpoint: table, sasToken: token) },
+                throws: { error in
+                    let message = "\(error)"
+                    return (error as? AzureStorageError)?.kind == .invalidConnectionString && message.contains(says)
+                        && !message.contains("c2lnbmF0dXJl") && !message.contains("b3RoZXI")
+                })
         }
     }
 }

@@ -33,6 +33,7 @@ func json(_ status: Int, _ body: String, _ headers: [(String, String)] = []) -> 
 }
 
 func testConfiguration(_ sleeps: SleepRecorder = SleepRecorder(), retries: Int = 3) -> ClientConfiguration {
-    ClientConfiguration(retry: RetryPolicy(maxRetries: retries, initialDelay: .milliseconds(100), maxDelay: .seconds(5), jitter: 0),
-                        sleep: sleeps.sleeper, now: { Date(timeIntervalSince1970: 1_795_253_594) }, jitter: { 0.5 })
+    ClientConfiguration(
+        retry: RetryPolicy(maxRetries: retries, initialDelay: .milliseconds(100), maxDelay: .seconds(5), jitter: 0),
+        sleep: sleeps.sleeper, now: { Date(timeIntervalSince1970: 1_795_253_594) }, jitter: { 0.5 })
 }

@@ -18,7 +18,10 @@ final class CountingCredential: TokenCredential {
     }
 
     func token(scope: String) async throws -> AccessToken {
-        let n = calls.withLock { $0 += 1; return $0 }
+        let n = calls.withLock {
+            $0 += 1
+            return $0
+        }
         // Long enough that concurrent callers arrive while the first fetch is in flight.
         try await Task.sleep(for: .milliseconds(50))
         if failing.withLock({ $0 }) { throw AzureStorageError(kind: .credential, operation: "Get a token", url: "", message: "refused") }
@@ -82,7 +85,9 @@ final class TestClock: Sendable {
         var account = StorageAccount.development()
         account.credential = .bearer(BearerTokenSource(credential: CountingCredential(clock: clock), now: { clock.now }))
         let transport = FakeTransport(responses: [TransportResponse(status: 201)])
-        let error = await #expect(throws: AzureStorageError.self) { try await BlobClient(account: account, transport: transport).createContainer("speakers") }
+        let error = await #expect(throws: AzureStorageError.self) {
+            try await BlobClient(account: account, transport: transport).createContainer("speakers")
+        }
         #expect(error?.kind == .invalidRequest)
         #expect(transport.requests.isEmpty)
     }
@@ -99,19 +104,27 @@ final class TestClock: Sendable {
     }
 
     @Test func theChainFollowsDefaultAzureCredentialsOrder() throws {
-        let everything = ["AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c", "AZURE_CLIENT_SECRET": "s", "AZURE_FEDERATED_TOKEN_FILE": "/f",
-                          "IDENTITY_ENDPOINT": "http://127.0.0.1:1/msi", "IDENTITY_HEADER": "h", "PATH": ""]
-        #expect(try DefaultAzureCredential(environment: everything).chain.map(\.name) ==
-                ["environment (client secret)", "workload identity", "managed identity (IDENTITY_ENDPOINT)"])
+        let everything = [
+            "AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c", "AZURE_CLIENT_SECRET": "s", "AZURE_FEDERATED_TOKEN_FILE": "/f",
+            "IDENTITY_ENDPOINT": "http://127.0.0.1:1/msi", "IDENTITY_HEADER": "h", "PATH": "",
+        ]
+        #expect(
+            try DefaultAzureCredential(environment: everything).chain.map(\.name) == [
+                "environment (client secret)", "workload identity", "managed identity (IDENTITY_ENDPOINT)",
+            ])
         // Nothing configured: the metadata service is still tried (it may be there).
         #expect(try DefaultAzureCredential(environment: ["PATH": ""]).chain.map(\.name) == ["managed identity (instance metadata service)"])
         // A tenant and client without a secret or certificate is no environment credential.
-        #expect(try DefaultAzureCredential(environment: ["AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c", "PATH": ""]).chain.map(\.name) ==
-                ["managed identity (instance metadata service)"])
+        #expect(
+            try DefaultAzureCredential(environment: ["AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c", "PATH": ""]).chain.map(\.name) == [
+                "managed identity (instance metadata service)"
+            ])
         // An authority over plain HTTP would carry the secret in the clear.
         #expect(throws: AzureStorageError.self) {
-            try DefaultAzureCredential(environment: ["AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c", "AZURE_CLIENT_SECRET": "s",
-                                                     "AZURE_AUTHORITY_HOST": "http://login.example"])
+            try DefaultAzureCredential(environment: [
+                "AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c", "AZURE_CLIENT_SECRET": "s",
+                "AZURE_AUTHORITY_HOST": "http://login.example",
+            ])
         }
     }
 
@@ -119,26 +132,34 @@ final class TestClock: Sendable {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let transport = FakeTransport(responses: [
             TransportResponse(status: 200, body: Data(#"{"token_type":"Bearer","expires_in":3599,"access_token":"abc"}"#.utf8)),
-            TransportResponse(status: 401, body: Data(#"{"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret provided.\r\nTrace ID: 1"}"#.utf8)),
+            TransportResponse(
+                status: 401,
+                body: Data(#"{"error":"invalid_client","error_description":"AADSTS7000215: Invalid client secret provided.\r\nTrace ID: 1"}"#.utf8)),
         ])
-        let credential = ClientSecretCredential(tenantID: "tenant", clientID: "client", secret: "s3cr3t-value",
-                                                authority: URL(string: "https://login.example")!, transport: transport, now: { now })
+        let credential = ClientSecretCredential(
+            tenantID: "tenant", clientID: "client", secret: "s3cr3t-value",
+            authority: URL(string: "https://login.example")!, transport: transport, now: { now })
         let token = try await credential.token(scope: StorageScope.default)
         #expect(token.token == "abc" && token.expiresOn == now.addingTimeInterval(3599))
         #expect(!token.description.contains("abc"))
         let request = transport.requests[0]
         #expect(request.urlString == "https://login.example/tenant/oauth2/v2.0/token")
-        #expect(String(decoding: request.body, as: UTF8.self) ==
-                "client_id=client&grant_type=client_credentials&scope=https%3A%2F%2Fstorage.azure.com%2F.default&client_secret=s3cr3t-value")
+        #expect(
+            String(decoding: request.body, as: UTF8.self)
+                == "client_id=client&grant_type=client_credentials&scope=https%3A%2F%2Fstorage.azure.com%2F.default&client_secret=s3cr3t-value")
         let error = await #expect(throws: AzureStorageError.self) { try await credential.token(scope: StorageScope.default) }
         #expect(error?.kind == .credential && error?.status == 401)
-        #expect(error.map { "\($0)" } == "Get a token (environment (client secret)) https://login.example/tenant/oauth2/v2.0/token failed: 401 AADSTS7000215: Invalid client secret provided.")
+        #expect(
+            error.map { "\($0)" }
+                == "Get a token (environment (client secret)) https://login.example/tenant/oauth2/v2.0/token failed: 401 AADSTS7000215: Invalid client secret provided."
+        )
     }
 
     @Test func tokensSecretsAndAssertionsAreRedactedFromMessages() {
         let token = "eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL3N0b3JhZ2UifQ.c2lnbmF0dXJlLWJ5dGVz"
         #expect(SecretRedaction.redact("refused Bearer \(token) at x") == "refused Bearer <redacted token> at x")
-        #expect(SecretRedaction.redact("form client_secret=abc&client_assertion=\(token)") == "form client_secret=<redacted>&client_assertion=<redacted>")
+        #expect(
+            SecretRedaction.redact("form client_secret=abc&client_assertion=\(token)") == "form client_secret=<redacted>&client_assertion=<redacted>")
         // Text that only looks a little like a token stays.
         #expect(SecretRedaction.redact("eyJ.is.short and keyJ.a.b") == "eyJ.is.short and keyJ.a.b")
     }

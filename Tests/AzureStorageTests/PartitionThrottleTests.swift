@@ -7,8 +7,10 @@ import Testing
 @Suite struct PartitionThrottleTests {
     func batchResponse() -> TransportResponse {
         let boundary = "batchresponse_1"
-        let body = "--\(boundary)\r\nContent-Type: multipart/mixed; boundary=changesetresponse_1\r\n\r\n--changesetresponse_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 204 No Content\r\nETag: W/\"1\"\r\n\r\n--changesetresponse_1--\r\n--\(boundary)--\r\n"
-        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(boundary)")]), body: Data(body.utf8))
+        let body =
+            "--\(boundary)\r\nContent-Type: multipart/mixed; boundary=changesetresponse_1\r\n\r\n--changesetresponse_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 204 No Content\r\nETag: W/\"1\"\r\n\r\n--changesetresponse_1--\r\n--\(boundary)--\r\n"
+        return TransportResponse(
+            status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(boundary)")]), body: Data(body.utf8))
     }
 
     @Test func aThrottledPartitionIsSpacedOutAndOthersAreNot() async throws {

@@ -8,8 +8,10 @@ import Testing
     @Test func transientFailuresAreRetriedWithBackoff() async throws {
         let sleeps = SleepRecorder()
         let busy = TransportResponse(status: 503, headers: HeaderFields([("x-ms-error-code", "ServerBusy")]))
-        let transport = FakeTransport([.success(busy), .failure(URLError(.networkConnectionLost)), .success(busy),
-                                       .success(TransportResponse(status: 201))])
+        let transport = FakeTransport([
+            .success(busy), .failure(URLError(.networkConnectionLost)), .success(busy),
+            .success(TransportResponse(status: 201)),
+        ])
         let client = BlobClient(account: account, transport: transport, configuration: testConfiguration(sleeps))
         try await client.createContainer("speakers", access: .container)
         #expect(transport.requests.count == 4)
@@ -19,7 +21,9 @@ import Testing
 
     @Test func retryAfterIsHonoured() async throws {
         let sleeps = SleepRecorder()
-        let transport = FakeTransport(responses: [TransportResponse(status: 429, headers: HeaderFields([("Retry-After", "2")])), TransportResponse(status: 201)])
+        let transport = FakeTransport(responses: [
+            TransportResponse(status: 429, headers: HeaderFields([("Retry-After", "2")])), TransportResponse(status: 201),
+        ])
         try await BlobClient(account: account, transport: transport, configuration: testConfiguration(sleeps)).createContainer("speakers")
         #expect(sleeps.recorded == [.seconds(2)])
     }
@@ -34,28 +38,42 @@ import Testing
     }
 
     @Test func clientErrorsAreNotRetriedAndAreReadable() async throws {
-        let body = #"<?xml version="1.0" encoding="utf-8"?><Error><Code>PublicAccessNotPermitted</Code><Message>Public access is not permitted on this storage account.</Message></Error>"#
-        let transport = FakeTransport(responses: [TransportResponse(status: 409, headers: HeaderFields([("x-ms-request-id", "r-1")]), body: Data(body.utf8))])
+        let body =
+            #"<?xml version="1.0" encoding="utf-8"?><Error><Code>PublicAccessNotPermitted</Code><Message>Public access is not permitted on this storage account.</Message></Error>"#
+        let transport = FakeTransport(responses: [
+            TransportResponse(status: 409, headers: HeaderFields([("x-ms-request-id", "r-1")]), body: Data(body.utf8))
+        ])
         let client = BlobClient(account: account, transport: transport, configuration: testConfiguration())
-        await #expect(performing: { try await client.createContainer("speakers", access: .container) }, throws: { error in
-            "\(error)" == "Create Container http://127.0.0.1:10000/devstoreaccount1/speakers failed: 409 PublicAccessNotPermitted: Public access is not permitted on this storage account. (request id r-1)"
-        })
+        await #expect(
+            performing: { try await client.createContainer("speakers", access: .container) },
+            throws: { error in
+                "\(error)"
+                    == "Create Container http://127.0.0.1:10000/devstoreaccount1/speakers failed: 409 PublicAccessNotPermitted: Public access is not permitted on this storage account. (request id r-1)"
+            })
         #expect(transport.requests.count == 1)
     }
 
     @Test func tableErrorsComeFromODataJSON() async throws {
-        let transport = FakeTransport(responses: [json(409, #"{"odata.error":{"code":"TableAlreadyExists","message":{"lang":"en-US","value":"The table specified already exists."}}}"#)])
+        let transport = FakeTransport(responses: [
+            json(409, #"{"odata.error":{"code":"TableAlreadyExists","message":{"lang":"en-US","value":"The table specified already exists."}}}"#)
+        ])
         let client = TableClient(account: account, transport: transport, configuration: testConfiguration())
         #expect(try await client.ensureTable("events") == false)
     }
 
     @Test func sasTokensGoInTheQueryAndNeverInErrors() async throws {
-        let sas = try ConnectionString.parse("BlobEndpoint=https://acct.blob.core.windows.net;TableEndpoint=https://acct.table.core.windows.net;SharedAccessSignature=sv=2022-11-02&sig=TOPSECRET")
-        let transport = FakeTransport(responses: [TransportResponse(status: 403, headers: HeaderFields([("x-ms-error-code", "AuthenticationFailed")]))])
+        let sas = try ConnectionString.parse(
+            "BlobEndpoint=https://acct.blob.core.windows.net;TableEndpoint=https://acct.table.core.windows.net;SharedAccessSignature=sv=2022-11-02&sig=TOPSECRET"
+        )
+        let transport = FakeTransport(responses: [
+            TransportResponse(status: 403, headers: HeaderFields([("x-ms-error-code", "AuthenticationFailed")]))
+        ])
         let client = BlobClient(account: sas, transport: transport, configuration: testConfiguration())
-        await #expect(performing: { try await client.deleteBlob(container: "speakers", name: "a b.jpg") }, throws: { error in
-            !"\(error)".contains("TOPSECRET") && "\(error)".contains("https://acct.blob.core.windows.net/speakers/a%20b.jpg")
-        })
+        await #expect(
+            performing: { try await client.deleteBlob(container: "speakers", name: "a b.jpg") },
+            throws: { error in
+                !"\(error)".contains("TOPSECRET") && "\(error)".contains("https://acct.blob.core.windows.net/speakers/a%20b.jpg")
+            })
         #expect(transport.requests[0].urlString.hasSuffix("?sv=2022-11-02&sig=TOPSECRET"))
         #expect(transport.requests[0].headers["Authorization"] == nil)
     }
@@ -72,14 +90,23 @@ import Testing
     }
 
     @Test func blobListingPagesByMarker() async throws {
-        let page1 = #"<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="http://127.0.0.1:10000/devstoreaccount1/" ContainerName="c"><MaxResults>1</MaxResults><Blobs><Blob><Name>a &amp; b.jpg</Name><Properties><Content-Length>5</Content-Length><Content-Type>image/jpeg</Content-Type><Content-MD5>XUFAKrxLKna5cZ2REBfFkg==</Content-MD5><Etag>0x1</Etag></Properties><Metadata><k>v</k></Metadata></Blob></Blobs><NextMarker>m2</NextMarker></EnumerationResults>"#
-        let page2 = #"<?xml version="1.0" encoding="utf-8"?><EnumerationResults ContainerName="c"><Blobs><Blob><Name>z.jpg</Name><Properties><Content-Length>0</Content-Length><Content-Type /><Content-MD5 /></Properties><Metadata /></Blob></Blobs><NextMarker /></EnumerationResults>"#
-        let transport = FakeTransport(responses: [TransportResponse(status: 200, body: Data(page1.utf8)), TransportResponse(status: 200, body: Data(page2.utf8))])
+        let page1 =
+            #"<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="http://127.0.0.1:10000/devstoreaccount1/" ContainerName="c"><MaxResults>1</MaxResults><Blobs><Blob><Name>a &amp; b.jpg</Name><Properties><Content-Length>5</Content-Length><Content-Type>image/jpeg</Content-Type><Content-MD5>XUFAKrxLKna5cZ2REBfFkg==</Content-MD5><Etag>0x1</Etag></Properties><Metadata><k>v</k></Metadata></Blob></Blobs><NextMarker>m2</NextMarker></EnumerationResults>"#
+        let page2 =
+            #"<?xml version="1.0" encoding="utf-8"?><EnumerationResults ContainerName="c"><Blobs><Blob><Name>z.jpg</Name><Properties><Content-Length>0</Content-Length><Content-Type /><Content-MD5 /></Properties><Metadata /></Blob></Blobs><NextMarker /></EnumerationResults>"#
+        let transport = FakeTransport(responses: [
+            TransportResponse(status: 200, body: Data(page1.utf8)), TransportResponse(status: 200, body: Data(page2.utf8)),
+        ])
         let client = BlobClient(account: account, transport: transport, configuration: testConfiguration())
         var blobs: [BlobProperties] = []
         for try await page in client.list(container: "cc1", pageSize: 1) { blobs += page }
-        #expect(blobs == [BlobProperties(name: "a & b.jpg", contentLength: 5, contentType: "image/jpeg", contentMD5: "XUFAKrxLKna5cZ2REBfFkg==", etag: "0x1", metadata: ["k": "v"]),
-                          BlobProperties(name: "z.jpg", contentLength: 0)])
+        #expect(
+            blobs == [
+                BlobProperties(
+                    name: "a & b.jpg", contentLength: 5, contentType: "image/jpeg", contentMD5: "XUFAKrxLKna5cZ2REBfFkg==", etag: "0x1",
+                    metadata: ["k": "v"]),
+                BlobProperties(name: "z.jpg", contentLength: 0),
+            ])
         #expect(transport.requests[1].query.contains { $0 == ("marker", "m2") })
     }
 

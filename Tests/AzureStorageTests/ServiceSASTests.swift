@@ -12,8 +12,12 @@ import Testing
     func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
     @Test func containerReadTokenMatchesThePythonSDK() {
-        let token = sas.containerReadToken(container: "speakers", start: date("2026-11-25T06:00:00Z"), expiry: date("2026-11-25T12:00:00Z"), httpsOnly: false)
-        #expect(token.query == "sv=2020-12-06&st=2026-11-25T06%3A00%3A00Z&se=2026-11-25T12%3A00%3A00Z&sr=c&sp=r&spr=https%2Chttp&sig=dIyRV4Cs306m2myQuwsMwAugzNm2SVl8GFalIr3ZN20%3D")
+        let token = sas.containerReadToken(
+            container: "speakers", start: date("2026-11-25T06:00:00Z"), expiry: date("2026-11-25T12:00:00Z"), httpsOnly: false)
+        #expect(
+            token.query
+                == "sv=2020-12-06&st=2026-11-25T06%3A00%3A00Z&se=2026-11-25T12%3A00%3A00Z&sr=c&sp=r&spr=https%2Chttp&sig=dIyRV4Cs306m2myQuwsMwAugzNm2SVl8GFalIr3ZN20%3D"
+        )
     }
 
     @Test func httpsOnlyWithoutStartMatchesThePythonSDK() {

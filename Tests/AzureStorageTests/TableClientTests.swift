@@ -7,7 +7,9 @@ import Testing
 
     @Test func queryFollowsContinuationsThroughEmptyPages() async throws {
         let transport = FakeTransport(responses: [
-            json(200, #"{"value":[{"PartitionKey":"p","RowKey":"1","N":1}]}"#, [("x-ms-continuation-NextPartitionKey", "p"), ("x-ms-continuation-NextRowKey", "2")]),
+            json(
+                200, #"{"value":[{"PartitionKey":"p","RowKey":"1","N":1}]}"#,
+                [("x-ms-continuation-NextPartitionKey", "p"), ("x-ms-continuation-NextRowKey", "2")]),
             json(200, #"{"value":[]}"#, [("x-ms-continuation-NextPartitionKey", "p"), ("x-ms-continuation-NextRowKey", "3")]),
             json(200, #"{"value":[{"PartitionKey":"p","RowKey":"3","N":2.0}]}"#),
         ])
@@ -42,12 +44,17 @@ import Testing
     }
 
     @Test func batchBodyFollowsTheCapturedFormat() throws {
-        let ops: [TableBatchOperation] = [.insert(TableEntity(partitionKey: "p", rowKey: "1", properties: ["A": .int32(1)])),
-                                          .delete(partitionKey: "p", rowKey: "2", etag: "*")]
+        let ops: [TableBatchOperation] = [
+            .insert(TableEntity(partitionKey: "p", rowKey: "1", properties: ["A": .int32(1)])),
+            .delete(partitionKey: "p", rowKey: "2", etag: "*"),
+        ]
         let (body, type) = TableBatchCodec.encode(ops, tableURL: "http://127.0.0.1:10002/devstoreaccount1/t", boundary: "B", changeset: "C")
         #expect(type == "multipart/mixed; boundary=batch_B")
         let text = String(decoding: body, as: UTF8.self)
-        #expect(text.hasPrefix("--batch_B\r\nContent-Type: multipart/mixed; boundary=changeset_C\r\n\r\n--changeset_C\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: 0\r\n\r\nPOST http://127.0.0.1:10002/devstoreaccount1/t HTTP/1.1\r\n"))
+        #expect(
+            text.hasPrefix(
+                "--batch_B\r\nContent-Type: multipart/mixed; boundary=changeset_C\r\n\r\n--changeset_C\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: 0\r\n\r\nPOST http://127.0.0.1:10002/devstoreaccount1/t HTTP/1.1\r\n"
+            ))
         #expect(text.contains("\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"1\",\"A\":1}\r\n--changeset_C\r\n"))
         #expect(text.contains("DELETE http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='2') HTTP/1.1\r\nIf-Match: *\r\n"))
         #expect(text.hasSuffix("--changeset_C--\r\n\r\n--batch_B--\r\n"))
@@ -62,12 +69,20 @@ import Testing
             ([e("p", "1"), e("q", "2")], "operation 1 has PartitionKey 'q'"),
             ([e("p", "1"), e("p", "1")], "operations 0 and 1 both change RowKey '1'"),
             ([e("p", "a#b")], "must not contain '#'"),
-            ([.upsertReplace(TableEntity(partitionKey: "p", rowKey: "1", properties: ["Big": .string(String(repeating: "x", count: 40_000))]))], "longer than 32K"),
+            (
+                [.upsertReplace(TableEntity(partitionKey: "p", rowKey: "1", properties: ["Big": .string(String(repeating: "x", count: 40_000))]))],
+                "longer than 32K"
+            ),
         ]
         for (ops, expected) in cases {
             await #expect(performing: { try await client.submit(ops, to: "events") }, throws: { "\($0)".contains(expected) })
         }
-        let huge = (0..<100).map { i in TableBatchOperation.upsertReplace(TableEntity(partitionKey: "p", rowKey: "\(i)", properties: ["S": .string(String(repeating: "y", count: 30_000)), "T": .string(String(repeating: "z", count: 30_000))])) }
+        let huge = (0..<100).map { i in
+            TableBatchOperation.upsertReplace(
+                TableEntity(
+                    partitionKey: "p", rowKey: "\(i)",
+                    properties: ["S": .string(String(repeating: "y", count: 30_000)), "T": .string(String(repeating: "z", count: 30_000))]))
+        }
         await #expect(performing: { try await client.submit(huge, to: "events") }, throws: { "\($0)".contains("Azure allows 4 MiB") })
         #expect(transport.requests.isEmpty)
     }
@@ -75,37 +90,47 @@ import Testing
     static func batchResponse(_ parts: [(Int, String, String)]) -> TransportResponse {
         var body = "--batchresponse_X\r\nContent-Type: multipart/mixed; boundary=changesetresponse_Y\r\n\r\n"
         for (status, reason, payload) in parts {
-            body += "--changesetresponse_Y\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 \(status) \(reason)\r\nX-Content-Type-Options: nosniff\r\nETag: W/\"datetime'2026-11-21T09%3A33%3A14.1234567Z'\"\r\n"
+            body +=
+                "--changesetresponse_Y\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 \(status) \(reason)\r\nX-Content-Type-Options: nosniff\r\nETag: W/\"datetime'2026-11-21T09%3A33%3A14.1234567Z'\"\r\n"
             if !payload.isEmpty { body += "Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n" }
             body += "\r\n\(payload)\r\n"
         }
         body += "--changesetresponse_Y--\r\n--batchresponse_X--\r\n"
-        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=batchresponse_X")]), body: Data(body.utf8))
+        return TransportResponse(
+            status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=batchresponse_X")]), body: Data(body.utf8))
     }
 
     @Test func batchSuccessReturnsEveryETag() async throws {
         let transport = FakeTransport(responses: [Self.batchResponse([(204, "No Content", ""), (204, "No Content", "")])])
         let client = TableClient(account: account, transport: transport, configuration: testConfiguration())
-        let etags = try await client.submit([.upsertMerge(TableEntity(partitionKey: "p", rowKey: "1")), .upsertMerge(TableEntity(partitionKey: "p", rowKey: "2"))], to: "events")
+        let etags = try await client.submit(
+            [.upsertMerge(TableEntity(partitionKey: "p", rowKey: "1")), .upsertMerge(TableEntity(partitionKey: "p", rowKey: "2"))], to: "events")
         #expect(etags == Array(repeating: "W/\"datetime'2026-11-21T09%3A33%3A14.1234567Z'\"", count: 2))
         #expect(transport.requests[0].path == "/devstoreaccount1/$batch")
         #expect(transport.requests[0].headers["Content-Type"]?.hasPrefix("multipart/mixed; boundary=batch_") == true)
     }
 
     @Test func batchFailureNamesTheOperation() async throws {
-        let error = #"{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-US","value":"1:The specified entity already exists.\nRequestId:abc"}}}"#
+        let error =
+            #"{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-US","value":"1:The specified entity already exists.\nRequestId:abc"}}}"#
         let transport = FakeTransport(responses: [Self.batchResponse([(409, "Conflict", error)])])
         let client = TableClient(account: account, transport: transport, configuration: testConfiguration())
-        let ops: [TableBatchOperation] = [.insert(TableEntity(partitionKey: "Events", rowKey: "a")), .insert(TableEntity(partitionKey: "Events", rowKey: "b"))]
-        await #expect(performing: { try await client.submit(ops, to: "events") }, throws: { error in
-            guard let e = error as? AzureStorageError, let failed = e.failedOperation else { return false }
-            return failed.index == 1 && failed.rowKey == "b" && e.code == .entityAlreadyExists && e.status == 409 && e.message == "The specified entity already exists."
-                && e.kind == .service && e.description.contains("at operation 1 (PartitionKey 'Events', RowKey 'b')")
-        })
+        let ops: [TableBatchOperation] = [
+            .insert(TableEntity(partitionKey: "Events", rowKey: "a")), .insert(TableEntity(partitionKey: "Events", rowKey: "b")),
+        ]
+        await #expect(
+            performing: { try await client.submit(ops, to: "events") },
+            throws: { error in
+                guard let e = error as? AzureStorageError, let failed = e.failedOperation else { return false }
+                return failed.index == 1 && failed.rowKey == "b" && e.code == .entityAlreadyExists && e.status == 409
+                    && e.message == "The specified entity already exists."
+                    && e.kind == .service && e.description.contains("at operation 1 (PartitionKey 'Events', RowKey 'b')")
+            })
     }
 
     @Test func entityDecodingHonoursAnnotations() throws {
-        let text = #"{"odata.etag":"W/\"x\"","PartitionKey":"p","RowKey":"r","Timestamp":"2026-11-21T09:33:14.1234567Z","Big":"12","Big@odata.type":"Edm.Int64","D":"NaN","D@odata.type":"Edm.Double","G":"12345678-1234-5678-1234-567812345678","G@odata.type":"Edm.Guid","B":"AQID","B@odata.type":"Edm.Binary","T":"2024-01-01T00:00:00Z","T@odata.type":"Edm.DateTime","I":7,"F":1.5,"S":"s","Y":true}"#
+        let text =
+            #"{"odata.etag":"W/\"x\"","PartitionKey":"p","RowKey":"r","Timestamp":"2026-11-21T09:33:14.1234567Z","Big":"12","Big@odata.type":"Edm.Int64","D":"NaN","D@odata.type":"Edm.Double","G":"12345678-1234-5678-1234-567812345678","G@odata.type":"Edm.Guid","B":"AQID","B@odata.type":"Edm.Binary","T":"2024-01-01T00:00:00Z","T@odata.type":"Edm.DateTime","I":7,"F":1.5,"S":"s","Y":true}"#
         let decoded = try EntityJSONReader.entity(Array(text.utf8))
         let e = decoded.entity
         #expect(decoded.etag == "W/\"x\"")

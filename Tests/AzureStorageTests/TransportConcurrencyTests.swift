@@ -10,28 +10,28 @@ import Testing
 /// transfer, and that a stalled attempt times out.
 @Suite(.serialized) struct TransportConcurrencyTests {
     static let slowServer = #"""
-import http.server, signal, sys, threading, time, os
-# Processes.startPythonServer ends it when the test closes its stdin; this ends it after
-# 60 s whatever happens.
-threading.Timer(60, lambda: os._exit(0)).start()
-class Slow(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        delay = float(self.path.rsplit("/", 1)[-1])
-        time.sleep(delay)
-        body = b"done"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args): pass
-class Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-s = Server(("127.0.0.1", 0), Slow)
-print(s.server_address[1], flush=True)
-s.serve_forever()
-"""#
+        import http.server, signal, sys, threading, time, os
+        # Processes.startPythonServer ends it when the test closes its stdin; this ends it after
+        # 60 s whatever happens.
+        threading.Timer(60, lambda: os._exit(0)).start()
+        class Slow(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def do_GET(self):
+                delay = float(self.path.rsplit("/", 1)[-1])
+                time.sleep(delay)
+                body = b"done"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *args): pass
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 128
+        s = Server(("127.0.0.1", 0), Slow)
+        print(s.server_address[1], flush=True)
+        s.serve_forever()
+        """#
 
     /// Starts the slow server; returns its origin and the server to stop.
     static func startServer() throws -> (String, Processes.HelperServer) {
@@ -103,9 +103,11 @@ s.serve_forever()
         defer { server.stop() }
         let transport = CurlTransport(timeout: 1)
         let start = ContinuousClock.now
-        await #expect(performing: { _ = try await transport.send(Self.get(origin, delay: 10)) }, throws: { error in
-            (error as? CurlError)?.message == "no answer within 1 s (the connection was accepted, then nothing came)"
-        })
+        await #expect(
+            performing: { _ = try await transport.send(Self.get(origin, delay: 10)) },
+            throws: { error in
+                (error as? CurlError)?.message == "no answer within 1 s (the connection was accepted, then nothing came)"
+            })
         let elapsed = Self.seconds(ContinuousClock.now - start)
         #expect(elapsed >= 0.9 && elapsed < 4, "stall timeout took \(elapsed) s")
     }

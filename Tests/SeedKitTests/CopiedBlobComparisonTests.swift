@@ -1,12 +1,14 @@
 import AzureStorage
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// What `azseed copy` compares of a blob beyond its content: content headers and metadata,
 /// by bytes as Azure keeps them.
 @Suite struct CopiedBlobComparisonTests {
     @Test func metadataValuesAreComparedByBytesAndNamesWithoutCase() {
-        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"  // equal to Swift's ==, different bytes
+        let nfc = "caf\u{E9}"
+        let nfd = "cafe\u{301}"  // equal to Swift's ==, different bytes
         #expect(nfc == nfd)
         #expect(!Planner.sameMetadata(["note": nfc], ["note": nfd]))
         #expect(Planner.sameMetadata(["Owner": "ops"], ["owner": "ops"]))

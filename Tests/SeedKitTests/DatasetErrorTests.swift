@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SeedKit
 
 /// Bad dataset files: each is one located error, raised before anything is generated.
@@ -17,8 +18,12 @@ import Testing
     }
 
     @Test func unknownKeyNamesTheLine() throws {
-        let message = try loadError { $0.replacingOccurrences(of: "        partition: Events\n", with: "        partition: Events\n        colour: blue\n") }
-        #expect(message.hasSuffix("dataset.yaml:46: unknown key 'colour' in a kind (expected one of: name, partition, key, rows, count, fields, omit, types)"))
+        let message = try loadError {
+            $0.replacingOccurrences(of: "        partition: Events\n", with: "        partition: Events\n        colour: blue\n")
+        }
+        #expect(
+            message.hasSuffix(
+                "dataset.yaml:46: unknown key 'colour' in a kind (expected one of: name, partition, key, rows, count, fields, omit, types)"))
     }
 
     @Test func duplicateKeysAreMalformed() throws {
@@ -30,9 +35,11 @@ import Testing
         let copy = try TestSupport.copyOfSpeakEasy()
         try Data("x".utf8).write(to: copy.appendingPathComponent("images/notes."))
         let dataset = try Dataset.load(directory: copy)
-        #expect(performing: { _ = try GeneratedDataset.make(dataset, options: TestSupport.options()) }, throws: {
-            "\($0)".contains("images/notes.: cannot be a blob of container 'speakers': a blob name must not end with '.' or '/'")
-        })
+        #expect(
+            performing: { _ = try GeneratedDataset.make(dataset, options: TestSupport.options()) },
+            throws: {
+                "\($0)".contains("images/notes.: cannot be a blob of container 'speakers': a blob name must not end with '.' or '/'")
+            })
     }
 
     @Test func missingFieldIsNamed() throws {
@@ -41,7 +48,10 @@ import Testing
     }
 
     @Test func rowMissingAColumn() throws {
-        let message = try loadError { $0.replacingOccurrences(of: "{ Name: Mo Omar, Title: Principal Consultant, Image: MOmar.jpg }", with: "{ Name: Mo Omar, Image: MOmar.jpg }") }
+        let message = try loadError {
+            $0.replacingOccurrences(
+                of: "{ Name: Mo Omar, Title: Principal Consultant, Image: MOmar.jpg }", with: "{ Name: Mo Omar, Image: MOmar.jpg }")
+        }
         #expect(message.contains(":33: kind 'speaker': this row is missing 'Title'"))
     }
 
@@ -66,12 +76,16 @@ import Testing
 
     @Test func unknownRefAndBadFrom() throws {
         #expect(try loadError { $0.replacingOccurrences(of: "{ ref: speaker }", with: "{ ref: presenter }") }.contains("no kind named 'presenter'"))
-        #expect(try loadError { $0.replacingOccurrences(of: "speaker.Name }", with: "speaker.Nickname }") }.contains("kind 'speaker' has no stored property 'Nickname'"))
+        #expect(
+            try loadError { $0.replacingOccurrences(of: "speaker.Name }", with: "speaker.Nickname }") }.contains(
+                "kind 'speaker' has no stored property 'Nickname'"))
     }
 
     @Test func badValues() throws {
         #expect(try loadError { $0.replacingOccurrences(of: "count: 100", with: "count: 0") }.contains("count must be at least 1"))
-        #expect(try loadError { $0.replacingOccurrences(of: "access: container", with: "access: public") }.contains("access: 'public' is not container, blob or private"))
+        #expect(
+            try loadError { $0.replacingOccurrences(of: "access: container", with: "access: public") }.contains(
+                "access: 'public' is not container, blob or private"))
         #expect(try loadError { $0.replacingOccurrences(of: "- name: events", with: "- name: ev") }.contains("a table name has 3 to 63 characters"))
         #expect(try loadError { $0.replacingOccurrences(of: "- name: speakers", with: "- name: Speakers") }.contains("container 'Speakers'"))
         #expect(try loadError { $0.replacingOccurrences(of: "partition: Events", with: "partition: Ev/ents") }.contains("must not contain '/'"))
@@ -81,24 +95,38 @@ import Testing
 
     @Test func imageProblemsNameTheFile() throws {
         let cases: [(String, (URL) throws -> Void, String)] = [
-            ("missing", { try FileManager.default.removeItem(at: $0.appendingPathComponent("images/MOmar.jpg")) }, "names blob 'MOmar.jpg', which is not a file of container 'speakers'"),
-            ("empty", { try Data().write(to: $0.appendingPathComponent("images/MOmar.jpg")) }, "images/MOmar.jpg: not a usable JPEG image: the file is empty"),
-            ("not a JPEG", { try Data("GIF89a not a jpeg".utf8).write(to: $0.appendingPathComponent("images/MOmar.jpg")) }, "images/MOmar.jpg: not a usable JPEG image: Not a JPEG file"),
-            ("truncated", { url in
-                let file = url.appendingPathComponent("images/MOmar.jpg")
-                let bytes = try Data(contentsOf: file)
-                try bytes.prefix(bytes.count / 2).write(to: file)
-            }, "images/MOmar.jpg: not a usable JPEG image: Premature end of JPEG file"),
+            (
+                "missing", { try FileManager.default.removeItem(at: $0.appendingPathComponent("images/MOmar.jpg")) },
+                "names blob 'MOmar.jpg', which is not a file of container 'speakers'"
+            ),
+            (
+                "empty", { try Data().write(to: $0.appendingPathComponent("images/MOmar.jpg")) },
+                "images/MOmar.jpg: not a usable JPEG image: the file is empty"
+            ),
+            (
+                "not a JPEG", { try Data("GIF89a not a jpeg".utf8).write(to: $0.appendingPathComponent("images/MOmar.jpg")) },
+                "images/MOmar.jpg: not a usable JPEG image: Not a JPEG file"
+            ),
+            (
+                "truncated",
+                { url in
+                    let file = url.appendingPathComponent("images/MOmar.jpg")
+                    let bytes = try Data(contentsOf: file)
+                    try bytes.prefix(bytes.count / 2).write(to: file)
+                }, "images/MOmar.jpg: not a usable JPEG image: Premature end of JPEG file"
+            ),
         ]
         for (name, damage, expected) in cases {
             let copy = try TestSupport.copyOfSpeakEasy()
             try damage(copy)
             let dataset = try Dataset.load(directory: copy)
-            #expect(performing: { _ = try GeneratedDataset.make(dataset, options: TestSupport.options()) }, throws: { error in
-                let text = "\(error)"
-                if !text.contains(expected) { Issue.record("\(name): \(text)") }
-                return true
-            })
+            #expect(
+                performing: { _ = try GeneratedDataset.make(dataset, options: TestSupport.options()) },
+                throws: { error in
+                    let text = "\(error)"
+                    if !text.contains(expected) { Issue.record("\(name): \(text)") }
+                    return true
+                })
         }
     }
 
@@ -107,9 +135,11 @@ import Testing
         var options = TestSupport.options()
         options.from = TestSupport.pinnedWindow.to
         options.to = TestSupport.pinnedWindow.from
-        #expect(performing: { _ = try GeneratedDataset.make(dataset, options: options) }, throws: { error in
-            (error as? GenerationError)?.isUsage == true && "\(error)".contains("is not before its end")
-        })
+        #expect(
+            performing: { _ = try GeneratedDataset.make(dataset, options: options) },
+            throws: { error in
+                (error as? GenerationError)?.isUsage == true && "\(error)".contains("is not before its end")
+            })
         options = TestSupport.options()
         options.counts = ["speaker": 3]
         #expect(throws: GenerationError.self) { _ = try GeneratedDataset.make(dataset, options: options) }

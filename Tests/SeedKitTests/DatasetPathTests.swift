@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SeedKit
 
 /// Every path a dataset names stays inside its folder (issue 28, item 2): a dataset's author —

@@ -1,7 +1,8 @@
 import AzseedTestSupport
 import Foundation
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// The default dataset compiled into the binary is the repository's, byte for byte, and works
 /// once written out.

@@ -1,5 +1,6 @@
 import AzureStorage
 import Testing
+
 @testable import SeedKit
 
 @Suite struct GeneratorTests {
@@ -89,17 +90,19 @@ import Testing
         let copy = try TestSupport.copyOfSpeakEasy()
         let before = try TestSupport.entities(try GeneratedDataset.make(try Dataset.load(directory: copy), options: TestSupport.options()).tables[0])
         try TestSupport.edit(copy.appendingPathComponent("dataset.yaml")) {
-            $0.replacingOccurrences(of: "      - name: event\n", with: """
-                      - name: sponsor
-                        partition: sponsors
-                        count: 5
-                        key: [Code]
-                        fields:
-                          Code: { int: [1, 1000] }
-                          Level: { pick: [gold, silver] }
-                      - name: event
+            $0.replacingOccurrences(
+                of: "      - name: event\n",
+                with: """
+                          - name: sponsor
+                            partition: sponsors
+                            count: 5
+                            key: [Code]
+                            fields:
+                              Code: { int: [1, 1000] }
+                              Level: { pick: [gold, silver] }
+                          - name: event
 
-                """)
+                    """)
         }
         let after = try TestSupport.entities(try GeneratedDataset.make(try Dataset.load(directory: copy), options: TestSupport.options()).tables[0])
         #expect(after.filter { $0.partitionKey == "sponsors" }.count == 5)

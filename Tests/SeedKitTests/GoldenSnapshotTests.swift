@@ -1,6 +1,7 @@
 import AzseedTestSupport
 import Foundation
 import Testing
+
 @testable import SeedKit
 
 /// The determinism contract: same dataset files, seed and window ⇒ the same bytes.

@@ -1,11 +1,14 @@
 import Foundation
 import Testing
+
 @testable import SeedKit
 
 @Suite struct ImageTests {
-    static let speakers = ["Bart Tubalinal": "BTubalinal.jpg", "Bert Johnson": "BJohnson.jpg", "Travis Nielsen": "TNielsen.jpg",
-                           "Matt Morse": "MMorse.jpg", "Mo Omar": "MOmar.jpg", "Darya Orlova": "DOrlova.jpg",
-                           "Callie Jones": "CJones.jpg", "Ela Gardner": "EGardner.jpg"]
+    static let speakers = [
+        "Bart Tubalinal": "BTubalinal.jpg", "Bert Johnson": "BJohnson.jpg", "Travis Nielsen": "TNielsen.jpg",
+        "Matt Morse": "MMorse.jpg", "Mo Omar": "MOmar.jpg", "Darya Orlova": "DOrlova.jpg",
+        "Callie Jones": "CJones.jpg", "Ela Gardner": "EGardner.jpg",
+    ]
     static let order = ["Bart Tubalinal", "Bert Johnson", "Travis Nielsen", "Matt Morse", "Mo Omar", "Darya Orlova", "Callie Jones", "Ela Gardner"]
 
     @Test func shippedPortraitsAreValidDistinctJPEGs() throws {

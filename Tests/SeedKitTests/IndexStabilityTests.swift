@@ -1,9 +1,10 @@
-import AzureStorage
 import AzseedTestSupport
+import AzureStorage
 import Foundation
 import PropertyBased
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// Issue 29, item 1: in a kind keyed by a sequence, or listed as rows, an entity's values are a
 /// function of its own generation index and the seed — never of its position after the RowKey
@@ -67,8 +68,9 @@ import Testing
             for (key, entity) in small {
                 let other = large[key]
                 #expect(other != nil, "entity \(key) of count \(n) is not among those of count \(n + k)")
-                #expect(other.map { $0.names == entity.names && $0.values == entity.values } ?? false,
-                        "entity \(key) changed with the count: \(entity.values) -> \(other?.values ?? [])")
+                #expect(
+                    other.map { $0.names == entity.names && $0.values == entity.values } ?? false,
+                    "entity \(key) changed with the count: \(entity.values) -> \(other?.values ?? [])")
             }
         }
     }

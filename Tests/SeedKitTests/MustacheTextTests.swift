@@ -71,7 +71,8 @@ import Testing
             return Date().timeIntervalSince(start)
         }
         _ = try seconds(3_000)
-        let small = try seconds(10_000), large = try seconds(40_000)
+        let small = try seconds(10_000)
+        let large = try seconds(40_000)
         #expect(large / max(small, 1e-3) < 8, "10,000 tags \(small) s, 40,000 tags \(large) s")
     }
 

@@ -1,8 +1,9 @@
 import AzseedTestSupport
 import AzureStorage
 import Foundation
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// `pick` with `weights`, `presence`, and `~` row cells: what `azseed scan` writes to keep
 /// observed frequencies and optional properties.

@@ -1,7 +1,8 @@
 import AzureStorage
 import Foundation
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// The planner's merge of desired and observed entity streams: the same plan whatever the
 /// page sizes, refusal of pages out of byte order, and kinds that share a partition.
@@ -37,13 +38,16 @@ import Testing
 
     static func group(_ kind: String, key: String, _ entities: [TableEntity]) -> EntityGroup {
         let sorted = entities.sorted { EntityMerge.order($0, $1) < 0 }
-        return EntityGroup(table: "t", kind: kind, partitions: ["p"], key: [key], rowKeyReferences: [],
-                           makeCursor: { ArrayCursor(entities: sorted) },
-                           rowKeys: { ["p": Set(sorted.map { ExactString($0.rowKey) })] })
+        return EntityGroup(
+            table: "t", kind: kind, partitions: ["p"], key: [key], rowKeyReferences: [],
+            makeCursor: { ArrayCursor(entities: sorted) },
+            rowKeys: { ["p": Set(sorted.map { ExactString($0.rowKey) })] })
     }
 
     static func summary(_ plan: Plan) -> [String] {
-        (plan.entities + plan.entityDeletes).map { "\($0.change) \($0.kind ?? "-") \($0.partitionKey)/\($0.rowKey) \($0.desiredRowKey ?? "") \($0.changes.map(\.name))" }
+        (plan.entities + plan.entityDeletes).map {
+            "\($0.change) \($0.kind ?? "-") \($0.partitionKey)/\($0.rowKey) \($0.desiredRowKey ?? "") \($0.changes.map(\.name))"
+        }
     }
 
     @Test func pagesOfAnySizeGiveTheSamePlanAsTheWholeState() async throws {
@@ -69,7 +73,8 @@ import Testing
             #expect(whole.summary.create == 0 && whole.summary.update > 1 && whole.summary.delete == (prune ? 1 : 0))
             #expect(whole.entities.contains { $0.desiredRowKey != nil && $0.rowKey == "0-foreign" })
             for size in [1, 3, 1000] {
-                let paged = try await Planner.plan(desired: desired.storage, observed: observed, entities: PagedSource(observed: observed, size: size), header: header)
+                let paged = try await Planner.plan(
+                    desired: desired.storage, observed: observed, entities: PagedSource(observed: observed, size: size), header: header)
                 #expect(paged == whole)
             }
             var owned = observed
@@ -82,8 +87,9 @@ import Testing
         let desired = try PlannerTests.desired()
         let observed = try PlannerTests.seeded(desired)
         await #expect(throws: ObservedOrderError.self) {
-            _ = try await Planner.plan(desired: desired.storage, observed: observed,
-                                       entities: PagedSource(observed: observed, size: 4, swapFirstTwo: true), header: PlannerTests.header(desired))
+            _ = try await Planner.plan(
+                desired: desired.storage, observed: observed,
+                entities: PagedSource(observed: observed, size: 4, swapFirstTwo: true), header: PlannerTests.header(desired))
         }
     }
 
@@ -93,8 +99,9 @@ import Testing
     @Test func kindsSharingAPartitionEachMatchTheirOwn() async throws {
         let a = (1...4).map { TableEntity(partitionKey: "p", rowKey: "a\($0)", properties: ["Name": .string("n\($0)")]) }
         let b = (1...3).map { TableEntity(partitionKey: "p", rowKey: "b\($0)", properties: ["Title": .string("t\($0)")]) }
-        let desired = DesiredStorage(containers: [], tables: [OwnedTable(name: "t", partitions: ["p"])],
-                                     groups: [Self.group("a", key: "Name", a), Self.group("b", key: "Title", b)])
+        let desired = DesiredStorage(
+            containers: [], tables: [OwnedTable(name: "t", partitions: ["p"])],
+            groups: [Self.group("a", key: "Name", a), Self.group("b", key: "Title", b)])
         var table = ObservedTable()
         for entity in a.dropFirst() + b { table.add(entity) }
         var foreign = a[0]
@@ -102,8 +109,9 @@ import Testing
         table.add(foreign)
         table.add(TableEntity(partitionKey: "p", rowKey: "stray", properties: ["Name": .string("other")]))
         let observed = ObservedState(tables: ["t": table])
-        let header = PlanHeader(target: PlanTarget(account: "a", blobEndpoint: "b", tableEndpoint: "t"), dataset: "d", datasetDirectory: "/d",
-                                seed: nil, window: nil, counts: [:], access: nil, prune: true)
+        let header = PlanHeader(
+            target: PlanTarget(account: "a", blobEndpoint: "b", tableEndpoint: "t"), dataset: "d", datasetDirectory: "/d",
+            seed: nil, window: nil, counts: [:], access: nil, prune: true)
         for source in [PagedSource(observed: observed, size: 2), PagedSource(observed: observed, size: 100)] {
             let plan = try await Planner.plan(desired: desired, observed: observed, entities: source, header: header)
             #expect(Self.summary(plan) == ["unchanged a p/zz-foreign a1 []", "delete - p/stray  []"])

@@ -1,8 +1,9 @@
 import AzseedTestSupport
 import AzureStorage
 import Foundation
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// The pure planner: desired state against observed states built by hand.
 @Suite struct PlannerTests {
@@ -11,10 +12,12 @@ import Testing
     }
 
     static func header(_ desired: GeneratedDataset, prune: Bool = false) -> PlanHeader {
-        PlanHeader(target: PlanTarget(account: "devstoreaccount1", blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1",
-                                      tableEndpoint: "http://127.0.0.1:10002/devstoreaccount1"),
-                   dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.path, seed: desired.seed,
-                   window: desired.window, counts: ["event": 40], access: nil, prune: prune)
+        PlanHeader(
+            target: PlanTarget(
+                account: "devstoreaccount1", blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1",
+                tableEndpoint: "http://127.0.0.1:10002/devstoreaccount1"),
+            dataset: desired.dataset.name, datasetDirectory: desired.dataset.directory.path, seed: desired.seed,
+            window: desired.window, counts: ["event": 40], access: nil, prune: prune)
     }
 
     /// The target exactly as the dataset wants it.
@@ -23,7 +26,8 @@ import Testing
         for container in desired.containers {
             var found = ObservedContainer(access: container.access)
             for blob in container.blobs {
-                found.blobs[ExactString(blob.name)] = ObservedBlob(name: blob.name, size: blob.size, md5: blob.md5Base64, contentType: blob.contentType)
+                found.blobs[ExactString(blob.name)] = ObservedBlob(
+                    name: blob.name, size: blob.size, md5: blob.md5Base64, contentType: blob.contentType)
             }
             observed.containers[container.name] = found
         }
@@ -72,8 +76,11 @@ import Testing
         #expect(plan.summary == PlanSummary(update: 1, unchanged: 1 + 8 + 1 + 47))
         let update = try #require(plan.entities.first)
         #expect(update.rowKey == rowKey.string)
-        #expect(update.changes == [PropertyChange(name: "EventName", from: .string("Renamed"), to: wanted),
-                                   PropertyChange(name: "Extra", from: .int32(1), to: nil)])
+        #expect(
+            update.changes == [
+                PropertyChange(name: "EventName", from: .string("Renamed"), to: wanted),
+                PropertyChange(name: "Extra", from: .int32(1), to: nil),
+            ])
         #expect(Planner.observedDigest(observed) != Planner.observedDigest(try Self.seeded(desired)))
     }
 

@@ -1,6 +1,7 @@
 import AzureStorage
 import Foundation
 import Testing
+
 @testable import SeedKit
 
 @Suite struct PrimitivesTests {
@@ -46,12 +47,17 @@ import Testing
     }
 
     @Test func entityJSONIsCanonical() {
-        let entity = TableEntity(partitionKey: "p\"1", rowKey: "r", properties: [
-            "b": .int64(1_099_511_627_776), "a": .double(2), "c": .double(.nan), "d": .boolean(true), "e": .int32(-3),
-            "f": .dateTime(EdmDateTime(iso8601: "2024-01-02T03:04:05Z")!), "g": .guid(UUID(uuidString: "12345678-1234-5678-1234-567812345678")!),
-            "h": .binary([1, 2, 3]), "i": .string("line\nbreak é"),
-        ])
+        let entity = TableEntity(
+            partitionKey: "p\"1", rowKey: "r",
+            properties: [
+                "b": .int64(1_099_511_627_776), "a": .double(2), "c": .double(.nan), "d": .boolean(true), "e": .int32(-3),
+                "f": .dateTime(EdmDateTime(iso8601: "2024-01-02T03:04:05Z")!), "g": .guid(UUID(uuidString: "12345678-1234-5678-1234-567812345678")!),
+                "h": .binary([1, 2, 3]), "i": .string("line\nbreak é"),
+            ])
         let json = String(decoding: EntityJSONEncoder.encode(entity), as: UTF8.self)
-        #expect(json == #"{"PartitionKey":"p\"1","RowKey":"r","a":2.0,"a@odata.type":"Edm.Double","b":"1099511627776","b@odata.type":"Edm.Int64","c":"NaN","c@odata.type":"Edm.Double","d":true,"e":-3,"f":"2024-01-02T03:04:05.0000000Z","f@odata.type":"Edm.DateTime","g":"12345678-1234-5678-1234-567812345678","g@odata.type":"Edm.Guid","h":"AQID","h@odata.type":"Edm.Binary","i":"line\nbreak é"}"#)
+        #expect(
+            json
+                == #"{"PartitionKey":"p\"1","RowKey":"r","a":2.0,"a@odata.type":"Edm.Double","b":"1099511627776","b@odata.type":"Edm.Int64","c":"NaN","c@odata.type":"Edm.Double","d":true,"e":-3,"f":"2024-01-02T03:04:05.0000000Z","f@odata.type":"Edm.DateTime","g":"12345678-1234-5678-1234-567812345678","g@odata.type":"Edm.Guid","h":"AQID","h@odata.type":"Edm.Binary","i":"line\nbreak é"}"#
+        )
     }
 }

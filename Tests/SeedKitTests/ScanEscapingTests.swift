@@ -1,10 +1,11 @@
-import AzureStorage
 import AzseedTestSupport
+import AzureStorage
 import Foundation
 import PropertyBased
-@testable import SeedKit
 import Testing
 import Yams
+
+@testable import SeedKit
 
 /// What `scan` writes loads back byte for byte, whatever a scanned account holds: keys,
 /// property names and values of random Unicode with every character YAML treats specially
@@ -13,7 +14,8 @@ import Yams
 @Suite struct ScanEscapingTests {
     /// Characters that break YAML lines, quoting or flow collections, mixed with ordinary ones.
     static let hostile: [Unicode.Scalar] = Array(
-        "\u{2028}\u{2029}\u{85}\u{FEFF}\r\n\t\u{0}\u{1B}\u{7F}\u{9F}\u{FFFE}\u{FFFF}\"\\'#:{}[],- &*!|>%@`?aZ0_./\u{E9}e\u{301}\u{1F600}\u{10FFFF}".unicodeScalars)
+        "\u{2028}\u{2029}\u{85}\u{FEFF}\r\n\t\u{0}\u{1B}\u{7F}\u{9F}\u{FFFE}\u{FFFF}\"\\'#:{}[],- &*!|>%@`?aZ0_./\u{E9}e\u{301}\u{1F600}\u{10FFFF}"
+            .unicodeScalars)
     static let text = Gen.element(of: hostile).array(of: 0...24).map { scalars in
         var s = String.UnicodeScalarView()
         s.append(contentsOf: scalars.compactMap { $0 })
@@ -58,9 +60,14 @@ import Yams
         await propertyCheck(input: Self.text, Self.text, Self.text) { (partition: String, property: String, value: String) in
             // Keys hold what Azure allows in them: anything but '/', '\\', '#', '?' and controls.
             let allowed = { (c: Unicode.Scalar) in !"/\\#?".unicodeScalars.contains(c) && !(c.value < 0x20 || (0x7F...0x9F).contains(c.value)) }
-            let pk = String(String.UnicodeScalarView(partition.unicodeScalars.filter(allowed))) + "x\u{2028}containers: [{name: leak, access: container, images: ..}]"
+            let pk =
+                String(String.UnicodeScalarView(partition.unicodeScalars.filter(allowed)))
+                + "x\u{2028}containers: [{name: leak, access: container, images: ..}]"
             // Property names are what Azure allows (letters, digits, '_'); keys and values are anything.
-            let name = "P" + String(String.UnicodeScalarView(property.unicodeScalars.filter { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }))
+            let name =
+                "P"
+                + String(
+                    String.UnicodeScalarView(property.unicodeScalars.filter { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }))
             var entities: [TableEntity] = []
             for i in 0..<3 {
                 var e = TableEntity(partitionKey: pk, rowKey: "r\(i)\u{2029}")
@@ -69,8 +76,9 @@ import Yams
             }
             var observation = PartitionObservation(table: "events", partition: pk, sampleSize: 20)
             for e in entities { observation.observe(e) }
-            let input = ScanInput(name: "hostile\u{2028}name", source: "test\u{2029}", blobEndpoint: "", containers: [], partitions: [observation],
-                                  sample: 20, copiedBlobs: false, copyValues: true)
+            let input = ScanInput(
+                name: "hostile\u{2028}name", source: "test\u{2029}", blobEndpoint: "", containers: [], partitions: [observation],
+                sample: 20, copiedBlobs: false, copyValues: true)
             let inferred = DatasetInference.infer(input)
             let folder = try! Scratch.folder()
             try! Data(inferred.yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))

@@ -1,7 +1,8 @@
 import AzureStorage
 import Foundation
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// `azseed scan`'s inference on entities made here: the same data in any order gives the same
 /// dataset, and what it infers generates the same shape again.
@@ -22,8 +23,9 @@ import Testing
     @Test func theSameDataInAnyOrderGivesTheSameDataset() throws {
         let entities = try speakeasy()
         let input = { (list: [TableEntity]) in
-            ScanInput(name: "s", source: "test", blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1", containers: [],
-                      partitions: self.observe(list, sample: 20), sample: 20, copiedBlobs: false, copyValues: true)
+            ScanInput(
+                name: "s", source: "test", blobEndpoint: "http://127.0.0.1:10000/devstoreaccount1", containers: [],
+                partitions: self.observe(list, sample: 20), sample: 20, copiedBlobs: false, copyValues: true)
         }
         let forward = DatasetInference.infer(input(entities))
         let backward = DatasetInference.infer(input(entities.reversed()))
@@ -32,14 +34,18 @@ import Testing
     }
 
     @Test func referencesTemplatesWeightsAndKeysAreFound() throws {
-        let input = ScanInput(name: "s", source: "test", blobEndpoint: "", containers: [], partitions: observe(try speakeasy(), sample: 20),
-                              sample: 20, copiedBlobs: false, copyValues: true)
+        let input = ScanInput(
+            name: "s", source: "test", blobEndpoint: "", containers: [], partitions: observe(try speakeasy(), sample: 20),
+            sample: 20, copiedBlobs: false, copyValues: true)
         let inferred = DatasetInference.infer(input)
         #expect(inferred.yaml.contains("SpeakerKey: { from: speaker.RowKey }"))
         #expect(inferred.yaml.contains("SpeakerName: { from: speaker.Name }"))
         #expect(inferred.yaml.contains("key: [Name]"))
         #expect(inferred.yaml.contains("EventName: { pick: [") && inferred.yaml.contains("weights: ["))
-        #expect(inferred.templates.contains { $0.name == "event-EventDescription.mustache" && $0.text.hasPrefix("{{EventName}} in {{EventLocation}} with {{SpeakerName}}.") })
+        #expect(
+            inferred.templates.contains {
+                $0.name == "event-EventDescription.mustache" && $0.text.hasPrefix("{{EventName}} in {{EventLocation}} with {{SpeakerName}}.")
+            })
         // Without the container the photo URLs are no blob URLs: a sampled list, bounded by the sample.
         #expect(!inferred.yaml.contains("blobUrl"))
     }

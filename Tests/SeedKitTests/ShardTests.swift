@@ -1,8 +1,9 @@
 import AzseedTestSupport
 import AzureStorage
 import Foundation
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// `--shard I/N`: parts that are disjoint and together complete, made without the others.
 @Suite struct ShardTests {
@@ -20,7 +21,7 @@ import Testing
         #expect(sizes.allSatisfy { (850...1150).contains($0) }, "\(sizes)")
         // Fixed across runs and machines (FNV-1a): pinned, so a change that would reshuffle
         // every sharded deployment's parts fails here.
-        #expect(StableHash.keys("Events", "row-1") == 0xbe6e8787810a29a5)
+        #expect(StableHash.keys("Events", "row-1") == 0xbe6e_8787_810a_29a5)
     }
 
     @Test func eachShardGeneratesExactlyItsPartOfTheWhole() async throws {
@@ -38,10 +39,11 @@ import Testing
         for i in 0..<3 {
             let shard = Shard(index: i, count: 3)!
             let part = try await keys(desired.storage.sharded(shard))
-            #expect(part.allSatisfy { line in
-                let p = line.split(separator: "|").map(String.init)
-                return shard.owns(partitionKey: p[0], rowKey: p[1])
-            })
+            #expect(
+                part.allSatisfy { line in
+                    let p = line.split(separator: "|").map(String.init)
+                    return shard.owns(partitionKey: p[0], rowKey: p[1])
+                })
             parts += part
             #expect(desired.storage.sharded(shard).containers[0].blobs.allSatisfy { shard.owns(container: "speakers", blob: $0.name) })
         }

@@ -2,6 +2,7 @@ import AzseedTestSupport
 import AzureStorage
 import Crypto
 import Foundation
+
 @testable import SeedKit
 
 /// Paths and helpers shared by the SeedKit tests.
@@ -47,8 +48,9 @@ enum TestSupport {
     static let pinnedWindow = (from: EdmDateTime(iso8601: "2026-01-01")!, to: EdmDateTime(iso8601: "2026-07-01")!)
 
     static func options(seed: UInt64 = 42, events: Int? = nil) -> GenerationOptions {
-        GenerationOptions(seed: seed, counts: events.map { ["event": $0] } ?? [:], now: EdmDateTime(iso8601: "2026-11-21")!,
-                          from: pinnedWindow.from, to: pinnedWindow.to)
+        GenerationOptions(
+            seed: seed, counts: events.map { ["event": $0] } ?? [:], now: EdmDateTime(iso8601: "2026-11-21")!,
+            from: pinnedWindow.from, to: pinnedWindow.to)
     }
 
     /// Every entity of a table.

@@ -1,7 +1,8 @@
 import AzureStorage
 import PropertyBased
-@testable import SeedKit
 import Testing
+
+@testable import SeedKit
 
 /// What `scan` may copy without --copy-values (``ValuePrivacy``).
 @Suite struct ValuePrivacyTests {

@@ -2,10 +2,11 @@ import AzseedTestSupport
 import AzureStorage
 import Foundation
 import SeedKit
-@testable import SeedRunner
 import StorageEmulator
 import Synchronization
 import Testing
+
+@testable import SeedRunner
 
 /// The executor against the emulator over sockets, and against scripted answers for what
 /// the emulator cannot produce.
@@ -14,16 +15,22 @@ import Testing
         .appendingPathComponent("Seeds/speakeasy")
 
     static func desired(events: Int = 30, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) throws -> GeneratedDataset {
-        try GeneratedDataset.make(try Dataset.load(directory: speakeasy),
-                              options: GenerationOptions(counts: ["event": events], now: EdmDateTime(iso8601: "2026-11-21")!, blobEndpoint: blobEndpoint))
+        try GeneratedDataset.make(
+            try Dataset.load(directory: speakeasy),
+            options: GenerationOptions(counts: ["event": events], now: EdmDateTime(iso8601: "2026-11-21")!, blobEndpoint: blobEndpoint))
     }
 
-    static func run(_ server: EmulatorServer, configuration: ClientConfiguration = ClientConfiguration(),
-                    transport: any HTTPTransport = CurlTransport()) -> SeedRun {
+    static func run(
+        _ server: EmulatorServer, configuration: ClientConfiguration = ClientConfiguration(),
+        transport: any HTTPTransport = CurlTransport()
+    ) -> SeedRun {
         let account = server.account
-        return SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
-                                                             tableEndpoint: account.tableEndpoint.absoluteString),
-                       transport: transport, configuration: configuration)
+        return SeedRun(
+            account: account,
+            target: PlanTarget(
+                account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
+                tableEndpoint: account.tableEndpoint.absoluteString),
+            transport: transport, configuration: configuration)
     }
 
     @Test func applyThenReplanIsEmpty() async throws {
@@ -52,7 +59,8 @@ import Testing
             let plan = try await run.plan(desired.storage, header: header)
             let target = try #require(plan.entities.last?.entity)
             try await run.tables.createTable("events")
-            try await run.tables.insert(TableEntity(partitionKey: target.partitionKey, rowKey: target.rowKey, properties: ["EventName": .string("stale")]), into: "events")
+            try await run.tables.insert(
+                TableEntity(partitionKey: target.partitionKey, rowKey: target.rowKey, properties: ["EventName": .string("stale")]), into: "events")
             let report = try await run.execute(plan, concurrency: 2)
             #expect(report.created == plan.summary.create)
             let stored = try #require(try await run.tables.get(partitionKey: target.partitionKey, rowKey: target.rowKey, from: "events"))
@@ -63,8 +71,11 @@ import Testing
             deletes.blobs = []
             deletes.tables = []
             deletes.entities = []
-            deletes.entityDeletes = [EntityAction(table: "events", kind: nil, partitionKey: "Events", rowKey: "never-there", change: .delete,
-                                                  changes: [], entity: nil, desiredRowKey: nil, naturalKey: [])]
+            deletes.entityDeletes = [
+                EntityAction(
+                    table: "events", kind: nil, partitionKey: "Events", rowKey: "never-there", change: .delete,
+                    changes: [], entity: nil, desiredRowKey: nil, naturalKey: [])
+            ]
             try await run.tables.insert(TableEntity(partitionKey: "Events", rowKey: "still-there"), into: "events")
             deletes.entityDeletes.append(EntityAction(table: "events", kind: nil, partitionKey: "Events", rowKey: "still-there", change: .delete))
             let deleted = try await run.execute(deletes, concurrency: 1)
@@ -110,13 +121,16 @@ import Testing
         let sent = Mutex<[String]>([])
         let transport = ClosureTransport { request in
             sent.withLock { $0.append("\(request.method) \(request.path)") }
-            let body = Data("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>PublicAccessNotPermitted</Code><Message>Public access is not permitted on this storage account.</Message></Error>".utf8)
+            let body = Data(
+                "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>PublicAccessNotPermitted</Code><Message>Public access is not permitted on this storage account.</Message></Error>"
+                    .utf8)
             return TransportResponse(status: 409, headers: HeaderFields([("x-ms-error-code", "PublicAccessNotPermitted")]), body: body)
         }
         let account = StorageAccount.development()
         let run = SeedRun(account: account, target: PlanTarget(account: account.name, blobEndpoint: "b", tableEndpoint: "t"), transport: transport)
         let desired = try Self.desired()
-        let plan = try await Planner.plan(desired: desired.storage, observed: ObservedState(), header: run.header(for: desired, counts: [:], access: nil, prune: false))
+        let plan = try await Planner.plan(
+            desired: desired.storage, observed: ObservedState(), header: run.header(for: desired, counts: [:], access: nil, prune: false))
         await #expect {
             _ = try await run.execute(plan, concurrency: 4)
         } throws: { error in
@@ -131,8 +145,10 @@ import Testing
         var actions: [EntityAction] = []
         for i in 0..<250 {
             let entity = TableEntity(partitionKey: i < 230 ? "a" : "b", rowKey: "r\(i)", properties: ["Text": .string(i < 200 ? "small" : big)])
-            actions.append(EntityAction(table: "t", kind: "k", partitionKey: entity.partitionKey, rowKey: entity.rowKey, change: .create,
-                                        changes: [], entity: entity, desiredRowKey: nil, naturalKey: []))
+            actions.append(
+                EntityAction(
+                    table: "t", kind: "k", partitionKey: entity.partitionKey, rowKey: entity.rowKey, change: .create,
+                    changes: [], entity: entity, desiredRowKey: nil, naturalKey: []))
         }
         let batches = EntityBatches.make(actions)
         #expect(batches.map(\.count) == [100, 100, 30, 20])

@@ -1,10 +1,11 @@
 import AzseedTestSupport
-@testable import AzureStorage
 import Foundation
 import PropertyBased
 import SeedKit
 import SeedRunner
 import Testing
+
+@testable import AzureStorage
 
 /// The ledger keeps "run it again and nothing changes" true on any day (issue 29, item 2):
 /// SpeakEasy's window is relative to today, so without a recorded reference time a plan
@@ -56,8 +57,12 @@ import Testing
             let (desired, reference) = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: true)
             var plan = try await session.plan(desired, counts: ["event": 20], access: nil, prune: false, digests: false)
             plan.header.nowMove = reference.move
-            #expect(reference.move == NowMove(from: Self.day1, fromWindow: ResolvedWindow(from: EdmDateTime(iso8601: "2026-11-25")!, to: EdmDateTime(iso8601: "2027-05-24")!),
-                                              to: Self.day2, recordedAt: Self.day1))
+            #expect(
+                reference.move
+                    == NowMove(
+                        from: Self.day1,
+                        fromWindow: ResolvedWindow(from: EdmDateTime(iso8601: "2026-11-25")!, to: EdmDateTime(iso8601: "2027-05-24")!),
+                        to: Self.day2, recordedAt: Self.day1))
             #expect(PlanTextRenderer().render(plan).contains("~ now 2026-11-25T09:30:00Z -> 2026-11-26T14:00:00Z"))
 
             // Applied with the move, the next plan (on a later clock still) keeps the new time.
@@ -94,17 +99,19 @@ import Testing
         try await TestEmulator.withRunning { server in
             let ledger = Ledger(tables: TableClient(account: server.account))
             await propertyCheck(count: 60, input: names, Gen.uint64(in: 0...UInt64.max)) { name, seed in
-                let record = ApplyRecord(dataset: name, desiredDigest: "abc", seed: seed, now: Self.day1,
-                                         window: ResolvedWindow(from: Self.day1, to: Self.day2), counts: ["event": 3, "speaker": 2],
-                                         shard: Shard(index: 1, count: 3), tool: "azseed test", appliedAt: Self.day2)
+                let record = ApplyRecord(
+                    dataset: name, desiredDigest: "abc", seed: seed, now: Self.day1,
+                    window: ResolvedWindow(from: Self.day1, to: Self.day2), counts: ["event": 3, "speaker": 2],
+                    shard: Shard(index: 1, count: 3), tool: "azseed test", appliedAt: Self.day2)
                 _ = try await ledger.write(record)
                 let (read, _) = try await ledger.applyRecord(dataset: name)
                 #expect(read == record, "\(name.debugDescription)")
             }
             // NFC and NFD spellings of one name are two datasets, as Azure compares keys.
             let (nfd, _) = try await ledger.applyRecord(dataset: "Cafe\u{301}")
-            let nfc = ApplyRecord(dataset: "Caf\u{E9}", desiredDigest: "", seed: 1, now: Self.day1, window: ResolvedWindow(from: Self.day1, to: Self.day2),
-                                  counts: [:], shard: nil, tool: "t", appliedAt: Self.day1)
+            let nfc = ApplyRecord(
+                dataset: "Caf\u{E9}", desiredDigest: "", seed: 1, now: Self.day1, window: ResolvedWindow(from: Self.day1, to: Self.day2),
+                counts: [:], shard: nil, tool: "t", appliedAt: Self.day1)
             _ = try await ledger.write(nfc)
             let (nfdAfter, _) = try await ledger.applyRecord(dataset: "Cafe\u{301}")
             #expect(nfd == nil && nfdAfter == nil)
@@ -118,10 +125,14 @@ import Testing
             let tables = TableClient(account: server.account)
             _ = try await tables.ensureTable(ReservedNames.ledgerTable)
             let ledger = Ledger(tables: tables)
-            for (name, value) in [("Now", EdmValue.string("yesterday")), ("Schema", .int32(99)), ("Schema", .int32(0)), ("Schema", .int32(-7)),
-                                  ("Seed", .string("-1")), ("Seed", .string("+5")), ("Counts", .string("event=0")), ("Counts", .string("event=5,event=6"))] {
-                var entity = ApplyRecord(dataset: "speakeasy", desiredDigest: "", seed: 1, now: Self.day1, window: ResolvedWindow(from: Self.day1, to: Self.day2),
-                                         counts: [:], shard: nil, tool: "t", appliedAt: Self.day1).entity
+            for (name, value) in [
+                ("Now", EdmValue.string("yesterday")), ("Schema", .int32(99)), ("Schema", .int32(0)), ("Schema", .int32(-7)),
+                ("Seed", .string("-1")), ("Seed", .string("+5")), ("Counts", .string("event=0")), ("Counts", .string("event=5,event=6")),
+            ] {
+                var entity = ApplyRecord(
+                    dataset: "speakeasy", desiredDigest: "", seed: 1, now: Self.day1, window: ResolvedWindow(from: Self.day1, to: Self.day2),
+                    counts: [:], shard: nil, tool: "t", appliedAt: Self.day1
+                ).entity
                 entity.properties[name] = value
                 _ = try await tables.upsert(entity, into: ReservedNames.ledgerTable)
                 do {
@@ -142,25 +153,39 @@ import Testing
             let owner = TableClient(account: server.account)
             try await owner.createTable("events")
             _ = try await owner.ensureTable(ReservedNames.ledgerTable)
-            guard case .sharedKey(let key) = server.account.credential else { Issue.record("the test emulator has no key"); return }
+            guard case .sharedKey(let key) = server.account.credential else {
+                Issue.record("the test emulator has no key")
+                return
+            }
             // A table service SAS for `events` only (sv 2019-02-02's string to sign).
             let expiry = ServiceSAS.time(Date().addingTimeInterval(3600))
             let fields = ["raud", "", expiry, "/table/\(server.account.name)/events", "", "", "", "2019-02-02", "", "", "", ""]
             let signature = SharedKeySigner(account: server.account.name, key: key).signature(fields.joined(separator: "\n"))
-            let token = try #require(SASToken("sv=2019-02-02&tn=events&sp=raud&se=\(PercentEncoding.component(expiry))&sig=\(PercentEncoding.component(signature))"))
-            let scoped = TableClient(account: StorageAccount(name: server.account.name, credential: .sas(token), blobEndpoint: server.account.blobEndpoint,
-                                                             tableEndpoint: server.account.tableEndpoint))
+            let token = try #require(
+                SASToken("sv=2019-02-02&tn=events&sp=raud&se=\(PercentEncoding.component(expiry))&sig=\(PercentEncoding.component(signature))"))
+            let scoped = TableClient(
+                account: StorageAccount(
+                    name: server.account.name, credential: .sas(token), blobEndpoint: server.account.blobEndpoint,
+                    tableEndpoint: server.account.tableEndpoint))
             // The SAS works for its table: the refusal below is the ledger's, not a bad signature.
             _ = try await scoped.upsert(TableEntity(partitionKey: "p", rowKey: "r"), into: "events")
 
             let ledger = Ledger(tables: scoped)
             let (record, access) = try await ledger.applyRecord(dataset: "speakeasy")
-            guard case .unavailable(let why) = access else { Issue.record("read: \(access)"); return }
+            guard case .unavailable(let why) = access else {
+                Issue.record("read: \(access)")
+                return
+            }
             #expect(record == nil && why.contains(ReservedNames.ledgerTable))
-            let written = try await ledger.write(ApplyRecord(dataset: "speakeasy", desiredDigest: "", seed: 1, now: Self.day1,
-                                                             window: ResolvedWindow(from: Self.day1, to: Self.day2), counts: [:], shard: nil, tool: "t",
-                                                             appliedAt: Self.day1))
-            guard case .unavailable = written else { Issue.record("write: \(written)"); return }
+            let written = try await ledger.write(
+                ApplyRecord(
+                    dataset: "speakeasy", desiredDigest: "", seed: 1, now: Self.day1,
+                    window: ResolvedWindow(from: Self.day1, to: Self.day2), counts: [:], shard: nil, tool: "t",
+                    appliedAt: Self.day1))
+            guard case .unavailable = written else {
+                Issue.record("write: \(written)")
+                return
+            }
             #expect(try await owner.get(partitionKey: ApplyRecord.partition, rowKey: "speakeasy", from: ReservedNames.ledgerTable) == nil)
         }
     }
@@ -173,11 +198,15 @@ import Testing
             let session = try await StorageSession.open(.account(server.account), command: "LedgerTests")
             _ = try await Self.apply(clock: Self.day1, requested: false, in: session)
             let key = ApplyRecord.rowKey(dataset: "speakeasy")
-            var entity = try #require(try await session.run.tables.get(partitionKey: ApplyRecord.partition, rowKey: key, from: ReservedNames.ledgerTable)).entity
+            var entity = try #require(
+                try await session.run.tables.get(partitionKey: ApplyRecord.partition, rowKey: key, from: ReservedNames.ledgerTable)
+            ).entity
             entity.properties["Now"] = .string("yesterday")
             _ = try await session.run.tables.upsert(entity, into: ReservedNames.ledgerTable)
 
-            await #expect(throws: LedgerRecordDamaged.self) { _ = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false) }
+            await #expect(throws: LedgerRecordDamaged.self) {
+                _ = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false)
+            }
             let (_, reference) = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: true)
             #expect(reference.replaces != nil && reference.note?.contains("--now is used instead") == true)
             _ = try await Self.apply(clock: Self.day2, requested: true, in: session)

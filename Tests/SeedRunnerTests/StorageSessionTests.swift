@@ -15,9 +15,12 @@ import Testing
 
     @Test func aSwiftProgramSeedsTheEmbeddedStorageAndReplaysASavedPlan() async throws {
         let folder = try Scratch.folder("session")
-        let desired = try GeneratedDataset.make(try Dataset.load(directory: Self.speakeasy),
-                                                options: GenerationOptions(counts: ["event": 20], now: EdmDateTime(iso8601: "2026-11-21")!))
-        try await StorageSession.with(.embedded(dataDirectory: folder.appendingPathComponent("storage"), provider: EmulatorEmbeddedStorage()), command: "StorageSessionTests") { session in
+        let desired = try GeneratedDataset.make(
+            try Dataset.load(directory: Self.speakeasy),
+            options: GenerationOptions(counts: ["event": 20], now: EdmDateTime(iso8601: "2026-11-21")!))
+        try await StorageSession.with(
+            .embedded(dataDirectory: folder.appendingPathComponent("storage"), provider: EmulatorEmbeddedStorage()), command: "StorageSessionTests"
+        ) { session in
             #expect(session.servesHere && session.servingNote?.contains("azseed emulator") == true)
             let plan = try await session.plan(desired, counts: ["event": 20], access: nil, prune: false, digests: true)
             #expect(plan.summary.create == 1 + 8 + 1 + 8 + 20)

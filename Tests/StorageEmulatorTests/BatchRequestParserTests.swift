@@ -1,6 +1,7 @@
 import AzureStorage
 import Foundation
 import Testing
+
 @testable import StorageEmulator
 
 @Suite struct BatchRequestParserTests {
@@ -50,10 +51,15 @@ import Testing
 
     @Test func malformedBodiesAreErrors() {
         #expect(throws: BatchSyntaxError.self) { try BatchRequestParser.parse(Data("x".utf8), contentType: "multipart/mixed") }
-        #expect(throws: BatchSyntaxError.self) { try BatchRequestParser.parse(Data("--b\r\n\r\nnothing\r\n--b--".utf8), contentType: "multipart/mixed; boundary=b") }
         #expect(throws: BatchSyntaxError.self) {
-            try BatchRequestParser.parse(Data("--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nGARBAGE\r\n--c--\r\n--b--".utf8),
-                                         contentType: "multipart/mixed; boundary=b")
+            try BatchRequestParser.parse(Data("--b\r\n\r\nnothing\r\n--b--".utf8), contentType: "multipart/mixed; boundary=b")
+        }
+        #expect(throws: BatchSyntaxError.self) {
+            try BatchRequestParser.parse(
+                Data(
+                    "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nGARBAGE\r\n--c--\r\n--b--"
+                        .utf8),
+                contentType: "multipart/mixed; boundary=b")
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
-@testable import StorageEmulator
 import Testing
+
+@testable import StorageEmulator
 
 /// The byte store's crash-safety sweep and its streamed writers and readers.
 @Suite struct ByteStoreTests {
@@ -53,10 +54,15 @@ import Testing
         let base = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TMPDIR"] ?? NSTemporaryDirectory())
         let calls = Mutex(0)
         let failNext = Mutex(false)
-        let store = try FileByteStore(root: base.appendingPathComponent("durable-\(UUID().uuidString)"), sync: { _ in
-            calls.withLock { $0 += 1 }
-            return failNext.withLock { fail in defer { fail = false }; return fail ? -1 : 0 }
-        })
+        let store = try FileByteStore(
+            root: base.appendingPathComponent("durable-\(UUID().uuidString)"),
+            sync: { _ in
+                calls.withLock { $0 += 1 }
+                return failNext.withLock { fail in
+                    defer { fail = false }
+                    return fail ? -1 : 0
+                }
+            })
         try store.makeDurable()
         #expect(calls.withLock { $0 } == 0, "nothing finished: no flush")
         _ = try store.put(Data("a".utf8))

@@ -18,8 +18,9 @@ import Testing
             #expect(try await blobs.ensureContainer("speakers", access: .container) == false)
             #expect(try await blobs.containerAccess("speakers") == .container)
             let photo = Data((0..<5000).map { UInt8($0 % 251) })
-            try await blobs.putBlob(photo, container: "speakers", name: "BTubalinal.jpg",
-                                    options: BlobUploadOptions(contentType: "image/jpeg", metadata: ["speaker": "Bret"]))
+            try await blobs.putBlob(
+                photo, container: "speakers", name: "BTubalinal.jpg",
+                options: BlobUploadOptions(contentType: "image/jpeg", metadata: ["speaker": "Bret"]))
             #expect(try await blobs.download(container: "speakers", name: "BTubalinal.jpg") == photo)
             #expect(try await blobs.download(container: "speakers", name: "BTubalinal.jpg", range: 10...19) == photo[10..<20])
             let properties = try #require(try await blobs.properties(container: "speakers", name: "BTubalinal.jpg"))
@@ -48,7 +49,8 @@ import Testing
             #expect(try Data(contentsOf: back).isEmpty)
             let missing = file.deletingLastPathComponent().appendingPathComponent("missing.bin")
             await #expect(throws: AzureStorageError.self) { try await blobs.download(container: "speakers", name: "nope", to: missing) }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: missing.deletingLastPathComponent().path).sorted() == ["back.bin", "big.bin"])
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: missing.deletingLastPathComponent().path).sorted() == ["back.bin", "big.bin"])
 
             for i in 0..<5 { try await blobs.putBlob(Data([UInt8(i)]), container: "speakers", name: "page/\(i)") }
             var names: [String] = []
@@ -66,9 +68,12 @@ import Testing
             #expect(try await tables.ensureTable("events") == false)
             #expect(try await tables.listTables() == ["events"])
             let when = EdmDateTime(year: 2026, month: 5, day: 1, hour: 18)
-            var entity = TableEntity(partitionKey: "Events", rowKey: "r1", properties: [
-                "EventName": .string("Swift on Linux"), "EventDate": .dateTime(when), "Seats": .int32(40),
-                "Big": .int64(1 << 40), "Ratio": .double(2.0), "Id": .guid(UUID()), "Raw": .binary([0, 255])])
+            var entity = TableEntity(
+                partitionKey: "Events", rowKey: "r1",
+                properties: [
+                    "EventName": .string("Swift on Linux"), "EventDate": .dateTime(when), "Seats": .int32(40),
+                    "Big": .int64(1 << 40), "Ratio": .double(2.0), "Id": .guid(UUID()), "Raw": .binary([0, 255]),
+                ])
             let etag = try await tables.insert(entity, into: "events")
             let got = try #require(try await tables.get(partitionKey: "Events", rowKey: "r1", from: "events"))
             #expect(got.entity == entity)
@@ -83,11 +88,16 @@ import Testing
                 #expect(error.status == 412 && error.code == "UpdateConditionNotSatisfied")
             }
 
-            let batch = (0..<100).map { TableBatchOperation.upsertReplace(TableEntity(partitionKey: "Bulk", rowKey: String(format: "%03d", $0), properties: ["N": .int32(Int32($0))])) }
+            let batch = (0..<100).map {
+                TableBatchOperation.upsertReplace(
+                    TableEntity(partitionKey: "Bulk", rowKey: String(format: "%03d", $0), properties: ["N": .int32(Int32($0))]))
+            }
             let etags = try await tables.submit(batch, to: "events")
             #expect(etags.count == 100 && etags.allSatisfy { $0?.hasPrefix("W/\"datetime'") == true })
             do {
-                try await tables.submit([.insert(TableEntity(partitionKey: "Bulk", rowKey: "new")), .insert(TableEntity(partitionKey: "Bulk", rowKey: "005"))], to: "events")
+                try await tables.submit(
+                    [.insert(TableEntity(partitionKey: "Bulk", rowKey: "new")), .insert(TableEntity(partitionKey: "Bulk", rowKey: "005"))],
+                    to: "events")
                 Issue.record("a batch inserting an existing entity must fail")
             } catch let error as AzureStorageError {
                 #expect(error.failedOperation?.index == 1 && error.failedOperation?.rowKey == "005" && error.code == .entityAlreadyExists)

@@ -1,14 +1,17 @@
 import AzureStorage
 import Foundation
 import Testing
+
 @testable import StorageEmulator
 
 @Suite struct FilterTests {
-    let event = TableEntity(partitionKey: "Events", rowKey: "r1", properties: [
-        "EventName": .string("O'Brien Meetup"), "Count": .int32(5), "Big": .int64(1_099_511_627_776), "Score": .double(2.5),
-        "Pinned": .boolean(true), "EventDate": .dateTime(EdmDateTime(iso8601: "2026-03-01T10:00:00Z")!),
-        "Id": .guid(UUID(uuidString: "12345678-1234-5678-1234-567812345678")!), "Blob": .binary([0xAB, 0x01]),
-    ])
+    let event = TableEntity(
+        partitionKey: "Events", rowKey: "r1",
+        properties: [
+            "EventName": .string("O'Brien Meetup"), "Count": .int32(5), "Big": .int64(1_099_511_627_776), "Score": .double(2.5),
+            "Pinned": .boolean(true), "EventDate": .dateTime(EdmDateTime(iso8601: "2026-03-01T10:00:00Z")!),
+            "Id": .guid(UUID(uuidString: "12345678-1234-5678-1234-567812345678")!), "Blob": .binary([0xAB, 0x01]),
+        ])
 
     private func matches(_ text: String) throws -> Bool { try FilterParser.parse(text).matches(event) }
 
@@ -41,12 +44,15 @@ import Testing
     }
 
     @Test func whatTheClientBuildsTheEmulatorReads() throws {
-        let built: TableFilter = .and(.equal("EventName", .string("O'Brien Meetup")), .or(.compare("Big", .ge, .int64(5)), .compare("EventDate", .lt, .dateTime(.minimum))))
+        let built: TableFilter = .and(
+            .equal("EventName", .string("O'Brien Meetup")), .or(.compare("Big", .ge, .int64(5)), .compare("EventDate", .lt, .dateTime(.minimum))))
         #expect(try matches(built.description))
     }
 
     @Test func syntaxErrorsAreLocated() {
-        for bad in ["Count eq", "Count eq 'open", "(Count eq 1", "Count eq 99999999999", "Count eq datetime'yesterday'", "Count eq 1 )", "Count == 1"] {
+        for bad in [
+            "Count eq", "Count eq 'open", "(Count eq 1", "Count eq 99999999999", "Count eq datetime'yesterday'", "Count eq 1 )", "Count == 1",
+        ] {
             #expect(throws: FilterSyntaxError.self, "\(bad)") { try FilterParser.parse(bad) }
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
-@testable import StorageEmulator
 import Synchronization
 import Testing
+
+@testable import StorageEmulator
 
 /// Group commit: concurrent writes share commits, each is answered on its own, a failing write
 /// rolls back only itself, and the blob-file flush runs before every commit.
@@ -18,9 +19,11 @@ import Testing
         let flushes = Atomic<Int>(0)
         // The first flush takes 200 ms (on the writer's own thread): the writes sent meanwhile
         // must queue and go into the next groups together.
-        let commits = GroupCommit(writer: db, beforeCommit: {
-            if flushes.add(1, ordering: .relaxed).newValue == 1 { usleep(200_000) }
-        })
+        let commits = GroupCommit(
+            writer: db,
+            beforeCommit: {
+                if flushes.add(1, ordering: .relaxed).newValue == 1 { usleep(200_000) }
+            })
         defer { commits.requestStop() }
         let results = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             for k in 0..<400 {

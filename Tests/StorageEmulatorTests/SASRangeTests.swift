@@ -1,6 +1,7 @@
 import Foundation
-@testable import StorageEmulator
 import Testing
+
+@testable import StorageEmulator
 
 /// The two ranges a SAS can narrow its grant to: table keys (byte order, both ends
 /// inclusive) and source addresses.
@@ -23,7 +24,9 @@ import Testing
 
     @Test func openEndsAndMalformedRanges() throws {
         let from = try #require(try TableKeyRange(spk: "m", srk: "", epk: "", erk: ""))
-        #expect(from.contains(partitionKey: "m", rowKey: "") && from.contains(partitionKey: "zzz", rowKey: "") && !from.contains(partitionKey: "l", rowKey: "z"))
+        #expect(
+            from.contains(partitionKey: "m", rowKey: "") && from.contains(partitionKey: "zzz", rowKey: "")
+                && !from.contains(partitionKey: "l", rowKey: "z"))
         #expect(try TableKeyRange(spk: "", srk: "", epk: "", erk: "") == nil)
         #expect(throws: ServiceError.self) { try TableKeyRange(spk: "", srk: "5", epk: "", erk: "") }
         #expect(throws: ServiceError.self) { try TableKeyRange(spk: "a", srk: "", epk: "", erk: "9") }

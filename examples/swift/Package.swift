@@ -7,7 +7,7 @@ import PackageDescription
 let package = Package(
     name: "App",
     dependencies: [
-        .package(name: "azseed", path: "../.."),
+        .package(name: "azseed", path: "../..")
     ],
     targets: [
         .target(name: "App", dependencies: [.product(name: "AzureStorage", package: "azseed")]),

@@ -6,7 +6,9 @@ extension ConnectionString {
     /// given on its own (`sasToken`, a leading `?` allowed) or as the query of an endpoint URL
     /// (az's `--blob-endpoint "https://…?sv=…"`). Several SAS must be the same token. Errors
     /// name the option, never the token.
-    public static func account(accountName: String?, blobEndpoint: String?, tableEndpoint: String?, sasToken: String?) throws(AzureStorageError) -> StorageAccount {
+    public static func account(accountName: String?, blobEndpoint: String?, tableEndpoint: String?, sasToken: String?) throws(AzureStorageError)
+        -> StorageAccount
+    {
         func refuse(_ reason: String) -> AzureStorageError {
             AzureStorageError(kind: .invalidConnectionString, operation: "Read account options", url: "", message: reason)
         }
@@ -24,7 +26,9 @@ extension ConnectionString {
         let blob = try split(blobEndpoint, "--blob-endpoint")
         let table = try split(tableEndpoint, "--table-endpoint")
         if let sasToken {
-            guard let token = SASToken(sasToken) else { throw refuse("--sas-token is not a SAS token with a 'sig' parameter (the token is not shown)") }
+            guard let token = SASToken(sasToken) else {
+                throw refuse("--sas-token is not a SAS token with a 'sig' parameter (the token is not shown)")
+            }
             tokens.append(("--sas-token", token))
         }
         if let first = tokens.first, let other = tokens.dropFirst().first(where: { $0.1 != first.1 }) {
@@ -45,7 +49,9 @@ extension ConnectionString {
         do {
             return try read(parts.joined(separator: ";"))
         } catch {
-            throw refuse(error.reason.replacingOccurrences(of: "BlobEndpoint", with: "--blob-endpoint").replacingOccurrences(of: "TableEndpoint", with: "--table-endpoint"))
+            throw refuse(
+                error.reason.replacingOccurrences(of: "BlobEndpoint", with: "--blob-endpoint").replacingOccurrences(
+                    of: "TableEndpoint", with: "--table-endpoint"))
         }
     }
 }

@@ -24,7 +24,9 @@ public enum ConnectionString {
             let key = part[..<eq].trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
             let value = String(part[part.index(after: eq)...]).trimmingCharacters(in: .whitespacesAndNewlines)
             guard Self.knownKeys.contains(key) else {
-                throw ConnectionStringError("unknown key '\(part[..<eq])' (known: AccountName, AccountKey, DefaultEndpointsProtocol, EndpointSuffix, BlobEndpoint, TableEndpoint, QueueEndpoint, FileEndpoint, SharedAccessSignature, UseDevelopmentStorage, DevelopmentStorageProxyUri)")
+                throw ConnectionStringError(
+                    "unknown key '\(part[..<eq])' (known: AccountName, AccountKey, DefaultEndpointsProtocol, EndpointSuffix, BlobEndpoint, TableEndpoint, QueueEndpoint, FileEndpoint, SharedAccessSignature, UseDevelopmentStorage, DevelopmentStorageProxyUri)"
+                )
             }
             if settings[key] != nil { throw ConnectionStringError("'\(part[..<eq])' is given twice") }
             settings[key] = value
@@ -41,17 +43,23 @@ public enum ConnectionString {
 
         let credential: StorageCredential
         if let key = settings["accountkey"] {
-            guard let decoded = AccountKey(base64: key) else { throw ConnectionStringError("AccountKey is not valid base64 (the key itself is not shown)") }
+            guard let decoded = AccountKey(base64: key) else {
+                throw ConnectionStringError("AccountKey is not valid base64 (the key itself is not shown)")
+            }
             credential = .sharedKey(decoded)
         } else if let sas = settings["sharedaccesssignature"] {
-            guard let token = SASToken(sas) else { throw ConnectionStringError("SharedAccessSignature is not a SAS token with a 'sig' parameter (the token is not shown)") }
+            guard let token = SASToken(sas) else {
+                throw ConnectionStringError("SharedAccessSignature is not a SAS token with a 'sig' parameter (the token is not shown)")
+            }
             credential = .sas(token)
         } else {
             credential = .anonymous
         }
 
         let scheme = (settings["defaultendpointsprotocol"] ?? "https").lowercased()
-        guard scheme == "https" || scheme == "http" else { throw ConnectionStringError("DefaultEndpointsProtocol must be http or https, not '\(scheme)'") }
+        guard scheme == "https" || scheme == "http" else {
+            throw ConnectionStringError("DefaultEndpointsProtocol must be http or https, not '\(scheme)'")
+        }
         let suffix = settings["endpointsuffix"] ?? "core.windows.net"
 
         var name = settings["accountname"]
@@ -78,7 +86,9 @@ public enum ConnectionString {
     }
 
     /// The account named by the environment, if `AZURE_STORAGE_CONNECTION_STRING` is set.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(AzureStorageError) -> StorageAccount? {
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(AzureStorageError)
+        -> StorageAccount?
+    {
         guard let text = environment[environmentVariable], !text.isEmpty else { return nil }
         do {
             return try read(text)

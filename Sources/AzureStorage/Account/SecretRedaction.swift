@@ -44,7 +44,9 @@ package enum SecretRedaction {
             i += 1
         }
         var result = String(out)
-        for name in ["accountkey=", "sharedaccesssignature=", "sig=", "client_secret=", "client_assertion="] { result = redactValues(of: name, in: result) }
+        for name in ["accountkey=", "sharedaccesssignature=", "sig=", "client_secret=", "client_assertion="] {
+            result = redactValues(of: name, in: result)
+        }
         return redactTokens(in: result)
     }
 
@@ -60,8 +62,10 @@ package enum SecretRedaction {
         var i = 0
         while i < bytes.count {
             if i + 3 <= bytes.count, bytes[i] == UInt8(ascii: "e"), bytes[i + 1] == UInt8(ascii: "y"), bytes[i + 2] == UInt8(ascii: "J"),
-               i == 0 || !isPart(bytes[i - 1]) {
-                var j = i, dots = 0
+                i == 0 || !isPart(bytes[i - 1])
+            {
+                var j = i
+                var dots = 0
                 while j < bytes.count, isPart(bytes[j]) || (bytes[j] == UInt8(ascii: ".") && dots < 2) {
                     if bytes[j] == UInt8(ascii: ".") { dots += 1 }
                     j += 1

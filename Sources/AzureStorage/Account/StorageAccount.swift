@@ -24,7 +24,8 @@ public struct SASToken: Sendable, Equatable, CustomStringConvertible {
         for pair in trimmed.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, let name = PercentEncoding.decodeQueryComponent(parts[0]),
-                  let value = PercentEncoding.decodeQueryComponent(parts[1]) else { return nil }
+                let value = PercentEncoding.decodeQueryComponent(parts[1])
+            else { return nil }
             parameters.append((name, value))
         }
         guard parameters.contains(where: { $0.0 == "sig" }) else { return nil }
@@ -61,9 +62,10 @@ public struct StorageAccount: Sendable, Equatable {
 
     /// The development account on `host` with the given ports (10000 and 10002 by default).
     public static func development(host: String = "127.0.0.1", blobPort: Int = 10000, tablePort: Int = 10002) -> StorageAccount {
-        StorageAccount(name: developmentAccountName, credential: .sharedKey(AccountKey(base64: developmentAccountKey)!),
-                       blobEndpoint: URL(string: "http://\(host):\(blobPort)/\(developmentAccountName)")!,
-                       tableEndpoint: URL(string: "http://\(host):\(tablePort)/\(developmentAccountName)")!)
+        StorageAccount(
+            name: developmentAccountName, credential: .sharedKey(AccountKey(base64: developmentAccountKey)!),
+            blobEndpoint: URL(string: "http://\(host):\(blobPort)/\(developmentAccountName)")!,
+            tableEndpoint: URL(string: "http://\(host):\(tablePort)/\(developmentAccountName)")!)
     }
 
     /// The connection string of this account, with the key — for handing to a child

@@ -18,8 +18,9 @@ extension BlobClient {
         switch account.credential {
         case .sharedKey(let key):
             let httpsOnly = account.blobEndpoint.scheme?.lowercased() == "https"
-            return .some(ServiceSAS(account: account.name, key: key)
-                .containerReadToken(container: container, start: now.addingTimeInterval(-15 * 60), expiry: expiry, httpsOnly: httpsOnly))
+            return .some(
+                ServiceSAS(account: account.name, key: key)
+                    .containerReadToken(container: container, start: now.addingTimeInterval(-15 * 60), expiry: expiry, httpsOnly: httpsOnly))
         case .sas(let token): return .some(token)
         case .anonymous: return .some(nil)
         case .bearer: return nil
@@ -34,8 +35,10 @@ extension BlobClient {
     /// never part of an error message.
     /// The blob stores what `options` says besides the bytes (content headers, metadata), given
     /// explicitly rather than taken from the source, so every way of copying leaves the same.
-    public func putBlobFromURL(container: String, name: String, source: String, sourceETag: String? = nil, options: BlobUploadOptions,
-                               md5: String?) async throws {
+    public func putBlobFromURL(
+        container: String, name: String, source: String, sourceETag: String? = nil, options: BlobUploadOptions,
+        md5: String?
+    ) async throws {
         try check(container: container, blob: name, operation: "Put Blob From URL")
         var headers = options.headers
         headers["x-ms-blob-type"] = "BlockBlob"
@@ -61,8 +64,10 @@ extension BlobClient {
     /// gives up on a request silent for 30 s: blocks keep each request short whatever the size.
     /// With `sourceETag` every request reads the source on that condition, so the blocks are all
     /// of one version of it, the one `md5` describes.
-    public func copyFromURL(container: String, name: String, source: String, sourceETag: String? = nil, size: Int, options: BlobUploadOptions,
-                            md5: String?) async throws {
+    public func copyFromURL(
+        container: String, name: String, source: String, sourceETag: String? = nil, size: Int, options: BlobUploadOptions,
+        md5: String?
+    ) async throws {
         if size <= Self.singleCopyLimit {
             try await putBlobFromURL(container: container, name: name, source: source, sourceETag: sourceETag, options: options, md5: md5)
             return
@@ -91,7 +96,8 @@ extension BlobClient {
         if let md5 { headers["x-ms-blob-content-md5"] = md5 }
         headers["Content-Type"] = "application/xml"
         let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"
-        _ = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "blocklist")], headers: headers, body: Data(xml.utf8)),
-                                    operation: "Put Block List", expected: [201])
+        _ = try await pipeline.send(
+            pipeline.request("PUT", path(container, name), query: [("comp", "blocklist")], headers: headers, body: Data(xml.utf8)),
+            operation: "Put Block List", expected: [201])
     }
 }

@@ -14,7 +14,11 @@ public struct BlobClient: Sendable {
     public var blockParallelism = 4
 
     public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
-        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout), trustedCertificates: configuration.trustedCertificates), configuration: configuration, service: .blob)
+        pipeline = RequestPipeline(
+            account: account,
+            transport: transport
+                ?? CurlTransport(timeout: TimeInterval(configuration.timeout), trustedCertificates: configuration.trustedCertificates),
+            configuration: configuration, service: .blob)
     }
 
     func path(_ container: String, _ blob: String? = nil) -> String {
@@ -39,8 +43,9 @@ public struct BlobClient: Sendable {
         try check(container: name, operation: "Create Container")
         var headers = HeaderFields()
         if access != .private { headers["x-ms-blob-public-access"] = access.rawValue }
-        _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container")], headers: headers),
-                                    operation: "Create Container", expected: [201])
+        _ = try await pipeline.send(
+            pipeline.request("PUT", path(name), query: [("restype", "container")], headers: headers),
+            operation: "Create Container", expected: [201])
     }
 
     /// Creates the container unless it exists; returns whether it was created.
@@ -57,7 +62,8 @@ public struct BlobClient: Sendable {
     /// Deletes a container and its blobs.
     public func deleteContainer(_ name: String) async throws {
         try check(container: name, operation: "Delete Container")
-        _ = try await pipeline.send(pipeline.request("DELETE", path(name), query: [("restype", "container")]), operation: "Delete Container", expected: [202])
+        _ = try await pipeline.send(
+            pipeline.request("DELETE", path(name), query: [("restype", "container")]), operation: "Delete Container", expected: [202])
     }
 
     /// The container's public access level from Get Container Properties, or nil when the
@@ -71,10 +77,13 @@ public struct BlobClient: Sendable {
     public func containerMetadata(_ name: String) async throws -> [String: String]? {
         try check(container: name, operation: "Get Container Properties")
         do {
-            let response = try await pipeline.send(pipeline.request("GET", path(name), query: [("restype", "container")]),
-                                                    operation: "Get Container Properties", expected: [200])
+            let response = try await pipeline.send(
+                pipeline.request("GET", path(name), query: [("restype", "container")]),
+                operation: "Get Container Properties", expected: [200])
             var metadata: [String: String] = [:]
-            for (header, value) in response.headers where header.lowercased().hasPrefix("x-ms-meta-") { metadata[String(header.dropFirst(10))] = value }
+            for (header, value) in response.headers where header.lowercased().hasPrefix("x-ms-meta-") {
+                metadata[String(header.dropFirst(10))] = value
+            }
             return metadata
         } catch let error as AzureStorageError where error.status == 404 {
             return nil
@@ -84,8 +93,9 @@ public struct BlobClient: Sendable {
     /// Sets a blob's access tier (Set Blob Tier): `Hot`, `Cool`, `Cold` or `Archive`.
     public func setTier(container: String, name: String, tier: String) async throws {
         try check(container: container, blob: name, operation: "Set Blob Tier")
-        _ = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "tier")], headers: HeaderFields([("x-ms-access-tier", tier)])),
-                                    operation: "Set Blob Tier", expected: [200, 202])
+        _ = try await pipeline.send(
+            pipeline.request("PUT", path(container, name), query: [("comp", "tier")], headers: HeaderFields([("x-ms-access-tier", tier)])),
+            operation: "Set Blob Tier", expected: [200, 202])
     }
 
     /// Replaces the container's metadata (Set Container Metadata).
@@ -93,8 +103,9 @@ public struct BlobClient: Sendable {
         try check(container: name, operation: "Set Container Metadata")
         var headers = HeaderFields()
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { headers["x-ms-meta-\(key)"] = value }
-        _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container"), ("comp", "metadata")], headers: headers),
-                                    operation: "Set Container Metadata", expected: [200])
+        _ = try await pipeline.send(
+            pipeline.request("PUT", path(name), query: [("restype", "container"), ("comp", "metadata")], headers: headers),
+            operation: "Set Container Metadata", expected: [200])
     }
 
     /// The container's public access level from Get Container ACL, or nil when the
@@ -118,8 +129,9 @@ public struct BlobClient: Sendable {
         try check(container: name, operation: "Set Container ACL")
         var headers = HeaderFields()
         if access != .private { headers["x-ms-blob-public-access"] = access.rawValue }
-        _ = try await pipeline.send(pipeline.request("PUT", path(name), query: [("restype", "container"), ("comp", "acl")], headers: headers),
-                                    operation: "Set Container ACL", expected: [200])
+        _ = try await pipeline.send(
+            pipeline.request("PUT", path(name), query: [("restype", "container"), ("comp", "acl")], headers: headers),
+            operation: "Set Container ACL", expected: [200])
     }
 
     // MARK: Blobs
@@ -136,7 +148,8 @@ public struct BlobClient: Sendable {
         headers["Content-MD5"] = md5
         headers["x-ms-blob-content-md5"] = md5
         if options.onlyIfAbsent { headers["If-None-Match"] = "*" }
-        let response = try await pipeline.send(pipeline.request("PUT", path(container, name), headers: headers, body: data), operation: "Put Blob", expected: [201])
+        let response = try await pipeline.send(
+            pipeline.request("PUT", path(container, name), headers: headers, body: data), operation: "Put Blob", expected: [201])
         return response.headers["ETag"]
     }
 
@@ -175,8 +188,9 @@ public struct BlobClient: Sendable {
         headers["Content-Type"] = "application/xml"
         if options.onlyIfAbsent { headers["If-None-Match"] = "*" }
         let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"
-        let response = try await pipeline.send(pipeline.request("PUT", path(container, name), query: [("comp", "blocklist")], headers: headers, body: Data(xml.utf8)),
-                                               operation: "Put Block List", expected: [201])
+        let response = try await pipeline.send(
+            pipeline.request("PUT", path(container, name), query: [("comp", "blocklist")], headers: headers, body: Data(xml.utf8)),
+            operation: "Put Block List", expected: [201])
         return response.headers["ETag"]
     }
 
@@ -187,7 +201,8 @@ public struct BlobClient: Sendable {
         try check(container: container, blob: name, operation: "Get Blob")
         var headers = HeaderFields()
         if let range { headers["x-ms-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)" }
-        return try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206]).body
+        return try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206])
+            .body
     }
 
     /// Downloads a blob into `file` (created or replaced) in ``blockSize`` ranges, up to
@@ -206,7 +221,8 @@ public struct BlobClient: Sendable {
             headers["x-ms-range"] = "bytes=0-\(blockSize - 1)"
             let first: TransportResponse
             do {
-                first = try await pipeline.send(pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206])
+                first = try await pipeline.send(
+                    pipeline.request("GET", path(container, name), headers: headers), operation: "Get Blob", expected: [200, 206])
             } catch let error as AzureStorageError where error.status == 416 {
                 // An empty blob has no byte 0: Azure answers 416 to any range (a missing blob
                 // is 404, so the blob exists and is empty).
@@ -229,8 +245,10 @@ public struct BlobClient: Sendable {
                 return {
                     let body = try await self.pipeline.send(request, operation: "Get Blob", expected: [206]).body
                     guard body.count == range.count else {
-                        throw AzureStorageError(kind: .invalidRequest, operation: "Get Blob", url: self.pipeline.origin + self.pipeline.basePath + self.path(container, name),
-                                                message: "range \(range.lowerBound)-\(range.upperBound) came back with \(body.count) bytes")
+                        throw AzureStorageError(
+                            kind: .invalidRequest, operation: "Get Blob",
+                            url: self.pipeline.origin + self.pipeline.basePath + self.path(container, name),
+                            message: "range \(range.lowerBound)-\(range.upperBound) came back with \(body.count) bytes")
                     }
                     try await BlockingPool.run { try output.write(body, at: range.lowerBound) }
                 }
@@ -256,10 +274,11 @@ public struct BlobClient: Sendable {
             let r = try await pipeline.send(pipeline.request("HEAD", path(container, name)), operation: "Get Blob Properties", expected: [200])
             var metadata: [String: String] = [:]
             for (header, value) in r.headers where header.lowercased().hasPrefix("x-ms-meta-") { metadata[String(header.dropFirst(10))] = value }
-            return BlobProperties(name: name, contentLength: Int(r.headers["Content-Length"] ?? "") ?? 0, contentType: r.headers["Content-Type"],
-                                  contentMD5: r.headers["Content-MD5"], cacheControl: r.headers["Cache-Control"], contentEncoding: r.headers["Content-Encoding"],
-                                  contentLanguage: r.headers["Content-Language"], contentDisposition: r.headers["Content-Disposition"], etag: r.headers["ETag"],
-                                  lastModified: r.headers["Last-Modified"], metadata: metadata, accessTier: r.headers["x-ms-access-tier"])
+            return BlobProperties(
+                name: name, contentLength: Int(r.headers["Content-Length"] ?? "") ?? 0, contentType: r.headers["Content-Type"],
+                contentMD5: r.headers["Content-MD5"], cacheControl: r.headers["Cache-Control"], contentEncoding: r.headers["Content-Encoding"],
+                contentLanguage: r.headers["Content-Language"], contentDisposition: r.headers["Content-Disposition"], etag: r.headers["ETag"],
+                lastModified: r.headers["Last-Modified"], metadata: metadata, accessTier: r.headers["x-ms-access-tier"])
         } catch let error as AzureStorageError where error.status == 404 {
             return nil
         }
@@ -308,7 +327,8 @@ public struct BlobClient: Sendable {
             let page = try BlobListParser.parse(response.body)
             return (page.blobs, page.nextMarker)
         } catch {
-            throw AzureStorageError(kind: .invalidResponse, operation: "List Blobs", url: pipeline.origin + pipeline.basePath + path(container), message: "\(error)")
+            throw AzureStorageError(
+                kind: .invalidResponse, operation: "List Blobs", url: pipeline.origin + pipeline.basePath + path(container), message: "\(error)")
         }
     }
 }
@@ -328,7 +348,8 @@ public struct BlobListing: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> [BlobProperties]? {
             guard !finished else { return nil }
-            let page = try await listing.client.listPage(container: listing.container, prefix: listing.prefix, pageSize: listing.pageSize, marker: marker)
+            let page = try await listing.client.listPage(
+                container: listing.container, prefix: listing.prefix, pageSize: listing.pageSize, marker: marker)
             marker = page.next
             finished = page.next == nil
             return page.blobs

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Parses a List Blobs response (`EnumerationResults`).
@@ -19,7 +20,8 @@ final class BlobListParser: NSObject, XMLParserDelegate {
         return (delegate.blobs, delegate.nextMarker)
     }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:])
+    {
         path.append(name)
         text = ""
         if name == "Blob" { current = BlobProperties(name: "", contentLength: 0) }
@@ -28,8 +30,14 @@ final class BlobListParser: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
 
     func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-        defer { path.removeLast(); text = "" }
-        if name == "NextMarker", path.count == 2 { nextMarker = text.isEmpty ? nil : text; return }
+        defer {
+            path.removeLast()
+            text = ""
+        }
+        if name == "NextMarker", path.count == 2 {
+            nextMarker = text.isEmpty ? nil : text
+            return
+        }
         guard current != nil else { return }
         let parent = path.count >= 2 ? path[path.count - 2] : ""
         switch (parent, name) {

@@ -26,9 +26,11 @@ public struct BlobProperties: Sendable, Equatable {
     /// inferred from the account's default; nil when it reports none.
     public var accessTier: String?
 
-    public init(name: String, contentLength: Int, contentType: String? = nil, contentMD5: String? = nil, cacheControl: String? = nil,
-                contentEncoding: String? = nil, contentLanguage: String? = nil, contentDisposition: String? = nil,
-                etag: String? = nil, lastModified: String? = nil, metadata: [String: String] = [:], accessTier: String? = nil) {
+    public init(
+        name: String, contentLength: Int, contentType: String? = nil, contentMD5: String? = nil, cacheControl: String? = nil,
+        contentEncoding: String? = nil, contentLanguage: String? = nil, contentDisposition: String? = nil,
+        etag: String? = nil, lastModified: String? = nil, metadata: [String: String] = [:], accessTier: String? = nil
+    ) {
         self.name = name
         self.contentLength = contentLength
         self.contentType = contentType
@@ -45,8 +47,9 @@ public struct BlobProperties: Sendable, Equatable {
 
     /// What a copy of this blob stores besides its bytes: its content headers and metadata.
     public var uploadOptions: BlobUploadOptions {
-        BlobUploadOptions(contentType: contentType ?? "application/octet-stream", cacheControl: cacheControl, contentEncoding: contentEncoding,
-                          contentLanguage: contentLanguage, contentDisposition: contentDisposition, metadata: metadata)
+        BlobUploadOptions(
+            contentType: contentType ?? "application/octet-stream", cacheControl: cacheControl, contentEncoding: contentEncoding,
+            contentLanguage: contentLanguage, contentDisposition: contentDisposition, metadata: metadata)
     }
 }
 
@@ -61,8 +64,10 @@ public struct BlobUploadOptions: Sendable, Equatable {
     /// Fail with 409 BlobAlreadyExists instead of overwriting.
     public var onlyIfAbsent: Bool
 
-    public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, contentEncoding: String? = nil,
-                contentLanguage: String? = nil, contentDisposition: String? = nil, metadata: [String: String] = [:], onlyIfAbsent: Bool = false) {
+    public init(
+        contentType: String = "application/octet-stream", cacheControl: String? = nil, contentEncoding: String? = nil,
+        contentLanguage: String? = nil, contentDisposition: String? = nil, metadata: [String: String] = [:], onlyIfAbsent: Bool = false
+    ) {
         self.contentType = contentType
         self.cacheControl = cacheControl
         self.contentEncoding = contentEncoding

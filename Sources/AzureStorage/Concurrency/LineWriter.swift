@@ -41,10 +41,16 @@ package final class LineWriter: Sendable {
     private func work() {
         while true {
             signal.lock()
-            var batch = pending.withLock { items in defer { items.removeAll() }; return items }
+            var batch = pending.withLock { items in
+                defer { items.removeAll() }
+                return items
+            }
             while batch.isEmpty {
                 signal.wait()
-                batch = pending.withLock { items in defer { items.removeAll() }; return items }
+                batch = pending.withLock { items in
+                    defer { items.removeAll() }
+                    return items
+                }
             }
             signal.unlock()
             for item in batch {

@@ -5,14 +5,14 @@ extension EdmDateTime {
     public init?(iso8601 text: String) {
         var p = DateScanner(Array(text.utf8))
         guard let year = p.number(4), p.eat("-"), let month = p.number(2), p.eat("-"), let day = p.number(2),
-              (1...12).contains(month), day >= 1, day <= CivilDate.daysInMonth(year: year, month: month)
+            (1...12).contains(month), day >= 1, day <= CivilDate.daysInMonth(year: year, month: month)
         else { return nil }
         if p.atEnd {
             self.init(year: year, month: month, day: day)
             return
         }
         guard p.eat("T") || p.eat("t") || p.eat(" "), let hour = p.number(2), p.eat(":"), let minute = p.number(2),
-              hour < 24, minute < 60
+            hour < 24, minute < 60
         else { return nil }
         var second = 0
         var fraction: Int64 = 0

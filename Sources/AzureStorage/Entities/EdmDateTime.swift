@@ -53,8 +53,10 @@ public struct EdmDateTime: Sendable, Hashable, Comparable, CustomStringConvertib
         }
         let date = CivilDate.civil(days: Int(days))
         let secondsOfDay = Int(rest / EdmDateTime.ticksPerSecond)
-        return (date.year, date.month, date.day, secondsOfDay / 3600, secondsOfDay / 60 % 60, secondsOfDay % 60,
-                rest % EdmDateTime.ticksPerSecond)
+        return (
+            date.year, date.month, date.day, secondsOfDay / 3600, secondsOfDay / 60 % 60, secondsOfDay % 60,
+            rest % EdmDateTime.ticksPerSecond
+        )
     }
 
     /// ISO 8601 with exactly seven fractional digits, as the service returns it:

@@ -30,8 +30,9 @@ package enum EntityJSONEncoder {
     /// Appends the entity's JSON to `out`.
     package static func append(_ entity: TableEntity, to out: inout [UInt8]) {
         let names = entity.sortedPropertyNames
-        append(partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: names,
-               values: names.map { entity.properties[$0]! }, to: &out)
+        append(
+            partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: names,
+            values: names.map { entity.properties[$0]! }, to: &out)
     }
 
     /// Appends an entity given as property names already sorted byte-wise and their values.

@@ -53,7 +53,10 @@ extension JSONParser {
         // Annotations may come before or after their values, so values wait for the end.
         var annotations: [(String, String)] = []
         var values: [(String, JSONValue)] = []
-        var pk: String?, rk: String?, etag: String?, timestamp: EdmDateTime?
+        var pk: String?
+        var rk: String?
+        var etag: String?
+        var timestamp: EdmDateTime?
         try objectMembers { parser, name in
             let value = try parser.value()
             if let property = Self.annotatedProperty(name) {

@@ -70,8 +70,10 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// (unreachable).
     public var copySourceStatus: Int?
 
-    public init(kind: Kind, operation: String, url: String, status: Int? = nil, code: Code? = nil, message: String, requestID: String? = nil,
-                failedOperation: BatchOperation? = nil) {
+    public init(
+        kind: Kind, operation: String, url: String, status: Int? = nil, code: Code? = nil, message: String, requestID: String? = nil,
+        failedOperation: BatchOperation? = nil
+    ) {
         self.kind = kind
         self.operation = operation
         self.url = url
@@ -120,16 +122,21 @@ extension AzureStorageError {
         var code = response.headers["x-ms-error-code"]
         var message = HTTPStatus.reason(response.status)
         if let json = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-           let error = (json["odata.error"] ?? json["error"]) as? [String: Any] {
+            let error = (json["odata.error"] ?? json["error"]) as? [String: Any]
+        {
             code = code ?? error["code"] as? String
-            if let m = error["message"] as? [String: Any], let value = m["value"] as? String { message = value }
-            else if let m = error["message"] as? String { message = m }
+            if let m = error["message"] as? [String: Any], let value = m["value"] as? String {
+                message = value
+            } else if let m = error["message"] as? String {
+                message = m
+            }
         } else if let text = String(data: response.body, encoding: .utf8), text.contains("<Error>") {
             code = code ?? XMLText.element("Code", in: text)
             message = XMLText.element("Message", in: text) ?? message
         }
-        var error = AzureStorageError(kind: .service, operation: operation, url: url, status: response.status, code: code.map(Code.init(rawValue:)),
-                                      message: message, requestID: response.headers["x-ms-request-id"])
+        var error = AzureStorageError(
+            kind: .service, operation: operation, url: url, status: response.status, code: code.map(Code.init(rawValue:)),
+            message: message, requestID: response.headers["x-ms-request-id"])
         error.copySourceStatus = response.headers["x-ms-copy-source-status-code"].flatMap { Int($0) }
         return error
     }

@@ -1,9 +1,13 @@
+import Foundation
+
 /// A tiny reader for the flat XML the Blob service returns (errors, block lists). Full
 /// documents (listings) go through `BlobListParser`.
 enum XMLText {
     /// The text of the first `<name>…</name>` element, entities decoded.
     static func element(_ name: String, in xml: String) -> String? {
-        guard let open = xml.range(of: "<\(name)>"), let close = xml.range(of: "</\(name)>", range: open.upperBound..<xml.endIndex) else { return nil }
+        guard let open = xml.range(of: "<\(name)>"), let close = xml.range(of: "</\(name)>", range: open.upperBound..<xml.endIndex) else {
+            return nil
+        }
         return unescape(String(xml[open.upperBound..<close.lowerBound]))
     }
 
@@ -14,5 +18,3 @@ enum XMLText {
             .replacingOccurrences(of: "&amp;", with: "&")
     }
 }
-
-import Foundation

@@ -29,11 +29,13 @@ public struct ClientConfiguration: Sendable {
     /// How long after its first attempt a request may still be retried: three timeouts.
     public var retryWindow: Duration { .seconds(3 * timeout) }
 
-    public init(retry: RetryPolicy = .exponential,
-                sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },
-                now: @escaping @Sendable () -> Date = { Date() },
-                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                blobVersion: String = "2023-11-03", tableVersion: String = "2019-02-02") {
+    public init(
+        retry: RetryPolicy = .exponential,
+        sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },
+        now: @escaping @Sendable () -> Date = { Date() },
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        blobVersion: String = "2023-11-03", tableVersion: String = "2019-02-02"
+    ) {
         self.retry = retry
         self.sleep = sleep
         self.now = now

@@ -132,7 +132,8 @@ private final class CurlLoopThread {
         var left: Int32 = 0
         while let message = curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                  let transfer = running[easy] else { continue }
+                let transfer = running[easy]
+            else { continue }
             let result = transfer.result(code: azs_curl_msg_result(message), easy: easy)
             retire(easy)
             transfer.finish(result)

@@ -197,12 +197,17 @@ final class CurlTransfer: @unchecked Sendable {
             return .success(TransportResponse(status: status, headers: responseHeaders, body: responseBody))
         }
         if stalled {
-            return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, message: progressed > 0
-                ? "the answer stopped: no byte for \(timeout) s"
-                : "no answer within \(timeout) s (the connection was accepted, then nothing came)"))
+            return .failure(
+                CurlError(
+                    CURLE_OPERATION_TIMEDOUT,
+                    message: progressed > 0
+                        ? "the answer stopped: no byte for \(timeout) s"
+                        : "no answer within \(timeout) s (the connection was accepted, then nothing came)"))
         }
         if tooSlow {
-            return .failure(CurlError(CURLE_OPERATION_TIMEDOUT, message: "the service sent under \(Self.minimumBytesPerSecond >> 10) KiB/s for \(max(5, timeout)) s"))
+            return .failure(
+                CurlError(
+                    CURLE_OPERATION_TIMEDOUT, message: "the service sent under \(Self.minimumBytesPerSecond >> 10) KiB/s for \(max(5, timeout)) s"))
         }
         if refusedAddress { return .failure(CurlError(message: "the address it resolves to is not public (loopback, private or link-local)")) }
         guard code == CURLE_OK else {
@@ -260,7 +265,10 @@ private let curlPrereqCallback: curl_prereq_callback = { context, primaryIP, _, 
 }
 
 private let curlHeaderCallback: azs_curl_data_callback = { data, size, count, context in
-    deliver(data, size * count, context) { $0.header($1); return true }
+    deliver(data, size * count, context) {
+        $0.header($1)
+        return true
+    }
 }
 
 private let curlBodyCallback: azs_curl_data_callback = { data, size, count, context in
@@ -268,8 +276,10 @@ private let curlBodyCallback: azs_curl_data_callback = { data, size, count, cont
 }
 
 /// Hands a callback's bytes to the transfer behind `context`; returns the count consumed.
-private func deliver(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, _ context: UnsafeMutableRawPointer?,
-                     _ body: (CurlTransfer, UnsafeBufferPointer<UInt8>) -> Bool) -> Int {
+private func deliver(
+    _ data: UnsafeMutablePointer<CChar>?, _ length: Int, _ context: UnsafeMutableRawPointer?,
+    _ body: (CurlTransfer, UnsafeBufferPointer<UInt8>) -> Bool
+) -> Int {
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let keep = data.withMemoryRebound(to: UInt8.self, capacity: length) { body(transfer, UnsafeBufferPointer(start: $0, count: length)) }

@@ -98,7 +98,8 @@ package struct CurlError: Error, Sendable, CustomStringConvertible {
         case CURLE_OPERATION_TIMEDOUT: message = "timed out waiting for the service"
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: message = "the connection was dropped"
         case CURLE_PEER_FAILED_VERIFICATION:
-            message = "the server's TLS certificate is not trusted (\(detail)); pass --ca-file with the PEM of the CA that signed it, or set SSL_CERT_FILE"
+            message =
+                "the server's TLS certificate is not trusted (\(detail)); pass --ca-file with the PEM of the CA that signed it, or set SSL_CERT_FILE"
         case CURLE_SSL_CACERT_BADFILE: message = "the trusted-certificates file (--ca-file or SSL_CERT_FILE) cannot be read as PEM"
         case CURLE_SSL_CONNECT_ERROR: message = "the TLS handshake failed" + (detail.isEmpty ? "" : ": \(detail)")
         default: message = "network error \(code.rawValue)" + (detail.isEmpty ? "" : ": \(detail)")

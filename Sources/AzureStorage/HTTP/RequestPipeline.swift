@@ -25,7 +25,9 @@ struct RequestPipeline: Sendable {
     }
 
     /// A request to `basePath + path` (path already percent-encoded).
-    func request(_ method: String, _ path: String, query: [(String, String)] = [], headers: HeaderFields = HeaderFields(), body: Data = Data()) -> TransportRequest {
+    func request(_ method: String, _ path: String, query: [(String, String)] = [], headers: HeaderFields = HeaderFields(), body: Data = Data())
+        -> TransportRequest
+    {
         TransportRequest(method: method, origin: origin, path: basePath + path, query: query, headers: headers, body: body)
     }
 
@@ -47,8 +49,9 @@ struct RequestPipeline: Sendable {
                 }
                 let signed = sign(request, bearer: try await bearerToken())
                 let started = ContinuousClock.now
-                var sent = RequestRecord(operation: operation, method: signed.method, url: RequestLog.displayURL(signed), status: nil, errorCode: nil,
-                                         bytesSent: signed.body.count, bytesReceived: 0, seconds: 0, attempt: attempt + 1, retryReason: nil)
+                var sent = RequestRecord(
+                    operation: operation, method: signed.method, url: RequestLog.displayURL(signed), status: nil, errorCode: nil,
+                    bytesSent: signed.body.count, bytesReceived: 0, seconds: 0, attempt: attempt + 1, retryReason: nil)
                 let response: TransportResponse
                 do {
                     response = try await transport.send(signed)
@@ -85,10 +88,14 @@ struct RequestPipeline: Sendable {
             // A stall is not retried, and no retry starts past the request's retry window: a
             // silent or stalled service ends the command in about one timeout.
             let delay = configuration.retry.delay(attempt: attempt + 1, retryAfter: retryAfter, unit: configuration.jitter())
-            let retrying = failure.isTransient && !stalled && attempt < configuration.retry.maxRetries
+            let retrying =
+                failure.isTransient && !stalled && attempt < configuration.retry.maxRetries
                 && ContinuousClock.now - first + delay <= configuration.retryWindow
             if var record {
-                if retrying { record.retryReason = record.status.map { "\($0) \(record.errorCode ?? "")".trimmingCharacters(in: .whitespaces) } ?? record.errorCode }
+                if retrying {
+                    record.retryReason =
+                        record.status.map { "\($0) \(record.errorCode ?? "")".trimmingCharacters(in: .whitespaces) } ?? record.errorCode
+                }
                 observe(record)
             }
             guard retrying else { throw failure }
@@ -114,8 +121,9 @@ struct RequestPipeline: Sendable {
     func bearerToken() async throws -> AccessToken? {
         guard case .bearer(let source) = account.credential else { return nil }
         guard origin.lowercased().hasPrefix("https://") else {
-            throw AzureStorageError(kind: .invalidRequest, operation: "Sign in", url: origin + basePath,
-                                    message: "Bearer token authentication is only sent over HTTPS; use the https endpoint")
+            throw AzureStorageError(
+                kind: .invalidRequest, operation: "Sign in", url: origin + basePath,
+                message: "Bearer token authentication is only sent over HTTPS; use the https endpoint")
         }
         do { return try await source.token() } catch let error as CredentialUnavailable {
             throw AzureStorageError(kind: .credential, operation: "Get a token (\(source.credential.name))", url: "", message: error.description)

@@ -37,7 +37,8 @@ public struct HeaderFields: Sendable, Equatable, Sequence {
     /// Header names are ASCII tokens: compare them byte by byte, folding A–Z only
     /// (Foundation's locale-aware comparison was a hot spot under load).
     static func sameName(_ a: String, _ b: String) -> Bool {
-        var x = a.utf8.makeIterator(), y = b.utf8.makeIterator()
+        var x = a.utf8.makeIterator()
+        var y = b.utf8.makeIterator()
         while true {
             switch (x.next(), y.next()) {
             case (nil, nil): return true
@@ -65,7 +66,9 @@ public struct TransportRequest: Sendable {
     public var headers: HeaderFields
     public var body: Data
 
-    public init(method: String, origin: String, path: String, query: [(String, String)] = [], headers: HeaderFields = HeaderFields(), body: Data = Data()) {
+    public init(
+        method: String, origin: String, path: String, query: [(String, String)] = [], headers: HeaderFields = HeaderFields(), body: Data = Data()
+    ) {
         self.method = method
         self.origin = origin
         self.path = path
@@ -117,7 +120,8 @@ extension TransportRequest {
             for pair in parts[1].split(separator: "&") {
                 let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let name = PercentEncoding.decodeQueryComponent(kv[0]),
-                      let value = PercentEncoding.decodeQueryComponent(kv.count > 1 ? kv[1] : "") else { return nil }
+                    let value = PercentEncoding.decodeQueryComponent(kv.count > 1 ? kv[1] : "")
+                else { return nil }
                 query.append((name, value))
             }
         }

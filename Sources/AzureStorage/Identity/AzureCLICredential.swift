@@ -32,14 +32,17 @@ public struct AzureCLICredential: TokenCredential {
     static let timeout: TimeInterval = 30
 
     public func token(scope: String) async throws -> AccessToken {
-        let arguments = ["account", "get-access-token", "--output", "json", "--resource", StorageScope.resource(of: scope)]
+        let arguments =
+            ["account", "get-access-token", "--output", "json", "--resource", StorageScope.resource(of: scope)]
             + (tenantID.map { ["--tenant", $0] } ?? [])
         let (executable, environment, name) = (self.executable, self.environment, self.name)
         // Starting and waiting for a process blocks: on BlockingPool's threads, never the
         // cooperative pool.
         let (status, output, errors) = try await BlockingPool.run { try Self.run(executable, arguments, environment: environment) }
         guard status == 0 else {
-            let firstLine = errors.split(whereSeparator: \.isNewline).first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map(String.init) ?? "exit status \(status)"
+            let firstLine =
+                errors.split(whereSeparator: \.isNewline).first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map(String.init)
+                ?? "exit status \(status)"
             if errors.contains("az login") || errors.contains("az account set") {
                 throw CredentialUnavailable("Azure CLI: not signed in (\(SecretRedaction.redact(firstLine)))")
             }

@@ -37,7 +37,10 @@ public final class BearerTokenSource: Sendable, Equatable, CustomStringConvertib
             if let token = state.token {
                 if token.refreshAt > current { return (token, nil, 0) }
                 if let failed = state.failedAt, current.timeIntervalSince(failed) < Self.retryAfterFailure,
-                   token.expiresOn > current.addingTimeInterval(30) { return (token, nil, 0) }
+                    token.expiresOn > current.addingTimeInterval(30)
+                {
+                    return (token, nil, 0)
+                }
             }
             if let pending = state.pending { return (state.token, pending, state.generation) }
             let (credential, scope) = (self.credential, self.scope)

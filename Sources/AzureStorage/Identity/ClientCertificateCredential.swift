@@ -18,14 +18,23 @@ public struct ClientCertificateCredential: TokenCredential {
 
     /// Reads the certificate and key from `pem` (the file's text). Throws a credential error
     /// naming what is missing; never quotes the key.
-    public init(tenantID: String, clientID: String, pem: String, authority: URL,
-                transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(
+        tenantID: String, clientID: String, pem: String, authority: URL,
+        transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         let name = "environment (client certificate)"
-        guard let certificate = Self.block("CERTIFICATE", in: pem), let der = Data(base64Encoded: certificate, options: .ignoreUnknownCharacters) else {
-            throw AzureStorageError.credential(name, "AZURE_CLIENT_CERTIFICATE_PATH holds no PEM certificate (-----BEGIN CERTIFICATE-----); give a PEM file with the certificate and its private key")
+        guard let certificate = Self.block("CERTIFICATE", in: pem), let der = Data(base64Encoded: certificate, options: .ignoreUnknownCharacters)
+        else {
+            throw AzureStorageError.credential(
+                name,
+                "AZURE_CLIENT_CERTIFICATE_PATH holds no PEM certificate (-----BEGIN CERTIFICATE-----); give a PEM file with the certificate and its private key"
+            )
         }
         guard let key = Self.block("PRIVATE KEY", in: pem) ?? Self.block("RSA PRIVATE KEY", in: pem) else {
-            throw AzureStorageError.credential(name, "AZURE_CLIENT_CERTIFICATE_PATH holds no unencrypted private key (-----BEGIN PRIVATE KEY-----); PKCS#12 and encrypted keys are not read — convert with 'openssl pkcs12 -nodes'")
+            throw AzureStorageError.credential(
+                name,
+                "AZURE_CLIENT_CERTIFICATE_PATH holds no unencrypted private key (-----BEGIN PRIVATE KEY-----); PKCS#12 and encrypted keys are not read — convert with 'openssl pkcs12 -nodes'"
+            )
         }
         let label = pem.contains("-----BEGIN RSA PRIVATE KEY-----") && Self.block("PRIVATE KEY", in: pem) == nil ? "RSA PRIVATE KEY" : "PRIVATE KEY"
         do {
@@ -41,9 +50,11 @@ public struct ClientCertificateCredential: TokenCredential {
 
     public func token(scope: String) async throws -> AccessToken {
         let issued = now()
-        return try await endpoint.token(clientID: clientID, scope: scope, proof: [
-            ("client_assertion_type", Self.assertionType), ("client_assertion", try assertion(issuedAt: issued)),
-        ], credential: name, now: issued)
+        return try await endpoint.token(
+            clientID: clientID, scope: scope,
+            proof: [
+                ("client_assertion_type", Self.assertionType), ("client_assertion", try assertion(issuedAt: issued)),
+            ], credential: name, now: issued)
     }
 
     /// The signed assertion: audience the token endpoint, issuer and subject the client,
@@ -63,7 +74,8 @@ public struct ClientCertificateCredential: TokenCredential {
     /// The base64 body of the first PEM block labelled `label`.
     static func block(_ label: String, in pem: String) -> String? {
         guard let begin = pem.range(of: "-----BEGIN \(label)-----"),
-              let end = pem.range(of: "-----END \(label)-----", range: begin.upperBound..<pem.endIndex) else { return nil }
+            let end = pem.range(of: "-----END \(label)-----", range: begin.upperBound..<pem.endIndex)
+        else { return nil }
         return pem[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
     }
 }

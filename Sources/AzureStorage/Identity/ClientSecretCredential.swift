@@ -9,8 +9,10 @@ public struct ClientSecretCredential: TokenCredential, CustomStringConvertible, 
     let now: @Sendable () -> Date
 
     /// `authority` is the host (`https://login.microsoftonline.com`), without the tenant.
-    public init(tenantID: String, clientID: String, secret: String, authority: URL,
-                transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        tenantID: String, clientID: String, secret: String, authority: URL,
+        transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         endpoint = TokenEndpoint(authority: authority, tenant: tenantID, transport: transport)
         self.clientID = clientID
         self.secret = secret

@@ -25,20 +25,28 @@ public struct DefaultAzureCredential: TokenCredential {
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, transport: any HTTPTransport = CurlTransport()) throws {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         var chain: [any TokenCredential] = []
-        let tenant = value("AZURE_TENANT_ID"), client = value("AZURE_CLIENT_ID")
+        let tenant = value("AZURE_TENANT_ID")
+        let client = value("AZURE_CLIENT_ID")
         if let tenant, let client, let secret = value("AZURE_CLIENT_SECRET") {
-            chain.append(ClientSecretCredential(tenantID: tenant, clientID: client, secret: secret,
-                                                authority: try TokenEndpoint.authority(environment), transport: transport))
+            chain.append(
+                ClientSecretCredential(
+                    tenantID: tenant, clientID: client, secret: secret,
+                    authority: try TokenEndpoint.authority(environment), transport: transport))
         } else if let tenant, let client, let path = value("AZURE_CLIENT_CERTIFICATE_PATH") {
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw AzureStorageError.credential("environment (client certificate)", "AZURE_CLIENT_CERTIFICATE_PATH \(path) cannot be read as a PEM file")
+                throw AzureStorageError.credential(
+                    "environment (client certificate)", "AZURE_CLIENT_CERTIFICATE_PATH \(path) cannot be read as a PEM file")
             }
-            chain.append(try ClientCertificateCredential(tenantID: tenant, clientID: client, pem: pem,
-                                                         authority: try TokenEndpoint.authority(environment), transport: transport))
+            chain.append(
+                try ClientCertificateCredential(
+                    tenantID: tenant, clientID: client, pem: pem,
+                    authority: try TokenEndpoint.authority(environment), transport: transport))
         }
         if let tenant, let client, let file = value("AZURE_FEDERATED_TOKEN_FILE") {
-            chain.append(WorkloadIdentityCredential(tenantID: tenant, clientID: client, tokenFile: file,
-                                                    authority: try TokenEndpoint.authority(environment), transport: transport))
+            chain.append(
+                WorkloadIdentityCredential(
+                    tenantID: tenant, clientID: client, tokenFile: file,
+                    authority: try TokenEndpoint.authority(environment), transport: transport))
         }
         if let endpoint = value("IDENTITY_ENDPOINT"), let header = value("IDENTITY_HEADER") {
             chain.append(ManagedIdentityCredential(source: .appService(endpoint: endpoint, header: header), clientID: client, transport: transport))
@@ -64,7 +72,10 @@ public struct DefaultAzureCredential: TokenCredential {
             }
         }
         if !chain.contains(where: { $0 is AzureCLICredential }) { passedOver.append("Azure CLI: no 'az' on PATH") }
-        throw AzureStorageError(kind: .credential, operation: "Get a token (--auth-mode login)", url: "",
-            message: "no credential is configured (\(passedOver.joined(separator: "; "))); set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or AZURE_CLIENT_CERTIFICATE_PATH), run where a managed identity is assigned, or sign in with 'az login'")
+        throw AzureStorageError(
+            kind: .credential, operation: "Get a token (--auth-mode login)", url: "",
+            message:
+                "no credential is configured (\(passedOver.joined(separator: "; "))); set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or AZURE_CLIENT_CERTIFICATE_PATH), run where a managed identity is assigned, or sign in with 'az login'"
+        )
     }
 }

@@ -19,11 +19,13 @@ package struct JSONWebToken: Sendable {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw FormError(description: "the token is not a JWT (three base64url parts separated by dots)") }
         guard let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2]) else {
+            let signature = Base64URL.decode(parts[2])
+        else {
             throw FormError(description: "a part of the token is not base64url")
         }
         guard let header = try? JSONParser.parse(headerBytes), case .object = header,
-              let claims = try? JSONParser.parse(claimBytes), case .object = claims else {
+            let claims = try? JSONParser.parse(claimBytes), case .object = claims
+        else {
             throw FormError(description: "the token's header or claims are not a JSON object")
         }
         self.header = header

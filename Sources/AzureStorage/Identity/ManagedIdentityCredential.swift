@@ -27,7 +27,9 @@ public struct ManagedIdentityCredential: TokenCredential, CustomStringConvertibl
 
     public static let instanceMetadataOrigin = "http://169.254.169.254"
 
-    public init(source: Source, clientID: String? = nil, transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        source: Source, clientID: String? = nil, transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.source = source
         self.clientID = clientID
         self.transport = transport
@@ -57,8 +59,9 @@ public struct ManagedIdentityCredential: TokenCredential, CustomStringConvertibl
             if let unreachable = try await CurlTransport.probe(origin: origin, timeout: 1) {
                 throw CredentialUnavailable("managed identity: no instance metadata service at \(origin) (\(unreachable))")
             }
-            request = TransportRequest(method: "GET", origin: origin, path: "/metadata/identity/oauth2/token",
-                                       query: [("api-version", "2018-02-01"), ("resource", resource)])
+            request = TransportRequest(
+                method: "GET", origin: origin, path: "/metadata/identity/oauth2/token",
+                query: [("api-version", "2018-02-01"), ("resource", resource)])
             url = origin + request.path
         }
         if let clientID { request.query.append(("client_id", clientID)) }
@@ -71,8 +74,10 @@ public struct ManagedIdentityCredential: TokenCredential, CustomStringConvertibl
         // none assigned, another cloud's metadata service): unavailable, as azure-identity
         // treats it, so the chain goes on to the Azure CLI.
         if case .instanceMetadata = source,
-           [400, 404].contains(response.status) || (response.status == 200 && (try? JSONParser.parse(response.body))?["access_token"] == nil) {
-            throw CredentialUnavailable("managed identity: the instance metadata service at \(url) has no identity for this machine (HTTP \(response.status))")
+            [400, 404].contains(response.status) || (response.status == 200 && (try? JSONParser.parse(response.body))?["access_token"] == nil)
+        {
+            throw CredentialUnavailable(
+                "managed identity: the instance metadata service at \(url) has no identity for this machine (HTTP \(response.status))")
         }
         return try TokenEndpoint.read(response, credential: name, url: url, now: now())
     }

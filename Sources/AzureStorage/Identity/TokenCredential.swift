@@ -22,8 +22,9 @@ public struct CredentialUnavailable: Error, Sendable, CustomStringConvertible {
 extension AzureStorageError {
     /// A credential that is set up but could not get a token.
     static func credential(_ name: String, url: String = "", status: Int? = nil, _ message: String) -> AzureStorageError {
-        AzureStorageError(kind: .credential, operation: "Get a token (\(name))", url: url, status: status,
-                          message: SecretRedaction.redact(message))
+        AzureStorageError(
+            kind: .credential, operation: "Get a token (\(name))", url: url, status: status,
+            message: SecretRedaction.redact(message))
     }
 }
 

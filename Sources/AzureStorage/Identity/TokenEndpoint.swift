@@ -16,7 +16,8 @@ struct TokenEndpoint: Sendable {
         if !text.contains("://") { text = "https://" + text }
         while text.hasSuffix("/") { text.removeLast() }
         guard let url = URL(string: text), url.scheme?.lowercased() == "https", url.host != nil else {
-            throw AzureStorageError.credential("environment", "AZURE_AUTHORITY_HOST '\(SecretRedaction.redact(text))' is not an https URL; an authority is only reached over HTTPS")
+            throw AzureStorageError.credential(
+                "environment", "AZURE_AUTHORITY_HOST '\(SecretRedaction.redact(text))' is not an https URL; an authority is only reached over HTTPS")
         }
         return url
     }
@@ -28,9 +29,12 @@ struct TokenEndpoint: Sendable {
     func token(clientID: String, scope: String, proof: [(String, String)], credential: String, now: Date) async throws -> AccessToken {
         let form = ([("client_id", clientID), ("grant_type", "client_credentials"), ("scope", scope)] + proof)
             .map { "\(PercentEncoding.component($0.0))=\(PercentEncoding.component($0.1))" }.joined(separator: "&")
-        guard let request = TransportRequest(method: "POST", url: url,
-                                             headers: HeaderFields([("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]),
-                                             body: Data(form.utf8)) else {
+        guard
+            let request = TransportRequest(
+                method: "POST", url: url,
+                headers: HeaderFields([("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]),
+                body: Data(form.utf8))
+        else {
             throw AzureStorageError.credential(credential, "the token endpoint \(url) is not a URL; check AZURE_TENANT_ID and AZURE_AUTHORITY_HOST")
         }
         let response: TransportResponse
@@ -46,7 +50,8 @@ struct TokenEndpoint: Sendable {
     static func read(_ response: TransportResponse, credential: String, url: String, now: Date) throws -> AccessToken {
         let json = try? JSONParser.parse(response.body)
         guard response.status == 200 else {
-            let reason = json?["error_description"]?.stringValue ?? json?["error"]?.stringValue ?? json?["message"]?.stringValue
+            let reason =
+                json?["error_description"]?.stringValue ?? json?["error"]?.stringValue ?? json?["message"]?.stringValue
                 ?? HTTPStatus.reason(response.status)
             let firstLine = reason.split(whereSeparator: \.isNewline).first.map(String.init) ?? reason
             throw AzureStorageError.credential(credential, url: url, status: response.status, firstLine)

@@ -10,8 +10,10 @@ public struct WorkloadIdentityCredential: TokenCredential {
     let tokenFile: String
     let now: @Sendable () -> Date
 
-    public init(tenantID: String, clientID: String, tokenFile: String, authority: URL,
-                transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        tenantID: String, clientID: String, tokenFile: String, authority: URL,
+        transport: any HTTPTransport = CurlTransport(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         endpoint = TokenEndpoint(authority: authority, tenant: tenantID, transport: transport)
         self.clientID = clientID
         self.tokenFile = tokenFile
@@ -25,10 +27,13 @@ public struct WorkloadIdentityCredential: TokenCredential {
         do {
             assertion = try await BlockingPool.run { try String(contentsOfFile: path, encoding: .utf8) }
         } catch {
-            throw AzureStorageError.credential(name, "AZURE_FEDERATED_TOKEN_FILE \(path) cannot be read; check that the projected token is mounted there")
+            throw AzureStorageError.credential(
+                name, "AZURE_FEDERATED_TOKEN_FILE \(path) cannot be read; check that the projected token is mounted there")
         }
-        return try await endpoint.token(clientID: clientID, scope: scope, proof: [
-            ("client_assertion_type", ClientCertificateCredential.assertionType), ("client_assertion", assertion),
-        ], credential: name, now: now())
+        return try await endpoint.token(
+            clientID: clientID, scope: scope,
+            proof: [
+                ("client_assertion_type", ClientCertificateCredential.assertionType), ("client_assertion", assertion),
+            ], credential: name, now: now())
     }
 }

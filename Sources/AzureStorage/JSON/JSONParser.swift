@@ -81,7 +81,10 @@ package struct JSONParser {
         if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
         i += 1
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            return
+        }
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -93,8 +96,14 @@ package struct JSONParser {
             try member(&self, name)
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end in object") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; return }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return
+            }
             throw fail("expected ',' or '}'")
         }
     }
@@ -106,14 +115,23 @@ package struct JSONParser {
         if depth > JSONParser.maxDepth { throw fail("nested too deeply") }
         i += 1
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+            i += 1
+            return
+        }
         while true {
             skipSpace()
             try item(&self)
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end in array") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; return }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return
+            }
             throw fail("expected ',' or ']'")
         }
     }
@@ -122,19 +140,28 @@ package struct JSONParser {
         let start = i
         if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
         var digits = 0
-        while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1; digits += 1 }
+        while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 {
+            i += 1
+            digits += 1
+        }
         guard digits > 0 else { throw fail("unexpected character") }
         if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
             i += 1
             var fraction = 0
-            while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1; fraction += 1 }
+            while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 {
+                i += 1
+                fraction += 1
+            }
             guard fraction > 0 else { throw fail("expected digits after '.'") }
         }
         if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
             i += 1
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
             var exponent = 0
-            while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1; exponent += 1 }
+            while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 {
+                i += 1
+                exponent += 1
+            }
             guard exponent > 0 else { throw fail("expected exponent digits") }
         }
         return .number(String(decoding: bytes[start..<i], as: UTF8.self))

@@ -67,7 +67,10 @@ package indirect enum JSONValue: Sendable, Equatable {
         case .number(let text): out.append(contentsOf: text.utf8)
         case .string(let s): JSONText.appendString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            if items.isEmpty {
+                out.append(contentsOf: "[]".utf8)
+                return
+            }
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -77,7 +80,10 @@ package indirect enum JSONValue: Sendable, Equatable {
             newline(&out, indent, pretty)
             out.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            if members.isEmpty {
+                out.append(contentsOf: "{}".utf8)
+                return
+            }
             out.append(UInt8(ascii: "{"))
             for (i, (key, value)) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }

@@ -7,7 +7,9 @@ enum HeaderCollation {
     static func precedes(_ a: String, _ b: String) -> Bool { compare(Array(a.unicodeScalars), Array(b.unicodeScalars)) < 0 }
 
     static func compare(_ lhs: [Unicode.Scalar], _ rhs: [Unicode.Scalar]) -> Int {
-        var level = 0, i = 0, j = 0
+        var level = 0
+        var i = 0
+        var j = 0
         while level < 2 {
             if level == 1 && i != j { return i > j ? -1 : 1 }
             let w1 = i < lhs.count ? weight(lhs[i], level) : 1
@@ -39,14 +41,18 @@ enum HeaderCollation {
     /// First-level weights of ASCII 0–127 (0: ignored).
     private static let primary: [Int] = {
         var w = [Int](repeating: 0, count: 128)
-        let punctuation: [(Character, Int)] = [("!", 0x71C), ("#", 0x71F), ("$", 0x721), ("%", 0x723), ("&", 0x725),
-                                               ("*", 0x72D), ("+", 0x803), (".", 0x733), ("^", 0x743), ("_", 0x744),
-                                               ("`", 0x748), ("|", 0x74C), ("~", 0x750)]
+        let punctuation: [(Character, Int)] = [
+            ("!", 0x71C), ("#", 0x71F), ("$", 0x721), ("%", 0x723), ("&", 0x725),
+            ("*", 0x72D), ("+", 0x803), (".", 0x733), ("^", 0x743), ("_", 0x744),
+            ("`", 0x748), ("|", 0x74C), ("~", 0x750),
+        ]
         for (c, weight) in punctuation { w[Int(c.asciiValue!)] = weight }
         let digits = [0xD03, 0xD1A, 0xD1C, 0xD1E, 0xD20, 0xD22, 0xD24, 0xD26, 0xD28, 0xD2A]
         for (i, weight) in digits.enumerated() { w[48 + i] = weight }
-        let letters = [0xE02, 0xE09, 0xE0A, 0xE1A, 0xE21, 0xE23, 0xE25, 0xE2C, 0xE32, 0xE35, 0xE36, 0xE48, 0xE51,
-                       0xE70, 0xE7C, 0xE7E, 0xE89, 0xE8A, 0xE91, 0xE99, 0xE9F, 0xEA2, 0xEA4, 0xEA6, 0xEA7, 0xEA9]
+        let letters = [
+            0xE02, 0xE09, 0xE0A, 0xE1A, 0xE21, 0xE23, 0xE25, 0xE2C, 0xE32, 0xE35, 0xE36, 0xE48, 0xE51,
+            0xE70, 0xE7C, 0xE7E, 0xE89, 0xE8A, 0xE91, 0xE99, 0xE9F, 0xEA2, 0xEA4, 0xEA6, 0xEA7, 0xEA9,
+        ]
         for (i, weight) in letters.enumerated() {
             w[65 + i] = weight
             w[97 + i] = weight

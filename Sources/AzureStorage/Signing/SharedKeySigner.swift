@@ -40,7 +40,9 @@ package struct SharedKeySigner: Sendable {
     static func canonicalizedHeaders(_ headers: HeaderFields, ordinal: Bool = false) -> String {
         let xms = headers.fields.filter { $0.name.lowercased().hasPrefix("x-ms-") }
             .map { (name: $0.name.lowercased(), value: String($0.value.drop { $0 == " " || $0 == "\t" })) }
-        let sorted = ordinal ? xms.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        let sorted =
+            ordinal
+            ? xms.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             : xms.sorted { HeaderCollation.precedes($0.name, $1.name) }
         return sorted.map { "\($0.name):\($0.value)\n" }.joined()
     }
@@ -85,7 +87,8 @@ package struct SharedKeySigner: Sendable {
 
     /// The `Authorization` header value for a Table request (Shared Key, or Lite).
     package func tableAuthorization(_ request: TransportRequest, lite: Bool = false) -> String {
-        lite ? "SharedKeyLite \(account):\(signature(Self.tableLiteStringToSign(request, account: account)))"
+        lite
+            ? "SharedKeyLite \(account):\(signature(Self.tableLiteStringToSign(request, account: account)))"
             : "SharedKey \(account):\(signature(Self.tableStringToSign(request, account: account)))"
     }
 

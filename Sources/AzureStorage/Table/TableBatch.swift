@@ -39,7 +39,9 @@ package enum TableBatchCodec {
         }
         var seen: [ExactString: Int] = [:]  // RowKeys by bytes, as Azure tells them apart
         for (i, op) in operations.enumerated() {
-            if let first = seen[ExactString(op.rowKey)] { return "operations \(first) and \(i) both change RowKey '\(op.rowKey)'; a batch changes each entity once" }
+            if let first = seen[ExactString(op.rowKey)] {
+                return "operations \(first) and \(i) both change RowKey '\(op.rowKey)'; a batch changes each entity once"
+            }
             seen[ExactString(op.rowKey)] = i
         }
         return nil
@@ -47,9 +49,12 @@ package enum TableBatchCodec {
 
     /// The multipart body and its Content-Type, for a batch against `tableURL`
     /// (`http://host:port/account/table`, the absolute URL inner requests use).
-    package static func encode(_ operations: [TableBatchOperation], tableURL: String, boundary: String = UUID().uuidString.lowercased(),
-                              changeset: String = UUID().uuidString.lowercased()) -> (body: Data, contentType: String) {
-        let batch = "batch_\(boundary)", cs = "changeset_\(changeset)"
+    package static func encode(
+        _ operations: [TableBatchOperation], tableURL: String, boundary: String = UUID().uuidString.lowercased(),
+        changeset: String = UUID().uuidString.lowercased()
+    ) -> (body: Data, contentType: String) {
+        let batch = "batch_\(boundary)"
+        let cs = "changeset_\(changeset)"
         var out = "--\(batch)\r\nContent-Type: multipart/mixed; boundary=\(cs)\r\n\r\n"
         for (index, op) in operations.enumerated() {
             out += "--\(cs)\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: \(index)\r\n\r\n"
@@ -102,7 +107,8 @@ package enum TableBatchCodec {
             boundary = String(decoding: bytes[start..<end], as: UTF8.self)
         }
         guard let boundary else {
-            throw AzureStorageError(kind: .invalidResponse, operation: "Entity Group Transaction", url: url, message: "the batch response has no multipart boundary")
+            throw AzureStorageError(
+                kind: .invalidResponse, operation: "Entity Group Transaction", url: url, message: "the batch response has no multipart boundary")
         }
         var parts: [Part] = []
         for chunk in MultipartBytes.parts(of: bytes[...], boundary: boundary) {
@@ -118,7 +124,8 @@ package enum TableBatchCodec {
 
     /// Turns a failed inner response into an error naming the operation.
     static func failure(_ part: Part, operations: [TableBatchOperation], url: String) -> AzureStorageError {
-        var service = AzureStorageError.from(TransportResponse(status: part.status, headers: part.headers, body: part.body), operation: "Entity Group Transaction", url: url)
+        var service = AzureStorageError.from(
+            TransportResponse(status: part.status, headers: part.headers, body: part.body), operation: "Entity Group Transaction", url: url)
         var message = service.message
         var index: Int?
         if let colon = message.firstIndex(of: ":"), let n = Int(message[..<colon]) {

@@ -8,7 +8,11 @@ public struct TableClient: Sendable {
     public var configuration: ClientConfiguration { pipeline.configuration }
 
     public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
-        pipeline = RequestPipeline(account: account, transport: transport ?? CurlTransport(timeout: TimeInterval(configuration.timeout), trustedCertificates: configuration.trustedCertificates), configuration: configuration, service: .table)
+        pipeline = RequestPipeline(
+            account: account,
+            transport: transport
+                ?? CurlTransport(timeout: TimeInterval(configuration.timeout), trustedCertificates: configuration.trustedCertificates),
+            configuration: configuration, service: .table)
     }
 
     /// Runs `decode` on a response body; what it cannot read becomes an ``AzureStorageError``
@@ -29,14 +33,17 @@ public struct TableClient: Sendable {
 
     private func check(table: String, operation: String) throws {
         if let problem = StorageNames.tableProblem(table) {
-            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: pipeline.origin + pipeline.basePath + "/" + table, message: "table '\(table)': \(problem)")
+            throw AzureStorageError(
+                kind: .invalidRequest, operation: operation, url: pipeline.origin + pipeline.basePath + "/" + table,
+                message: "table '\(table)': \(problem)")
         }
     }
 
     private func check(entity: TableEntity, table: String, operation: String) throws {
         let url = pipeline.origin + pipeline.basePath + "/" + table
         if let problem = StorageNames.entityProblem(entity) {
-            throw AzureStorageError(kind: .invalidRequest, operation: operation, url: url, message: "entity (\(entity.partitionKey), \(entity.rowKey)) \(problem)")
+            throw AzureStorageError(
+                kind: .invalidRequest, operation: operation, url: url, message: "entity (\(entity.partitionKey), \(entity.rowKey)) \(problem)")
         }
     }
 
@@ -49,7 +56,8 @@ public struct TableClient: Sendable {
         headers["Content-Type"] = "application/json"
         headers["Prefer"] = "return-no-content"
         let body = Data(JSONValue.object([("TableName", .string(name))]).compact().utf8)
-        _ = try await pipeline.send(pipeline.request("POST", "/Tables", headers: headers, body: body), operation: "Create Table", expected: [201, 204])
+        _ = try await pipeline.send(
+            pipeline.request("POST", "/Tables", headers: headers, body: body), operation: "Create Table", expected: [201, 204])
     }
 
     /// Creates the table unless it exists; returns whether it was created.
@@ -66,9 +74,13 @@ public struct TableClient: Sendable {
     /// Whether a table exists.
     public func tableExists(_ name: String) async throws -> Bool {
         try check(table: name, operation: "Query Tables")
-        let response = try await pipeline.send(pipeline.request("GET", "/Tables", query: [("$filter", "TableName eq '\(name)'")], headers: Self.jsonHeaders),
-                                               operation: "Query Tables", expected: [200])
-        guard case .array(let items)? = try Self.decoding("Query Tables", url: pipeline.origin + pipeline.basePath + "/Tables", { try JSONParser.parse(response.body) })["value"] else {
+        let response = try await pipeline.send(
+            pipeline.request("GET", "/Tables", query: [("$filter", "TableName eq '\(name)'")], headers: Self.jsonHeaders),
+            operation: "Query Tables", expected: [200])
+        guard
+            case .array(let items)? = try Self.decoding(
+                "Query Tables", url: pipeline.origin + pipeline.basePath + "/Tables", { try JSONParser.parse(response.body) })["value"]
+        else {
             return false
         }
         return items.contains { $0["TableName"]?.stringValue == name }
@@ -81,8 +93,11 @@ public struct TableClient: Sendable {
         repeat {
             var query: [(String, String)] = []
             if let next { query.append(("NextTableName", next)) }
-            let response = try await pipeline.send(pipeline.request("GET", "/Tables", query: query, headers: Self.jsonHeaders), operation: "Query Tables", expected: [200])
-            if case .array(let items)? = try Self.decoding("Query Tables", url: pipeline.origin + pipeline.basePath + "/Tables", { try JSONParser.parse(response.body) })["value"] {
+            let response = try await pipeline.send(
+                pipeline.request("GET", "/Tables", query: query, headers: Self.jsonHeaders), operation: "Query Tables", expected: [200])
+            if case .array(let items)? = try Self.decoding(
+                "Query Tables", url: pipeline.origin + pipeline.basePath + "/Tables", { try JSONParser.parse(response.body) })["value"]
+            {
                 names += items.compactMap { $0["TableName"]?.stringValue }
             }
             next = response.headers["x-ms-continuation-NextTableName"]
@@ -93,7 +108,8 @@ public struct TableClient: Sendable {
     /// Deletes a table (404 ResourceNotFound/TableNotFound when it does not exist).
     public func deleteTable(_ name: String) async throws {
         try check(table: name, operation: "Delete Table")
-        _ = try await pipeline.send(pipeline.request("DELETE", "/Tables('\(name)')", headers: Self.jsonHeaders), operation: "Delete Table", expected: [204])
+        _ = try await pipeline.send(
+            pipeline.request("DELETE", "/Tables('\(name)')", headers: Self.jsonHeaders), operation: "Delete Table", expected: [204])
     }
 
     // MARK: Entities
@@ -106,15 +122,18 @@ public struct TableClient: Sendable {
         var headers = Self.jsonHeaders
         headers["Content-Type"] = "application/json"
         headers["Prefer"] = "return-no-content"
-        let response = try await pipeline.send(pipeline.request("POST", "/\(table)", headers: headers, body: Data(EntityJSONEncoder.encode(entity))),
-                                               operation: "Insert Entity", expected: [201, 204])
+        let response = try await pipeline.send(
+            pipeline.request("POST", "/\(table)", headers: headers, body: Data(EntityJSONEncoder.encode(entity))),
+            operation: "Insert Entity", expected: [201, 204])
         return response.headers["ETag"]
     }
 
     /// Inserts or replaces (`merge: false`) or inserts or merges (`merge: true`) an entity.
     @discardableResult
     public func upsert(_ entity: TableEntity, into table: String, merge: Bool = false) async throws -> String? {
-        try await write(entity, table: table, method: merge ? "MERGE" : "PUT", etag: nil, operation: merge ? "Insert Or Merge Entity" : "Insert Or Replace Entity")
+        try await write(
+            entity, table: table, method: merge ? "MERGE" : "PUT", etag: nil, operation: merge ? "Insert Or Merge Entity" : "Insert Or Replace Entity"
+        )
     }
 
     /// Replaces (`merge: false`) or merges an existing entity if its ETag matches (`*`: any).
@@ -130,8 +149,9 @@ public struct TableClient: Sendable {
         headers["Content-Type"] = "application/json"
         if let etag { headers["If-Match"] = etag }
         let path = "/\(table)" + Self.entityPath(entity.partitionKey, entity.rowKey)
-        let response = try await pipeline.send(pipeline.request(method, path, headers: headers, body: Data(EntityJSONEncoder.encode(entity))),
-                                               operation: operation, expected: [204])
+        let response = try await pipeline.send(
+            pipeline.request(method, path, headers: headers, body: Data(EntityJSONEncoder.encode(entity))),
+            operation: operation, expected: [204])
         return response.headers["ETag"]
     }
 
@@ -140,8 +160,9 @@ public struct TableClient: Sendable {
         try check(table: table, operation: "Delete Entity")
         var headers = Self.jsonHeaders
         headers["If-Match"] = etag
-        _ = try await pipeline.send(pipeline.request("DELETE", "/\(table)" + Self.entityPath(partitionKey, rowKey), headers: headers),
-                                    operation: "Delete Entity", expected: [204])
+        _ = try await pipeline.send(
+            pipeline.request("DELETE", "/\(table)" + Self.entityPath(partitionKey, rowKey), headers: headers),
+            operation: "Delete Entity", expected: [204])
     }
 
     /// One entity, or nil when it does not exist.
@@ -150,9 +171,11 @@ public struct TableClient: Sendable {
         var query: [(String, String)] = []
         if let select { query.append(("$select", select.joined(separator: ","))) }
         do {
-            let response = try await pipeline.send(pipeline.request("GET", "/\(table)" + Self.entityPath(partitionKey, rowKey), query: query, headers: Self.jsonHeaders),
-                                                   operation: "Get Entity", expected: [200])
-            var decoded = try Self.decoding("Get Entity", url: pipeline.origin + pipeline.basePath + "/\(table)", { try EntityJSONReader.entity(response.body) })
+            let response = try await pipeline.send(
+                pipeline.request("GET", "/\(table)" + Self.entityPath(partitionKey, rowKey), query: query, headers: Self.jsonHeaders),
+                operation: "Get Entity", expected: [200])
+            var decoded = try Self.decoding(
+                "Get Entity", url: pipeline.origin + pipeline.basePath + "/\(table)", { try EntityJSONReader.entity(response.body) })
             decoded.etag = decoded.etag ?? response.headers["ETag"]
             return decoded
         } catch let error as AzureStorageError where error.status == 404 && (error.code == .resourceNotFound || error.code == .entityNotFound) {
@@ -164,7 +187,8 @@ public struct TableClient: Sendable {
     /// continuation tokens until the service has no more.
     /// `fullMetadata` asks the service to annotate every typed value (Edm.Double included),
     /// for readers that must keep types exactly (snapshots).
-    public func query(_ table: String, filter: TableFilter? = nil, select: [String]? = nil, top: Int? = nil, fullMetadata: Bool = false) -> TableQuery {
+    public func query(_ table: String, filter: TableFilter? = nil, select: [String]? = nil, top: Int? = nil, fullMetadata: Bool = false) -> TableQuery
+    {
         TableQuery(client: self, table: table, filter: filter, select: select, top: top, fullMetadata: fullMetadata)
     }
 
@@ -174,11 +198,15 @@ public struct TableClient: Sendable {
         var next: (String, String?)?
     }
 
-    func fetchPage(_ table: String, filter: TableFilter?, select: [String]?, top: Int?, fullMetadata: Bool = false,
-                   next: (String, String?)?) async throws -> RawPage {
+    func fetchPage(
+        _ table: String, filter: TableFilter?, select: [String]?, top: Int?, fullMetadata: Bool = false,
+        next: (String, String?)?
+    ) async throws -> RawPage {
         try check(table: table, operation: "Query Entities")
         if let filter, filter.comparisonCount > 15 {
-            throw AzureStorageError(kind: .invalidRequest, operation: "Query Entities", url: pipeline.origin + pipeline.basePath + "/" + table, message: "a filter may hold at most 15 comparisons, not \(filter.comparisonCount)")
+            throw AzureStorageError(
+                kind: .invalidRequest, operation: "Query Entities", url: pipeline.origin + pipeline.basePath + "/" + table,
+                message: "a filter may hold at most 15 comparisons, not \(filter.comparisonCount)")
         }
         var query: [(String, String)] = []
         if let filter { query.append(("$filter", filter.description)) }
@@ -189,7 +217,8 @@ public struct TableClient: Sendable {
             if let rk { query.append(("NextRowKey", rk)) }
         }
         let headers = fullMetadata ? HeaderFields([("Accept", "application/json;odata=fullmetadata")]) : Self.jsonHeaders
-        let response = try await pipeline.send(pipeline.request("GET", "/\(table)()", query: query, headers: headers), operation: "Query Entities", expected: [200])
+        let response = try await pipeline.send(
+            pipeline.request("GET", "/\(table)()", query: query, headers: headers), operation: "Query Entities", expected: [200])
         let nextPK = response.headers["x-ms-continuation-NextPartitionKey"]
         return RawPage(body: response.body, next: nextPK.map { ($0, response.headers["x-ms-continuation-NextRowKey"]) })
     }
@@ -203,7 +232,8 @@ public struct TableClient: Sendable {
     public func submit(_ operations: [TableBatchOperation], to table: String) async throws -> [String?] {
         try check(table: table, operation: "Entity Group Transaction")
         if let problem = TableBatchCodec.problem(operations) {
-            throw AzureStorageError(kind: .invalidRequest, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch", message: problem)
+            throw AzureStorageError(
+                kind: .invalidRequest, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch", message: problem)
         }
         for op in operations {
             switch op {
@@ -215,21 +245,24 @@ public struct TableClient: Sendable {
         let tableURL = pipeline.origin + pipeline.basePath + "/" + table
         let (body, contentType) = TableBatchCodec.encode(operations, tableURL: tableURL)
         if body.count > TableBatchCodec.maxBodyBytes {
-            throw AzureStorageError(kind: .invalidRequest, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch",
-                                    message: "the batch is \(body.count) bytes; Azure allows 4 MiB — send fewer entities per batch")
+            throw AzureStorageError(
+                kind: .invalidRequest, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch",
+                message: "the batch is \(body.count) bytes; Azure allows 4 MiB — send fewer entities per batch")
         }
         var headers = Self.jsonHeaders
         headers["Content-Type"] = contentType
-        let response = try await pipeline.send(pipeline.request("POST", "/$batch", headers: headers, body: body), operation: "Entity Group Transaction", expected: [202],
-                                               partition: operations.first.map { "\(table)/\($0.partitionKey)" })
+        let response = try await pipeline.send(
+            pipeline.request("POST", "/$batch", headers: headers, body: body), operation: "Entity Group Transaction", expected: [202],
+            partition: operations.first.map { "\(table)/\($0.partitionKey)" })
         let batchURL = pipeline.origin + pipeline.basePath + "/$batch"
         let parts = try TableBatchCodec.decodeResponse(response.body, contentType: response.headers["Content-Type"], url: batchURL)
         if let failed = parts.first(where: { $0.status >= 400 }) {
             throw TableBatchCodec.failure(failed, operations: operations, url: batchURL)
         }
         guard parts.count == operations.count else {
-            throw AzureStorageError(kind: .invalidResponse, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch",
-                                    message: "expected \(operations.count) responses, got \(parts.count)")
+            throw AzureStorageError(
+                kind: .invalidResponse, operation: "Entity Group Transaction", url: pipeline.origin + pipeline.basePath + "/$batch",
+                message: "expected \(operations.count) responses, got \(parts.count)")
         }
         return parts.map { $0.headers["ETag"] }
     }
@@ -255,8 +288,9 @@ public struct TableQuery: AsyncSequence, Sendable {
         func fetch(after next: (String, String?)?) -> Task<TableClient.RawPage, any Error> {
             let query = self.query
             return Task {
-                try await query.client.fetchPage(query.table, filter: query.filter, select: query.select, top: query.top,
-                                                 fullMetadata: query.fullMetadata, next: next)
+                try await query.client.fetchPage(
+                    query.table, filter: query.filter, select: query.select, top: query.top,
+                    fullMetadata: query.fullMetadata, next: next)
             }
         }
 
@@ -268,7 +302,11 @@ public struct TableQuery: AsyncSequence, Sendable {
             while let task = pending {
                 let page: TableClient.RawPage
                 do {
-                    page = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+                    page = try await withTaskCancellationHandler {
+                        try await task.value
+                    } onCancel: {
+                        task.cancel()
+                    }
                 } catch {
                     pending = nil
                     throw error
@@ -276,8 +314,9 @@ public struct TableQuery: AsyncSequence, Sendable {
                 pending = page.next.map { fetch(after: $0) }
                 let entities: [QueriedEntity]
                 do {
-                    entities = try TableClient.decoding("Query Entities", url: query.client.pipeline.origin + query.client.pipeline.basePath + "/\(query.table)",
-                                                        { try EntityJSONReader.page(page.body) })
+                    entities = try TableClient.decoding(
+                        "Query Entities", url: query.client.pipeline.origin + query.client.pipeline.basePath + "/\(query.table)",
+                        { try EntityJSONReader.page(page.body) })
                 } catch {
                     pending?.cancel()
                     pending = nil

@@ -1,3 +1,5 @@
+import Foundation
+
 /// OData `$filter` expressions built from values, so every literal is escaped and typed
 /// correctly (`'O''Brien'`, `123L`, `datetime'…'`, `guid'…'`, `X'…'`).
 public indirect enum TableFilter: Sendable, Equatable, CustomStringConvertible {
@@ -44,5 +46,3 @@ public indirect enum TableFilter: Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-
-import Foundation

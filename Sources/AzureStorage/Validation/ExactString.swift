@@ -35,7 +35,8 @@ extension String {
     /// views index by index and was a fifth of a whole `plan`.
     public func isExactly(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        var a = self, b = other
+        var a = self
+        var b = other
         return a.withUTF8 { x in
             b.withUTF8 { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
         }
@@ -46,7 +47,8 @@ extension String {
     /// The two strings' order by their UTF-8 bytes: negative, zero or positive. Azure's key
     /// order for text without surrogates; compared as contiguous bytes, as ``isExactly(_:)``.
     public func byteOrder(_ other: String) -> Int {
-        var a = self, b = other
+        var a = self
+        var b = other
         return a.withUTF8 { x in
             b.withUTF8 { y in
                 let n = min(x.count, y.count)

@@ -21,7 +21,8 @@ package enum PercentEncoding {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         for b in text.utf8 {
-            let unreserved = (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57)
+            let unreserved =
+                (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57)
                 || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "~")
             if unreserved || b == keep {
                 out.append(b)

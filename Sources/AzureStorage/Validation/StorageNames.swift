@@ -1,3 +1,5 @@
+import Foundation
+
 /// Client-side checks of names, keys and sizes (docs/PROTOCOL.md §6–7), so that a bad value is
 /// reported before the first request instead of as a service error halfway through a run.
 /// Each check returns nil when the value is valid, else the reason.
@@ -94,7 +96,8 @@ public enum StorageNames {
     /// Blob and container metadata names: C# identifiers (as Azure requires of `x-ms-meta-*`).
     public static func metadataNameProblem(_ name: String) -> String? {
         guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
-              name.unicodeScalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
+            name.unicodeScalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) })
+        else {
             return "a metadata name is a C# identifier: a letter or '_', then letters, digits or '_'"
         }
         return nil
@@ -149,7 +152,8 @@ public enum StorageNames {
     /// or nil; phrased to follow "property 'Name' …".
     public static func valueProblem(_ value: EdmValue) -> String? {
         switch value {
-        case .string(let s) where s.utf16.count > maxStringUTF16: "is longer than 32K characters (\(s.utf16.count) UTF-16 code units; Azure stores \(maxStringUTF16))"
+        case .string(let s) where s.utf16.count > maxStringUTF16:
+            "is longer than 32K characters (\(s.utf16.count) UTF-16 code units; Azure stores \(maxStringUTF16))"
         case .binary(let b) where b.count > maxBinaryBytes: "is larger than 64 KiB (\(b.count) bytes)"
         case .dateTime(let d) where !d.isInAzureRange: "is outside Edm.DateTime's range (1601-01-01 to 9999-12-31)"
         default: nil
@@ -160,5 +164,3 @@ public enum StorageNames {
 
     static func isControl(_ s: Unicode.Scalar) -> Bool { s.value < 0x20 || (0x7F...0x9F).contains(s.value) }
 }
-
-import Foundation

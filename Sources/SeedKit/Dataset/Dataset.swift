@@ -96,7 +96,8 @@ public struct KindSpec: Sendable {
     public var rowKeyReferences: [(field: String, kind: String)] {
         fields.compactMap { field in
             guard case .from(let ref, "RowKey") = field.generator, !omit.contains(field.name),
-                  case .ref(let target)? = self.field(named: ref)?.generator else { return nil }
+                case .ref(let target)? = self.field(named: ref)?.generator
+            else { return nil }
             return (field.name, target)
         }
     }

@@ -1,4 +1,5 @@
 import AzureStorage
+
 /// A problem with a dataset's files, located by file and line.
 public struct DatasetError: Error, CustomStringConvertible, Sendable, PersonFacingError {
     public var file: String

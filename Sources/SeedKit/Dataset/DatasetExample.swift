@@ -31,7 +31,9 @@ public enum DatasetExample: String, CaseIterable, Sendable {
             }
             let entries = (try? fm.contentsOfDirectory(atPath: folder.path)) ?? []
             guard entries.isEmpty else {
-                throw DatasetError(file: folder.path, line: nil, "is not empty (\(entries.count) entries); azseed init writes into a new or empty folder, so nothing of yours is overwritten")
+                throw DatasetError(
+                    file: folder.path, line: nil,
+                    "is not empty (\(entries.count) entries); azseed init writes into a new or empty folder, so nothing of yours is overwritten")
             }
         }
         let files = self.files

@@ -76,7 +76,9 @@ private struct DatasetLoader {
         let name = try reader.string(try reader.required(top, "name", in: "the dataset", at: root), "name")
         var seed: UInt64 = 0
         if let node = top.first(where: { $0.key == "seed" })?.value {
-            guard let s = UInt64(try reader.string(node, "seed")) else { throw reader.error(node, "seed must be a whole number from 0 to \(UInt64.max)") }
+            guard let s = UInt64(try reader.string(node, "seed")) else {
+                throw reader.error(node, "seed must be a whole number from 0 to \(UInt64.max)")
+            }
             seed = s
         }
         var window = WindowSpec(from: .today(offsetDays: 0), days: 30, to: nil)
@@ -93,8 +95,9 @@ private struct DatasetLoader {
         if let node = top.first(where: { $0.key == "tables" })?.value {
             for item in try reader.sequence(node, "tables") { tables.append(try table(item, templates: templates)) }
         }
-        return Dataset(name: name, directory: directory, file: reader.file, seed: seed, window: window,
-                       containers: containers, tables: tables, templatesDirectory: templates)
+        return Dataset(
+            name: name, directory: directory, file: reader.file, seed: seed, window: window,
+            containers: containers, tables: tables, templatesDirectory: templates)
     }
 
     /// A folder the dataset names (`files:`, `images:`, `templates:`), which must lie inside the
@@ -106,9 +109,11 @@ private struct DatasetLoader {
             throw reader.error(node, "\(field): '\(path)' leads out of the dataset's folder; name a folder inside it (no absolute path, no '..')")
         }
         let url = URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL
-        let real = url.resolvingSymlinksInPath().path, base = directory.standardizedFileURL.resolvingSymlinksInPath().path
+        let real = url.resolvingSymlinksInPath().path
+        let base = directory.standardizedFileURL.resolvingSymlinksInPath().path
         guard real == base || real.hasPrefix(base + "/") else {
-            throw reader.error(node, "\(field): '\(path)' is a symbolic link leading out of the dataset's folder; copy the folder into the dataset instead")
+            throw reader.error(
+                node, "\(field): '\(path)' is a symbolic link leading out of the dataset's folder; copy the folder into the dataset instead")
         }
         return url
     }
@@ -120,7 +125,9 @@ private struct DatasetLoader {
             switch key {
             case "from":
                 let text = try reader.string(value, "window.from")
-                if let start = WindowSpec.Start(text) { spec.from = start } else {
+                if let start = WindowSpec.Start(text) {
+                    spec.from = start
+                } else {
                     throw reader.error(value, "window.from: '\(text)' is not 'today', 'today+N', 'today-N' or a date (YYYY-MM-DD)")
                 }
             case "days":
@@ -129,7 +136,9 @@ private struct DatasetLoader {
                 spec.days = Int(days)
             default:
                 let text = try reader.string(value, "window.to")
-                guard let to = EdmDateTime(iso8601: text) else { throw reader.error(value, "window.to: '\(text)' is not a date (YYYY-MM-DD) or ISO 8601 timestamp") }
+                guard let to = EdmDateTime(iso8601: text) else {
+                    throw reader.error(value, "window.to: '\(text)' is not a date (YYYY-MM-DD) or ISO 8601 timestamp")
+                }
                 spec.to = to
             }
         }
@@ -214,13 +223,16 @@ private struct DatasetLoader {
         if let value = pairs.first(where: { $0.key == "fields" })?.value {
             for (fieldName, spec, keyNode) in try reader.namedMapping(value, "fields of \(what)") {
                 let parser = FieldParser(reader: reader, templates: templates, field: fieldName, kind: name)
-                fields.append(FieldDefinition(name: fieldName, generator: try parser.parse(spec),
-                                              line: YAMLReader.line(of: keyNode) ?? 0, presence: try parser.presence(spec)))
+                fields.append(
+                    FieldDefinition(
+                        name: fieldName, generator: try parser.parse(spec),
+                        line: YAMLReader.line(of: keyNode) ?? 0, presence: try parser.presence(spec)))
             }
         }
         var omit: [String] = []
         if let value = pairs.first(where: { $0.key == "omit" })?.value { omit = try reader.strings(value, "omit") }
-        return KindSpec(name: name, partition: partition, key: key, rows: rows, count: count, fields: fields, omit: omit,
-                        columnTypes: types, table: table, line: YAMLReader.line(of: node) ?? 0, countLine: countLine)
+        return KindSpec(
+            name: name, partition: partition, key: key, rows: rows, count: count, fields: fields, omit: omit,
+            columnTypes: types, table: table, line: YAMLReader.line(of: node) ?? 0, countLine: countLine)
     }
 }

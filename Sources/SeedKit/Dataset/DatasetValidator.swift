@@ -17,7 +17,9 @@ struct DatasetValidator {
         var tableNames: Set<String> = []
         var kindNames: Set<String> = []
         for t in dataset.tables {
-            if let problem = StorageNames.tableProblem(t.name) ?? ReservedNames.tableProblem(t.name) { throw fail(t.line, "table '\(t.name)': \(problem)") }
+            if let problem = StorageNames.tableProblem(t.name) ?? ReservedNames.tableProblem(t.name) {
+                throw fail(t.line, "table '\(t.name)': \(problem)")
+            }
             if !tableNames.insert(t.name.lowercased()).inserted { throw fail(t.line, "table '\(t.name)' is declared twice") }
             for k in t.kinds where !kindNames.insert(k.name).inserted {
                 throw fail(k.line, "kind '\(k.name)' is declared twice")
@@ -43,7 +45,9 @@ struct DatasetValidator {
         for row in kind.rows ?? [] {
             let names = row.values.map(\.0)
             if let missing = columns.first(where: { !names.contains($0) }) { throw fail(row.line, "\(what): this row is missing '\(missing)'") }
-            if let extra = names.first(where: { !columns.contains($0) }) { throw fail(row.line, "\(what): this row has '\(extra)', which the first row does not") }
+            if let extra = names.first(where: { !columns.contains($0) }) {
+                throw fail(row.line, "\(what): this row has '\(extra)', which the first row does not")
+            }
         }
         for column in columns {
             if let problem = StorageNames.propertyProblem(column), !kind.omit.contains(column) {
@@ -62,7 +66,9 @@ struct DatasetValidator {
             }
             switch field.generator {
             case .ref(let target):
-                guard let targetKind = dataset.kind(named: target) else { throw fail(field.line, "\(what), field '\(field.name)': no kind named '\(target)'") }
+                guard let targetKind = dataset.kind(named: target) else {
+                    throw fail(field.line, "\(what), field '\(field.name)': no kind named '\(target)'")
+                }
                 if target == kind.name { throw fail(field.line, "\(what), field '\(field.name)': a kind cannot reference itself") }
                 refs[field.name] = targetKind
                 continue
@@ -98,13 +104,18 @@ struct DatasetValidator {
             if refs[name] != nil { throw fail(kind.line, "\(what): key field '\(name)' is a ref; use a 'from' field of it") }
             guard known.contains(name) else { throw fail(kind.line, "\(what): key field '\(name)' is not a column or field") }
             if kind.omit.contains(name) { throw fail(kind.line, "\(what): key field '\(name)' must be stored, not omitted") }
-            if kind.field(named: name)?.presence != nil { throw fail(kind.line, "\(what): key field '\(name)' is on every entity; drop its presence") }
+            if kind.field(named: name)?.presence != nil {
+                throw fail(kind.line, "\(what): key field '\(name)' is on every entity; drop its presence")
+            }
             if let row = kind.rows?.first(where: { $0.absent.contains(name) }) {
                 throw fail(row.line, "\(what): key column '\(name)' cannot be ~ (absent)")
             }
             if kind.count != nil, let field = kind.field(named: name) {
                 if case .weightedPick = field.generator {
-                    throw fail(field.line, "\(what): key field '\(name)' is a pick with weights; a key draws each of its values alike — drop the weights, or take '\(name)' out of the key")
+                    throw fail(
+                        field.line,
+                        "\(what): key field '\(name)' is a pick with weights; a key draws each of its values alike — drop the weights, or take '\(name)' out of the key"
+                    )
                 }
                 switch field.generator {
                 case .pick, .date, .int, .const, .sequence, .from: break
@@ -120,13 +131,15 @@ struct DatasetValidator {
             let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
             if parts.count == 2, let target = refs[parts[0]] {
                 if ["RowKey", "PartitionKey"].contains(parts[1]) || target.storedNames.contains(parts[1]) { continue }
-                throw DatasetError(file: template.origin, line: nil,
-                                   "\(what) (\(dataset.file):\(line)): template names '\(name)', but kind '\(target.name)' has no stored property '\(parts[1])'")
+                throw DatasetError(
+                    file: template.origin, line: nil,
+                    "\(what) (\(dataset.file):\(line)): template names '\(name)', but kind '\(target.name)' has no stored property '\(parts[1])'")
             }
             if parts.count == 1 && known.contains(name) { continue }
             let available = (known.sorted() + refs.keys.sorted().map { "\($0).…" }).joined(separator: ", ")
-            throw DatasetError(file: template.origin, line: nil,
-                               "\(what) (\(dataset.file):\(line)): template names unknown field '\(name)' (known here: \(available))")
+            throw DatasetError(
+                file: template.origin, line: nil,
+                "\(what) (\(dataset.file):\(line)): template names unknown field '\(name)' (known here: \(available))")
         }
     }
 

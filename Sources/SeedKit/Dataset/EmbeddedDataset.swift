@@ -44,7 +44,10 @@ public enum EmbeddedDataset {
             }
         } catch {
             try? fm.removeItem(at: staging)
-            throw DatasetError(file: root.path, line: nil, "cannot write the built-in default dataset there (\(FileProblem.describe(error))); pass --dataset DIR or set XDG_CACHE_HOME to a writable folder")
+            throw DatasetError(
+                file: root.path, line: nil,
+                "cannot write the built-in default dataset there (\(FileProblem.describe(error))); pass --dataset DIR or set XDG_CACHE_HOME to a writable folder"
+            )
         }
         return dataset
     }

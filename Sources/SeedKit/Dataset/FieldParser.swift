@@ -14,8 +14,10 @@ struct FieldParser {
     /// `presence: p` (0 < p ≤ 1): the fraction of entities that have the property.
     func presence(_ node: Node) throws(DatasetError) -> Double? {
         let what = "field '\(field)' of kind '\(kind)'"
-        guard let value = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution", "weights", "presence"])
-            .first(where: { $0.key == "presence" })?.value else { return nil }
+        guard
+            let value = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution", "weights", "presence"])
+                .first(where: { $0.key == "presence" })?.value
+        else { return nil }
         let p = try reader.double(value, "\(what), presence")
         guard p > 0, p <= 1 else { throw reader.error(value, "\(what): presence is a fraction of entities, above 0 and at most 1") }
         return p == 1 ? nil : p
@@ -52,7 +54,8 @@ struct FieldParser {
                 weights.append(UInt64(w))
             }
             guard weights.count == values.count else {
-                throw reader.error(weightsNode, "\(what): weights has \(weights.count) entries for \(values.count) pick values; give one weight per value")
+                throw reader.error(
+                    weightsNode, "\(what): weights has \(weights.count) entries for \(values.count) pick values; give one weight per value")
             }
             guard weights.reduce(0, { $0 &+ $1 }) > 0, weights.reduce(UInt64(0), { $0 > UInt64.max - $1 ? UInt64.max : $0 + $1 }) < UInt64.max else {
                 throw reader.error(weightsNode, "\(what): the weights must add up to at least 1")
@@ -105,7 +108,11 @@ struct FieldParser {
             var step: Int64 = 1
             if case .mapping = value {
                 for (key, v, _) in try reader.mapping(value, "\(what), sequence", allowed: ["start", "step"]) {
-                    if key == "start" { start = try reader.int(v, "\(what), sequence.start") } else { step = try reader.int(v, "\(what), sequence.step") }
+                    if key == "start" {
+                        start = try reader.int(v, "\(what), sequence.start")
+                    } else {
+                        step = try reader.int(v, "\(what), sequence.step")
+                    }
                 }
             } else {
                 start = try reader.int(value, "\(what), sequence")

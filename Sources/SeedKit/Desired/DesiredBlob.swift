@@ -112,8 +112,11 @@ extension DesiredContainer {
         // A linked folder is listed where it points (the dataset names it, like a templates
         // folder outside the dataset); links inside it must stay inside it.
         let folder = folder.standardizedFileURL.resolvingSymlinksInPath()
-        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
-                                                          options: [.skipsHiddenFiles]) else {
+        guard
+            let walker = FileManager.default.enumerator(
+                at: folder, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
+                options: [.skipsHiddenFiles])
+        else {
             throw GenerationError("\(folder.relativePathForMessages): cannot list the folder")
         }
         let base = folder.standardizedFileURL.path
@@ -126,11 +129,14 @@ extension DesiredContainer {
             if (try? url.resourceValues(forKeys: [.isSymbolicLinkKey]).isSymbolicLink) == true {
                 let target = url.resolvingSymlinksInPath().path
                 guard target.hasPrefix(realBase + "/") else {
-                    throw GenerationError("\(url.relativePathForMessages): a symbolic link to \(target), outside the dataset's folder \(folder.relativePathForMessages); copy the file into the folder instead")
+                    throw GenerationError(
+                        "\(url.relativePathForMessages): a symbolic link to \(target), outside the dataset's folder \(folder.relativePathForMessages); copy the file into the folder instead"
+                    )
                 }
                 var isDirectory: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
-                    throw GenerationError("\(url.relativePathForMessages): a symbolic link to \(target), which does not exist; fix or remove the link")
+                    throw GenerationError(
+                        "\(url.relativePathForMessages): a symbolic link to \(target), which does not exist; fix or remove the link")
                 }
                 if isDirectory.boolValue { continue }
             } else if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) != true {

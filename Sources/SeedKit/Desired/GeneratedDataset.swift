@@ -31,8 +31,10 @@ public struct GenerationOptions: Sendable {
     /// The blob endpoint `blobUrl` fields point into (no trailing slash).
     public var blobEndpoint: String
 
-    public init(seed: UInt64? = nil, counts: [String: Int] = [:], now: EdmDateTime, from: EdmDateTime? = nil, to: EdmDateTime? = nil,
-                access: PublicAccess? = nil, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint) {
+    public init(
+        seed: UInt64? = nil, counts: [String: Int] = [:], now: EdmDateTime, from: EdmDateTime? = nil, to: EdmDateTime? = nil,
+        access: PublicAccess? = nil, blobEndpoint: String = GenerationOptions.developmentBlobEndpoint
+    ) {
         self.seed = seed
         self.counts = counts
         self.now = now
@@ -62,7 +64,8 @@ extension GeneratedDataset {
         let window = try ResolvedWindow.resolve(dataset.window, now: options.now, from: options.from, to: options.to)
         for (kindName, n) in options.counts.sorted(by: { $0.key < $1.key }) {
             guard let kind = dataset.kind(named: kindName) else {
-                throw GenerationError(usage: true, "dataset '\(dataset.name)' has no kind '\(kindName)' (kinds: \(dataset.kinds.map(\.name).joined(separator: ", ")))")
+                throw GenerationError(
+                    usage: true, "dataset '\(dataset.name)' has no kind '\(kindName)' (kinds: \(dataset.kinds.map(\.name).joined(separator: ", ")))")
             }
             if kind.rows != nil { throw GenerationError(usage: true, "kind '\(kindName)' is made of explicit rows; its count cannot be changed") }
             if n < 1 { throw GenerationError(usage: true, "the count of '\(kindName)' must be at least 1") }
@@ -71,16 +74,18 @@ extension GeneratedDataset {
         for spec in dataset.containers {
             containers.append(try DesiredContainer.load(spec, access: options.access ?? spec.access))
         }
-        let referenced = Set(dataset.kinds.flatMap { kind in
-            kind.fields.compactMap { field -> String? in
-                if case .ref(let target) = field.generator { return target }
-                return nil
-            }
-        })
+        let referenced = Set(
+            dataset.kinds.flatMap { kind in
+                kind.fields.compactMap { field -> String? in
+                    if case .ref(let target) = field.generator { return target }
+                    return nil
+                }
+            })
         var engines: [String: KindEngine] = [:]
         for kind in dependencyOrder(dataset) {
-            let context = GenerationContext(dataset: dataset, seed: seed, window: window, counts: options.counts,
-                                            blobEndpoint: options.blobEndpoint, containers: containers, engines: engines)
+            let context = GenerationContext(
+                dataset: dataset, seed: seed, window: window, counts: options.counts,
+                blobEndpoint: options.blobEndpoint, containers: containers, engines: engines)
             var engine = try KindEngine(spec: kind, context: context)
             // Refuse an impossible count now, before a storage command touches the target.
             if let keySpace = engine.keySpace { try engine.checkCapacity(keySpace, datasetFile: dataset.file) }
@@ -92,8 +97,9 @@ extension GeneratedDataset {
         let tables = dataset.tables.map { table in
             DesiredTable(name: table.name, engines: table.kinds.map { engines[$0.name]! }, datasetFile: dataset.file)
         }
-        return GeneratedDataset(dataset: dataset, seed: seed, window: window, blobEndpoint: options.blobEndpoint,
-                            containers: containers, tables: tables, options: options)
+        return GeneratedDataset(
+            dataset: dataset, seed: seed, window: window, blobEndpoint: options.blobEndpoint,
+            containers: containers, tables: tables, options: options)
     }
 
     /// Kinds ordered so that every kind comes after the kinds it references (the validator
@@ -122,6 +128,7 @@ extension GeneratedDataset {
         options.now = now
         let window = try ResolvedWindow.resolve(dataset.window, now: now, from: options.from, to: options.to)
         guard window == self.window else { return try GeneratedDataset.make(dataset, options: options) }
-        return GeneratedDataset(dataset: dataset, seed: seed, window: window, blobEndpoint: blobEndpoint, containers: containers, tables: tables, options: options)
+        return GeneratedDataset(
+            dataset: dataset, seed: seed, window: window, blobEndpoint: blobEndpoint, containers: containers, tables: tables, options: options)
     }
 }

@@ -74,7 +74,9 @@ struct EntityBuilder {
         // a value too long fails before anything is written (not at the batch).
         for (name, value) in zip(names, stored) {
             if let problem = StorageNames.valueProblem(value) {
-                throw GenerationError("\(engine.datasetFile):\(engine.spec.line): kind '\(engine.spec.name)', entity (\(engine.spec.partition), \(rowKey.text)): property '\(name)' \(problem); shorten its template or value")
+                throw GenerationError(
+                    "\(engine.datasetFile):\(engine.spec.line): kind '\(engine.spec.name)', entity (\(engine.spec.partition), \(rowKey.text)): property '\(name)' \(problem); shorten its template or value"
+                )
             }
         }
         return GeneratedEntity(partitionKey: engine.spec.partition, rowKey: rowKey.text, names: names, values: stored)
@@ -102,7 +104,8 @@ struct EntityBuilder {
                 values[slot] = list[Int(choose(key, digits, UInt64(list.count), &random))]
             case .weightedPick(let list, let cumulative):
                 let draw = random.below(cumulative[cumulative.count - 1])
-                var low = 0, high = cumulative.count - 1
+                var low = 0
+                var high = cumulative.count - 1
                 while low < high {
                     let middle = (low + high) / 2
                     if cumulative[middle] > draw { high = middle } else { low = middle + 1 }
@@ -141,7 +144,9 @@ struct EntityBuilder {
                 let name = render(template, sources, cache: i)
                 guard files.contains(ExactString(name)) else {
                     let row = engine.spec.rows.map { "row at line \($0[Int(identity)].line)" } ?? "entity \(identity)"
-                    throw GenerationError("kind '\(engine.spec.name)', \(row): field '\(engine.slotNames[slot])' names blob '\(name)', which is not a file of container '\(container)'; add the file or fix the name")
+                    throw GenerationError(
+                        "kind '\(engine.spec.name)', \(row): field '\(engine.slotNames[slot])' names blob '\(name)', which is not a file of container '\(container)'; add the file or fix the name"
+                    )
                 }
                 values[slot] = .string(prefix + PercentEncoding.path(name))
             }

@@ -7,10 +7,12 @@ struct FieldCompiler {
     let context: GenerationContext
 
     func compile() throws(GenerationError) -> (ops: [FieldOp], keySpace: KeySpace?) {
-        let keyed = spec.rows == nil && !spec.key.contains { name in
-            if case .sequence = spec.field(named: name)?.generator { return true }
-            return false
-        }
+        let keyed =
+            spec.rows == nil
+            && !spec.key.contains { name in
+                if case .sequence = spec.field(named: name)?.generator { return true }
+                return false
+            }
         // Key components in key order; a ref contributes one component however many key
         // fields come from it.
         var components: [(name: String, size: UInt128)] = []
@@ -50,11 +52,20 @@ struct FieldCompiler {
                 ops.append(.pick(key == nil ? values : distinct(values), key: key))
             case .weightedPick(let values, let weights):
                 var total: UInt64 = 0
-                ops.append(.weightedPick(values, cumulative: weights.map { total += $0; return total }))
+                ops.append(
+                    .weightedPick(
+                        values,
+                        cumulative: weights.map {
+                            total += $0
+                            return total
+                        }))
             case .date(let step):
                 let domain = dateDomain(step: step)
                 if domain.count == 0 {
-                    throw GenerationError(usage: true, "\(spec.table)/\(spec.name).\(field.name): the window \(context.window.from.shortISO8601) to \(context.window.to.shortISO8601) holds no date at this field's resolution; widen --from/--to")
+                    throw GenerationError(
+                        usage: true,
+                        "\(spec.table)/\(spec.name).\(field.name): the window \(context.window.from.shortISO8601) to \(context.window.to.shortISO8601) holds no date at this field's resolution; widen --from/--to"
+                    )
                 }
                 ops.append(.date(first: domain.first, step: step, count: domain.count, key: key))
             case .int(let min, let max, let type):
@@ -74,7 +85,9 @@ struct FieldCompiler {
                     var groupOf: [[EdmValue]: Int] = [:]
                     for (i, entity) in entities.enumerated() {
                         let tuple = indices.map { target.property($0, of: entity) }
-                        if let g = groupOf[tuple] { groups[g].append(i) } else {
+                        if let g = groupOf[tuple] {
+                            groups[g].append(i)
+                        } else {
                             groupOf[tuple] = groups.count
                             groups.append([i])
                         }
@@ -91,8 +104,10 @@ struct FieldCompiler {
             case .blobURL(let containerName, let name):
                 let container = context.containers.first { $0.name == containerName }!
                 let prefix = context.blobEndpoint + "/" + PercentEncoding.path(containerName) + "/"
-                ops.append(.blobURL(prefix: prefix, name: name, sources: sources(name, refTargets),
-                                    files: Set(container.blobs.map { ExactString($0.name) }), container: containerName))
+                ops.append(
+                    .blobURL(
+                        prefix: prefix, name: name, sources: sources(name, refTargets),
+                        files: Set(container.blobs.map { ExactString($0.name) }), container: containerName))
             }
         }
         return (ops, keyed ? KeySpace(components: components) : nil)
@@ -118,7 +133,8 @@ struct FieldCompiler {
     /// The first date on the resolution grid at or after the window start, and how many
     /// grid dates fall before the window end.
     private func dateDomain(step: Int64) -> (first: Int64, count: UInt64) {
-        let from = context.window.from.ticks, to = context.window.to.ticks
+        let from = context.window.from.ticks
+        let to = context.window.to.ticks
         let rem = from % step
         let first = rem == 0 ? from : from + (step - (rem + step) % step)
         guard first < to else { return (first, 0) }

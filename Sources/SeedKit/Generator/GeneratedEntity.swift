@@ -24,7 +24,8 @@ struct RowKeyBits: Sendable, Hashable, Comparable {
     var low: UInt64
 
     init(_ bytes: some Sequence<UInt8>) {
-        var h: UInt64 = 0, l: UInt64 = 0
+        var h: UInt64 = 0
+        var l: UInt64 = 0
         for (i, b) in bytes.prefix(16).enumerated() {
             if i < 8 { h = h << 8 | UInt64(b) } else { l = l << 8 | UInt64(b) }
         }

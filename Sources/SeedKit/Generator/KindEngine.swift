@@ -1,5 +1,5 @@
-import Foundation
 import AzureStorage
+import Foundation
 
 /// A kind compiled against a resolved window and seed: it knows how to make any of its
 /// entities from that entity's identity alone.
@@ -123,7 +123,8 @@ final class KindEngine: Sendable {
         default:
             // An entity missing optional properties holds fewer values: find it by name; an
             // absent property reads as empty text.
-            entity.names.count == storedNames.count ? entity.values[index]
+            entity.names.count == storedNames.count
+                ? entity.values[index]
                 : entity.names.firstIndex(of: storedNames[index]).map { entity.values[$0] } ?? .string("")
         }
     }
@@ -150,7 +151,10 @@ final class KindEngine: Sendable {
     func checkCapacity(_ keySpace: KeySpace, datasetFile: String) throws(GenerationError) -> UInt128 {
         guard let capacity = keySpace.capacity, capacity >= UInt128(count) else {
             let limit = keySpace.capacity.map { "\($0)" } ?? "more than 2^128"
-            throw GenerationError(usage: true, "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)")
+            throw GenerationError(
+                usage: true,
+                "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)"
+            )
         }
         return capacity
     }
@@ -161,7 +165,10 @@ final class KindEngine: Sendable {
         // The identities are held in memory (32 bytes each): a count a dataset's author (or a
         // flag) makes huge is refused before anything is allocated.
         guard count <= Self.maxEntities else {
-            throw GenerationError(usage: true, "kind '\(spec.name)': \(count) entities is more than one run makes (at most \(Self.maxEntities)); ask for fewer, or split the kind in \(datasetFile):\(spec.line)")
+            throw GenerationError(
+                usage: true,
+                "kind '\(spec.name)': \(count) entities is more than one run makes (at most \(Self.maxEntities)); ask for fewer, or split the kind in \(datasetFile):\(spec.line)"
+            )
         }
         var keyed: [(rowKey: RowKeyBits, identity: UInt128)] = []
         var builder = EntityBuilder(engine: self)
@@ -170,7 +177,9 @@ final class KindEngine: Sendable {
             for (i, row) in rows.enumerated() {
                 let key = try builder.keyByBuilding(identity: UInt128(i), ordinal: i)
                 if let other = seen[key] {
-                    throw GenerationError("\(datasetFile):\(row.line): kind '\(spec.name)': this row has the same key (\(spec.key.joined(separator: ", "))) as the row at line \(rows[other].line)")
+                    throw GenerationError(
+                        "\(datasetFile):\(row.line): kind '\(spec.name)': this row has the same key (\(spec.key.joined(separator: ", "))) as the row at line \(rows[other].line)"
+                    )
                 }
                 seen[key] = i
                 keyed.append((key, UInt128(i)))

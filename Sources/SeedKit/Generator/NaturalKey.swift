@@ -38,7 +38,8 @@ struct NaturalKey: Sendable {
 
     /// A field's whole piece, for values known in advance (pick lists, ref groups).
     static func piece(field: String, value: EdmValue) -> [UInt8] {
-        var out: [UInt8] = [], text: [UInt8] = []
+        var out: [UInt8] = []
+        var text: [UInt8] = []
         appendPiece(field: field, value: value, to: &out, text: &text)
         return out
     }
@@ -51,7 +52,8 @@ struct NaturalKey: Sendable {
 
     /// The RowKey of key fields given as values.
     func rowKey(_ fields: [(name: String, value: EdmValue)]) -> RowKeyBits {
-        var input = prefix, text: [UInt8] = []
+        var input = prefix
+        var text: [UInt8] = []
         for (name, value) in fields { NaturalKey.appendPiece(field: name, value: value, to: &input, text: &text) }
         return NaturalKey.rowKey(hashInput: input)
     }

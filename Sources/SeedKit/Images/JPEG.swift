@@ -13,7 +13,9 @@ public enum JPEG {
     /// (empty, not a JPEG, truncated or corrupt).
     public static func check(_ bytes: [UInt8]) -> Result<Info, JPEGError> {
         if bytes.isEmpty { return .failure(JPEGError(message: "the file is empty")) }
-        var width: Int32 = 0, height: Int32 = 0, components: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var components: Int32 = 0
         var message = [CChar](repeating: 0, count: Int(azseed_jpeg_message_capacity()))
         let status = bytes.withUnsafeBufferPointer { buffer in
             azseed_jpeg_check(buffer.baseAddress, UInt(buffer.count), &width, &height, &components, &message)

@@ -21,13 +21,17 @@ public enum Portrait {
                 // A soft vertical gradient keeps the background from looking flat.
                 let shade = UInt8(y * 40 / n)
                 var c = (sub(bg.0, shade), sub(bg.1, shade), sub(bg.2, shade))
-                let dxHead = x - n / 2, dyHead = y - n * 3 / 8
+                let dxHead = x - n / 2
+                let dyHead = y - n * 3 / 8
                 let head = dxHead * dxHead + dyHead * dyHead <= (n / 6) * (n / 6)
-                let dxBody = x - n / 2, dyBody = y - n
+                let dxBody = x - n / 2
+                let dyBody = y - n
                 let body = dxBody * dxBody * 100 / 144 + dyBody * dyBody <= (n * 5 / 12) * (n * 5 / 12)
                 if head || body { c = figure }
                 let o = (y * n + x) * 3
-                px[o] = c.0; px[o + 1] = c.1; px[o + 2] = c.2
+                px[o] = c.0
+                px[o + 1] = c.1
+                px[o + 2] = c.2
             }
         }
         drawText(initials(of: name), into: &px, top: n * 3 / 4 + 8, scale: 6, color: (0xFF, 0xFF, 0xFF))
@@ -57,10 +61,13 @@ public enum Portrait {
                 for col in 0..<BitmapFont.width where glyph[row] & (1 << (BitmapFont.width - 1 - col)) != 0 {
                     for dy in 0..<scale {
                         for dx in 0..<scale {
-                            let x = left + col * scale + dx, y = top + row * scale + dy
+                            let x = left + col * scale + dx
+                            let y = top + row * scale + dy
                             guard x >= 0, x < size, y >= 0, y < size else { continue }
                             let o = (y * size + x) * 3
-                            px[o] = color.0; px[o + 1] = color.1; px[o + 2] = color.2
+                            px[o] = color.0
+                            px[o + 1] = color.1
+                            px[o + 2] = color.2
                         }
                     }
                 }

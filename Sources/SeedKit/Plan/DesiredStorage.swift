@@ -44,20 +44,26 @@ public struct EntityGroup: Sendable {
     /// The shard of the run, when it is one (``DesiredStorage/sharded(_:)``).
     public private(set) var shard: Shard?
 
-    public init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
-                makeCursor: @escaping @Sendable () throws -> any EntityCursor,
-                rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]) {
+    public init(
+        table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
+        makeCursor: @escaping @Sendable () throws -> any EntityCursor,
+        rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]
+    ) {
         // A cursor that cannot skip: a shard filters what it makes.
-        self.init(table: table, kind: kind, partitions: partitions, key: key, rowKeyReferences: rowKeyReferences, shardedCursor: { shard in
-            let all = try makeCursor()
-            return shard.map { ShardCursor(base: all, shard: $0) } ?? all
-        }, rowKeys: rowKeys)
+        self.init(
+            table: table, kind: kind, partitions: partitions, key: key, rowKeyReferences: rowKeyReferences,
+            shardedCursor: { shard in
+                let all = try makeCursor()
+                return shard.map { ShardCursor(base: all, shard: $0) } ?? all
+            }, rowKeys: rowKeys)
     }
 
     /// A group whose cursor can skip other shards' entities before making them.
-    init(table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
-         shardedCursor: @escaping @Sendable (Shard?) throws -> any EntityCursor,
-         rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]) {
+    init(
+        table: String, kind: String?, partitions: [String], key: [String], rowKeyReferences: [(field: String, kind: String)],
+        shardedCursor: @escaping @Sendable (Shard?) throws -> any EntityCursor,
+        rowKeys: @escaping @Sendable () throws -> [ExactString: Set<ExactString>]
+    ) {
         self.table = table
         self.kind = kind
         self.partitions = partitions
@@ -77,7 +83,8 @@ public struct EntityGroup: Sendable {
     func rowKeys() throws -> [ExactString: Set<ExactString>] {
         let all = try allRowKeys()
         guard let shard else { return all }
-        return all.reduce(into: [:]) { out, pair in out[pair.key] = pair.value.filter { shard.owns(partitionKey: pair.key.string, rowKey: $0.string) } }
+        return all.reduce(into: [:]) { out, pair in out[pair.key] = pair.value.filter { shard.owns(partitionKey: pair.key.string, rowKey: $0.string) }
+        }
     }
 
     func sharded(_ shard: Shard) -> EntityGroup {
@@ -91,10 +98,11 @@ extension GeneratedDataset {
     /// The desired state as a plan's target: one group per kind, referenced kinds first.
     public var storage: DesiredStorage {
         let groups = kindsInDependencyOrder.map { table, kind in
-            EntityGroup(table: table.name, kind: kind.name, partitions: [kind.partition], key: kind.key,
-                        rowKeyReferences: kind.rowKeyReferences,
-                        shardedCursor: { shard in try table.cursor(ofKind: kind.name, shard: shard) },
-                        rowKeys: { try table.rowKeysByPartition() })
+            EntityGroup(
+                table: table.name, kind: kind.name, partitions: [kind.partition], key: kind.key,
+                rowKeyReferences: kind.rowKeyReferences,
+                shardedCursor: { shard in try table.cursor(ofKind: kind.name, shard: shard) },
+                rowKeys: { try table.rowKeysByPartition() })
         }
         return DesiredStorage(containers: containers, tables: tables.map { OwnedTable(name: $0.name, partitions: $0.partitions) }, groups: groups)
     }

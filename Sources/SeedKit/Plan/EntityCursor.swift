@@ -76,7 +76,8 @@ struct SnapshotTableCursor: EntityCursor {
             }
             buffer.removeFirst(start)
             start = 0
-            let handle = self.handle, path = self.path
+            let handle = self.handle
+            let path = self.path
             let chunk = try await BlockingPool.run { () throws(SnapshotError) -> Data? in
                 do { return try handle.read(upToCount: 1 << 20) } catch {
                     throw SnapshotError("\(path): cannot be read (\(FileProblem.describe(error))); check the snapshot folder")

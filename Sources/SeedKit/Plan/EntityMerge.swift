@@ -65,7 +65,8 @@ struct EntityMerge {
         for table in desired.tables {
             for partition in table.partitions {
                 for rowKey in (deletes[TablePartition(table: table.name, partition: ExactString(partition))] ?? []).sorted() {
-                    plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
+                    plan.entityDeletes.append(
+                        EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
                 }
             }
             if let n = extra[table.name], n > 0 { plan.extraEntities[table.name] = n }
@@ -77,7 +78,8 @@ struct EntityMerge {
     private mutating func pass(group index: Int?, table: String, partitions: [String], into plan: inout Plan, digest: inout SHA256?) async throws {
         let group = index.map { desired.groups[$0] }
         let owned = Set(partitions.map { ExactString($0) })
-        var last: Set<ExactString> = [], first: Set<ExactString> = []
+        var last: Set<ExactString> = []
+        var first: Set<ExactString> = []
         for partition in owned {
             let key = TablePartition(table: table, partition: partition)
             passesLeft[key]! -= 1
@@ -88,12 +90,15 @@ struct EntityMerge {
         let natural = group.map { !$0.key.isEmpty && $0.partitions.count == 1 } ?? false
 
         var wanted = DesiredStream(cursor: try group?.entities() ?? EmptyCursor(), group: group, remap: remap, digest: digest)
-        var observed = ObservedStream(pages: existingTables.contains(table) ? source.pages(table: table, partitions: owned.sorted().map { $0.string }) : nil,
-                                      table: table, owned: owned, hashed: digests ? first : [])
-        var pending: [TableEntity] = [], candidates: [TableEntity] = []
+        var observed = ObservedStream(
+            pages: existingTables.contains(table) ? source.pages(table: table, partitions: owned.sorted().map { $0.string }) : nil,
+            table: table, owned: owned, hashed: digests ? first : [])
+        var pending: [TableEntity] = []
+        var candidates: [TableEntity] = []
         var unchanged = 0
         let start = plan.entities.count
-        var d = try await wanted.next(), o = try await observed.next()
+        var d = try await wanted.next()
+        var o = try await observed.next()
         while d != nil || o != nil {
             let order = d == nil ? 1 : o == nil ? -1 : Self.order(d!, o!)
             if order < 0 {
@@ -102,7 +107,8 @@ struct EntityMerge {
             } else if order > 0 {
                 let entity = o!
                 let partition = ExactString(entity.partitionKey)
-                let claimed = others[partition]?.contains(ExactString(entity.rowKey)) == true
+                let claimed =
+                    others[partition]?.contains(ExactString(entity.rowKey)) == true
                     || recognised[TablePartition(table: table, partition: partition)]?.contains(ExactString(entity.rowKey)) == true
                 if !claimed {
                     if natural { candidates.append(entity) } else if last.contains(partition) { leftover(entity, table: table) }
@@ -113,8 +119,10 @@ struct EntityMerge {
                 if changes.isEmpty {
                     unchanged += 1
                 } else {
-                    plan.entities.append(EntityAction(table: table, kind: group!.kind, partitionKey: d!.partitionKey, rowKey: d!.rowKey, change: .update,
-                                                      changes: changes, entity: d, naturalKey: Self.describe(d!, fields: group!.key)))
+                    plan.entities.append(
+                        EntityAction(
+                            table: table, kind: group!.kind, partitionKey: d!.partitionKey, rowKey: d!.rowKey, change: .update,
+                            changes: changes, entity: d, naturalKey: Self.describe(d!, fields: group!.key)))
                 }
                 d = try await wanted.next()
                 o = try await observed.next()
@@ -142,13 +150,16 @@ struct EntityMerge {
                 let current = candidates[i]
                 let datasetRowKey = entity.rowKey
                 groupRemap[ExactString(datasetRowKey)] = current.rowKey
-                recognised[TablePartition(table: table, partition: ExactString(current.partitionKey)), default: []].insert(ExactString(current.rowKey))
+                recognised[TablePartition(table: table, partition: ExactString(current.partitionKey)), default: []].insert(
+                    ExactString(current.rowKey))
                 entity.rowKey = current.rowKey
                 let changes = Self.changes(from: current, to: entity)
-                resolved.append(EntityAction(table: table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
-                                             change: changes.isEmpty ? .unchanged : .update, changes: changes,
-                                             entity: changes.isEmpty ? nil : entity, desiredRowKey: datasetRowKey,
-                                             naturalKey: Self.describe(entity, fields: group.key)))
+                resolved.append(
+                    EntityAction(
+                        table: table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
+                        change: changes.isEmpty ? .unchanged : .update, changes: changes,
+                        entity: changes.isEmpty ? nil : entity, desiredRowKey: datasetRowKey,
+                        naturalKey: Self.describe(entity, fields: group.key)))
             }
             for (i, candidate) in candidates.enumerated() where !used[i] && last.contains(ExactString(candidate.partitionKey)) {
                 leftover(candidate, table: table)
@@ -188,12 +199,15 @@ struct EntityMerge {
         guard !resolved.isEmpty else { return }
         let merged = Array(entities[start...])
         entities.removeSubrange(start...)
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < merged.count || j < resolved.count {
             if j == resolved.count || (i < merged.count && datasetKey(merged[i]).byteOrder(datasetKey(resolved[j])) < 0) {
-                entities.append(merged[i]); i += 1
+                entities.append(merged[i])
+                i += 1
             } else {
-                entities.append(resolved[j]); j += 1
+                entities.append(resolved[j])
+                j += 1
             }
         }
     }
@@ -207,14 +221,16 @@ struct EntityMerge {
     }
 
     private static func create(_ entity: TableEntity, _ group: EntityGroup) -> EntityAction {
-        EntityAction(table: group.table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
-                     change: .create, entity: entity, naturalKey: describe(entity, fields: group.key))
+        EntityAction(
+            table: group.table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
+            change: .create, entity: entity, naturalKey: describe(entity, fields: group.key))
     }
 
     /// The natural key's bytes (each field's type, length and text), nil when a key field is
     /// missing.
     static func naturalKey(of entity: TableEntity, fields: [String]) -> [UInt8]? {
-        var out: [UInt8] = [], text: [UInt8] = []
+        var out: [UInt8] = []
+        var text: [UInt8] = []
         for field in fields {
             guard let value = entity[field] else { return nil }
             NaturalKey.appendPiece(field: field, value: value, to: &out, text: &text)
@@ -231,14 +247,16 @@ struct EntityMerge {
     static func changes(from current: TableEntity, to wanted: TableEntity) -> [PropertyChange] {
         // Most entities of a re-plan are unchanged: say so without sorting names.
         if current.properties.count == wanted.properties.count,
-           wanted.properties.allSatisfy({ name, value in current.properties[name].map { same(value, $0) } ?? false }) {
+            wanted.properties.allSatisfy({ name, value in current.properties[name].map { same(value, $0) } ?? false })
+        {
             return []
         }
         var names = Set(current.properties.exactKeys)
         names.formUnion(wanted.properties.exactKeys)
         var changes: [PropertyChange] = []
         for name in names.sorted() {
-            let from = current[name.string], to = wanted[name.string]
+            let from = current[name.string]
+            let to = wanted[name.string]
             if let from, let to, same(to, from) { continue }
             changes.append(PropertyChange(name: name.string, from: from, to: to))
         }

@@ -24,12 +24,18 @@ struct DesiredStream {
         // The whole desired state is checked while planning, before apply writes anything:
         // an entity Azure would refuse must not surface halfway through the batches.
         if let problem = StorageNames.entityProblem(entity) {
-            throw GenerationError("table \(group.table)\(group.kind.map { ", kind '\($0)'" } ?? ""): entity (\(entity.partitionKey), \(entity.rowKey)) \(problem); nothing was written")
+            throw GenerationError(
+                "table \(group.table)\(group.kind.map { ", kind '\($0)'" } ?? ""): entity (\(entity.partitionKey), \(entity.rowKey)) \(problem); nothing was written"
+            )
         }
-        if let previous, previous.0.byteOrder(entity.partitionKey) > 0
-            || (previous.0.isExactly(entity.partitionKey) && previous.1.byteOrder(entity.rowKey) >= 0) {
+        if let previous,
+            previous.0.byteOrder(entity.partitionKey) > 0
+                || (previous.0.isExactly(entity.partitionKey) && previous.1.byteOrder(entity.rowKey) >= 0)
+        {
             // Generated kinds are sorted when made and snapshots are checked sorted when read.
-            throw GenerationError("table \(group.table): entity (\(entity.partitionKey), \(entity.rowKey)) comes after (\(previous.0), \(previous.1)) out of key order; this is a bug in azseed, please report it")
+            throw GenerationError(
+                "table \(group.table): entity (\(entity.partitionKey), \(entity.rowKey)) comes after (\(previous.0), \(previous.1)) out of key order; this is a bug in azseed, please report it"
+            )
         }
         previous = (entity.partitionKey, entity.rowKey)
         if digest != nil {
@@ -80,8 +86,10 @@ struct ObservedStream {
             }
             let entity = page[position]
             position += 1
-            if let previous, previous.0.byteOrder(entity.partitionKey) > 0
-                || (previous.0.isExactly(entity.partitionKey) && previous.1.byteOrder(entity.rowKey) >= 0) {
+            if let previous,
+                previous.0.byteOrder(entity.partitionKey) > 0
+                    || (previous.0.isExactly(entity.partitionKey) && previous.1.byteOrder(entity.rowKey) >= 0)
+            {
                 throw ObservedOrderError(table: table, previous: previous, next: (entity.partitionKey, entity.rowKey))
             }
             previous = (entity.partitionKey, entity.rowKey)

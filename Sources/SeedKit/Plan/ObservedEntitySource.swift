@@ -32,10 +32,11 @@ extension ObservedState: ObservedEntitySource {
     /// The observed entities held in memory, each partition's sorted by RowKey bytes.
     public func pages(table: String, partitions: [String]) -> any ObservedEntityPages {
         let rows = self.tables[table]?.partitions ?? [:]
-        return HeldPages(pages: partitions.compactMap { partition in
-            guard let entities = rows[ExactString(partition)], !entities.isEmpty else { return nil }
-            return entities.keys.sorted().map { entities[$0]! }
-        })
+        return HeldPages(
+            pages: partitions.compactMap { partition in
+                guard let entities = rows[ExactString(partition)], !entities.isEmpty else { return nil }
+                return entities.keys.sorted().map { entities[$0]! }
+            })
     }
 }
 

@@ -38,7 +38,10 @@ public struct Plan: Sendable, Equatable {
     }
 
     /// True when applying the plan would change nothing.
-    public var isEmpty: Bool { let s = summary; return s.create + s.update + s.delete == 0 }
+    public var isEmpty: Bool {
+        let s = summary
+        return s.create + s.update + s.delete == 0
+    }
 }
 
 /// Counts of a plan's actions.
@@ -104,8 +107,10 @@ public struct PlanHeader: Sendable, Equatable {
     /// plan changes besides data.
     public var nowMove: NowMove? = nil
 
-    public init(target: PlanTarget, source: Source = .dataset, dataset: String, datasetDirectory: String, seed: UInt64?, window: ResolvedWindow?,
-                counts: [String: Int], access: PublicAccess?, prune: Bool, desiredDigest: String = "", observedDigest: String = "") {
+    public init(
+        target: PlanTarget, source: Source = .dataset, dataset: String, datasetDirectory: String, seed: UInt64?, window: ResolvedWindow?,
+        counts: [String: Int], access: PublicAccess?, prune: Bool, desiredDigest: String = "", observedDigest: String = ""
+    ) {
         self.target = target
         self.source = source
         self.dataset = dataset
@@ -228,8 +233,10 @@ public struct EntityAction: Sendable, Equatable {
     /// The natural key as `Field=value` pairs, for messages.
     public var naturalKey: [(String, String)]
 
-    public init(table: String, kind: String?, partitionKey: String, rowKey: String, change: PlanChange, changes: [PropertyChange] = [],
-                entity: TableEntity? = nil, desiredRowKey: String? = nil, naturalKey: [(String, String)] = []) {
+    public init(
+        table: String, kind: String?, partitionKey: String, rowKey: String, change: PlanChange, changes: [PropertyChange] = [],
+        entity: TableEntity? = nil, desiredRowKey: String? = nil, naturalKey: [(String, String)] = []
+    ) {
         self.table = table
         self.kind = kind
         self.partitionKey = partitionKey

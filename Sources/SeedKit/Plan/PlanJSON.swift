@@ -61,13 +61,24 @@ extension Plan {
         if let shard = header.shard { members.append(("shard", .string(shard.description))) }
         if let now = header.now { members.append(("now", .string(now.iso8601))) }
         if let move = header.nowMove {
-            members.append(("nowMove", .object([("from", .string(move.from.iso8601)), ("to", .string(move.to.iso8601)),
-                                                ("recordedAt", .string(move.recordedAt.iso8601))])))
+            members.append(
+                (
+                    "nowMove",
+                    .object([
+                        ("from", .string(move.from.iso8601)), ("to", .string(move.to.iso8601)),
+                        ("recordedAt", .string(move.recordedAt.iso8601)),
+                    ])
+                ))
         }
         members += [
             ("digests", .object([("desired", .string(header.desiredDigest)), ("observed", .string(header.observedDigest))])),
-            ("summary", .object([("create", .int(Int64(s.create))), ("update", .int(Int64(s.update))),
-                                 ("delete", .int(Int64(s.delete))), ("unchanged", .int(Int64(s.unchanged)))])),
+            (
+                "summary",
+                .object([
+                    ("create", .int(Int64(s.create))), ("update", .int(Int64(s.update))),
+                    ("delete", .int(Int64(s.delete))), ("unchanged", .int(Int64(s.unchanged))),
+                ])
+            ),
             ("notInDataset", .object(extra)),
         ]
         return members
@@ -76,15 +87,19 @@ extension Plan {
     /// Calls `body` with each action's JSON, in execution order.
     private func forEachAction(_ body: (JSONValue) throws -> Void) rethrows {
         for c in containers {
-            var members: [(String, JSONValue)] = [("kind", .string("container")), ("name", .string(c.name)), ("action", .string(c.change.rawValue)),
-                                                  ("access", .string(c.access.rawValue))]
+            var members: [(String, JSONValue)] = [
+                ("kind", .string("container")), ("name", .string(c.name)), ("action", .string(c.change.rawValue)),
+                ("access", .string(c.access.rawValue)),
+            ]
             if let current = c.currentAccess { members.append(("currentAccess", .string(current.rawValue))) }
             if c.metadata != nil { members.append(("differs", .array([.string("metadata")]))) }
             try body(.object(members))
         }
         for b in blobs {
-            var members: [(String, JSONValue)] = [("kind", .string("blob")), ("container", .string(b.container)), ("name", .string(b.name)),
-                                                  ("action", .string(b.change.rawValue))]
+            var members: [(String, JSONValue)] = [
+                ("kind", .string("blob")), ("container", .string(b.container)), ("name", .string(b.name)),
+                ("action", .string(b.change.rawValue)),
+            ]
             if let blob = b.blob {
                 members += [("md5", .string(blob.md5Base64)), ("contentType", .string(blob.contentType)), ("size", .int(Int64(blob.size)))]
             }
@@ -102,8 +117,10 @@ extension Plan {
             try body(.object(members))
         }
         for e in [entities, entityDeletes].joined() {
-            var members: [(String, JSONValue)] = [("kind", .string("entity")), ("table", .string(e.table)), ("partitionKey", .string(e.partitionKey)),
-                                                  ("rowKey", .string(e.rowKey)), ("action", .string(e.change.rawValue))]
+            var members: [(String, JSONValue)] = [
+                ("kind", .string("entity")), ("table", .string(e.table)), ("partitionKey", .string(e.partitionKey)),
+                ("rowKey", .string(e.rowKey)), ("action", .string(e.change.rawValue)),
+            ]
             if let kind = e.kind { members.append(("entityKind", .string(kind))) }
             if let desiredRowKey = e.desiredRowKey {
                 members.append(("matchedBy", .string("naturalKey")))
@@ -118,8 +135,10 @@ extension Plan {
     }
 
     private static func json(_ change: PropertyChange) -> JSONValue {
-        var members: [(String, JSONValue)] = [("from", change.from.map { .string($0.text) } ?? .null),
-                                              ("to", change.to.map { .string($0.text) } ?? .null)]
+        var members: [(String, JSONValue)] = [
+            ("from", change.from.map { .string($0.text) } ?? .null),
+            ("to", change.to.map { .string($0.text) } ?? .null),
+        ]
         let types = [change.from, change.to].compactMap { $0?.type }
         if types.contains(where: { $0 != .string }) {
             members.append(("fromType", change.from.map { .string($0.type.rawValue) } ?? .null))
@@ -131,8 +150,10 @@ extension Plan {
 
 extension PlanTarget {
     package func json() -> JSONValue {
-        var members: [(String, JSONValue)] = [("account", .string(account)), ("blobEndpoint", .string(blobEndpoint)),
-                                              ("tableEndpoint", .string(tableEndpoint))]
+        var members: [(String, JSONValue)] = [
+            ("account", .string(account)), ("blobEndpoint", .string(blobEndpoint)),
+            ("tableEndpoint", .string(tableEndpoint)),
+        ]
         if let embeddedDataDirectory { members.append(("embeddedDataDirectory", .string(embeddedDataDirectory))) }
         return .object(members)
     }
@@ -165,10 +186,11 @@ extension PlanHeader {
         let target = root["target"]
         var embedded: String?
         if let node = target?["embeddedDataDirectory"] { embedded = try string(node, "target.embeddedDataDirectory") }
-        let planTarget = PlanTarget(account: try string(target?["account"], "target.account"),
-                                    blobEndpoint: try string(target?["blobEndpoint"], "target.blobEndpoint"),
-                                    tableEndpoint: try string(target?["tableEndpoint"], "target.tableEndpoint"),
-                                    embeddedDataDirectory: embedded)
+        let planTarget = PlanTarget(
+            account: try string(target?["account"], "target.account"),
+            blobEndpoint: try string(target?["blobEndpoint"], "target.blobEndpoint"),
+            tableEndpoint: try string(target?["tableEndpoint"], "target.tableEndpoint"),
+            embeddedDataDirectory: embedded)
         guard let source = PlanHeader.Source(rawValue: try string(root["source"], "source")) else {
             throw PlanFileError("\(path): not a plan file: unknown 'source'")
         }
@@ -180,7 +202,8 @@ extension PlanHeader {
         var window: ResolvedWindow?
         if let node = root["window"], node != .null {
             guard let from = EdmDateTime(iso8601: try string(node["from"], "window.from")),
-                  let to = EdmDateTime(iso8601: try string(node["to"], "window.to")) else {
+                let to = EdmDateTime(iso8601: try string(node["to"], "window.to"))
+            else {
                 throw PlanFileError("\(path): not a plan file: the window is not two ISO 8601 timestamps")
             }
             window = ResolvedWindow(from: from, to: to)
@@ -188,13 +211,17 @@ extension PlanHeader {
         var counts: [String: Int] = [:]
         if case .object(let members)? = root["counts"] {
             for (name, value) in members {
-                guard case .number(let n) = value, let count = Int(n) else { throw PlanFileError("\(path): not a plan file: counts.\(name) is not a number") }
+                guard case .number(let n) = value, let count = Int(n) else {
+                    throw PlanFileError("\(path): not a plan file: counts.\(name) is not a number")
+                }
                 counts[name] = count
             }
         }
         var access: PublicAccess?
         if let node = root["access"], node != .null {
-            guard let level = PublicAccess(rawValue: try string(node, "access")) else { throw PlanFileError("\(path): not a plan file: unknown access level") }
+            guard let level = PublicAccess(rawValue: try string(node, "access")) else {
+                throw PlanFileError("\(path): not a plan file: unknown access level")
+            }
             access = level
         }
         guard case .bool(let prune)? = root["prune"] else { throw PlanFileError("\(path): not a plan file: 'prune' is missing") }
@@ -203,14 +230,17 @@ extension PlanHeader {
             guard let parsed = node.stringValue.flatMap(Shard.init) else { throw PlanFileError("\(path): not a plan file: 'shard' is not I/N") }
             shard = parsed
         }
-        var header = PlanHeader(target: planTarget, source: source, dataset: try string(root["dataset"], "dataset"),
-                          datasetDirectory: try string(root["datasetDirectory"], "datasetDirectory"),
-                          seed: seed, window: window, counts: counts, access: access, prune: prune,
-                          desiredDigest: try string(root["digests"]?["desired"], "digests.desired"),
-                          observedDigest: try string(root["digests"]?["observed"], "digests.observed"))
+        var header = PlanHeader(
+            target: planTarget, source: source, dataset: try string(root["dataset"], "dataset"),
+            datasetDirectory: try string(root["datasetDirectory"], "datasetDirectory"),
+            seed: seed, window: window, counts: counts, access: access, prune: prune,
+            desiredDigest: try string(root["digests"]?["desired"], "digests.desired"),
+            observedDigest: try string(root["digests"]?["observed"], "digests.observed"))
         header.shard = shard
         if let node = root["now"] {
-            guard let now = node.stringValue.flatMap(EdmDateTime.init(iso8601:)) else { throw PlanFileError("\(path): not a plan file: 'now' is not an ISO 8601 timestamp") }
+            guard let now = node.stringValue.flatMap(EdmDateTime.init(iso8601:)) else {
+                throw PlanFileError("\(path): not a plan file: 'now' is not an ISO 8601 timestamp")
+            }
             header.now = now
         }
         return header

@@ -17,7 +17,10 @@ public struct PlanTextRenderer: Sendable {
         var lines: [String] = []
         let source = plan.header.source.noun
         if let move = plan.header.nowMove, let window = plan.header.window {
-            lines.append(mark(.update) + " now \(move.from.shortISO8601) -> \(move.to.shortISO8601) (--now; the ledger recorded the apply of \(move.recordedAt.shortISO8601)): window \(move.fromWindow.from.shortISO8601) to \(move.fromWindow.to.shortISO8601) -> \(window.from.shortISO8601) to \(window.to.shortISO8601)")
+            lines.append(
+                mark(.update)
+                    + " now \(move.from.shortISO8601) -> \(move.to.shortISO8601) (--now; the ledger recorded the apply of \(move.recordedAt.shortISO8601)): window \(move.fromWindow.from.shortISO8601) to \(move.fromWindow.to.shortISO8601) -> \(window.from.shortISO8601) to \(window.to.shortISO8601)"
+            )
         }
         for c in plan.containers {
             switch c.change {
@@ -42,7 +45,9 @@ public struct PlanTextRenderer: Sendable {
                 if b.reasons.contains("contentType") { why.append("content type \(b.currentContentType ?? "none") -> \(b.blob!.contentType)") }
                 if b.reasons.contains("headers") { why.append("content headers differ (Cache-Control, Content-Encoding, -Language or -Disposition)") }
                 if b.reasons.contains("metadata") { why.append("metadata differs") }
-                if b.reasons.contains("tier") { why.append("access tier \(b.currentAccessTier ?? "none") -> \(b.blob!.stored?.accessTier ?? "none")") }
+                if b.reasons.contains("tier") {
+                    why.append("access tier \(b.currentAccessTier ?? "none") -> \(b.blob!.stored?.accessTier ?? "none")")
+                }
                 lines.append(mark(.update) + " blob \(path) (\(why.joined(separator: "; ")))")
             case .delete: lines.append(mark(.delete) + " blob \(path) (not in the \(source))")
             case .unchanged: break
@@ -51,7 +56,8 @@ public struct PlanTextRenderer: Sendable {
         for t in plan.tables where t.change == .create { lines.append(mark(.create) + " table \(t.name)") }
         // Creates and deletes are listed up to `listLimit` per table, kind and change; the
         // rest are counted in one line each.
-        var shown: [ListGroup: Int] = [:], hidden: [ListGroup: Int] = [:]
+        var shown: [ListGroup: Int] = [:]
+        var hidden: [ListGroup: Int] = [:]
         var hiddenOrder: [ListGroup] = []
         for e in [plan.entities, plan.entityDeletes].joined() {
             if e.change != .update && e.desiredRowKey == nil {
@@ -67,7 +73,9 @@ public struct PlanTextRenderer: Sendable {
         }
         for group in hiddenOrder {
             let what = group.kind.map { "\($0) entities" } ?? (group.change == .delete ? "entities not in the \(source)" : "entities")
-            lines.append(mark(group.change) + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue) (--output json lists every action)")
+            lines.append(
+                mark(group.change)
+                    + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue) (--output json lists every action)")
         }
         for (container, n) in plan.extraBlobs.sorted(by: { $0.key < $1.key }) {
             lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the \(source), kept (--prune deletes them)")
@@ -79,8 +87,9 @@ public struct PlanTextRenderer: Sendable {
         let s = plan.summary
         let part = plan.header.shard.map { " (shard \($0))" } ?? ""
         if plan.isEmpty {
-            lines.append("No changes: \(plan.header.target.displayName) already matches the \(source)\(part) (\(s.unchanged) unchanged)"
-                         + (plan.header.nowMove == nil ? "." : "; applying records the new reference time."))
+            lines.append(
+                "No changes: \(plan.header.target.displayName) already matches the \(source)\(part) (\(s.unchanged) unchanged)"
+                    + (plan.header.nowMove == nil ? "." : "; applying records the new reference time."))
         } else {
             if !lines.isEmpty { lines.append("") }
             lines.append("Plan\(part): \(s.create) to create, \(s.update) to update, \(s.delete) to delete, \(s.unchanged) unchanged.")
@@ -100,7 +109,10 @@ public struct PlanTextRenderer: Sendable {
         var lines: [String] = []
         if let datasetKey = e.desiredRowKey {
             let sign = e.change == .update ? mark(.update) : paint("  =", "36")
-            lines.append(sign + " \(label): recognised by its natural key under a foreign RowKey (the dataset's would be \(datasetKey)); kept, not created again")
+            lines.append(
+                sign
+                    + " \(label): recognised by its natural key under a foreign RowKey (the dataset's would be \(datasetKey)); kept, not created again"
+            )
         } else if e.change == .delete {
             lines.append(mark(.delete) + " \(label) (not in the \(source))")
         } else {

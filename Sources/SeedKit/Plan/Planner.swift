@@ -12,18 +12,22 @@ public enum Planner {
     /// every entity twice was a fifth of a large plan's time). Deletes are planned only
     /// when `header.prune` is set. Throws ``ObservedOrderError`` when `entities` does not
     /// list them in byte order.
-    public static func plan(desired: DesiredStorage, observed: ObservedState, entities: (any ObservedEntitySource)? = nil,
-                            header: PlanHeader, digests: Bool = true) async throws -> Plan {
+    public static func plan(
+        desired: DesiredStorage, observed: ObservedState, entities: (any ObservedEntitySource)? = nil,
+        header: PlanHeader, digests: Bool = true
+    ) async throws -> Plan {
         var digest: SHA256? = digests ? SHA256() : nil
-        var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
-                        unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
+        var plan = Plan(
+            header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
+            unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
         planContainers(desired, observed, &plan, &digest)
         for table in desired.tables {
             digest?.update(data: Array("table\u{0}\(table.name)\n".utf8))
             plan.tables.append(TableAction(name: table.name, change: observed.tables[table.name] == nil ? .create : .unchanged))
         }
-        var merge = EntityMerge(desired: desired, source: entities ?? observed, existingTables: Set(observed.tables.keys),
-                                prune: header.prune, digests: digests)
+        var merge = EntityMerge(
+            desired: desired, source: entities ?? observed, existingTables: Set(observed.tables.keys),
+            prune: header.prune, digests: digests)
         try await merge.plan(into: &plan, digest: &digest)
         if let digest {
             plan.header.desiredDigest = hex(digest.finalize())
@@ -45,12 +49,16 @@ public enum Planner {
             let metadataDiffers = container.metadata.map { wanted in !Self.sameMetadata(wanted, existing?.metadata ?? [:]) } ?? false
             switch existing {
             case nil:
-                plan.containers.append(ContainerAction(name: container.name, change: .create, access: container.access,
-                                                       metadata: container.metadata.flatMap { $0.isEmpty ? nil : $0 }))
+                plan.containers.append(
+                    ContainerAction(
+                        name: container.name, change: .create, access: container.access,
+                        metadata: container.metadata.flatMap { $0.isEmpty ? nil : $0 }))
             case let current? where current.access != container.access || metadataDiffers:
-                plan.containers.append(ContainerAction(name: container.name, change: .update, access: container.access,
-                                                       currentAccess: current.access != container.access ? current.access : nil,
-                                                       metadata: metadataDiffers ? container.metadata : nil))
+                plan.containers.append(
+                    ContainerAction(
+                        name: container.name, change: .update, access: container.access,
+                        currentAccess: current.access != container.access ? current.access : nil,
+                        metadata: metadataDiffers ? container.metadata : nil))
             default:
                 plan.containers.append(ContainerAction(name: container.name, change: .unchanged, access: container.access))
             }
@@ -82,8 +90,10 @@ public enum Planner {
             if plan.header.prune {
                 for name in extra {
                     let current = blobs[name]!
-                    plan.blobs.append(BlobAction(container: container.name, name: name.string, change: .delete, blob: nil, reasons: [],
-                                                 currentMD5: current.md5, currentContentType: current.contentType))
+                    plan.blobs.append(
+                        BlobAction(
+                            container: container.name, name: name.string, change: .delete, blob: nil, reasons: [],
+                            currentMD5: current.md5, currentContentType: current.contentType))
                 }
             } else if !extra.isEmpty {
                 plan.extraBlobs[container.name] = extra.count
@@ -136,7 +146,8 @@ public enum Planner {
             digest.update(data: Array("container\u{0}\(name)\u{0}\(container.access.rawValue)\n".utf8))
             for blobName in container.blobs.keys.sorted() {
                 let blob = container.blobs[blobName]!
-                digest.update(data: Array("blob\u{0}\(name)\u{0}\(blobName)\u{0}\(blob.md5 ?? "")\u{0}\(blob.contentType ?? "")\u{0}\(blob.size)\n".utf8))
+                digest.update(
+                    data: Array("blob\u{0}\(name)\u{0}\(blobName)\u{0}\(blob.md5 ?? "")\u{0}\(blob.contentType ?? "")\u{0}\(blob.size)\n".utf8))
             }
         }
         let byTable = Dictionary(grouping: partitions, by: \.key.table)
@@ -164,15 +175,18 @@ extension Planner {
     /// What `reset` does: delete the dataset's blobs that exist and every entity of the
     /// dataset's partitions. Containers and tables stay.
     public static func resetPlan(desired: DesiredStorage, observed: ObservedState, header: PlanHeader) -> Plan {
-        var plan = Plan(header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
-                        unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
+        var plan = Plan(
+            header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
+            unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
         plan.header.prune = true
         for container in desired.containers {
             guard let existing = observed.containers[container.name] else { continue }
             for blob in container.blobs {
                 guard let current = existing.blobs[ExactString(blob.name)] else { continue }
-                plan.blobs.append(BlobAction(container: container.name, name: blob.name, change: .delete, blob: nil, reasons: [],
-                                             currentMD5: current.md5, currentContentType: current.contentType))
+                plan.blobs.append(
+                    BlobAction(
+                        container: container.name, name: blob.name, change: .delete, blob: nil, reasons: [],
+                        currentMD5: current.md5, currentContentType: current.contentType))
             }
         }
         for table in desired.tables {
@@ -180,7 +194,8 @@ extension Planner {
             for partition in table.partitions {
                 let rows = existing.partitions[ExactString(partition)] ?? [:]
                 for rowKey in rows.keys.sorted() {
-                    plan.entityDeletes.append(EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
+                    plan.entityDeletes.append(
+                        EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
                 }
             }
         }

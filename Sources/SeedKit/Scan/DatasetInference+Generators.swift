@@ -5,7 +5,9 @@ import Foundation
 extension Inference {
     // MARK: - generators
 
-    mutating func generator(_ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ entities: [TableEntity], _ kind: inout KindDraft) -> String {
+    mutating func generator(_ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ entities: [TableEntity], _ kind: inout KindDraft)
+        -> String
+    {
         let presence = p.present < o.count ? ", presence: \(Self.fraction(Double(p.present) / Double(o.count)))" : ""
         if presence.isEmpty == false { summary.append("\(kind.name).\(name) is on \(p.present) of \(o.count) entities: presence") }
         let type = p.type
@@ -24,7 +26,9 @@ extension Inference {
             kind.domains[name] = Double(p.distinctCount ?? 2)
             return weightedPick(p.byFrequency ?? [], typed: typed, presence: presence)
         case .int32, .int64:
-            if let counts = p.distinctCount, counts == o.count, p.present == o.count, let low = p.minInt, let high = p.maxInt, high - low == Int64(o.count - 1) {
+            if let counts = p.distinctCount, counts == o.count, p.present == o.count, let low = p.minInt, let high = p.maxInt,
+                high - low == Int64(o.count - 1)
+            {
                 summary.append("\(kind.name).\(name) is \(low) to \(high), each once: sequence")
                 kind.domains[name] = .infinity
                 return "{ sequence: { start: \(low), step: 1 }, type: \(type.rawValue)\(presence) }"
@@ -36,7 +40,8 @@ extension Inference {
             kind.domains[name] = Double((p.maxInt ?? 0) - (p.minInt ?? 0)) + 1
             return "{ int: [\(p.minInt ?? 0), \(p.maxInt ?? 0)], type: \(type.rawValue)\(presence) }"
         case .double:
-            let low = p.minDouble ?? 0, high = p.maxDouble ?? 0
+            let low = p.minDouble ?? 0
+            let high = p.maxDouble ?? 0
             return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(presence) }"
         case .dateTime:
             kind.domains[name] = Double(windowTicks.to - windowTicks.from) / Double(max(p.dateResolution, EdmDateTime.ticksPerSecond))
@@ -52,20 +57,26 @@ extension Inference {
             var seen = Set<EdmValue>()
             let values = entities.compactMap { $0[name] }.filter { seen.insert($0).inserted }
             kind.domains[name] = Double(values.count)
-            summary.append("\(kind.name).\(name) has \(p.distinctCount.map(String.init) ?? "over \(PropertyObservation.distinctLimit)") distinct values: a list of the \(values.count) seen in \(entities.count) sampled entities")
+            summary.append(
+                "\(kind.name).\(name) has \(p.distinctCount.map(String.init) ?? "over \(PropertyObservation.distinctLimit)") distinct values: a list of the \(values.count) seen in \(entities.count) sampled entities"
+            )
             return "{ pick: [\(values.map(Self.literal).joined(separator: ", "))]\(typed)\(presence) }"
         }
     }
 
-    mutating func privateGenerator(_ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ entities: [TableEntity], _ kind: inout KindDraft,
-                                   typed: String, presence: String) -> String {
+    mutating func privateGenerator(
+        _ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ entities: [TableEntity], _ kind: inout KindDraft,
+        typed: String, presence: String
+    ) -> String {
         let allowed = (p.byFrequency ?? []).filter { ValuePrivacy.mayCopy($0.value, seenIn: $0.count) }
         switch p.type {
         case .boolean:
             kind.domains[name] = 2
             return allowed.isEmpty ? "{ pick: [true, false]\(presence) }" : weightedPick(allowed, typed: typed, presence: presence)
         case .int32, .int64:
-            if let counts = p.distinctCount, counts == o.count, p.present == o.count, let low = p.minInt, let high = p.maxInt, high - low == Int64(o.count - 1) {
+            if let counts = p.distinctCount, counts == o.count, p.present == o.count, let low = p.minInt, let high = p.maxInt,
+                high - low == Int64(o.count - 1)
+            {
                 summary.append("\(kind.name).\(name) is \(low) to \(high), each once: sequence")
                 kind.domains[name] = .infinity
                 return "{ sequence: { start: \(low), step: 1 }, type: \(p.type.rawValue)\(presence) }"
@@ -96,7 +107,8 @@ extension Inference {
             if !seen.isEmpty, seen.count <= 50, seen.count < p.present {
                 let labels = seen.indices.map { (value: EdmValue.string("\(ValuePrivacy.safe(name)) \($0 + 1)"), count: seen[$0].count) }
                 kind.domains[name] = Double(labels.count)
-                summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: \(labels.count) made-up values with the observed frequencies")
+                summary.append(
+                    "\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: \(labels.count) made-up values with the observed frequencies")
                 return weightedPick(labels, typed: typed, presence: presence)
             }
             if p.present == o.count, p.distinctCount == o.count {

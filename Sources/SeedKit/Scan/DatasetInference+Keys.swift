@@ -45,8 +45,9 @@ extension Inference {
             return
         }
         let keyable = kind.fields.filter { field in
-            !field.yaml.contains("presence:") && (field.yaml.hasPrefix("{ sequence") || field.yaml.hasPrefix("{ int") || field.yaml.hasPrefix("{ date")
-                || field.yaml.hasPrefix("{ pick") || field.yaml.hasPrefix("{ from") || field.yaml.hasPrefix("{ const"))
+            !field.yaml.contains("presence:")
+                && (field.yaml.hasPrefix("{ sequence") || field.yaml.hasPrefix("{ int") || field.yaml.hasPrefix("{ date")
+                    || field.yaml.hasPrefix("{ pick") || field.yaml.hasPrefix("{ from") || field.yaml.hasPrefix("{ const"))
                 && !kind.omit.contains(field.name)
         }
         let rank: (String) -> Int = { yaml in
@@ -68,7 +69,8 @@ extension Inference {
                 space *= max(domains[field.name] ?? 1, 1)
             }
             kind.key = chosen.isEmpty ? keyable.map(\.name) : chosen
-            kind.keyReason = space >= needed
+            kind.keyReason =
+                space >= needed
                 ? "no property alone can tell \(o.count) entities apart; these together can"
                 : "no properties can tell \(o.count) entities apart with the values sampled; raise --sample"
             if space < needed, !input.copyValues {

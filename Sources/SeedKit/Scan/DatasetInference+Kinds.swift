@@ -17,10 +17,15 @@ extension Inference {
         var kept: [Reference] = []
         for reference in kind.references {
             if let first = kept.first(where: { $0.target == reference.target }),
-               entities.allSatisfy({ e in e[reference.property] == nil || referenced(e, first).map { $0[reference.via] == e[reference.property] } ?? false }) {
+                entities.allSatisfy({ e in
+                    e[reference.property] == nil || referenced(e, first).map { $0[reference.via] == e[reference.property] } ?? false
+                })
+            {
                 refFields.append((reference.property, "{ from: \(Self.path(first.field, reference.via)) }"))
                 handled.insert(reference.property)
-                summary.append("\(kind.name).\(reference.property) equals the referenced \(kinds[reference.target].name)'s \(reference.via) in every sampled entity: from")
+                summary.append(
+                    "\(kind.name).\(reference.property) equals the referenced \(kinds[reference.target].name)'s \(reference.via) in every sampled entity: from"
+                )
                 continue
             }
             kept.append(reference)
@@ -28,7 +33,9 @@ extension Inference {
             refFields.append((reference.property, "{ from: \(Self.path(reference.field, reference.via)) }"))
             kind.domains[reference.property] = Double(kinds[reference.target].observation.count)
             handled.insert(reference.property)
-            summary.append("\(kind.name).\(reference.property) holds \(reference.via == "RowKey" ? "RowKeys" : reference.via + " values") of partition '\(kinds[reference.target].partition)': ref + from")
+            summary.append(
+                "\(kind.name).\(reference.property) holds \(reference.via == "RowKey" ? "RowKeys" : reference.via + " values") of partition '\(kinds[reference.target].partition)': ref + from"
+            )
         }
         kind.references = kept
         // Values copied from the referenced entity.
@@ -70,18 +77,23 @@ extension Inference {
         var templated = Set<String>()
         for name in o.propertyNames where !handled.contains(name) {
             guard let p = o.property(name), p.type == .string, entities.count >= 2, p.present == o.count,
-                  (p.distinctCount ?? Int.max) > max(1, entities.count / 2) || kind.rows,
-                  let template = inferTemplate(name, entities, kind, excluding: templated), mayCopyWords(of: template, kind) else { continue }
+                (p.distinctCount ?? Int.max) > max(1, entities.count / 2) || kind.rows,
+                let template = inferTemplate(name, entities, kind, excluding: templated), mayCopyWords(of: template, kind)
+            else { continue }
             templated.insert(name)
             // A file name of letters, digits, '-' and '_' only: a property name never picks
             // where scan writes (no '/', no '..').
-            var stem = "\(kind.name)-" + String(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") })
+            var stem =
+                "\(kind.name)-"
+                + String(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") })
             while templates.contains(where: { $0.name == stem + ".mustache" }) { stem += "_" }
             let file = stem + ".mustache"
             templates.append((file, template))
             derivedFields.append((name, "{ template: \(Self.path(file)) }"))
             handled.insert(name)
-            summary.append("\(kind.name).\(name) is the same words around \(Self.variables(template).joined(separator: ", ")) in every sampled entity: template \(file)")
+            summary.append(
+                "\(kind.name).\(name) is the same words around \(Self.variables(template).joined(separator: ", ")) in every sampled entity: template \(file)"
+            )
         }
         kind.fields = refFields + helperFields
         if kind.rows {
@@ -125,7 +137,8 @@ extension Inference {
             var all = true
             for e in entities {
                 guard case .string(let url)? = e[name] else { continue }
-                guard url.hasPrefix(prefix), let blob = String(url.dropFirst(prefix.count)).removingPercentEncoding, known.contains(ExactString(blob)) else {
+                guard url.hasPrefix(prefix), let blob = String(url.dropFirst(prefix.count)).removingPercentEncoding, known.contains(ExactString(blob))
+                else {
                     all = false
                     break
                 }

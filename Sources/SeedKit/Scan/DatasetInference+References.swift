@@ -10,7 +10,8 @@ extension Inference {
     mutating func findReferences() {
         var edges: [Int: Set<Int>] = [:]
         func reaches(_ from: Int, _ to: Int) -> Bool {
-            var stack = [from], seen = Set<Int>()
+            var stack = [from]
+            var seen = Set<Int>()
             while let k = stack.popLast() {
                 if k == to { return true }
                 if seen.insert(k).inserted { stack += edges[k] ?? [] }
@@ -25,13 +26,15 @@ extension Inference {
                 for b in kinds.indices where b != a && !reaches(b, a) {
                     let target = kinds[b].observation
                     if p.type == .string, let keys = target.rowKeys,
-                       values.keys.allSatisfy({ if case .string(let s) = $0 { keys.contains(ExactString(s)) } else { false } }) {
+                        values.keys.allSatisfy({ if case .string(let s) = $0 { keys.contains(ExactString(s)) } else { false } })
+                    {
                         found = (b, "RowKey")
                         break
                     }
                     for q in target.propertyNames {
                         guard let t = target.property(q), t.type == p.type, t.present == target.count, t.distinctCount == target.count,
-                              [.string, .int32, .int64, .guid].contains(t.type), let targetValues = t.distinct else { continue }
+                            [.string, .int32, .int64, .guid].contains(t.type), let targetValues = t.distinct
+                        else { continue }
                         if values.keys.allSatisfy({ targetValues[$0] != nil }) {
                             found = (b, q)
                             break

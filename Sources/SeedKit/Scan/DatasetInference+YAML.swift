@@ -7,20 +7,30 @@ extension Inference {
 
     func yaml() -> String {
         var out: [String] = []
-        out.append(Self.comment("Scanned by azseed from \(input.source): \(input.containers.count) container(s), \(Set(kinds.map(\.observation.table)).count) table(s), \(kinds.count) partition(s)."))
-        out.append(input.copyValues
-            ? "# Each partition is a kind: listed rows when it held at most \(input.sample) entities (--sample), else generated with its observed count (--copy-values)."
-            : "# Each partition is a kind generated with its observed count; no value that identifies a person or is seen in fewer than \(ValuePrivacy.minimumEntities) entities was copied.")
+        out.append(
+            Self.comment(
+                "Scanned by azseed from \(input.source): \(input.containers.count) container(s), \(Set(kinds.map(\.observation.table)).count) table(s), \(kinds.count) partition(s)."
+            ))
+        out.append(
+            input.copyValues
+                ? "# Each partition is a kind: listed rows when it held at most \(input.sample) entities (--sample), else generated with its observed count (--copy-values)."
+                : "# Each partition is a kind generated with its observed count; no value that identifies a person or is seen in fewer than \(ValuePrivacy.minimumEntities) entities was copied."
+        )
         for kind in kinds {
-            out.append(Self.comment("  \(kind.name): partition '\(kind.partition)' of table '\(kind.observation.table)', \(kind.observation.count) entities, \(kind.rows ? "rows" : "generated"); key \(kind.key.joined(separator: ", ")) — \(kind.keyReason)"))
+            out.append(
+                Self.comment(
+                    "  \(kind.name): partition '\(kind.partition)' of table '\(kind.observation.table)', \(kind.observation.count) entities, \(kind.rows ? "rows" : "generated"); key \(kind.key.joined(separator: ", ")) — \(kind.keyReason)"
+                ))
         }
         if !summary.isEmpty {
             out.append("# What was inferred and why:")
             out += summary.map { Self.comment("  \($0)") }
         }
         if !input.containers.isEmpty {
-            out.append(input.copiedBlobs ? "# Blobs: copied from the account (--copy-blobs)."
-                                         : "# Blobs: placeholders of the same names, content types (by extension) and sizes; --copy-blobs copies the real ones.")
+            out.append(
+                input.copiedBlobs
+                    ? "# Blobs: copied from the account (--copy-blobs)."
+                    : "# Blobs: placeholders of the same names, content types (by extension) and sizes; --copy-blobs copies the real ones.")
         }
         out.append("name: \(Self.quoted(input.name))")
         out.append("seed: 1")
@@ -74,7 +84,9 @@ extension Inference {
             out.append("        rows:")
             for e in o.entities ?? [] {
                 let cells = kind.columns.map { column -> String in
-                    if let helper = kind.helperColumns.first(where: { $0.name == column }) { return "\(Self.name(column)): \(Self.quoted(helper.values[e.rowKey] ?? ""))" }
+                    if let helper = kind.helperColumns.first(where: { $0.name == column }) {
+                        return "\(Self.name(column)): \(Self.quoted(helper.values[e.rowKey] ?? ""))"
+                    }
                     guard let value = e[column] else { return "\(Self.name(column)): ~" }
                     let t = o.property(column)!.type
                     return "\(Self.name(column)): \(value.type == t ? Self.literal(value) : Self.quoted(value.text))"
@@ -101,7 +113,9 @@ extension Inference {
     }
 
     func windowRange() -> (Int64, Int64)? {
-        var low: Int64?, high: Int64?, step = EdmDateTime.ticksPerDay
+        var low: Int64?
+        var high: Int64?
+        var step = EdmDateTime.ticksPerDay
         for kind in kinds {
             for name in kind.observation.propertyNames {
                 guard let p = kind.observation.property(name), let a = p.minTicks, let b = p.maxTicks else { continue }
@@ -134,7 +148,9 @@ extension Inference {
         case .int32(let n): String(n)
         case .int64(let n): String(n)
         case .boolean(let b): b ? "true" : "false"
-        case .double(let d): EdmValue.double(d).text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? EdmValue.double(d).text : EdmValue.double(d).text + ".0"
+        case .double(let d):
+            EdmValue.double(d).text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
+                ? EdmValue.double(d).text : EdmValue.double(d).text + ".0"
         default: quoted(value.text)
         }
     }
@@ -155,7 +171,8 @@ extension Inference {
     static func name(_ text: String) -> String {
         let bytes = Array(text.utf8)
         let isLetter = { (b: UInt8) in (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F }
-        let plain = !bytes.isEmpty && bytes.count <= 64 && isLetter(bytes[0])
+        let plain =
+            !bytes.isEmpty && bytes.count <= 64 && isLetter(bytes[0])
             && bytes.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
             && !["true", "false", "yes", "no", "on", "off", "null", "y", "n"].contains(text.lowercased())
         return plain ? text : quoted(text)

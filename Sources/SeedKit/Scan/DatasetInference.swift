@@ -50,8 +50,10 @@ public struct ScanInput: Sendable {
     /// than five entities reaches the dataset (``ValuePrivacy``).
     public var copyValues: Bool
 
-    public init(name: String, source: String, blobEndpoint: String, containers: [ScannedContainer], partitions: [PartitionObservation],
-                sample: Int, copiedBlobs: Bool, copyValues: Bool = false) {
+    public init(
+        name: String, source: String, blobEndpoint: String, containers: [ScannedContainer], partitions: [PartitionObservation],
+        sample: Int, copiedBlobs: Bool, copyValues: Bool = false
+    ) {
         self.copyValues = copyValues
         self.name = name
         self.source = source
@@ -141,8 +143,10 @@ struct Inference {
             if used.contains(name) { name = Self.kindName(observation.table) + "_" + name }
             while used.contains(name) { name += "_" }
             used.insert(name)
-            kinds.append(KindDraft(observation: observation, partition: partition, name: name,
-                                   rows: input.copyValues && observation.count <= input.sample && observation.entities != nil))
+            kinds.append(
+                KindDraft(
+                    observation: observation, partition: partition, name: name,
+                    rows: input.copyValues && observation.count <= input.sample && observation.entities != nil))
         }
         findReferences()
         windowTicks = windowRange() ?? windowTicks
@@ -160,4 +164,3 @@ struct Inference {
         return letters
     }
 }
-

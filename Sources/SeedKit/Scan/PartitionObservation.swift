@@ -83,7 +83,8 @@ public struct PartitionObservation: Sendable {
     private mutating func siftDown(_ index: Int) {
         var parent = index
         while true {
-            let left = 2 * parent + 1, right = left + 1
+            let left = 2 * parent + 1
+            let right = left + 1
             var largest = parent
             if left < heap.count, heap[left].hash > heap[largest].hash { largest = left }
             if right < heap.count, heap[right].hash > heap[largest].hash { largest = right }

@@ -21,7 +21,10 @@ enum ValuePrivacy {
         let lower = text.lowercased()
         // Keys cannot hold '/', so a URL in one is `http:host…`: any known scheme counts.
         if text.contains("://") || lower.hasPrefix("www.")
-            || ["http:", "https:", "ftp:", "mailto:", "tel:", "file:"].contains(where: { lower.hasPrefix($0) }) { return .url }
+            || ["http:", "https:", "ftp:", "mailto:", "tel:", "file:"].contains(where: { lower.hasPrefix($0) })
+        {
+            return .url
+        }
         if let at = text.firstIndex(of: "@"), text[text.index(after: at)...].contains("."), !scalars.contains(where: { $0.properties.isWhitespace }) {
             return .email
         }
@@ -54,7 +57,8 @@ enum ValuePrivacy {
 
     /// Letters, digits and '_' of a name, for text a template writes.
     static func safe(_ name: String) -> String {
-        let kept = String(String.UnicodeScalarView(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }))
+        let kept = String(
+            String.UnicodeScalarView(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }))
         return kept.isEmpty ? "value" : kept
     }
 
@@ -67,7 +71,10 @@ enum ValuePrivacy {
             while s * 10 <= v.magnitude { s *= 10 }
             return s
         }
-        let l = Int128(low), h = Int128(high), ls = step(l), hs = step(h)
+        let l = Int128(low)
+        let h = Int128(high)
+        let ls = step(l)
+        let hs = step(h)
         let a = l >= 0 ? l / ls * ls : -((-l + ls - 1) / ls * ls)
         let b = h >= 0 ? (h + hs - 1) / hs * hs : -(-h / hs * hs)
         return (Int64(clamping: min(a, l)), Int64(clamping: max(b, h)))
@@ -75,7 +82,8 @@ enum ValuePrivacy {
 
     static func roundedOutward(_ low: Double, _ high: Double) -> (Double, Double) {
         func magnitude(_ v: Double) -> Double { v == 0 ? 1 : pow(10, floor(log10(abs(v)))) }
-        let a = (low / magnitude(low)).rounded(.down) * magnitude(low), b = (high / magnitude(high)).rounded(.up) * magnitude(high)
+        let a = (low / magnitude(low)).rounded(.down) * magnitude(low)
+        let b = (high / magnitude(high)).rounded(.up) * magnitude(high)
         return (min(a, low), max(b, high))
     }
 }

@@ -13,11 +13,19 @@ public enum FolderOverlap {
         for input in inputs {
             let folder = resolved(input.folder)
             let relation: String
-            if out.count == folder.count && zip(out, folder).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) { relation = "is" }
-            else if isInside(out, folder) { relation = "is inside" }
-            else if isInside(folder, out) { relation = "contains" }
-            else { continue }
-            throw GenerationError(usage: true, "\(flag) \(output.relativePathForMessages) \(relation) \(input.what) \(input.folder.relativePathForMessages); writing there would replace what is being read — choose another \(flag)")
+            if out.count == folder.count && zip(out, folder).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) {
+                relation = "is"
+            } else if isInside(out, folder) {
+                relation = "is inside"
+            } else if isInside(folder, out) {
+                relation = "contains"
+            } else {
+                continue
+            }
+            throw GenerationError(
+                usage: true,
+                "\(flag) \(output.relativePathForMessages) \(relation) \(input.what) \(input.folder.relativePathForMessages); writing there would replace what is being read — choose another \(flag)"
+            )
         }
     }
 
@@ -40,18 +48,27 @@ public enum FolderOverlap {
         while true {
             if isDataFolder(folder) {
                 let relation = folder.path == output.standardizedFileURL.path ? "is" : "is inside"
-                throw GenerationError(usage: true, "\(flag) \(output.relativePathForMessages) \(relation) the storage data folder \(folder.relativePathForMessages); writing there would destroy it — choose another \(flag)")
+                throw GenerationError(
+                    usage: true,
+                    "\(flag) \(output.relativePathForMessages) \(relation) the storage data folder \(folder.relativePathForMessages); writing there would destroy it — choose another \(flag)"
+                )
             }
             if folder.pathComponents.count <= 1 { break }
             folder.deleteLastPathComponent()
         }
         var isDirectory: ObjCBool = false
         guard fm.fileExists(atPath: output.path, isDirectory: &isDirectory), isDirectory.boolValue,
-              let walker = fm.enumerator(at: output, includingPropertiesForKeys: nil) else { return }
-        for case let url as URL in walker where ["owner.lock", "storage.sqlite"].contains(url.lastPathComponent)
-            && isDataFolder(url.deletingLastPathComponent()) {
+            let walker = fm.enumerator(at: output, includingPropertiesForKeys: nil)
+        else { return }
+        for case let url as URL in walker
+        where ["owner.lock", "storage.sqlite"].contains(url.lastPathComponent)
+            && isDataFolder(url.deletingLastPathComponent())
+        {
             let found = url.deletingLastPathComponent()
-            throw GenerationError(usage: true, "\(flag) \(output.relativePathForMessages) contains the storage data folder \(found.relativePathForMessages); --force would delete it — choose another \(flag)")
+            throw GenerationError(
+                usage: true,
+                "\(flag) \(output.relativePathForMessages) contains the storage data folder \(found.relativePathForMessages); --force would delete it — choose another \(flag)"
+            )
         }
     }
 
@@ -72,4 +89,3 @@ public enum FolderOverlap {
         return existing.resolvingSymlinksInPath().pathComponents + missing
     }
 }
-

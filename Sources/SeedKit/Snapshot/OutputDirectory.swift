@@ -17,7 +17,9 @@ struct OutputDirectory {
             }
             let contents = (try? fm.contentsOfDirectory(atPath: self.destination.path)) ?? []
             if !contents.isEmpty && !force {
-                throw GenerationError(usage: true, "\(self.destination.relativePathForMessages) exists and is not empty; choose another --out or pass --force to replace it")
+                throw GenerationError(
+                    usage: true,
+                    "\(self.destination.relativePathForMessages) exists and is not empty; choose another --out or pass --force to replace it")
             }
         }
         let parent = self.destination.deletingLastPathComponent()

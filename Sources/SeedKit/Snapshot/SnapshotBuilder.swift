@@ -37,7 +37,9 @@ public final class SnapshotBuilder {
 
     /// Adds a desired blob whose bytes are a local file (a dataset's or a snapshot's).
     func addBlob(_ blob: DesiredBlob) throws {
-        guard let file = blob.file else { throw GenerationError("blob '\(blob.name)' is in another account, not a local file; it cannot be written to a snapshot") }
+        guard let file = blob.file else {
+            throw GenerationError("blob '\(blob.name)' is in another account, not a local file; it cannot be written to a snapshot")
+        }
         try addBlob(blob.name, contentType: blob.contentType, copying: file, md5: blob.md5Base64, size: blob.size, properties: blob.properties)
     }
 
@@ -77,14 +79,18 @@ public final class SnapshotBuilder {
     }
 
     private func record(_ name: String, contentType: String, md5: String, size: Int, file: String?, properties: BlobProperties?) {
-        var fields: [(String, JSONValue)] = [("name", .string(name)), ("contentType", .string(contentType)),
-                                              ("md5", .string(md5)), ("size", .int(Int64(size)))]
+        var fields: [(String, JSONValue)] = [
+            ("name", .string(name)), ("contentType", .string(contentType)),
+            ("md5", .string(md5)), ("size", .int(Int64(size))),
+        ]
         if let file { fields.append(("file", .string(file))) }
         if let properties {
             // Content headers when set, and the metadata always (an empty object says "none",
             // which an import then restores), names sorted by bytes.
-            for (key, value) in [("cacheControl", properties.cacheControl), ("contentEncoding", properties.contentEncoding),
-                                 ("contentLanguage", properties.contentLanguage), ("contentDisposition", properties.contentDisposition)] {
+            for (key, value) in [
+                ("cacheControl", properties.cacheControl), ("contentEncoding", properties.contentEncoding),
+                ("contentLanguage", properties.contentLanguage), ("contentDisposition", properties.contentDisposition),
+            ] {
                 if let value { fields.append((key, .string(value))) }
             }
             if let tier = properties.accessTier { fields.append(("accessTier", .string(tier))) }
@@ -104,8 +110,11 @@ public final class SnapshotBuilder {
     /// Records a finished table file.
     public func close(_ table: SnapshotTableWriter) throws {
         let sha = try table.writer.finish()
-        tables.append(.object([("name", .string(table.name)), ("file", .string(SnapshotFormat.tableFile(table.name))),
-                               ("entities", .int(Int64(table.count))), ("sha256", .string(sha))]))
+        tables.append(
+            .object([
+                ("name", .string(table.name)), ("file", .string(SnapshotFormat.tableFile(table.name))),
+                ("entities", .int(Int64(table.count))), ("sha256", .string(sha)),
+            ]))
         summary.entities.append((table.name, table.count))
     }
 
@@ -115,15 +124,19 @@ public final class SnapshotBuilder {
             ("format", .string(SnapshotFormat.formatName)),
             ("version", .int(SnapshotFormat.version)),
             ("source", source),
-            ("containers", .array(containers.map { container in
-                var fields: [(String, JSONValue)] = [("name", .string(container.name)), ("access", .string(container.access.rawValue))]
-                if let metadata = container.metadata {
-                    let sorted = metadata.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-                    fields.append(("metadata", .object(sorted.map { ($0.key, JSONValue.string($0.value)) })))
-                }
-                fields.append(("blobs", .array(container.blobs)))
-                return .object(fields)
-            })),
+            (
+                "containers",
+                .array(
+                    containers.map { container in
+                        var fields: [(String, JSONValue)] = [("name", .string(container.name)), ("access", .string(container.access.rawValue))]
+                        if let metadata = container.metadata {
+                            let sorted = metadata.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                            fields.append(("metadata", .object(sorted.map { ($0.key, JSONValue.string($0.value)) })))
+                        }
+                        fields.append(("blobs", .array(container.blobs)))
+                        return .object(fields)
+                    })
+            ),
             ("tables", .array(tables)),
         ])
         try Data(manifest.pretty().utf8).write(to: try output.file(SnapshotFormat.manifestFile))

@@ -15,33 +15,48 @@ public enum SnapshotMerge {
             let snapshot = try SnapshotReader.read(folder)
             let manifest = folder.appendingPathComponent(SnapshotFormat.manifestFile)
             guard let data = FileManager.default.contents(atPath: manifest.path), let root = try? JSONParser.parse(Array(data)),
-                  case .object(let members)? = root["source"] else {
+                case .object(let members)? = root["source"]
+            else {
                 throw SnapshotError("\(manifest.relativePathForMessages): no source; not a snapshot azseed exported")
             }
             guard let shard = root["source"]?["shard"]?.stringValue.flatMap(Shard.init) else {
-                throw SnapshotError("\(folder.relativePathForMessages): not a partial snapshot (its manifest names no shard); merge the folders 'azseed export --shard I/N' wrote")
+                throw SnapshotError(
+                    "\(folder.relativePathForMessages): not a partial snapshot (its manifest names no shard); merge the folders 'azseed export --shard I/N' wrote"
+                )
             }
-            parts.append((snapshot, .object(members.filter { !$0.0.isExactly("shard") && !$0.0.isExactly("export") }), shard,
-                          root["source"]?["export"]?.stringValue))
+            parts.append(
+                (
+                    snapshot, .object(members.filter { !$0.0.isExactly("shard") && !$0.0.isExactly("export") }), shard,
+                    root["source"]?["export"]?.stringValue
+                ))
         }
         // One export's parts, by the identity its processes shared (`export --export-id`).
         guard let export = parts[0].export, parts.allSatisfy({ $0.export.map { $0.isExactly(export) } ?? false }) else {
             let named = parts.map { "\($0.snapshot.directory.relativePathForMessages) (\($0.export.map { "export '\($0)'" } ?? "no export id"))" }
-            throw SnapshotError("the folders are parts of different exports: \(named.joined(separator: ", ")); merge the shards of one export (export --shard I/N --export-id ID)")
+            throw SnapshotError(
+                "the folders are parts of different exports: \(named.joined(separator: ", ")); merge the shards of one export (export --shard I/N --export-id ID)"
+            )
         }
         let count = parts[0].shard.count
         let indices = parts.map(\.shard.index).sorted()
         guard parts.allSatisfy({ $0.shard.count == count }), indices == Array(0..<count) else {
-            throw SnapshotError("the folders are shards \(parts.map { $0.shard.description }.joined(separator: ", ")); give each shard 0/\(count) to \(count - 1)/\(count) exactly once")
+            throw SnapshotError(
+                "the folders are shards \(parts.map { $0.shard.description }.joined(separator: ", ")); give each shard 0/\(count) to \(count - 1)/\(count) exactly once"
+            )
         }
         let first = parts[0]
         for part in parts.dropFirst() {
             guard part.source == first.source else {
-                throw SnapshotError("\(part.snapshot.directory.relativePathForMessages) was exported from another source than \(first.snapshot.directory.relativePathForMessages); merge the shards of one export")
+                throw SnapshotError(
+                    "\(part.snapshot.directory.relativePathForMessages) was exported from another source than \(first.snapshot.directory.relativePathForMessages); merge the shards of one export"
+                )
             }
             guard part.snapshot.containers.map({ "\($0.name) \($0.access)" }) == first.snapshot.containers.map({ "\($0.name) \($0.access)" }),
-                  part.snapshot.tables.map(\.name) == first.snapshot.tables.map(\.name) else {
-                throw SnapshotError("\(part.snapshot.directory.relativePathForMessages) holds other containers or tables than \(first.snapshot.directory.relativePathForMessages); merge the shards of one export")
+                part.snapshot.tables.map(\.name) == first.snapshot.tables.map(\.name)
+            else {
+                throw SnapshotError(
+                    "\(part.snapshot.directory.relativePathForMessages) holds other containers or tables than \(first.snapshot.directory.relativePathForMessages); merge the shards of one export"
+                )
             }
         }
         let builder = try SnapshotBuilder(destination: destination, force: force)
@@ -66,7 +81,9 @@ public enum SnapshotMerge {
                 func pull(_ k: Int) throws -> (line: [UInt8], keys: (String, String))? {
                     guard let next = try head(&readers[k]) else { return nil }
                     guard parts[k].shard.owns(partitionKey: next.keys.0, rowKey: next.keys.1) else {
-                        throw Self.notItsShard(parts[k].snapshot, parts[k].shard, "entity (PartitionKey '\(next.keys.0)', RowKey '\(next.keys.1)') of table '\(table.name)'")
+                        throw Self.notItsShard(
+                            parts[k].snapshot, parts[k].shard,
+                            "entity (PartitionKey '\(next.keys.0)', RowKey '\(next.keys.1)') of table '\(table.name)'")
                     }
                     return next
                 }
@@ -85,7 +102,9 @@ public enum SnapshotMerge {
     }
 
     static func notItsShard(_ snapshot: Snapshot, _ shard: Shard, _ what: String) -> SnapshotError {
-        SnapshotError("\(snapshot.directory.relativePathForMessages) claims shard \(shard) but holds \(what), which belongs to another shard; it is not that shard's part")
+        SnapshotError(
+            "\(snapshot.directory.relativePathForMessages) claims shard \(shard) but holds \(what), which belongs to another shard; it is not that shard's part"
+        )
     }
 
     private static func head(_ reader: inout LinePuller) throws -> (line: [UInt8], keys: (String, String))? {

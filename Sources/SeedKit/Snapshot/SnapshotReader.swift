@@ -18,8 +18,9 @@ public struct Snapshot: Sendable {
     /// partitions the snapshot holds.
     public var storage: DesiredStorage {
         let groups = tables.map { table in
-            EntityGroup(table: table.name, kind: nil, partitions: table.partitions, key: [], rowKeyReferences: [],
-                        makeCursor: { try SnapshotTableCursor(file: table.file) }, rowKeys: { [:] })
+            EntityGroup(
+                table: table.name, kind: nil, partitions: table.partitions, key: [], rowKeyReferences: [],
+                makeCursor: { try SnapshotTableCursor(file: table.file) }, rowKeys: { [:] })
         }
         return DesiredStorage(containers: containers, tables: tables.map { OwnedTable(name: $0.name, partitions: $0.partitions) }, groups: groups)
     }
@@ -56,7 +57,8 @@ public enum SnapshotReader {
         let folder = directory.relativePathForMessages
         let manifestURL = directory.appendingPathComponent(SnapshotFormat.manifestFile)
         guard let data = FileManager.default.contents(atPath: manifestURL.path) else {
-            throw SnapshotError("\(folder): no \(SnapshotFormat.manifestFile); not a snapshot folder (make one with 'azseed export' or 'azseed generate')")
+            throw SnapshotError(
+                "\(folder): no \(SnapshotFormat.manifestFile); not a snapshot folder (make one with 'azseed export' or 'azseed generate')")
         }
         let manifestPath = manifestURL.relativePathForMessages
         let root: JSONValue
@@ -84,7 +86,8 @@ public enum SnapshotReader {
             snapshot.blobEndpoint = source["blobEndpoint"]?.stringValue
             if case .number(let n)? = source["seed"] { snapshot.seed = UInt64(n) }
             if let from = source["window"]?["from"]?.stringValue.flatMap(EdmDateTime.init(iso8601:)),
-               let to = source["window"]?["to"]?.stringValue.flatMap(EdmDateTime.init(iso8601:)) {
+                let to = source["window"]?["to"]?.stringValue.flatMap(EdmDateTime.init(iso8601:))
+            {
                 snapshot.window = ResolvedWindow(from: from, to: to)
             }
         }
@@ -94,26 +97,34 @@ public enum SnapshotReader {
         guard case .array(let containers)? = root["containers"] else { throw bad("'containers' is missing") }
         for node in containers {
             guard let name = node["name"]?.stringValue, StorageNames.containerProblem(name) == nil,
-                  let access = node["access"]?.stringValue.flatMap(PublicAccess.init(rawValue:)),
-                  case .array(let blobs)? = node["blobs"] else { throw bad("a container entry is incomplete") }
+                let access = node["access"]?.stringValue.flatMap(PublicAccess.init(rawValue:)),
+                case .array(let blobs)? = node["blobs"]
+            else { throw bad("a container entry is incomplete") }
             var container = DesiredContainer(name: name, access: access, blobs: [])
             // Recorded by export: the container's metadata to restore.
             if let recorded = node["metadata"] { container.metadata = try metadata(recorded, of: "container '\(name)'") }
             for blob in blobs {
                 guard let blobName = blob["name"]?.stringValue, let type = blob["contentType"]?.stringValue,
-                      let md5 = blob["md5"]?.stringValue, let md5Bytes = Data(base64Encoded: md5), md5Bytes.count == 16,
-                      case .number(let sizeText)? = blob["size"], let size = Int(sizeText) else {
+                    let md5 = blob["md5"]?.stringValue, let md5Bytes = Data(base64Encoded: md5), md5Bytes.count == 16,
+                    case .number(let sizeText)? = blob["size"], let size = Int(sizeText)
+                else {
                     throw bad("a blob entry of container '\(name)' is incomplete")
                 }
                 if let problem = StorageNames.addressableBlobProblem(blobName) {
-                    throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' cannot be written to Azure: \(problem); rename it in the source and export again")
+                    throw SnapshotError(
+                        "\(manifestPath): blob '\(blobName)' of container '\(name)' cannot be written to Azure: \(problem); rename it in the source and export again"
+                    )
                 }
                 let recordedFile = blob["file"]?.stringValue
                 if let recordedFile, recordedFile != SnapshotFormat.encodedBlobFile(container: name, blob: blobName) {
-                    throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' names the file '\(recordedFile)', which is not where azseed keeps it; the manifest is damaged")
+                    throw SnapshotError(
+                        "\(manifestPath): blob '\(blobName)' of container '\(name)' names the file '\(recordedFile)', which is not where azseed keeps it; the manifest is damaged"
+                    )
                 }
                 guard let relative = recordedFile ?? SnapshotFormat.blobFile(container: name, blob: blobName) else {
-                    throw SnapshotError("\(manifestPath): blob '\(blobName)' of container '\(name)' has an unsafe name (empty, absolute, or with '.' or '..' segments) and no file of its own; the manifest was not written by azseed")
+                    throw SnapshotError(
+                        "\(manifestPath): blob '\(blobName)' of container '\(name)' has an unsafe name (empty, absolute, or with '.' or '..' segments) and no file of its own; the manifest was not written by azseed"
+                    )
                 }
                 let file = directory.appendingPathComponent(relative)
                 try check(blob: file, size: size, md5: md5)
@@ -122,13 +133,16 @@ public enum SnapshotReader {
                 if let node = blob["metadata"] {
                     // Recorded by export: the content headers and metadata to restore.
                     let metadata = try metadata(node, of: "blob '\(blobName)' of container '\(name)'")
-                    desired.properties = BlobProperties(name: blobName, contentLength: size, contentType: type, contentMD5: md5,
-                                                        cacheControl: blob["cacheControl"]?.stringValue, contentEncoding: blob["contentEncoding"]?.stringValue,
-                                                        contentLanguage: blob["contentLanguage"]?.stringValue,
-                                                        contentDisposition: blob["contentDisposition"]?.stringValue, metadata: metadata)
+                    desired.properties = BlobProperties(
+                        name: blobName, contentLength: size, contentType: type, contentMD5: md5,
+                        cacheControl: blob["cacheControl"]?.stringValue, contentEncoding: blob["contentEncoding"]?.stringValue,
+                        contentLanguage: blob["contentLanguage"]?.stringValue,
+                        contentDisposition: blob["contentDisposition"]?.stringValue, metadata: metadata)
                     if let node = blob["accessTier"] {
                         // A tier Set Blob Tier takes, nothing else: the import sends it as a header.
-                        guard let tier = node.stringValue, ["Hot", "Cool", "Cold", "Archive"].contains(where: { $0.lowercased() == tier.lowercased() }) else {
+                        guard let tier = node.stringValue,
+                            ["Hot", "Cool", "Cold", "Archive"].contains(where: { $0.lowercased() == tier.lowercased() })
+                        else {
                             throw bad("blob '\(blobName)' of container '\(name)' has an access tier that is not Hot, Cool, Cold or Archive")
                         }
                         desired.properties?.accessTier = tier
@@ -141,11 +155,14 @@ public enum SnapshotReader {
         guard case .array(let tables)? = root["tables"] else { throw bad("'tables' is missing") }
         for node in tables {
             guard let name = node["name"]?.stringValue, StorageNames.tableProblem(name) == nil,
-                  node["file"]?.stringValue == SnapshotFormat.tableFile(name),
-                  case .number(let countText)? = node["entities"], let count = Int(countText),
-                  let sha = node["sha256"]?.stringValue else { throw bad("a table entry is incomplete") }
+                node["file"]?.stringValue == SnapshotFormat.tableFile(name),
+                case .number(let countText)? = node["entities"], let count = Int(countText),
+                let sha = node["sha256"]?.stringValue
+            else { throw bad("a table entry is incomplete") }
             // A snapshot's supplier does not get to write azseed's own records into a target.
-            if let problem = ReservedNames.tableProblem(name) { throw SnapshotError("\(manifestPath): table '\(name)': \(problem); a snapshot cannot hold it") }
+            if let problem = ReservedNames.tableProblem(name) {
+                throw SnapshotError("\(manifestPath): table '\(name)': \(problem); a snapshot cannot hold it")
+            }
             let file = directory.appendingPathComponent(SnapshotFormat.tableFile(name))
             let partitions = try check(table: file, entities: count, sha256: sha)
             snapshot.tables.append(SnapshotTable(name: name, file: file, entityCount: count, partitions: partitions))
@@ -174,7 +191,9 @@ public enum SnapshotReader {
         let base = directory.standardizedFileURL.path
         let known: Set<String> = [SnapshotFormat.manifestFile, SnapshotFormat.blobsFolder, SnapshotFormat.tablesFolder, SnapshotFormat.encodedFolder]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !known.contains(name) {
-            throw SnapshotError("\(directory.appendingPathComponent(name).relativePathForMessages): not part of a snapshot; the snapshot was changed since it was made")
+            throw SnapshotError(
+                "\(directory.appendingPathComponent(name).relativePathForMessages): not part of a snapshot; the snapshot was changed since it was made"
+            )
         }
         for folder in [SnapshotFormat.blobsFolder, SnapshotFormat.encodedFolder, SnapshotFormat.tablesFolder] {
             let blobs = directory.appendingPathComponent(folder)
@@ -204,12 +223,17 @@ public enum SnapshotReader {
                 // Everything Azure would refuse is found here, before the first request, so a
                 // bad snapshot never leaves a half-written account behind.
                 if let problem = StorageNames.entityProblem(entity) {
-                    throw SnapshotError("\(path):\(line): entity (\(entity.partitionKey), \(entity.rowKey)) \(problem); Azure would refuse it, so nothing is imported")
+                    throw SnapshotError(
+                        "\(path):\(line): entity (\(entity.partitionKey), \(entity.rowKey)) \(problem); Azure would refuse it, so nothing is imported"
+                    )
                 }
                 let keys = (entity.partitionKey, entity.rowKey)
-                if let previous, !(previous.0.utf8.lexicographicallyPrecedes(keys.0.utf8)
-                                   || (previous.0.isExactly(keys.0) && previous.1.utf8.lexicographicallyPrecedes(keys.1.utf8))) {
-                    throw SnapshotError("\(path):\(line): not sorted by PartitionKey then RowKey after (\(previous.0), \(previous.1)); the file was changed")
+                if let previous,
+                    !(previous.0.utf8.lexicographicallyPrecedes(keys.0.utf8)
+                        || (previous.0.isExactly(keys.0) && previous.1.utf8.lexicographicallyPrecedes(keys.1.utf8)))
+                {
+                    throw SnapshotError(
+                        "\(path):\(line): not sorted by PartitionKey then RowKey after (\(previous.0), \(previous.1)); the file was changed")
                 }
                 previous = keys
                 partitions.insert(ExactString(entity.partitionKey))

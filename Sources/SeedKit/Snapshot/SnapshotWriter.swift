@@ -32,13 +32,14 @@ public enum SnapshotWriter {
                 }
                 try builder.close(writer)
             }
-            return try builder.commit(source: .object([
-                ("generator", .string("azseed generate")),
-                ("dataset", .string(state.dataset.name)),
-                ("seed", .uint(state.seed)),
-                ("window", .object([("from", .string(state.window.from.iso8601)), ("to", .string(state.window.to.iso8601))])),
-                ("blobEndpoint", .string(state.blobEndpoint)),
-            ]))
+            return try builder.commit(
+                source: .object([
+                    ("generator", .string("azseed generate")),
+                    ("dataset", .string(state.dataset.name)),
+                    ("seed", .uint(state.seed)),
+                    ("window", .object([("from", .string(state.window.from.iso8601)), ("to", .string(state.window.to.iso8601))])),
+                    ("blobEndpoint", .string(state.blobEndpoint)),
+                ]))
         } catch {
             builder.discard()
             throw error

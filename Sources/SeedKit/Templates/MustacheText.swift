@@ -139,7 +139,10 @@ struct MustacheText: Sendable {
                 var tagFound = false
                 while !atEnd {
                     if lineBreak(at: i) > 0 { break }
-                    if bytes[i] == Self.open, i + 1 < bytes.count, bytes[i + 1] == Self.open { tagFound = true; break }
+                    if bytes[i] == Self.open, i + 1 < bytes.count, bytes[i + 1] == Self.open {
+                        tagFound = true
+                        break
+                    }
                     i += 1
                 }
                 let run = text(start, i)
@@ -158,7 +161,10 @@ struct MustacheText: Sendable {
                 if !tagFound { break }
                 i += 2
                 func flushBlanks() {
-                    if !blanksBefore.isEmpty { nodes.append(.text(blanksBefore)); blanksBefore = "" }
+                    if !blanksBefore.isEmpty {
+                        nodes.append(.text(blanksBefore))
+                        blanksBefore = ""
+                    }
                 }
                 var standalone = false
                 switch atEnd ? 0 : bytes[i] {
@@ -179,7 +185,9 @@ struct MustacheText: Sendable {
                     if !(newLine && lineFinished()) { flushBlanks() }
                     return nodes
                 case UInt8(ascii: ">"), UInt8(ascii: "<"), UInt8(ascii: "$"), UInt8(ascii: "="), UInt8(ascii: "%"):
-                    throw fail("unsupported Mustache tag '{{\(text(i, min(i + 20, bytes.count)))…' (partials, blocks, delimiter changes and pragmas are not supported)")
+                    throw fail(
+                        "unsupported Mustache tag '{{\(text(i, min(i + 20, bytes.count)))…' (partials, blocks, delimiter changes and pragmas are not supported)"
+                    )
                 case UInt8(ascii: "!"):
                     // A comment: skipped, up to and including "}}".
                     while !atEnd, !(bytes[i] == Self.close && i + 1 < bytes.count && bytes[i + 1] == Self.close) { i += 1 }
@@ -265,7 +273,10 @@ struct MustacheText: Sendable {
             found = stack.last?.child(first)
         } else {
             for frame in stack.reversed() {
-                if let value = frame.child(first) { found = value; break }
+                if let value = frame.child(first) {
+                    found = value
+                    break
+                }
             }
         }
         for part in parts.dropFirst() {

@@ -32,10 +32,14 @@ public struct ResolvedWindow: Sendable, Equatable {
             end = EdmDateTime(ticks: start.ticks + Int64(spec.days ?? 1) * EdmDateTime.ticksPerDay)
         }
         guard start.isInAzureRange, end.ticks <= EdmDateTime.endOfRange.ticks, end.ticks > EdmDateTime.minimum.ticks else {
-            throw GenerationError(usage: true, "the window \(start.shortISO8601) to \(end.shortISO8601) is outside Edm.DateTime's range (1601-01-01 to 9999-12-31); check --now, --from and --to")
+            throw GenerationError(
+                usage: true,
+                "the window \(start.shortISO8601) to \(end.shortISO8601) is outside Edm.DateTime's range (1601-01-01 to 9999-12-31); check --now, --from and --to"
+            )
         }
         guard start < end else {
-            throw GenerationError(usage: true, "the window start \(start.shortISO8601) is not before its end \(end.shortISO8601); pass --from earlier than --to")
+            throw GenerationError(
+                usage: true, "the window start \(start.shortISO8601) is not before its end \(end.shortISO8601); pass --from earlier than --to")
         }
         return ResolvedWindow(from: start, to: end)
     }

@@ -26,7 +26,9 @@ public final class BlobCopier: Sendable {
     /// - Parameters:
     ///   - target: the target account, to tell whether it can reach the source at all.
     ///   - grantLifetime: how long the source SAS made for the target is valid.
-    public init(source: BlobClient, target: StorageAccount, grantLifetime: TimeInterval = 6 * 3600, scratch: URL = FileManager.default.temporaryDirectory) {
+    public init(
+        source: BlobClient, target: StorageAccount, grantLifetime: TimeInterval = 6 * 3600, scratch: URL = FileManager.default.temporaryDirectory
+    ) {
         self.source = source
         self.grantLifetime = grantLifetime
         self.scratch = scratch
@@ -49,16 +51,19 @@ public final class BlobCopier: Sendable {
     /// Makes `target/container/name` hold the source's `sourceContainer/sourceName` as it was
     /// `listed` (its version, content headers and metadata; `blob` is what the plan recorded of
     /// it). Every way of copying — in one request, in blocks, or streamed — stores the same.
-    func copy(container sourceContainer: String, name sourceName: String, listed: BlobProperties, to target: BlobClient, as container: String,
-              _ name: String, blob: DesiredBlob) async throws {
+    func copy(
+        container sourceContainer: String, name sourceName: String, listed: BlobProperties, to target: BlobClient, as container: String,
+        _ name: String, blob: DesiredBlob
+    ) async throws {
         var options = listed.uploadOptions
         options.contentType = blob.contentType
         if streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
             var url = source.url(container: sourceContainer, name: sourceName)
             if let grant { url += "?" + grant.query }
             do {
-                try await target.copyFromURL(container: container, name: name, source: url, sourceETag: listed.etag, size: blob.size, options: options,
-                                             md5: blob.md5.isEmpty ? nil : blob.md5Base64)
+                try await target.copyFromURL(
+                    container: container, name: name, source: url, sourceETag: listed.etag, size: blob.size, options: options,
+                    md5: blob.md5.isEmpty ? nil : blob.md5Base64)
                 serverSide.add(blob.size)
                 return
             } catch let error as AzureStorageError where error.code == .sourceConditionNotMet {
@@ -68,7 +73,8 @@ public final class BlobCopier: Sendable {
                 // so this one and every later one go through this process.
                 streamingReason.withLock { reason in
                     if reason == nil {
-                        reason = error.copySourceStatus == nil && error.status == 403
+                        reason =
+                            error.copySourceStatus == nil && error.status == 403
                             ? "the target does not read sources from \(Self.origin(of: self.source.account.blobEndpoint)): 403 CannotVerifyCopySource; to copy server-side, start the target emulator with --allow-copy-source \(Self.origin(of: self.source.account.blobEndpoint))"
                             : "the target could not read the source (\(error.copySourceStatus.map(String.init) ?? "unreachable"), CannotVerifyCopySource)"
                     }
@@ -104,8 +110,10 @@ public final class BlobCopier: Sendable {
     }
 
     /// Downloads the source blob to a temporary file and uploads it; the file is removed after.
-    private func stream(container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
-                        blob: DesiredBlob, options: BlobUploadOptions) async throws {
+    private func stream(
+        container sourceContainer: String, name sourceName: String, to target: BlobClient, as container: String, _ name: String,
+        blob: DesiredBlob, options: BlobUploadOptions
+    ) async throws {
         let file = scratch.appendingPathComponent("azseed-copy-\(UUID().uuidString)")
         // Removing the file is a blocking call: on the blocking threads, not the pool.
         let remove = { _ = try? await BlockingPool.run { try FileManager.default.removeItem(at: file) } }

@@ -14,14 +14,19 @@ public struct CopySource: Sendable {
     public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
         blobs = BlobClient(account: account, transport: transport, configuration: configuration)
         tables = TableClient(account: account, transport: transport, configuration: configuration)
-        displayName = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
-                                 tableEndpoint: account.tableEndpoint.absoluteString).displayName
+        displayName =
+            PlanTarget(
+                account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
+                tableEndpoint: account.tableEndpoint.absoluteString
+            ).displayName
     }
 
     /// The containers and tables to copy: the ones named, or — when neither list is given —
     /// every container and table of the source but the system containers (`$web`, `$root`:
     /// not copied, and listed in `skipped` so the caller can say so).
-    public func selection(containers: [String], tables tableNames: [String]) async throws -> (containers: [String], tables: [String], skipped: [String]) {
+    public func selection(containers: [String], tables tableNames: [String]) async throws -> (
+        containers: [String], tables: [String], skipped: [String]
+    ) {
         // A name given twice is one container or table (table names are ASCII and, as in
         // Azure, the same table whatever their case).
         func distinct(_ names: [String]) -> [String] {
@@ -30,7 +35,8 @@ public struct CopySource: Sendable {
         }
         guard containers.isEmpty && tableNames.isEmpty else { return (distinct(containers), distinct(tableNames), []) }
         do {
-            try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
+            try await Reachability.check(
+                [blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
             let all = try await blobs.listContainers()
             let (system, copied) = (all.filter { $0.hasPrefix("$") }, all.filter { !$0.hasPrefix("$") })
             // The source's ledger records the source's applies, not the target's.
@@ -54,7 +60,8 @@ public struct CopySource: Sendable {
     /// partition either side holds, so the target's entities the source lacks are leftovers
     /// (deleted with `--prune`). `target` is read only for its partitions.
     public func desiredStorage(containers names: [String], tables tableNames: [String], target: SeedRun) async throws -> DesiredStorage {
-        try await Reachability.check([blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
+        try await Reachability.check(
+            [blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
         var containers: [DesiredContainer] = []
         do {
             for name in names {
@@ -66,11 +73,16 @@ public struct CopySource: Sendable {
                     for listed in page {
                         // Checked while planning, so such a blob stops the copy before anything is written.
                         if let problem = StorageNames.addressableBlobProblem(listed.name) {
-                            throw RunError("blob '\(name)/\(listed.name)' of the source \(displayName) cannot be copied: \(problem); rename it in the source, or leave its container out")
+                            throw RunError(
+                                "blob '\(name)/\(listed.name)' of the source \(displayName) cannot be copied: \(problem); rename it in the source, or leave its container out"
+                            )
                         }
                         let md5 = listed.contentMD5.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
-                        blobs.append(DesiredBlob(name: listed.name, content: .sourceBlob(container: name, name: listed.name, listed: Self.withQuotedETag(listed)), size: listed.contentLength,
-                                                 md5: md5.count == 16 ? md5 : [], contentType: listed.contentType ?? "application/octet-stream"))
+                        blobs.append(
+                            DesiredBlob(
+                                name: listed.name, content: .sourceBlob(container: name, name: listed.name, listed: Self.withQuotedETag(listed)),
+                                size: listed.contentLength,
+                                md5: md5.count == 16 ? md5 : [], contentType: listed.contentType ?? "application/octet-stream"))
                     }
                 }
                 blobs.sort { $0.name.byteOrder($1.name) < 0 }
@@ -83,7 +95,8 @@ public struct CopySource: Sendable {
         } catch {
             throw RunError.explaining(error, while: "reading the source")
         }
-        var owned: [OwnedTable] = [], groups: [EntityGroup] = []
+        var owned: [OwnedTable] = []
+        var groups: [EntityGroup] = []
         for table in tableNames {
             let exists: Bool
             do { exists = try await tables.tableExists(table) } catch { throw RunError.explaining(error, while: "reading the source") }
@@ -94,10 +107,13 @@ public struct CopySource: Sendable {
             }
             let sorted = partitions.sorted().map(\.string)
             owned.append(OwnedTable(name: table, partitions: sorted))
-            let client = tables, source = displayName
-            groups.append(EntityGroup(table: table, kind: nil, partitions: sorted, key: [], rowKeyReferences: [],
-                                      makeCursor: { SourceTableCursor(query: client.query(table, fullMetadata: true), table: table, source: source) },
-                                      rowKeys: { [:] }))
+            let client = tables
+            let source = displayName
+            groups.append(
+                EntityGroup(
+                    table: table, kind: nil, partitions: sorted, key: [], rowKeyReferences: [],
+                    makeCursor: { SourceTableCursor(query: client.query(table, fullMetadata: true), table: table, source: source) },
+                    rowKeys: { [:] }))
         }
         return DesiredStorage(containers: containers, tables: owned, groups: groups)
     }
@@ -151,7 +167,9 @@ struct SourceTableCursor: EntityCursor {
         if let previous {
             let p = previous.partitionKey.byteOrder(entity.partitionKey)
             if p > 0 || (p == 0 && previous.rowKey.byteOrder(entity.rowKey) >= 0) {
-                throw RunError("the source \(source) listed table '\(table)' entity (\(entity.partitionKey), \(entity.rowKey)) after (\(previous.partitionKey), \(previous.rowKey)), out of byte order; copy this table with 'azseed export' and 'azseed import' instead")
+                throw RunError(
+                    "the source \(source) listed table '\(table)' entity (\(entity.partitionKey), \(entity.rowKey)) after (\(previous.partitionKey), \(previous.rowKey)), out of byte order; copy this table with 'azseed export' and 'azseed import' instead"
+                )
             }
         }
         previous = (entity.partitionKey, entity.rowKey)

@@ -29,8 +29,10 @@ public struct ApplyRecord: Sendable, Equatable {
     /// When the apply started.
     public var appliedAt: EdmDateTime
 
-    public init(dataset: String, desiredDigest: String, seed: UInt64, now: EdmDateTime, window: ResolvedWindow, counts: [String: Int], shard: Shard?,
-                tool: String, appliedAt: EdmDateTime) {
+    public init(
+        dataset: String, desiredDigest: String, seed: UInt64, now: EdmDateTime, window: ResolvedWindow, counts: [String: Int], shard: Shard?,
+        tool: String, appliedAt: EdmDateTime
+    ) {
         self.dataset = dataset
         self.desiredDigest = desiredDigest
         self.seed = seed
@@ -102,8 +104,9 @@ public struct ApplyRecord: Sendable, Equatable {
         }
         let window = ResolvedWindow(from: try date("WindowFrom"), to: try date("WindowTo"))
         guard window.from.ticks < window.to.ticks else { throw damaged("the window ends before it starts") }
-        self.init(dataset: try string("Dataset"), desiredDigest: try string("DesiredDigest"), seed: seed, now: try date("Now"), window: window,
-                  counts: counts, shard: shard, tool: try string("Tool"), appliedAt: try date("AppliedAt"))
+        self.init(
+            dataset: try string("Dataset"), desiredDigest: try string("DesiredDigest"), seed: seed, now: try date("Now"), window: window,
+            counts: counts, shard: shard, tool: try string("Tool"), appliedAt: try date("AppliedAt"))
     }
 
     /// The RowKey of a dataset's record: its name, with `%` and the characters Azure refuses

@@ -24,7 +24,8 @@ public struct Ledger: Sendable {
     public func applyRecord(dataset: String) async throws -> (ApplyRecord?, Access) {
         let entity: QueriedEntity?
         do {
-            entity = try await tables.get(partitionKey: ApplyRecord.partition, rowKey: ApplyRecord.rowKey(dataset: dataset), from: ReservedNames.ledgerTable)
+            entity = try await tables.get(
+                partitionKey: ApplyRecord.partition, rowKey: ApplyRecord.rowKey(dataset: dataset), from: ReservedNames.ledgerTable)
         } catch let error as AzureStorageError where error.status == 404 {
             return (nil, .available)  // no ledger table yet
         } catch let error as AzureStorageError where error.status == 403 {

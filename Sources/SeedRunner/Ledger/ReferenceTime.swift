@@ -38,11 +38,13 @@ public struct ReferenceTime: Sendable {
     public var note: String? {
         switch (source, ledger) {
         case (.recorded, _):
-            return "now \(value.shortISO8601), as recorded by the apply of \(record!.appliedAt.shortISO8601) in the target's ledger (--now today moves it)"
+            return
+                "now \(value.shortISO8601), as recorded by the apply of \(record!.appliedAt.shortISO8601) in the target's ledger (--now today moves it)"
         case (.requested, _) where replaces != nil:
             return "\(replaces!); --now is used instead"
         case (_, .unavailable(let why)):
-            return "the target's ledger cannot be read (\(why)): the reference time is \(source == .requested ? "--now's" : "this run's clock"), and a run on another day may plan other data"
+            return
+                "the target's ledger cannot be read (\(why)): the reference time is \(source == .requested ? "--now's" : "this run's clock"), and a run on another day may plan other data"
         default:
             return nil
         }
@@ -63,8 +65,12 @@ extension StorageSession {
             let desired = try await Self.make(record: record) { try prepared.at(now: record.now) }
             return (desired, ReferenceTime(value: record.now, source: .recorded, window: desired.window, record: record, ledger: access))
         }
-        return (prepared, ReferenceTime(value: prepared.options.now, source: requested ? .requested : .clock, window: prepared.window, record: record,
-                                        ledger: access, replaces: damage))
+        return (
+            prepared,
+            ReferenceTime(
+                value: prepared.options.now, source: requested ? .requested : .clock, window: prepared.window, record: record,
+                ledger: access, replaces: damage)
+        )
     }
 
     /// `dataset` at the reference time its record holds, for a dataset whose window the
@@ -77,7 +83,8 @@ extension StorageSession {
         options.now = record.now
         // With --from or --to given, a window the recorded time cannot make is the flags' fault.
         let flagsGiven = options.from != nil || options.to != nil
-        let desired = try await Self.make(record: record, flagsGiven: flagsGiven) { [options] in try GeneratedDataset.make(dataset, options: options) }
+        let desired = try await Self.make(record: record, flagsGiven: flagsGiven) { [options] in try GeneratedDataset.make(dataset, options: options)
+        }
         return (desired, ReferenceTime(value: record.now, source: .recorded, window: desired.window, record: record, ledger: access))
     }
 
@@ -85,7 +92,8 @@ extension StorageSession {
     /// an endpoint that does not answer is named here). A damaged record is refused, unless
     /// `--now` was given: then it is reported, and replaced by the apply.
     private func readRecord(dataset: String, requested: Bool) async throws -> (ApplyRecord?, Ledger.Access, LedgerRecordDamaged?) {
-        try await Reachability.check([run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
+        try await Reachability.check(
+            [run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
         do {
             let (record, access) = try await ledger.applyRecord(dataset: dataset)
             return (record, access, nil)
@@ -96,20 +104,24 @@ extension StorageSession {
 
     /// Generates on the blocking threads; a recorded time whose window is impossible (out of
     /// Edm.DateTime's range) is a damaged record, not a usage error of flags never given.
-    private static func make(record: ApplyRecord, flagsGiven: Bool = false, _ body: @escaping @Sendable () throws -> GeneratedDataset) async throws -> GeneratedDataset {
+    private static func make(record: ApplyRecord, flagsGiven: Bool = false, _ body: @escaping @Sendable () throws -> GeneratedDataset) async throws
+        -> GeneratedDataset
+    {
         do {
             return try await BlockingPool.run(body)
         } catch let error as GenerationError where error.isUsage && !flagsGiven {
-            throw LedgerRecordDamaged(rowKey: ApplyRecord.rowKey(dataset: record.dataset),
-                                      problem: "its Now \(record.now.shortISO8601) gives no window: \(error.message)")
+            throw LedgerRecordDamaged(
+                rowKey: ApplyRecord.rowKey(dataset: record.dataset),
+                problem: "its Now \(record.now.shortISO8601) gives no window: \(error.message)")
         }
     }
 
     /// A saved plan's reference time (its own, as `--now` is), beside the ledger's record.
     public func referenceTime(of saved: SavedPlan) async throws -> ReferenceTime {
         let (record, access, damage) = try await readRecord(dataset: saved.header.dataset, requested: true)
-        return ReferenceTime(value: saved.desired.options.now, source: .requested, window: saved.desired.window, record: record, ledger: access,
-                             replaces: damage)
+        return ReferenceTime(
+            value: saved.desired.options.now, source: .requested, window: saved.desired.window, record: record, ledger: access,
+            replaces: damage)
     }
 
     /// Records in the ledger that `plan` (of a dataset) is being applied at `reference`,
@@ -122,8 +134,9 @@ extension StorageSession {
         // A shard's digest is of its part only: a sharded apply keeps the whole one recorded
         // (so shards applying in turn do not rewrite the record over and over).
         let digest = run.shard == nil ? plan.header.desiredDigest : reference.record?.desiredDigest ?? ""
-        let record = ApplyRecord(dataset: plan.header.dataset, desiredDigest: digest, seed: seed, now: reference.value, window: window,
-                                 counts: plan.header.counts, shard: run.shard, tool: tool, appliedAt: appliedAt)
+        let record = ApplyRecord(
+            dataset: plan.header.dataset, desiredDigest: digest, seed: seed, now: reference.value, window: window,
+            counts: plan.header.counts, shard: run.shard, tool: tool, appliedAt: appliedAt)
         if case .unavailable = reference.ledger { return reference.ledger }
         if plan.isEmpty, let recorded = reference.record, recorded.sameInputs(as: record) { return .available }
         return try await ledger.write(record)

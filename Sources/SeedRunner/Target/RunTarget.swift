@@ -16,8 +16,10 @@ public struct RunTarget: Sendable {
     /// Names this process in an embedded folder's lock (`azseed apply`).
     public var command: String
 
-    public init(location: StorageLocation, configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil,
-                lockTimeout: Duration = .zero, command: String = "azseed") {
+    public init(
+        location: StorageLocation, configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil,
+        lockTimeout: Duration = .zero, command: String = "azseed"
+    ) {
         self.location = location
         self.configuration = configuration
         self.shard = shard
@@ -58,7 +60,8 @@ extension StorageSession {
     /// Opens `target`, runs `body`, then closes it whether or not `body` threw. `note` hears
     /// how an embedded folder was reached.
     public static func with<T>(_ target: RunTarget, note: (String) -> Void = { _ in }, _ body: (StorageSession) async throws -> T) async throws -> T {
-        try await with(target.location, command: target.command, shard: target.shard, configuration: target.configuration, lockTimeout: target.lockTimeout,
-                       note: note, body)
+        try await with(
+            target.location, command: target.command, shard: target.shard, configuration: target.configuration, lockTimeout: target.lockTimeout,
+            note: note, body)
     }
 }

@@ -28,24 +28,30 @@ public struct StorageSession: Sendable {
     /// that shard's part (``Shard``).
     /// `configuration` is the clients' (its request log and activity counts among them).
     /// `lockTimeout`: how long to wait for another process that owns the embedded folder.
-    public static func open(_ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
-                            lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }) async throws -> StorageSession {
+    public static func open(
+        _ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
+        lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }
+    ) async throws -> StorageSession {
         switch location {
         case .account(let account):
-            let target = PlanTarget(account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
-                                    tableEndpoint: account.tableEndpoint.absoluteString)
-            return StorageSession(run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), servesHere: false,
-                                  servedBy: nil, stop: {})
+            let target = PlanTarget(
+                account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
+                tableEndpoint: account.tableEndpoint.absoluteString)
+            return StorageSession(
+                run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), servesHere: false,
+                servedBy: nil, stop: {})
         case .embedded(let directory, let provider):
             let connection = try await provider.open(dataDirectory: directory, command: command, lockTimeout: lockTimeout)
             let canonical = StorageAccount.development()
-            let target = PlanTarget(account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
-                                    tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
+            let target = PlanTarget(
+                account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
+                tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
             if let owner = connection.servedBy {
                 note("through the 'azseed emulator' that serves it (pid \(owner.pid), \(owner.blobEndpoint.absoluteString))")
             }
-            return StorageSession(run: SeedRun(account: connection.account, target: target, configuration: configuration, shard: shard),
-                                  servesHere: connection.servedBy == nil, servedBy: connection.servedBy, stop: connection.close)
+            return StorageSession(
+                run: SeedRun(account: connection.account, target: target, configuration: configuration, shard: shard),
+                servesHere: connection.servedBy == nil, servedBy: connection.servedBy, stop: connection.close)
         }
     }
 
@@ -53,8 +59,10 @@ public struct StorageSession: Sendable {
     public func close() async { await stop() }
 
     /// Opens `location`, runs `body`, then closes the session whether or not it threw.
-    public static func with<T>(_ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
-                               lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }, _ body: (StorageSession) async throws -> T) async throws -> T {
+    public static func with<T>(
+        _ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
+        lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }, _ body: (StorageSession) async throws -> T
+    ) async throws -> T {
         let session = try await open(location, command: command, shard: shard, configuration: configuration, lockTimeout: lockTimeout, note: note)
         do {
             let result = try await body(session)
@@ -70,15 +78,19 @@ public struct StorageSession: Sendable {
     public var servingNote: String? {
         guard let directory = run.target.embeddedDataDirectory else { return nil }
         if let owner = servedBy {
-            return "the data lives in \(directory), served by 'azseed emulator' (pid \(owner.pid)) at blob \(owner.blobEndpoint.absoluteString), table \(owner.tableEndpoint.absoluteString)"
+            return
+                "the data lives in \(directory), served by 'azseed emulator' (pid \(owner.pid)) at blob \(owner.blobEndpoint.absoluteString), table \(owner.tableEndpoint.absoluteString)"
         }
-        return "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(run.target.blobEndpoint), table \(run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
+        return
+            "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(run.target.blobEndpoint), table \(run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
     }
 
     /// Observes the target and plans the way to a generated dataset; `digests` as in
     /// ``Planner``. `onRead` hears the number of entities read so far.
-    public func plan(_ desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool, digests: Bool,
-                     onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+    public func plan(
+        _ desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool, digests: Bool,
+        onRead: (@Sendable (Int) -> Void)? = nil
+    ) async throws -> Plan {
         let header = run.header(for: desired, counts: counts, access: access, prune: prune)
         return try await run.plan(desired.storage, header: header, digests: digests, onRead: onRead)
     }

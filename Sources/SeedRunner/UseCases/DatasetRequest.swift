@@ -20,9 +20,11 @@ public struct DatasetRequest: Sendable {
     /// This run's clock (tests inject one).
     public var clock: @Sendable () -> EdmDateTime
 
-    public init(directory: URL, seed: UInt64? = nil, counts: [String: Int] = [:], now: EdmDateTime? = nil, from: EdmDateTime? = nil,
-                to: EdmDateTime? = nil, access: PublicAccess? = nil,
-                clock: @escaping @Sendable () -> EdmDateTime = { EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)) }) {
+    public init(
+        directory: URL, seed: UInt64? = nil, counts: [String: Int] = [:], now: EdmDateTime? = nil, from: EdmDateTime? = nil,
+        to: EdmDateTime? = nil, access: PublicAccess? = nil,
+        clock: @escaping @Sendable () -> EdmDateTime = { EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)) }
+    ) {
         self.directory = directory
         self.seed = seed
         self.counts = counts

@@ -26,6 +26,7 @@ public func generateFixture(_ request: DatasetRequest, blobEndpoint: String, to 
         let state = try GeneratedDataset.make(dataset, options: options)
         let started = Date()
         let summary = try SnapshotWriter.write(state, to: folder, force: force)
-        return GeneratedFixture(dataset: dataset.name, seed: state.seed, window: state.window, summary: summary, seconds: Date().timeIntervalSince(started))
+        return GeneratedFixture(
+            dataset: dataset.name, seed: state.seed, window: state.window, summary: summary, seconds: Date().timeIntervalSince(started))
     }
 }

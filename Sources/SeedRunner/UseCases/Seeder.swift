@@ -55,7 +55,9 @@ public struct Seeder: Sendable {
         return try await BlockingPool.run {
             let dataset = try Dataset.load(directory: directory)
             if deferrable, embedded.map({ FileManager.default.fileExists(atPath: $0.path) }) ?? true {
-                do throws(GenerationError) { _ = try ResolvedWindow.resolve(dataset.window, now: options.now, from: options.from, to: options.to) } catch {
+                do throws(GenerationError) {
+                    _ = try ResolvedWindow.resolve(dataset.window, now: options.now, from: options.from, to: options.to)
+                } catch {
                     return .windowFromLedger(dataset, options, clockError: error)
                 }
             }
@@ -109,7 +111,9 @@ public struct Seeder: Sendable {
 
     /// Deletes the dataset's blobs and every entity of its partitions (with `dryRun`, only
     /// plans it). Returns the plan and, when it ran, what was deleted.
-    public func reset(_ request: DatasetRequest, dryRun: Bool, concurrency: Int) async throws -> (plan: Plan, report: ExecutionReport?, activity: RequestActivity) {
+    public func reset(_ request: DatasetRequest, dryRun: Bool, concurrency: Int) async throws -> (
+        plan: Plan, report: ExecutionReport?, activity: RequestActivity
+    ) {
         let desired = try await prepare(request)
         return try await session { session in
             let header = session.run.header(for: desired, counts: request.counts, access: request.access, prune: true)
@@ -126,15 +130,23 @@ public struct Seeder: Sendable {
     /// Plans `prepared` at the target's reference time for its dataset (``ReferenceTime``):
     /// `--now`, else the one the target's ledger recorded, else the clock's; the plan shows a
     /// move `--now` makes.
-    func plan(_ prepared: Prepared, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
-              digests: Bool) async throws -> (plan: Plan, reference: ReferenceTime) {
-        let (desired, reference) = switch prepared {
-        case .made(let made): try await session.atReferenceTime(made, requested: request.now != nil)
-        case .windowFromLedger(let dataset, let options, let error): try await session.atRecordedTime(dataset, options: options, clockError: error)
-        }
+    func plan(
+        _ prepared: Prepared, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
+        digests: Bool
+    ) async throws -> (plan: Plan, reference: ReferenceTime) {
+        let (desired, reference) =
+            switch prepared {
+            case .made(let made): try await session.atReferenceTime(made, requested: request.now != nil)
+            case .windowFromLedger(let dataset, let options, let error):
+                try await session.atRecordedTime(dataset, options: options, clockError: error)
+            }
         if let note = reference.note { observer.note(note) }
-        observer.note("dataset \(Printable.escaped(desired.dataset.name)), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)")
-        var plan = try await session.plan(desired, counts: request.counts, access: request.access, prune: prune, digests: digests) { observer.reading($0) }
+        observer.note(
+            "dataset \(Printable.escaped(desired.dataset.name)), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)"
+        )
+        var plan = try await session.plan(desired, counts: request.counts, access: request.access, prune: prune, digests: digests) {
+            observer.reading($0)
+        }
         plan.header.nowMove = reference.move
         return (plan, reference)
     }

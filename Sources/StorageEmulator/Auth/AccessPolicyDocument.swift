@@ -32,7 +32,9 @@ struct AccessPolicyDocument: Equatable {
             if let other = element.children.first(where: { $0.name != "Id" && $0.name != "AccessPolicy" }) {
                 throw Self.invalid("<\(other.name)> is not part of a <SignedIdentifier>")
             }
-            guard let id = element["Id"]?.text, !id.isEmpty, id.count <= 64 else { throw Self.invalid("a <SignedIdentifier> needs an <Id> of 1 to 64 characters") }
+            guard let id = element["Id"]?.text, !id.isEmpty, id.count <= 64 else {
+                throw Self.invalid("a <SignedIdentifier> needs an <Id> of 1 to 64 characters")
+            }
             var identifier = Identifier(id: id)
             if let policy = element["AccessPolicy"] {
                 for field in policy.children {
@@ -45,7 +47,9 @@ struct AccessPolicyDocument: Equatable {
                 }
             }
             for (name, value) in [("Start", identifier.start), ("Expiry", identifier.expiry)] {
-                if let value, !value.isEmpty, EdmDateTime(iso8601: value) == nil { throw Self.invalid("<\(name)> '\(value)' is not an ISO 8601 time") }
+                if let value, !value.isEmpty, EdmDateTime(iso8601: value) == nil {
+                    throw Self.invalid("<\(name)> '\(value)' is not an ISO 8601 time")
+                }
             }
             if let letters = identifier.permission, !letters.allSatisfy({ "racwdxltmeopiuf".contains($0) }) {
                 throw Self.invalid("<Permission> '\(letters)' holds letters that are not permissions")
@@ -70,7 +74,8 @@ struct AccessPolicyDocument: Equatable {
             if let start = identifier.start { policy.append(XMLTree(name: "Start", text: start)) }
             if let expiry = identifier.expiry { policy.append(XMLTree(name: "Expiry", text: expiry)) }
             if let permission = identifier.permission { policy.append(XMLTree(name: "Permission", text: permission)) }
-            return XMLTree(name: "SignedIdentifier", children: [XMLTree(name: "Id", text: identifier.id), XMLTree(name: "AccessPolicy", children: policy)])
+            return XMLTree(
+                name: "SignedIdentifier", children: [XMLTree(name: "Id", text: identifier.id), XMLTree(name: "AccessPolicy", children: policy)])
         }
         return XMLTree(name: "SignedIdentifiers", children: children).document
     }

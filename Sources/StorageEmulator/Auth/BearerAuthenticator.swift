@@ -44,7 +44,8 @@ struct BearerAuthenticator: Sendable {
             throw RequestAuthenticator.failed("Authentication scheme Bearer is not allowed with HTTP.")
         }
         if let version = request.headers["x-ms-version"], version < Self.oldestVersion {
-            throw ServiceError(400, .invalidHeaderValue, "Authentication scheme Bearer is not supported in version \(version); use \(Self.oldestVersion) or later.")
+            throw ServiceError(
+                400, .invalidHeaderValue, "Authentication scheme Bearer is not supported in version \(version); use \(Self.oldestVersion) or later.")
         }
         let text = String(request.headers["Authorization"]!.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
         let token: JSONWebToken
@@ -58,7 +59,9 @@ struct BearerAuthenticator: Sendable {
         guard let kid = token.header["kid"]?.stringValue else { throw refuse(tenant, "The token's header names no signing key (kid).") }
         let found: (key: _RSA.Signing.PublicKey?, issuer: String?)
         do { found = try await keys.key(tenant: tenant, kid: kid, now: now) } catch { throw refuse(tenant, error.detail) }
-        guard let key = found.key else { throw refuse(tenant, "Signature validation failed: the authority publishes no key '\(kid)' for tenant \(tenant).") }
+        guard let key = found.key else {
+            throw refuse(tenant, "Signature validation failed: the authority publishes no key '\(kid)' for tenant \(tenant).")
+        }
         let signature = _RSA.Signing.RSASignature(rawRepresentation: token.signature)
         guard key.isValidSignature(signature, for: Data(token.signingInput), padding: .insecurePKCS1v1_5) else {
             throw refuse(tenant, "Signature validation failed.")
@@ -93,9 +96,15 @@ struct BearerAuthenticator: Sendable {
 
     /// 401 InvalidAuthenticationInfo with the challenge a client follows to the authority.
     func refuse(_ tenant: String, _ detail: String) -> ServiceError {
-        ServiceError(401, .invalidAuthenticationInfo,
-                     "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.\n\(detail)",
-                     headers: [("WWW-Authenticate", "Bearer authorization_uri=\(authority.absoluteString)/\(tenant)/oauth2/authorize resource_id=https://storage.azure.com")])
+        ServiceError(
+            401, .invalidAuthenticationInfo,
+            "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.\n\(detail)",
+            headers: [
+                (
+                    "WWW-Authenticate",
+                    "Bearer authorization_uri=\(authority.absoluteString)/\(tenant)/oauth2/authorize resource_id=https://storage.azure.com"
+                )
+            ])
     }
 
     /// The tenant in an issuer URL: its first path segment.
@@ -106,8 +115,9 @@ struct BearerAuthenticator: Sendable {
     /// A tenant id or domain: letters, digits, `-` and `.` only (no `.` or `..` segment), so
     /// it can go into a URL.
     static func isTenantName(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= 100 && text != "." && text != ".." && !text.hasPrefix(".") && text.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
-        }
+        !text.isEmpty && text.count <= 100 && text != "." && text != ".." && !text.hasPrefix(".")
+            && text.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+            }
     }
 }

@@ -6,7 +6,8 @@ struct IPv4Range: Sendable, Equatable {
     init?(_ text: String) {
         let ends = text.split(separator: "-", omittingEmptySubsequences: false)
         guard ends.count == 1 || ends.count == 2, let low = Self.address(String(ends[0])),
-              let high = ends.count == 2 ? Self.address(String(ends[1])) : low, low <= high else { return nil }
+            let high = ends.count == 2 ? Self.address(String(ends[1])) : low, low <= high
+        else { return nil }
         self.low = low
         self.high = high
     }

@@ -83,8 +83,9 @@ actor OpenIDKeys {
         var keys: [String: _RSA.Signing.PublicKey] = [:]
         for entry in entries {
             guard entry["kty"]?.stringValue == "RSA", let kid = entry["kid"]?.stringValue,
-                  let n = entry["n"]?.stringValue.flatMap(Base64URL.decode), let e = entry["e"]?.stringValue.flatMap(Base64URL.decode),
-                  let key = try? _RSA.Signing.PublicKey(n: n, e: e) else { continue }
+                let n = entry["n"]?.stringValue.flatMap(Base64URL.decode), let e = entry["e"]?.stringValue.flatMap(Base64URL.decode),
+                let key = try? _RSA.Signing.PublicKey(n: n, e: e)
+            else { continue }
             keys[kid] = key
         }
         return TenantKeys(issuer: issuer, keys: keys, readAt: now)

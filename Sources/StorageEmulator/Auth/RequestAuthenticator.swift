@@ -23,13 +23,16 @@ struct RequestAuthenticator: Sendable {
     func authenticate(_ request: TransportRequest, service: EmulatorServiceKind, now: Date = Date()) throws(ServiceError) -> Caller {
         guard let authorization = request.headers["Authorization"] else {
             if SharedAccessSignature.isPresent(in: request) {
-                return .sas(try SharedAccessSignature(signer: signer, secure: secure)
-                    .verify(request, service: service, now: now, clientAddress: RequestOrigin.clientAddress))
+                return .sas(
+                    try SharedAccessSignature(signer: signer, secure: secure)
+                        .verify(request, service: service, now: now, clientAddress: RequestOrigin.clientAddress))
             }
             return .anonymous
         }
         let parts = authorization.split(separator: " ", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let colon = parts[1].lastIndex(of: ":") else { throw Self.failed("The Authorization header is not of the form 'SharedKey account:signature'.") }
+        guard parts.count == 2, let colon = parts[1].lastIndex(of: ":") else {
+            throw Self.failed("The Authorization header is not of the form 'SharedKey account:signature'.")
+        }
         let scheme = parts[0]
         let account = String(parts[1][..<colon])
         let given = String(parts[1][parts[1].index(after: colon)...])
@@ -46,8 +49,10 @@ struct RequestAuthenticator: Sendable {
         let request = VirtualHost.asSent(request, account: account)
         switch (service, scheme) {
         case (.blob, "SharedKey"):
-            candidates = [SharedKeySigner.blobStringToSign(request, account: account),
-                          SharedKeySigner.blobStringToSign(request, account: account, ordinalHeaders: true)]
+            candidates = [
+                SharedKeySigner.blobStringToSign(request, account: account),
+                SharedKeySigner.blobStringToSign(request, account: account, ordinalHeaders: true),
+            ]
         case (.blob, "SharedKeyLite"):
             candidates = [SharedKeySigner.blobLiteStringToSign(request, account: account)]
         case (.table, "SharedKey"):
@@ -71,7 +76,8 @@ struct RequestAuthenticator: Sendable {
 
     /// Compares signatures without leaking, through timing, how much of a guess was right.
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         var difference: UInt8 = 0
         for i in x.indices { difference |= x[i] ^ y[i] }

@@ -9,17 +9,22 @@ import Foundation
 enum SASAuthorization {
     /// Checks a Blob service request. `blobExists` tells whether the addressed blob exists:
     /// `c` (create) allows writing a new blob only.
-    static func checkBlob(_ grant: SASGrant, _ request: TransportRequest, account: String,
-                          blobExists: () async throws -> Bool) async throws {
+    static func checkBlob(
+        _ grant: SASGrant, _ request: TransportRequest, account: String,
+        blobExists: () async throws -> Bool
+    ) async throws {
         let query = QueryParameters(request.query)
-        let comp = query["comp"], restype = query["restype"], method = request.method
+        let comp = query["comp"]
+        let restype = query["restype"]
+        let method = request.method
         let (container, blob) = try SharedAccessSignature.blobPath(request.path, account: account)
         guard let container else {
             // The account: list containers, service properties, account information.
             let needed: String
             switch (method, restype, comp) {
             case ("GET", _, "list"): needed = "l"
-            case ("GET", "service", "properties"), ("GET", "service", "stats"), ("GET", "account", "properties"), ("HEAD", "account", "properties"): needed = "r"
+            case ("GET", "service", "properties"), ("GET", "service", "stats"), ("GET", "account", "properties"), ("HEAD", "account", "properties"):
+                needed = "r"
             case ("PUT", "service", "properties"): needed = "w"
             default: throw notAuthorized
             }
@@ -65,8 +70,10 @@ enum SASAuthorization {
     /// Checks a Table service request; an entity group transaction is checked operation by
     /// operation (`operations`: each inner request's method, table and whether it is
     /// conditional).
-    static func checkTable(_ grant: SASGrant, _ resource: TableResource, method: String, headers: HeaderFields, isACL: Bool,
-                           batch: [(method: String, resource: TableResource, headers: HeaderFields)]) throws {
+    static func checkTable(
+        _ grant: SASGrant, _ resource: TableResource, method: String, headers: HeaderFields, isACL: Bool,
+        batch: [(method: String, resource: TableResource, headers: HeaderFields)]
+    ) throws {
         if isACL { throw notAuthorized }
         switch resource {
         case .tables:
@@ -77,7 +84,9 @@ enum SASAuthorization {
             try require(grant, resourceType: "c", anyOf: method == "DELETE" ? "d" : "r")
         case .batch:
             guard !batch.isEmpty else { throw notAuthorized }
-            for operation in batch { try checkTable(grant, operation.resource, method: operation.method, headers: operation.headers, isACL: false, batch: []) }
+            for operation in batch {
+                try checkTable(grant, operation.resource, method: operation.method, headers: operation.headers, isACL: false, batch: [])
+            }
         case .entities(let table), .entity(let table, _, _):
             let needed: [String]
             switch method {
@@ -100,11 +109,13 @@ enum SASAuthorization {
     /// The grant must cover `resourceType` (account SAS) and hold one of the letters.
     private static func require(_ grant: SASGrant, resourceType: Character? = nil, anyOf letters: String) throws {
         if let resourceType, case .account(_, let types) = grant.scope, !types.contains(resourceType) {
-            throw ServiceError(403, .authorizationResourceTypeMismatch, "This request is not authorized to perform this operation using this resource type.")
+            throw ServiceError(
+                403, .authorizationResourceTypeMismatch, "This request is not authorized to perform this operation using this resource type.")
         }
         guard letters.isEmpty || letters.contains(where: { grant.permissions.contains($0) }) else { throw permissionMismatch }
     }
 
-    static let permissionMismatch = ServiceError(403, .authorizationPermissionMismatch, "This request is not authorized to perform this operation using this permission.")
+    static let permissionMismatch = ServiceError(
+        403, .authorizationPermissionMismatch, "This request is not authorized to perform this operation using this permission.")
     static let notAuthorized = ServiceError(403, .authorizationFailure, "This request is not authorized to perform this operation.")
 }

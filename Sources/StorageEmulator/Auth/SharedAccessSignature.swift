@@ -73,8 +73,10 @@ struct SharedAccessSignature {
         } else if service == .table {
             let table = field("tn")
             guard !table.isEmpty else { throw Self.failed("Signature fields not well formed: a table SAS names its table in 'tn'.") }
-            stringToSign = [field("sp"), field("st"), field("se"), "/table/\(account)/\(table.lowercased())", field("si"), field("sip"), field("spr"),
-                            version, field("spk"), field("srk"), field("epk"), field("erk")].joined(separator: "\n")
+            stringToSign = [
+                field("sp"), field("st"), field("se"), "/table/\(account)/\(table.lowercased())", field("si"), field("sip"), field("spr"),
+                version, field("spk"), field("srk"), field("epk"), field("erk"),
+            ].joined(separator: "\n")
             grant = SASGrant(scope: .table(table), permissions: field("sp"))
             grant.keyRange = try TableKeyRange(spk: field("spk"), srk: field("srk"), epk: field("epk"), erk: field("erk"))
         } else {
@@ -108,10 +110,13 @@ struct SharedAccessSignature {
         checked.expiry = field("se")
         if policy == nil { try Self.checkTime(start: field("st"), expiry: field("se"), now: now) }
         if !field("sip").isEmpty {
-            guard let range = IPv4Range(field("sip")) else { throw Self.failed("Signature fields not well formed: 'sip' is not an IPv4 address or range.") }
+            guard let range = IPv4Range(field("sip")) else {
+                throw Self.failed("Signature fields not well formed: 'sip' is not an IPv4 address or range.")
+            }
             guard let address = clientAddress.flatMap(IPv4Range.address), range.contains(address) else {
-                throw ServiceError(403, .authorizationSourceIPMismatch,
-                                   "This request is not authorized to perform this operation using this source IP \(clientAddress ?? "(unknown)").")
+                throw ServiceError(
+                    403, .authorizationSourceIPMismatch,
+                    "This request is not authorized to perform this operation using this source IP \(clientAddress ?? "(unknown)").")
             }
         }
         // `spr` is `https` or `https,http`: an HTTPS-only SAS does not authorize plain HTTP.
@@ -125,8 +130,10 @@ struct SharedAccessSignature {
     }
 
     /// The query parameters that are part of a SAS (the rest belong to the operation).
-    static let signedNames: Set<String> = ["sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "ses", "sig", "sr", "si", "tn", "spk", "srk", "epk", "erk",
-                                           "rscc", "rscd", "rsce", "rscl", "rsct", "skoid", "sktid", "skt", "ske", "sks", "skv", "sdd"]
+    static let signedNames: Set<String> = [
+        "sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "ses", "sig", "sr", "si", "tn", "spk", "srk", "epk", "erk",
+        "rscc", "rscd", "rsce", "rscl", "rsct", "skoid", "sktid", "skt", "ske", "sks", "skv", "sdd",
+    ]
 
     /// Whether the request carries a SAS (its signature).
     static func isPresent(in request: TransportRequest) -> Bool { request.query.contains { $0.name == "sig" } }
@@ -156,7 +163,9 @@ struct SharedAccessSignature {
     }
 
     static func failed(_ detail: String) -> ServiceError {
-        var error = ServiceError(403, .authenticationFailed, "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.")
+        var error = ServiceError(
+            403, .authenticationFailed,
+            "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.")
         error.message += "\n" + detail
         return error
     }

@@ -26,11 +26,14 @@ struct StoredPolicy: Equatable {
     static func resolve(_ grant: SASGrant, acl: String, now: Date) throws(ServiceError) -> SASGrant {
         guard let id = grant.policy else { return grant }
         guard let policy = find(id, in: acl) else {
-            throw SharedAccessSignature.failed("The stored access policy '\(id)' the SAS names (si) does not exist on this resource; it was deleted or never set.")
+            throw SharedAccessSignature.failed(
+                "The stored access policy '\(id)' the SAS names (si) does not exist on this resource; it was deleted or never set.")
         }
         func merged(_ sas: String, _ stored: String, _ name: String) throws(ServiceError) -> String {
             if !sas.isEmpty && !stored.isEmpty {
-                throw ServiceError(400, .invalidQueryParameterValue, "The SAS field '\(name)' is also set by the stored access policy '\(id)'; give it in one place only.")
+                throw ServiceError(
+                    400, .invalidQueryParameterValue,
+                    "The SAS field '\(name)' is also set by the stored access policy '\(id)'; give it in one place only.")
             }
             return sas.isEmpty ? stored : sas
         }
@@ -39,7 +42,8 @@ struct StoredPolicy: Equatable {
         resolved.start = try merged(grant.start, policy.start, "st")
         resolved.expiry = try merged(grant.expiry, policy.expiry, "se")
         guard !resolved.permissions.isEmpty, !resolved.expiry.isEmpty else {
-            throw SharedAccessSignature.failed("Signature fields not well formed: neither the SAS nor the stored access policy '\(id)' gives sp and se.")
+            throw SharedAccessSignature.failed(
+                "Signature fields not well formed: neither the SAS nor the stored access policy '\(id)' gives sp and se.")
         }
         try SharedAccessSignature.checkTime(start: resolved.start, expiry: resolved.expiry, now: now)
         resolved.policy = nil

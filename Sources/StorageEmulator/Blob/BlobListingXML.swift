@@ -1,7 +1,8 @@
 import AzureStorage
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// The XML of blob listings and metadata in Blob responses.
@@ -34,7 +35,8 @@ enum BlobListingXML {
             xml += XMLEscape.element("Content-MD5", r.properties.contentMD5)
             xml += XMLEscape.element("Cache-Control", r.properties.cacheControl)
             xml += XMLEscape.element("Content-Disposition", r.properties.contentDisposition)
-            xml += "<BlobType>BlockBlob</BlobType><AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
+            xml +=
+                "<BlobType>BlockBlob</BlobType><AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
             xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>"
             xml += "</Properties>"
             if includeMetadata { xml += metadata(r.metadata) }

@@ -46,7 +46,8 @@ extension BlobService {
     func checkTransactionalMD5(_ request: TransportRequest, _ upload: StagedUpload) throws -> String {
         let computed = upload.md5
         if let sent = request.headers["Content-MD5"], sent != computed {
-            throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+            throw ServiceError(
+                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         return computed
     }
@@ -60,9 +61,10 @@ extension BlobService {
         }
         let (record, md5) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
-            let record = try await store.putBlob(container: container, name: blob, upload: upload,
-                                                 properties: httpProperties(request, computedMD5: md5),
-                                                 metadata: try metadataHeaders(request.headers), conditions: conditions(request))
+            let record = try await store.putBlob(
+                container: container, name: blob, upload: upload,
+                properties: httpProperties(request, computedMD5: md5),
+                metadata: try metadataHeaders(request.headers), conditions: conditions(request))
             return (record, md5)
         }
         var headers = blobHeaders(record)
@@ -71,7 +73,9 @@ extension BlobService {
         return TransportResponse(status: 201, headers: headers)
     }
 
-    func putBlock(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, _ staged: StagedUpload?) async throws -> TransportResponse {
+    func putBlock(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, _ staged: StagedUpload?) async throws
+        -> TransportResponse
+    {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
@@ -91,7 +95,8 @@ extension BlobService {
         }
         guard let tier = ["Hot", "Cool", "Cold"].first(where: { $0.lowercased() == asked.lowercased() }) else {
             if asked.lowercased() == "archive" { throw ServiceError.unsupportedHeader("x-ms-access-tier: Archive") }
-            throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
+            throw ServiceError(
+                400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
         }
         if request.headers["x-ms-rehydrate-priority"] != nil { throw ServiceError.unsupportedHeader("x-ms-rehydrate-priority") }
         try await store.setBlobTier(container: container, name: blob, tier: tier)
@@ -103,9 +108,10 @@ extension BlobService {
             throw ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid.")
         }
         // Like Azure, a block list commit computes no MD5 of its own: only x-ms-blob-content-md5 sets one.
-        let record = try await store.putBlockList(container: container, name: blob, list: list,
-                                                  properties: httpProperties(request, computedMD5: nil),
-                                                  metadata: try metadataHeaders(request.headers), conditions: conditions(request))
+        let record = try await store.putBlockList(
+            container: container, name: blob, list: list,
+            properties: httpProperties(request, computedMD5: nil),
+            metadata: try metadataHeaders(request.headers), conditions: conditions(request))
         var headers = blobHeaders(record)
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
@@ -132,17 +138,20 @@ extension BlobService {
     func setBlobProperties(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         let h = request.headers
         // Set Blob Properties replaces every HTTP property; one not sent is cleared.
-        let properties = BlobHTTPProperties(contentType: h["x-ms-blob-content-type"] ?? "application/octet-stream",
-                                            contentMD5: h["x-ms-blob-content-md5"], contentEncoding: h["x-ms-blob-content-encoding"],
-                                            contentLanguage: h["x-ms-blob-content-language"],
-                                            contentDisposition: h["x-ms-blob-content-disposition"], cacheControl: h["x-ms-blob-cache-control"])
-        let record = try await store.updateBlob(container: container, name: blob, properties: properties, metadata: nil, conditions: conditions(request))
+        let properties = BlobHTTPProperties(
+            contentType: h["x-ms-blob-content-type"] ?? "application/octet-stream",
+            contentMD5: h["x-ms-blob-content-md5"], contentEncoding: h["x-ms-blob-content-encoding"],
+            contentLanguage: h["x-ms-blob-content-language"],
+            contentDisposition: h["x-ms-blob-content-disposition"], cacheControl: h["x-ms-blob-cache-control"])
+        let record = try await store.updateBlob(
+            container: container, name: blob, properties: properties, metadata: nil, conditions: conditions(request))
         return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
     func setBlobMetadata(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
-        let record = try await store.updateBlob(container: container, name: blob, properties: nil,
-                                                metadata: try metadataHeaders(request.headers), conditions: conditions(request))
+        let record = try await store.updateBlob(
+            container: container, name: blob, properties: nil,
+            metadata: try metadataHeaders(request.headers), conditions: conditions(request))
         return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
@@ -185,24 +194,28 @@ extension BlobService {
         // HTTP dates have whole seconds: the blob's time is compared at that resolution.
         let modified = record.modified.unixSeconds
         if let text = request.headers["If-Modified-Since"], let since = ServerClock.parseHTTPDate(text),
-           modified <= Int64(since.timeIntervalSince1970) {
+            modified <= Int64(since.timeIntervalSince1970)
+        {
             reader?.close()
             var headers = blobHeaders(record)
             headers["x-ms-error-code"] = AzureStorageError.Code.conditionNotMet.rawValue
             return BlobReply(TransportResponse(status: 304, headers: headers))
         }
         if let text = request.headers["If-Unmodified-Since"], let since = ServerClock.parseHTTPDate(text),
-           modified > Int64(since.timeIntervalSince1970) {
+            modified > Int64(since.timeIntervalSince1970)
+        {
             reader?.close()
             throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
         }
         var status = 200
-        var offset = 0, length = record.size
+        var offset = 0
+        var length = record.size
         var rangeMD5 = false
         if !head, let range = Self.range(request) {
             guard range.start < record.size else {
-                throw ServiceError(416, .invalidRange, "The range specified is invalid for the current size of the resource.",
-                                   headers: [("Content-Range", "bytes */\(record.size)")])
+                throw ServiceError(
+                    416, .invalidRange, "The range specified is invalid for the current size of the resource.",
+                    headers: [("Content-Range", "bytes */\(record.size)")])
             }
             offset = range.start
             length = min(range.end ?? (record.size - 1), record.size - 1) - offset + 1
@@ -267,7 +280,10 @@ extension BlobService {
         scan: while true {
             let (records, next) = try await store.listBlobs(container: container, prefix: prefix, marker: marker, limit: 1000)
             for record in records {
-                if items.count == limit { nextMarker = record.name; break scan }
+                if items.count == limit {
+                    nextMarker = record.name
+                    break scan
+                }
                 if let delimiter, let r = record.name.dropFirst(prefix.count).range(of: delimiter) {
                     // Every name under this virtual directory collapses into one BlobPrefix;
                     // the scan continues after the last name that can start with it.
@@ -281,7 +297,8 @@ extension BlobService {
             guard let next else { break }
             marker = next
         }
-        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"
+        var xml =
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"
         xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"])
         if let delimiter { xml += XMLEscape.element("Delimiter", delimiter) }

@@ -64,7 +64,11 @@ extension BlobService {
     /// `maxresults`: 1…5000, default 5000.
     func maxResults(_ query: QueryParameters) throws -> Int {
         guard let text = query["maxresults"] else { return 5000 }
-        guard let n = Int(text), n >= 1 else { throw ServiceError(400, .outOfRangeQueryParameterValue, "Value for one of the query parameters specified in the request URI is outside the permissible range.") }
+        guard let n = Int(text), n >= 1 else {
+            throw ServiceError(
+                400, .outOfRangeQueryParameterValue,
+                "Value for one of the query parameters specified in the request URI is outside the permissible range.")
+        }
         return min(n, 5000)
     }
 
@@ -74,7 +78,8 @@ extension BlobService {
 
     func listContainers(_ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
         let limit = try maxResults(query)
-        let prefix = query["prefix"] ?? "", marker = query["marker"] ?? ""
+        let prefix = query["prefix"] ?? ""
+        let marker = query["marker"] ?? ""
         let (records, next) = try await store.listContainers(prefix: prefix, marker: marker, limit: limit)
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\">"
         xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])

@@ -57,14 +57,20 @@ extension BlobService {
     /// case — the operation is Copy Blob (asynchronous) signed with the account's Shared Key
     /// (`access.sharedKey`, `asynchronous`). Otherwise 401 CannotVerifyCopySource: a write
     /// grant on the destination is no read grant on the source.
-    func copySource(_ request: TransportRequest, access: CopySourceAccess, asynchronous: Bool = false) async throws -> (url: String, source: CopySource) {
+    func copySource(_ request: TransportRequest, access: CopySourceAccess, asynchronous: Bool = false) async throws -> (
+        url: String, source: CopySource
+    ) {
         let text = request.headers["x-ms-copy-source"] ?? ""
         guard var parsed = TransportRequest(method: "GET", url: text), let scheme = text.split(separator: ":").first,
-              ["http", "https"].contains(scheme.lowercased()) else {
+            ["http", "https"].contains(scheme.lowercased())
+        else {
             throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
         if let unsupported = parsed.query.first(where: { $0.name == "snapshot" || $0.name == "versionid" }) {
-            throw ServiceError(400, .unsupportedQueryParameter, "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator.")
+            throw ServiceError(
+                400, .unsupportedQueryParameter,
+                "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator."
+            )
         }
         // A URL naming this account in its host (`devstoreaccount1.blob.core.windows.net`, as
         // `az storage blob copy start --source-container` writes it, or `….blob.localhost`) is
@@ -97,8 +103,10 @@ extension BlobService {
 
     /// A source of this account that the request has no right to read.
     static var copySourceNotAuthorized: ServiceError {
-        var error = ServiceError(401, .cannotVerifyCopySource,
-                                 "Server failed to authenticate the request. The copy source is not public and carries no SAS of its own granting read (a write grant on the destination does not authorize reading the source).")
+        var error = ServiceError(
+            401, .cannotVerifyCopySource,
+            "Server failed to authenticate the request. The copy source is not public and carries no SAS of its own granting read (a write grant on the destination does not authorize reading the source)."
+        )
         error.headers.append(("x-ms-copy-source-status-code", "401"))
         error.headers.append(("x-ms-copy-source-error-code", AzureStorageError.Code.noAuthenticationInformation.rawValue))
         return error
@@ -116,19 +124,23 @@ extension BlobService {
             }
             return (lower, origin.lowercased().hasPrefix("https") ? "443" : "80")
         }
-        let a = split(authority), b = split(host)
+        let a = split(authority)
+        let b = split(host)
         let loopback: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
         return a.port == b.port && (a.host == b.host || (loopback.contains(a.host) && loopback.contains(b.host)))
     }
 
     /// The source condition of a copy (`x-ms-source-if-match`): the ETag the source must still
     /// have. Not met is 412 SourceConditionNotMet, nothing written.
-    static let sourceConditionNotMet = ServiceError(412, .sourceConditionNotMet, "The source condition specified using HTTP conditional header(s) is not met.")
+    static let sourceConditionNotMet = ServiceError(
+        412, .sourceConditionNotMet, "The source condition specified using HTTP conditional header(s) is not met.")
 
     /// Reads a copy's source (bytes `range` of it, else all) into the byte store, on the
     /// request's source condition (`x-ms-source-if-match`, compared exactly).
     /// `maxBytes`: the most the operation may store (a remote source larger is refused).
-    func copyBytes(from source: CopySource, range: (start: Int, end: Int?)? = nil, maxBytes: Int, _ request: TransportRequest) async throws -> CopiedBytes {
+    func copyBytes(from source: CopySource, range: (start: Int, end: Int?)? = nil, maxBytes: Int, _ request: TransportRequest) async throws
+        -> CopiedBytes
+    {
         let ifMatch = request.headers["x-ms-source-if-match"]
         switch source {
         case .local(let asked):
@@ -141,7 +153,8 @@ extension BlobService {
             }
             return CopiedBytes(upload: upload, properties: record.properties, metadata: record.metadata, blocks: range == nil ? record.blocks : [])
         case .remote(let url):
-            let fetched = try await remote.fetch(url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, maxBytes: maxBytes, into: store.bytes, now: Date())
+            let fetched = try await remote.fetch(
+                url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, maxBytes: maxBytes, into: store.bytes, now: Date())
             return CopiedBytes(upload: fetched.upload, properties: fetched.properties, metadata: fetched.metadata, blocks: [])
         }
     }
@@ -160,10 +173,11 @@ extension BlobService {
         let shownSource = TransportRequest(method: "GET", url: source).map(RequestLog.displayURL) ?? source
         // The destination keeps the source's committed block list, as on Azure.
         let destination = try await committing(upload) {
-            try await store.putBlob(container: container, name: blob, upload: upload, properties: copied.properties,
-                                    metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
-                                    copy: CopyInfo(id: copyID, source: shownSource, bytes: upload.size, completed: store.clock.now()),
-                                    blocks: copied.blocks)
+            try await store.putBlob(
+                container: container, name: blob, upload: upload, properties: copied.properties,
+                metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
+                copy: CopyInfo(id: copyID, source: shownSource, bytes: upload.size, completed: store.clock.now()),
+                blocks: copied.blocks)
         }
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
@@ -172,21 +186,24 @@ extension BlobService {
     }
 
     /// Put Blob From URL: the source's bytes (and properties, unless `x-ms-copy-source-blob-properties: false`) as a new block blob; 201.
-    func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest, access: CopySourceAccess) async throws -> TransportResponse {
+    func putBlobFromURL(_ container: String, _ blob: String, _ request: TransportRequest, access: CopySourceAccess) async throws -> TransportResponse
+    {
         try refuseUnsupportedCopyHeaders(request)
         let (_, asked) = try await copySource(request, access: access)
         let copied = try await copyBytes(from: asked, maxBytes: maxBlobBytes, request)
         let upload = copied.upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
-            throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+            throw ServiceError(
+                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         let keepSource = request.headers["x-ms-copy-source-blob-properties"]?.lowercased() != "false"
         var properties = keepSource ? copied.properties : httpProperties(request, computedMD5: upload.md5)
         if keepSource { properties.override(with: request) }
         let destination = try await committing(upload) {
-            try await store.putBlob(container: container, name: blob, upload: upload, properties: properties,
-                                    metadata: try requestMetadata(request) ?? (keepSource ? copied.metadata : []), conditions: conditions(request))
+            try await store.putBlob(
+                container: container, name: blob, upload: upload, properties: properties,
+                metadata: try requestMetadata(request) ?? (keepSource ? copied.metadata : []), conditions: conditions(request))
         }
         var headers = blobHeaders(destination)
         if let md5 = destination.properties.contentMD5 { headers["Content-MD5"] = md5 }
@@ -195,7 +212,9 @@ extension BlobService {
     }
 
     /// Put Block From URL: a range of the source (`x-ms-source-range: bytes=s-e`, or all of it) staged as a block; 201.
-    func putBlockFromURL(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, access: CopySourceAccess) async throws -> TransportResponse {
+    func putBlockFromURL(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, access: CopySourceAccess)
+        async throws -> TransportResponse
+    {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
@@ -211,7 +230,8 @@ extension BlobService {
         let upload = try await copyBytes(from: source, range: range, maxBytes: maxBlobBytes, request).upload
         if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
             await upload.release(from: store.bytes)
-            throw ServiceError(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+            throw ServiceError(
+                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         try await committing(upload) { try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload) }
         return TransportResponse(status: 201, headers: HeaderFields([("Content-MD5", upload.md5), ("x-ms-request-server-encrypted", "true")]))

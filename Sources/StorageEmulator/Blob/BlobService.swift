@@ -20,10 +20,13 @@ struct BlobService: Sendable {
 
     /// Answers one request; `upload` is its body when the HTTP layer streamed it into the
     /// byte store (Put Blob, Put Block).
-    func respond(_ request: TransportRequest, caller: Caller, upload: StagedUpload? = nil, copyAccess: CopySourceAccess = CopySourceAccess()) async throws -> BlobReply {
+    func respond(_ request: TransportRequest, caller: Caller, upload: StagedUpload? = nil, copyAccess: CopySourceAccess = CopySourceAccess())
+        async throws -> BlobReply
+    {
         let target = try parseTarget(request.path)
         let query = QueryParameters(request.query)
-        let restype = query["restype"], comp = query["comp"]
+        let restype = query["restype"]
+        let comp = query["comp"]
         let method = request.method
 
         guard let container = target.container else {
@@ -41,7 +44,9 @@ struct BlobService: Sendable {
                 throw ServiceError(400, .invalidUri, "The requested URI does not represent any resource on the server.")
             }
             if caller == .anonymous {
-                try await checkAnonymous(container: container, level: method == "GET" && comp == "list" || (method == "GET" || method == "HEAD") && comp == nil ? "container" : nil)
+                try await checkAnonymous(
+                    container: container,
+                    level: method == "GET" && comp == "list" || (method == "GET" || method == "HEAD") && comp == nil ? "container" : nil)
             }
             switch (method, comp) {
             case ("PUT", nil): return BlobReply(try await createContainer(container, request))
@@ -131,7 +136,8 @@ struct BlobService: Sendable {
         // XML 1.0 cannot carry U+FFFE or U+FFFF: such a name would make List Blobs invalid XML
         // for the whole container, so it is refused.
         if blob.unicodeScalars.contains(where: { $0.value == 0xFFFE || $0.value == 0xFFFF }) {
-            throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: U+FFFE and U+FFFF cannot be listed in XML.")
+            throw ServiceError(
+                400, .invalidResourceName, "The specifed resource name contains invalid characters: U+FFFE and U+FFFF cannot be listed in XML.")
         }
         if let problem = StorageNames.blobProblem(blob) {
             throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
@@ -159,8 +165,11 @@ func metadataHeaders(_ headers: HeaderFields) throws(ServiceError) -> [(String, 
     for field in headers.fields where field.name.lowercased().hasPrefix("x-ms-meta-") {
         let name = String(field.name.dropFirst("x-ms-meta-".count))
         guard let first = name.unicodeScalars.first, first == "_" || first.properties.isAlphabetic,
-              name.unicodeScalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
-            throw ServiceError(400, .invalidMetadata, "The metadata specified is invalid. It has characters that are not permitted: '\(name)' is not a C# identifier.")
+            name.unicodeScalars.allSatisfy({ $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) })
+        else {
+            throw ServiceError(
+                400, .invalidMetadata,
+                "The metadata specified is invalid. It has characters that are not permitted: '\(name)' is not a C# identifier.")
         }
         pairs.append((name, field.value))
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Reads a Put Block List body: `<BlockList>` of `<Latest>`, `<Committed>` and `<Uncommitted>` ids, in order.
@@ -19,9 +20,13 @@ final class BlockListParser: NSObject, XMLParserDelegate {
         return delegate.entries
     }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:])
+    {
         depth += 1
-        if depth == 1 { sawRoot = name == "BlockList"; if !sawRoot { invalid = true } }
+        if depth == 1 {
+            sawRoot = name == "BlockList"
+            if !sawRoot { invalid = true }
+        }
         text = ""
     }
 

@@ -18,8 +18,9 @@ public struct CopySourceAllowance: Sendable, Equatable, CustomStringConvertible 
     /// Nil when `text` is not an http(s) origin (a path, query or user-info is not one).
     public init?(_ text: String) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              var host = components.percentEncodedHost?.lowercased(), !host.isEmpty, components.user == nil, components.password == nil,
-              components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil else { return nil }
+            var host = components.percentEncodedHost?.lowercased(), !host.isEmpty, components.user == nil, components.password == nil,
+            components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil
+        else { return nil }
         isWildcard = host.hasPrefix("*.")
         if isWildcard { host.removeFirst(2) }
         guard !host.isEmpty, !host.contains("*") else { return nil }

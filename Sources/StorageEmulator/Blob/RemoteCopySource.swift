@@ -28,8 +28,10 @@ struct RemoteCopySource: Sendable {
     static func notAllowed(_ request: TransportRequest) -> ServiceError {
         var shown = RequestLog.displayURL(TransportRequest(method: "GET", origin: request.origin, path: "/"))
         if shown.hasSuffix("/") { shown.removeLast() }
-        return ServiceError(403, .cannotVerifyCopySource,
-                            "This emulator reads no copy source outside its own account unless its origin is allowed: \(shown) is not (start it with --allow-copy-source \(shown)).")
+        return ServiceError(
+            403, .cannotVerifyCopySource,
+            "This emulator reads no copy source outside its own account unless its origin is allowed: \(shown) is not (start it with --allow-copy-source \(shown))."
+        )
     }
 
     /// What was read: the bytes (staged, for the caller to commit or release), and the source's
@@ -46,8 +48,10 @@ struct RemoteCopySource: Sendable {
     /// (500 when it gave none); the URL is never echoed, since its query may be a SAS.
     /// `maxBytes` bounds what is stored as a direct write of the operation would be bounded: a
     /// source announcing more is refused at its first answer, one sending more is cut off.
-    func fetch(_ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, maxBytes: Int = .max, into bytes: any ByteStore,
-               now: Date) async throws -> Fetched {
+    func fetch(
+        _ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, maxBytes: Int = .max, into bytes: any ByteStore,
+        now: Date
+    ) async throws -> Fetched {
         guard let request = TransportRequest(method: "GET", url: url) else {
             throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
@@ -56,10 +60,12 @@ struct RemoteCopySource: Sendable {
         func limits(_ bytes: Int) throws -> TransferLimits {
             let left = deadline - ContinuousClock.now
             guard left > .zero else {
-                throw ServiceError(500, .cannotVerifyCopySource, "Could not verify the copy source within the specified time: it took longer than \(timeout) s.")
+                throw ServiceError(
+                    500, .cannotVerifyCopySource, "Could not verify the copy source within the specified time: it took longer than \(timeout) s.")
             }
-            return TransferLimits(maxBodyBytes: bytes, deadline: max(1, Int(left.components.seconds)), minimumBytesPerSecond: minimumBytesPerSecond,
-                                  slowWindow: slowWindow, publicAddressesOnly: allowance.isWildcard)
+            return TransferLimits(
+                maxBodyBytes: bytes, deadline: max(1, Int(left.components.seconds)), minimumBytesPerSecond: minimumBytesPerSecond,
+                slowWindow: slowWindow, publicAddressesOnly: allowance.isWildcard)
         }
         let writer = try await BlockingPool.run { try bytes.makeWriter() }
         do {
@@ -109,7 +115,9 @@ struct RemoteCopySource: Sendable {
                     // than one range is ever held).
                     let announced = response.headers["Content-Length"].flatMap(Int.init)
                     guard offset == 0, body.count < last + 1 || announced == body.count else {
-                        throw ServiceError(500, .cannotVerifyCopySource, "The copy source ignores Range and is larger than \(Self.rangeSize >> 20) MiB; it cannot be copied from.")
+                        throw ServiceError(
+                            500, .cannotVerifyCopySource,
+                            "The copy source ignores Range and is larger than \(Self.rangeSize >> 20) MiB; it cannot be copied from.")
                     }
                     let stop = min(body.count, (end ?? Int.max) == Int.max ? body.count : end! + 1)
                     body = offset < stop ? body.subdata(in: offset..<stop) : Data()
@@ -150,10 +158,11 @@ struct RemoteCopySource: Sendable {
             let id = try await BlockingPool.run { try writer.finish() }
             let upload = StagedUpload(id: id, size: written, md5: Data(md5.finalize()).base64EncodedString())
             let headers = first?.headers ?? HeaderFields()
-            let properties = BlobHTTPProperties(contentType: headers["Content-Type"] ?? "application/octet-stream",
-                                                contentMD5: range == nil ? headers["Content-MD5"] ?? upload.md5 : nil,
-                                                contentEncoding: headers["Content-Encoding"], contentLanguage: headers["Content-Language"],
-                                                contentDisposition: headers["Content-Disposition"], cacheControl: headers["Cache-Control"])
+            let properties = BlobHTTPProperties(
+                contentType: headers["Content-Type"] ?? "application/octet-stream",
+                contentMD5: range == nil ? headers["Content-MD5"] ?? upload.md5 : nil,
+                contentEncoding: headers["Content-Encoding"], contentLanguage: headers["Content-Language"],
+                contentDisposition: headers["Content-Disposition"], cacheControl: headers["Cache-Control"])
             // What a source answers is stored only if a direct write of it would be: metadata names
             // that are C# identifiers, a Content-MD5 that is 16 bytes of base64.
             let metadata: [(String, String)]
@@ -174,7 +183,10 @@ struct RemoteCopySource: Sendable {
 
     /// A source larger than the operation may store (`--max-blob-mib`, Azure's limits).
     static func tooLarge(_ size: Int, _ limit: Int) -> ServiceError {
-        ServiceError(413, .requestBodyTooLarge, "The copy source holds \(size) bytes, more than the \(limit) this operation may store here (--max-blob-mib; 256 MiB for Copy Blob From URL).")
+        ServiceError(
+            413, .requestBodyTooLarge,
+            "The copy source holds \(size) bytes, more than the \(limit) this operation may store here (--max-blob-mib; 256 MiB for Copy Blob From URL)."
+        )
     }
 
     private func get(_ request: TransportRequest, _ limits: TransferLimits) async throws -> TransportResponse {
@@ -184,7 +196,8 @@ struct RemoteCopySource: Sendable {
             throw CancellationError()
         } catch {
             // Unreachable, refused, TLS not trusted: Azure's answer for a source it cannot read.
-            throw ServiceError(500, .cannotVerifyCopySource, "Could not verify the copy source within the specified time: the source could not be reached.")
+            throw ServiceError(
+                500, .cannotVerifyCopySource, "Could not verify the copy source within the specified time: the source could not be reached.")
         }
     }
 
@@ -198,8 +211,11 @@ struct RemoteCopySource: Sendable {
             error.headers.append(("x-ms-copy-source-status-code", String(response.status)))
             return error
         }
-        let message = response.status == 404 ? "The specified blob does not exist." : response.status == 403
-            ? "This request is not authorized to perform this operation using this permission." : "The copy source answered \(response.status)."
+        let message =
+            response.status == 404
+            ? "The specified blob does not exist."
+            : response.status == 403
+                ? "This request is not authorized to perform this operation using this permission." : "The copy source answered \(response.status)."
         var error = ServiceError(response.status, "CannotVerifyCopySource", message)
         error.headers.append(("x-ms-copy-source-status-code", String(response.status)))
         if let code = response.headers["x-ms-error-code"] { error.headers.append(("x-ms-copy-source-error-code", code)) }

@@ -10,14 +10,17 @@ enum ErrorBodies {
         for (n, v) in error.headers { headers[n] = v }
         guard includeBody else { return TransportResponse(status: error.status, headers: headers) }
         headers["Content-Type"] = "application/xml"
-        let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\(XMLEscape.text(error.code.rawValue))</Code><Message>"
+        let xml =
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\(XMLEscape.text(error.code.rawValue))</Code><Message>"
             + XMLEscape.text(fullMessage(error, requestID: requestID)) + "</Message></Error>"
         return TransportResponse(status: error.status, headers: headers, body: Data(xml.utf8))
     }
 
     static func table(_ error: ServiceError, requestID: String, messagePrefix: String = "") -> TransportResponse {
-        var headers = HeaderFields([("x-ms-error-code", error.code.rawValue),
-                                   ("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")])
+        var headers = HeaderFields([
+            ("x-ms-error-code", error.code.rawValue),
+            ("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8"),
+        ])
         for (n, v) in error.headers { headers[n] = v }
         return TransportResponse(status: error.status, headers: headers, body: tableJSON(error, requestID: requestID, messagePrefix: messagePrefix))
     }

@@ -35,11 +35,13 @@ final class ServerClock: @unchecked Sendable {
     static func parseHTTPDate(_ text: String) -> Date? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT",
-              let day = Int(parts[1]), let year = Int(parts[3]),
-              let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].firstIndex(of: String(parts[2]))
+            let day = Int(parts[1]), let year = Int(parts[3]),
+            let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].firstIndex(of: String(parts[2]))
         else { return nil }
         let hms = parts[4].split(separator: ":").compactMap { Int($0) }
-        guard hms.count == 3, (1...31).contains(day), (0...23).contains(hms[0]), (0...59).contains(hms[1]), (0...60).contains(hms[2]) else { return nil }
+        guard hms.count == 3, (1...31).contains(day), (0...23).contains(hms[0]), (0...59).contains(hms[1]), (0...60).contains(hms[2]) else {
+            return nil
+        }
         let t = EdmDateTime(year: year, month: month + 1, day: day, hour: hms[0], minute: hms[1], second: hms[2])
         return Date(timeIntervalSince1970: TimeInterval(t.unixSeconds))
     }

@@ -23,11 +23,15 @@ struct ServiceError: Error, Sendable {
     static func invalidQuery(_ name: String, _ value: String) -> ServiceError {
         ServiceError(400, .invalidQueryParameterValue, "Value '\(value)' for query parameter '\(name)' is not valid.")
     }
-    static let authenticationFailed = ServiceError(403, .authenticationFailed,
+    static let authenticationFailed = ServiceError(
+        403, .authenticationFailed,
         "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.")
     /// A header that changes the operation's meaning and that the emulator does not implement.
     static func unsupportedHeader(_ name: String) -> ServiceError {
-        ServiceError(400, .unsupportedHeader, "One of the HTTP headers specified in the request is not supported: \(name) is not implemented by this emulator; the request was not carried out.")
+        ServiceError(
+            400, .unsupportedHeader,
+            "One of the HTTP headers specified in the request is not supported: \(name) is not implemented by this emulator; the request was not carried out."
+        )
     }
 
     static let resourceNotFound = ServiceError(404, .resourceNotFound, "The specified resource does not exist.")

@@ -8,13 +8,18 @@ import Foundation
 enum ServiceLevel {
     /// Get Account Information: the SKU and kind headers, no body.
     static func accountInformation() -> TransportResponse {
-        TransportResponse(status: 200, headers: HeaderFields([("x-ms-sku-name", "Standard_LRS"), ("x-ms-account-kind", "StorageV2"),
-                                                        ("x-ms-is-hns-enabled", "false")]))
+        TransportResponse(
+            status: 200,
+            headers: HeaderFields([
+                ("x-ms-sku-name", "Standard_LRS"), ("x-ms-account-kind", "StorageV2"),
+                ("x-ms-is-hns-enabled", "false"),
+            ]))
     }
 
     /// Get Service Stats (Blob and Table): geo-replication `live`, last synced now.
     static func stats(now: Date) -> TransportResponse {
-        let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication><Status>live</Status>"
+        let body =
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication><Status>live</Status>"
             + "<LastSyncTime>\(SharedKeySigner.httpDate(now))</LastSyncTime></GeoReplication></StorageServiceStats>"
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
     }

@@ -15,7 +15,7 @@ extension FilterExpression {
             return value(of: operand, in: entity, timestamp: timestamp) == .boolean(true)
         case .comparison(let left, let op, let right):
             guard let l = value(of: left, in: entity, timestamp: timestamp), let r = value(of: right, in: entity, timestamp: timestamp),
-                  let order = Self.compare(l, r)
+                let order = Self.compare(l, r)
             else { return false }
             switch op {
             case .eq: return order == 0

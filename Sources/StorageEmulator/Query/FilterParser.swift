@@ -131,8 +131,10 @@ struct FilterParser {
     private mutating func number() throws(FilterSyntaxError) -> EdmValue {
         let start = i
         if chars[i] == "-" { i += 1 }
-        while i < chars.count, chars[i].isNumber || chars[i] == "." || chars[i] == "e" || chars[i] == "E"
-            || ((chars[i] == "+" || chars[i] == "-") && (chars[i - 1] == "e" || chars[i - 1] == "E")) { i += 1 }
+        while i < chars.count,
+            chars[i].isNumber || chars[i] == "." || chars[i] == "e" || chars[i] == "E"
+                || ((chars[i] == "+" || chars[i] == "-") && (chars[i - 1] == "e" || chars[i - 1] == "E"))
+        { i += 1 }
         let text = String(chars[start..<i])
         if i < chars.count, chars[i] == "L" || chars[i] == "l" {
             i += 1

@@ -18,12 +18,15 @@ extension StorageEmulatorCore {
             throw ServiceError(400, .invalidHeaderValue, "A batch request must have Content-Type multipart/mixed with a boundary.")
         }
         // A container batch may only touch that container.
-        let scope: String? = request.query.contains { $0.name == "restype" && $0.value == "container" }
+        let scope: String? =
+            request.query.contains { $0.name == "restype" && $0.value == "container" }
             ? request.path.split(separator: "/").dropFirst().first.map(String.init) : nil
         let parts = MultipartBytes.parts(of: MultipartBytes.withoutCarriageReturns(request.body)[...], boundary: boundary)
         guard !parts.isEmpty else { throw ServiceError.invalidInput("The batch request holds no subrequests.") }
         guard parts.count <= Self.maxBatchSubrequests else {
-            throw ServiceError(400, .exceedsMaxBatchRequestCount, "The batch operation exceeds the maximum number of allowed subrequests (\(Self.maxBatchSubrequests)).")
+            throw ServiceError(
+                400, .exceedsMaxBatchRequestCount,
+                "The batch operation exceeds the maximum number of allowed subrequests (\(Self.maxBatchSubrequests)).")
         }
         var subrequests: [(id: String, request: TransportRequest)] = []
         for part in parts {
@@ -35,7 +38,8 @@ extension StorageEmulatorCore {
             var headers = message.headers
             if let host = request.headers["Host"] { headers["Host"] = host }
             let path = fields[1].hasSuffix("?") ? String(fields[1].dropLast()) : fields[1]
-            guard let sub = TransportRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers) else {
+            guard let sub = TransportRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers)
+            else {
                 throw ServiceError.invalidInput("A batch subrequest has a malformed URL.")
             }
             // Only Delete Blob and Set Blob Tier: a blob, never a container or the account.
@@ -65,7 +69,8 @@ extension StorageEmulatorCore {
                 answer = errorResponse(error, sub, .blob, requestID)
             } catch {
                 // Earlier subrequests took effect: this one is answered on its own, as Azure does.
-                answer = errorResponse(ServiceError(500, .internalError, "The server encountered an internal error: \(error)."), sub, .blob, requestID)
+                answer = errorResponse(
+                    ServiceError(500, .internalError, "The server encountered an internal error: \(error)."), sub, .blob, requestID)
             }
             answer.headers["x-ms-request-id"] = requestID
             answer.headers["x-ms-version"] = sub.headers["x-ms-version"] ?? request.headers["x-ms-version"] ?? "2025-11-05"
@@ -77,7 +82,8 @@ extension StorageEmulatorCore {
             body += "\r\n" + String(decoding: answer.body, as: UTF8.self) + "\r\n"
         }
         body += "--\(responseBoundary)--\r\n"
-        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(responseBoundary)")]),
-                            body: Data(body.utf8))
+        return TransportResponse(
+            status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(responseBoundary)")]),
+            body: Data(body.utf8))
     }
 }

@@ -46,10 +46,12 @@ public struct EmulatorConfiguration: Sendable {
     /// Table request bodies are at most 4 MiB, as on Azure.
     public static let maxTableBodyBytes = 4 * 1024 * 1024
 
-    public init(dataDirectory: URL?, host: String = "127.0.0.1", blobPort: Int = 10000, tablePort: Int = 10002,
-                maxBlobBodyBytes: Int = 256 * 1024 * 1024, faultRate: Double = 0, faultSeed: UInt64 = 0,
-                accountName: String = StorageAccount.developmentAccountName,
-                accountKey: AccountKey = AccountKey(base64: StorageAccount.developmentAccountKey)!) {
+    public init(
+        dataDirectory: URL?, host: String = "127.0.0.1", blobPort: Int = 10000, tablePort: Int = 10002,
+        maxBlobBodyBytes: Int = 256 * 1024 * 1024, faultRate: Double = 0, faultSeed: UInt64 = 0,
+        accountName: String = StorageAccount.developmentAccountName,
+        accountKey: AccountKey = AccountKey(base64: StorageAccount.developmentAccountKey)!
+    ) {
         self.dataDirectory = dataDirectory
         self.host = host
         self.blobPort = blobPort

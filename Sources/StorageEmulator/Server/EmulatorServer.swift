@@ -22,13 +22,16 @@ public final class EmulatorServer: Sendable {
     public var account: StorageAccount {
         let host = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
         let scheme = configuration.tls == nil ? "http" : "https"
-        return StorageAccount(name: configuration.accountName, credential: .sharedKey(configuration.accountKey),
-                              blobEndpoint: URL(string: "\(scheme)://\(host):\(blobPort)/\(configuration.accountName)")!,
-                              tableEndpoint: URL(string: "\(scheme)://\(host):\(tablePort)/\(configuration.accountName)")!)
+        return StorageAccount(
+            name: configuration.accountName, credential: .sharedKey(configuration.accountKey),
+            blobEndpoint: URL(string: "\(scheme)://\(host):\(blobPort)/\(configuration.accountName)")!,
+            tableEndpoint: URL(string: "\(scheme)://\(host):\(tablePort)/\(configuration.accountName)")!)
     }
 
-    private init(blobPort: Int, tablePort: Int, configuration: EmulatorConfiguration, group: ServiceGroup, runner: Task<Void, any Error>,
-                 core: StorageEmulatorCore) {
+    private init(
+        blobPort: Int, tablePort: Int, configuration: EmulatorConfiguration, group: ServiceGroup, runner: Task<Void, any Error>,
+        core: StorageEmulatorCore
+    ) {
         self.core = core
         self.blobPort = blobPort
         self.tablePort = tablePort
@@ -42,18 +45,26 @@ public final class EmulatorServer: Sendable {
     static func tlsConfiguration(certificateFile: String, keyFile: String) throws -> TLSConfiguration {
         let chain: [NIOSSLCertificate]
         do { chain = try NIOSSLCertificate.fromPEMFile(certificateFile) } catch {
-            throw EmulatorStartError(description: "--cert \(certificateFile): not a readable PEM certificate (\(FileManager.default.isReadableFile(atPath: certificateFile) ? "no certificate in it" : "cannot be read")); pass the server certificate (and its chain) in PEM")
+            throw EmulatorStartError(
+                description:
+                    "--cert \(certificateFile): not a readable PEM certificate (\(FileManager.default.isReadableFile(atPath: certificateFile) ? "no certificate in it" : "cannot be read")); pass the server certificate (and its chain) in PEM"
+            )
         }
         guard !chain.isEmpty else { throw EmulatorStartError(description: "--cert \(certificateFile): holds no PEM certificate") }
         let key: NIOSSLPrivateKey
         do { key = try NIOSSLPrivateKey(file: keyFile, format: .pem) } catch {
-            throw EmulatorStartError(description: "--key \(keyFile): not a readable PEM private key (\(FileManager.default.isReadableFile(atPath: keyFile) ? "no key in it" : "cannot be read")); pass the certificate's private key in PEM")
+            throw EmulatorStartError(
+                description:
+                    "--key \(keyFile): not a readable PEM private key (\(FileManager.default.isReadableFile(atPath: keyFile) ? "no key in it" : "cannot be read")); pass the certificate's private key in PEM"
+            )
         }
         let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         // A key of another certificate is only found when a context is made: made here, so
         // it is one line naming both files, not NIOSSL's `failedToLoadPrivateKey`.
         do { _ = try NIOSSLContext(configuration: configuration) } catch {
-            throw EmulatorStartError(description: "--key \(keyFile) is not the private key of the certificate in --cert \(certificateFile); pass the key that goes with it")
+            throw EmulatorStartError(
+                description: "--key \(keyFile) is not the private key of the certificate in --cert \(certificateFile); pass the key that goes with it"
+            )
         }
         return configuration
     }
@@ -64,7 +75,9 @@ public final class EmulatorServer: Sendable {
         // The certificate and key are read (blocking file reads) before the store opens.
         let server: HTTPServerBuilder
         if let tls = configuration.tls {
-            let tlsConfiguration = try await BlockingPool.run { try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile) }
+            let tlsConfiguration = try await BlockingPool.run {
+                try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile)
+            }
             server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
         } else {
             server = .http1()
@@ -82,9 +95,10 @@ public final class EmulatorServer: Sendable {
                 onServerRunning: { channel in await startup.listening(kind, port: channel.localAddress?.port ?? port) },
                 logger: logger)
         }
-        let group = ServiceGroup(services: [application(.blob, port: configuration.blobPort), application(.table, port: configuration.tablePort)],
-                                 gracefulShutdownSignals: shutdownOnSignals ? [.sigterm, .sigint, .sighup] : [],
-                                 logger: logger)
+        let group = ServiceGroup(
+            services: [application(.blob, port: configuration.blobPort), application(.table, port: configuration.tablePort)],
+            gracefulShutdownSignals: shutdownOnSignals ? [.sigterm, .sigint, .sighup] : [],
+            logger: logger)
         let runner = Task {
             do {
                 try await group.run()
@@ -103,10 +117,12 @@ public final class EmulatorServer: Sendable {
             await group.triggerGracefulShutdown()
             _ = try? await runner.value
             await core.store.close()
-            let reason = "\(error)".contains("Address already in use")
+            let reason =
+                "\(error)".contains("Address already in use")
                 ? "a port is already in use (another emulator or Azurite?); stop it, or pick ports with --blob-port/--table-port (0 = any free port)"
                 : "\(error)"
-            throw EmulatorStartError(description: "cannot listen on \(configuration.host) ports \(configuration.blobPort) and \(configuration.tablePort): \(reason)")
+            throw EmulatorStartError(
+                description: "cannot listen on \(configuration.host) ports \(configuration.blobPort) and \(configuration.tablePort): \(reason)")
         }
     }
 

@@ -42,9 +42,12 @@ struct EmulatorResponder: HTTPResponder {
         if let authority = request.head.authority { headers["Host"] = authority }
         let target = request.head.path ?? "/"
         let method = request.method.rawValue
-        guard let parsed = TransportRequest(method: method, url: "http://" + (request.head.authority ?? "localhost") + target, headers: headers) else {
+        guard let parsed = TransportRequest(method: method, url: "http://" + (request.head.authority ?? "localhost") + target, headers: headers)
+        else {
             let bad = TransportRequest(method: method, origin: "http://localhost", path: "/", headers: headers)
-            return early(core.errorResponse(ServiceError(400, .invalidUri, "The request URI is not valid."), bad, service, UUID().uuidString.lowercased()), bad)
+            return early(
+                core.errorResponse(ServiceError(400, .invalidUri, "The request URI is not valid."), bad, service, UUID().uuidString.lowercased()), bad
+            )
         }
         // An account in the host name is served as its path-style twin (``VirtualHost``).
         var azureRequest = VirtualHost.pathStyle(parsed, account: core.configuration.accountName, service: service)

@@ -27,11 +27,13 @@ public final class StorageEmulatorCore: Sendable {
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
         store = try EmulatorStore(dataDirectory: configuration.dataDirectory, command: configuration.command)
-        authenticator = RequestAuthenticator(signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey),
-                                             secure: configuration.tls != nil)
+        authenticator = RequestAuthenticator(
+            signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey),
+            secure: configuration.tls != nil)
         if let authority = configuration.oauthAuthority, let tenant = configuration.oauthTenant {
-            bearer = BearerAuthenticator(authority: authority, tenant: tenant, account: configuration.accountName, secure: configuration.tls != nil,
-                                         transport: CurlTransport(trustedCertificates: configuration.trustedCertificates))
+            bearer = BearerAuthenticator(
+                authority: authority, tenant: tenant, account: configuration.accountName, secure: configuration.tls != nil,
+                transport: CurlTransport(trustedCertificates: configuration.trustedCertificates))
         } else {
             bearer = nil
         }
@@ -69,10 +71,13 @@ public final class StorageEmulatorCore: Sendable {
     /// Writes one answered request to the request log (`--log-file`, `--verbose`), if any: every
     /// answer, including those the HTTP layer gives before the core sees the request (a URI it
     /// cannot parse, a body over the limit, a refusal before an upload's body is read).
-    func record(_ request: TransportRequest, service: EmulatorServiceKind, requestBytes: Int, reply: EmulatorReply, started: ContinuousClock.Instant) {
+    func record(_ request: TransportRequest, service: EmulatorServiceKind, requestBytes: Int, reply: EmulatorReply, started: ContinuousClock.Instant)
+    {
         guard let log = configuration.requestLog else { return }
-        ServedRequest(request, service: service, requestBytes: requestBytes, reply: reply,
-                      elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress).write(to: log)
+        ServedRequest(
+            request, service: service, requestBytes: requestBytes, reply: reply,
+            elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress
+        ).write(to: log)
     }
 
     private func answer(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
@@ -84,7 +89,9 @@ public final class StorageEmulatorCore: Sendable {
             return .response(response)
         }
         let reply = await answerAuthenticated(request, service: service, upload: upload, requestID: requestID)
-        guard request.headers["Origin"] != nil, let rules = try? await ServiceProperties.corsRules(service, in: store), !rules.isEmpty else { return reply }
+        guard request.headers["Origin"] != nil, let rules = try? await ServiceProperties.corsRules(service, in: store), !rules.isEmpty else {
+            return reply
+        }
         switch reply {
         case .response(var response):
             CorsPolicy.decorate(&response, request: request, rules: rules)
@@ -97,20 +104,24 @@ public final class StorageEmulatorCore: Sendable {
         }
     }
 
-    private func answerAuthenticated(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?, requestID: String) async -> EmulatorReply {
+    private func answerAuthenticated(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?, requestID: String) async
+        -> EmulatorReply
+    {
         let fault = faults.next()
         var response: TransportResponse
         var stream: BlobBody?
         if fault == .serverBusy {
-            response = errorResponse(ServiceError(503, .serverBusy, "The server is currently unable to receive requests. Please retry your request."),
-                                     request, service, requestID)
+            response = errorResponse(
+                ServiceError(503, .serverBusy, "The server is currently unable to receive requests. Please retry your request."),
+                request, service, requestID)
         } else {
             do {
                 var caller = try await authenticate(request, service: service)
                 // Only a Shared Key signature (not a SAS, not a token) lets Copy Blob read a
                 // private source of this account without a grant of its own.
-                let copyAccess = BlobService.CopySourceAccess(sharedKey: caller == .account && !BearerAuthenticator.isBearer(request),
-                                                              verifySAS: { [self] source in try await verifyCopySourceSAS(source) })
+                let copyAccess = BlobService.CopySourceAccess(
+                    sharedKey: caller == .account && !BearerAuthenticator.isBearer(request),
+                    verifySAS: { [self] source in try await verifyCopySourceSAS(source) })
                 var keyRange: TableKeyRange?
                 if case .sas(let grant) = caller {
                     try await authorize(grant, request, service: service)
@@ -129,13 +140,15 @@ public final class StorageEmulatorCore: Sendable {
             } catch let error as ServiceError {
                 response = errorResponse(error, request, service, requestID)
             } catch {
-                response = errorResponse(ServiceError(500, .internalError, "The server encountered an internal error: \(error)."),
-                                         request, service, requestID)
+                response = errorResponse(
+                    ServiceError(500, .internalError, "The server encountered an internal error: \(error)."),
+                    request, service, requestID)
             }
             switch fault {
             case .timeoutAfterApplying:
-                response = errorResponse(ServiceError(500, .operationTimedOut, "The operation could not be completed within the permitted time."),
-                                         request, service, requestID)
+                response = errorResponse(
+                    ServiceError(500, .operationTimedOut, "The operation could not be completed within the permitted time."),
+                    request, service, requestID)
                 stream?.discard()
                 stream = nil
             case .dropAfterApplying:
@@ -194,8 +207,9 @@ public final class StorageEmulatorCore: Sendable {
             guard case .sas(let grant) = try authenticator.authenticate(source, service: .blob) else { throw BlobService.copySourceNotAuthorized }
             try await authorize(grant, source, service: .blob)
         } catch let error as ServiceError where error.code != .cannotVerifyCopySource {
-            var refused = ServiceError(error.status, .cannotVerifyCopySource,
-                                       error.message.split(separator: "\n").first.map(String.init) ?? error.message)
+            var refused = ServiceError(
+                error.status, .cannotVerifyCopySource,
+                error.message.split(separator: "\n").first.map(String.init) ?? error.message)
             refused.headers.append(("x-ms-copy-source-status-code", String(error.status)))
             refused.headers.append(("x-ms-copy-source-error-code", error.code.rawValue))
             throw refused
@@ -231,23 +245,31 @@ public final class StorageEmulatorCore: Sendable {
             let resource = try TableResource.parse(request.path, account: configuration.accountName)
             var batch: [(method: String, resource: TableResource, headers: HeaderFields)] = []
             if resource == .batch, let contentType = request.headers["Content-Type"],
-               let inner = try? BatchRequestParser.parse(request.body, contentType: contentType) {
+                let inner = try? BatchRequestParser.parse(request.body, contentType: contentType)
+            {
                 // A batch that does not parse gets its 400 from the Table service (nothing applied).
                 for operation in inner {
-                    batch.append((operation.method, try TableResource.parse(TableService.path(ofAbsolute: operation.url), account: configuration.accountName), operation.headers))
+                    batch.append(
+                        (
+                            operation.method,
+                            try TableResource.parse(TableService.path(ofAbsolute: operation.url), account: configuration.accountName),
+                            operation.headers
+                        ))
                 }
             } else if resource == .batch {
                 return
             }
-            try SASAuthorization.checkTable(grant, resource, method: request.method, headers: request.headers,
-                                            isACL: request.query.contains { $0.name == "comp" && $0.value == "acl" }, batch: batch)
+            try SASAuthorization.checkTable(
+                grant, resource, method: request.method, headers: request.headers,
+                isACL: request.query.contains { $0.name == "comp" && $0.value == "acl" }, batch: batch)
         }
     }
 
     /// The answer when the bodies buffered across connections reach their budget.
     func serverBusy(_ request: TransportRequest, service: EmulatorServiceKind) -> TransportResponse {
-        var response = errorResponse(ServiceError(503, .serverBusy, "The server is currently unable to receive requests. Please retry your request."),
-                                     request, service, UUID().uuidString.lowercased())
+        var response = errorResponse(
+            ServiceError(503, .serverBusy, "The server is currently unable to receive requests. Please retry your request."),
+            request, service, UUID().uuidString.lowercased())
         response.headers["Connection"] = "close"
         return response
     }

@@ -29,8 +29,10 @@ struct CorsRule: Sendable, Equatable {
             let origins = list("AllowedOrigins")
             guard !origins.isEmpty else { throw invalid("AllowedOrigins is empty") }
             guard let maxAge = Int(rule["MaxAgeInSeconds"]?.text ?? "0"), maxAge >= 0 else { throw invalid("MaxAgeInSeconds is not a number") }
-            out.append(CorsRule(origins: origins, methods: methods, allowedHeaders: list("AllowedHeaders"),
-                                exposedHeaders: list("ExposedHeaders"), maxAge: maxAge))
+            out.append(
+                CorsRule(
+                    origins: origins, methods: methods, allowedHeaders: list("AllowedHeaders"),
+                    exposedHeaders: list("ExposedHeaders"), maxAge: maxAge))
         }
         return out
     }
@@ -66,12 +68,16 @@ enum CorsPolicy {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         // The first rule whose origin and method match decides; no later rule is consulted.
         guard let rule = rules.first(where: { $0.allows(origin: origin) && $0.methods.contains(method.uppercased()) }),
-              rule.allows(headers: requested) else {
-            return TransportResponse(status: 403, headers: HeaderFields([("x-ms-error-code", AzureStorageError.Code.corsPreflightFailure.rawValue)]),
-                                body: Data("CORS not enabled or no matching rule found for this request.".utf8))
+            rule.allows(headers: requested)
+        else {
+            return TransportResponse(
+                status: 403, headers: HeaderFields([("x-ms-error-code", AzureStorageError.Code.corsPreflightFailure.rawValue)]),
+                body: Data("CORS not enabled or no matching rule found for this request.".utf8))
         }
-        var headers = HeaderFields([("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", method.uppercased()),
-                                   ("Access-Control-Max-Age", String(rule.maxAge)), ("Access-Control-Allow-Credentials", "true")])
+        var headers = HeaderFields([
+            ("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", method.uppercased()),
+            ("Access-Control-Max-Age", String(rule.maxAge)), ("Access-Control-Allow-Credentials", "true"),
+        ])
         if !requested.isEmpty { headers["Access-Control-Allow-Headers"] = requested.joined(separator: ",") }
         return TransportResponse(status: 200, headers: headers)
     }

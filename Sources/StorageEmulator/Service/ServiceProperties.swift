@@ -9,13 +9,19 @@ import GRDB
 enum ServiceProperties {
     static func defaultDocument(_ service: EmulatorServiceKind) -> XMLTree {
         func off(_ name: String) -> XMLTree {
-            XMLTree(name: name, children: [XMLTree(name: "Version", text: "1.0"), XMLTree(name: "Enabled", text: "false"),
-                                           XMLTree(name: "RetentionPolicy", children: [XMLTree(name: "Enabled", text: "false")])])
+            XMLTree(
+                name: name,
+                children: [
+                    XMLTree(name: "Version", text: "1.0"), XMLTree(name: "Enabled", text: "false"),
+                    XMLTree(name: "RetentionPolicy", children: [XMLTree(name: "Enabled", text: "false")]),
+                ])
         }
-        let logging = XMLTree(name: "Logging", children: [
-            XMLTree(name: "Version", text: "1.0"), XMLTree(name: "Delete", text: "false"), XMLTree(name: "Read", text: "false"),
-            XMLTree(name: "Write", text: "false"), XMLTree(name: "RetentionPolicy", children: [XMLTree(name: "Enabled", text: "false")]),
-        ])
+        let logging = XMLTree(
+            name: "Logging",
+            children: [
+                XMLTree(name: "Version", text: "1.0"), XMLTree(name: "Delete", text: "false"), XMLTree(name: "Read", text: "false"),
+                XMLTree(name: "Write", text: "false"), XMLTree(name: "RetentionPolicy", children: [XMLTree(name: "Enabled", text: "false")]),
+            ])
         var roots = [logging, off("HourMetrics"), off("MinuteMetrics"), XMLTree(name: "Cors")]
         if service == .blob { roots.append(XMLTree(name: "DeleteRetentionPolicy", children: [XMLTree(name: "Enabled", text: "false")])) }
         return XMLTree(name: "StorageServiceProperties", children: roots)
@@ -33,7 +39,10 @@ enum ServiceProperties {
             (on(sent["DeleteRetentionPolicy"], "Enabled"), "DeleteRetentionPolicy"), (on(sent["StaticWebsite"], "Enabled"), "StaticWebsite"),
         ]
         if let (_, name) = switchedOn.first(where: { $0.0 }) {
-            throw ServiceError(400, .invalidXmlNodeValue, "The value for one of the XML nodes is not in the correct format: \(name) cannot be enabled; this emulator does not implement it (CORS rules and DefaultServiceVersion are kept).")
+            throw ServiceError(
+                400, .invalidXmlNodeValue,
+                "The value for one of the XML nodes is not in the correct format: \(name) cannot be enabled; this emulator does not implement it (CORS rules and DefaultServiceVersion are kept)."
+            )
         }
     }
 
@@ -53,8 +62,10 @@ enum ServiceProperties {
     }
 
     /// Get (200, the document) or Set (202) Service Properties; nil for any other request.
-    static func respond(_ request: TransportRequest, service: EmulatorServiceKind, restype: String?, comp: String?,
-                        store: EmulatorStore) async throws -> TransportResponse? {
+    static func respond(
+        _ request: TransportRequest, service: EmulatorServiceKind, restype: String?, comp: String?,
+        store: EmulatorStore
+    ) async throws -> TransportResponse? {
         guard restype == "service", comp == "properties" else { return nil }
         switch request.method {
         case "GET":
@@ -68,7 +79,11 @@ enum ServiceProperties {
             try refuseUnimplemented(sent)
             var merged = try await document(service, in: store)
             for root in sent.children {
-                if let at = merged.children.firstIndex(where: { $0.name == root.name }) { merged.children[at] = root } else { merged.children.append(root) }
+                if let at = merged.children.firstIndex(where: { $0.name == root.name }) {
+                    merged.children[at] = root
+                } else {
+                    merged.children.append(root)
+                }
             }
             let xml = merged.document
             try await store.write { db in

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// The one gate every XML body the emulator reads goes through (block lists, ACLs, service
@@ -35,5 +36,6 @@ enum XMLBody {
         return false
     }
 
-    static let invalid = ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid: a document type or entity declaration is not accepted.")
+    static let invalid = ServiceError(
+        400, .invalidXmlDocument, "XML specified is not syntactically valid: a document type or entity declaration is not accepted.")
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// A small XML element tree (names, text, children; no attributes), enough for the service
@@ -44,7 +45,9 @@ struct XMLTree: Sendable, Equatable {
         var stack: [XMLTree] = []
         var root: XMLTree?
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]
+        ) {
             stack.append(XMLTree(name: name))
         }
 

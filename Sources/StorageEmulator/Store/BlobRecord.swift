@@ -30,9 +30,10 @@ struct BlobRecord: Sendable {
         name = row["name"]
         data = row["data"]
         size = row["size"]
-        properties = BlobHTTPProperties(contentType: row["contentType"], contentMD5: row["contentMD5"], contentEncoding: row["contentEncoding"],
-                                        contentLanguage: row["contentLanguage"], contentDisposition: row["contentDisposition"],
-                                        cacheControl: row["cacheControl"])
+        properties = BlobHTTPProperties(
+            contentType: row["contentType"], contentMD5: row["contentMD5"], contentEncoding: row["contentEncoding"],
+            contentLanguage: row["contentLanguage"], contentDisposition: row["contentDisposition"],
+            cacheControl: row["cacheControl"])
         created = EdmDateTime(ticks: row["created"])
         modified = EdmDateTime(ticks: row["modified"])
         etag = row["etag"]
@@ -61,7 +62,8 @@ struct CopyInfo: Sendable, Equatable {
     init?(encoded: String) {
         let fields = Dictionary(MetadataCoding.decode(encoded), uniquingKeysWith: { $1 })
         guard let id = fields["id"], let source = fields["source"], let bytes = fields["bytes"].flatMap(Int.init),
-              let ticks = fields["completed"].flatMap(Int64.init) else { return nil }
+            let ticks = fields["completed"].flatMap(Int64.init)
+        else { return nil }
         self.init(id: id, source: source, bytes: bytes, completed: EdmDateTime(ticks: ticks))
     }
 

@@ -1,8 +1,9 @@
+import CLinux
 import Foundation
 import Synchronization
-import CLinux
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where blob and block bytes live, addressed by an id the store makes up.
@@ -303,7 +304,7 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
             guard let data = objects[id], offset + length <= data.count else {
                 throw ByteStoreError(description: "blob data \(id) is missing")
             }
-            return data.subdata(in: data.startIndex + offset ..< data.startIndex + offset + length)
+            return data.subdata(in: data.startIndex + offset..<data.startIndex + offset + length)
         }
     }
 
@@ -337,7 +338,7 @@ struct MemoryByteReader: ByteReader {
 
     func read(offset: Int, length: Int) throws -> Data {
         guard offset + length <= data.count else { throw ByteStoreError(description: "blob data is shorter than recorded") }
-        return data.subdata(in: data.startIndex + offset ..< data.startIndex + offset + length)
+        return data.subdata(in: data.startIndex + offset..<data.startIndex + offset + length)
     }
 
     func close() {}

@@ -1,8 +1,9 @@
 import AzureStorage
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Who holds a data folder: read from its lock file by a process that could not take it.
@@ -25,12 +26,15 @@ public struct DataFolderBusy: Error, CustomStringConvertible, Sendable, PersonFa
 
     public var description: String {
         guard let owner else {
-            return "\(folder) is in use by another process; one process owns a data folder at a time — wait for it to finish, or serve the folder with 'azseed emulator' and point commands at it"
+            return
+                "\(folder) is in use by another process; one process owns a data folder at a time — wait for it to finish, or serve the folder with 'azseed emulator' and point commands at it"
         }
         if owner.isServing, let blob = owner.blobEndpoint {
-            return "\(folder) is already served by 'azseed emulator' (pid \(owner.pid)) at \(blob.absoluteString); use that emulator, or stop it first"
+            return
+                "\(folder) is already served by 'azseed emulator' (pid \(owner.pid)) at \(blob.absoluteString); use that emulator, or stop it first"
         }
-        return "\(folder) is in use by '\(owner.command)' (pid \(owner.pid)); one process owns a data folder at a time — wait for it to finish, or run 'azseed emulator' on the folder so every command shares it"
+        return
+            "\(folder) is in use by '\(owner.command)' (pid \(owner.pid)); one process owns a data folder at a time — wait for it to finish, or run 'azseed emulator' on the folder so every command shares it"
     }
 }
 
@@ -56,7 +60,9 @@ final class DataFolderLock: Sendable {
             // Foundation's text names neither the folder nor the option it came from.
             var isFolder: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder)
-            let why = exists && !isFolder.boolValue ? "it is a file, not a folder" : "it cannot be created here (a part of the path is a file, or no permission)"
+            let why =
+                exists && !isFolder.boolValue
+                ? "it is a file, not a folder" : "it cannot be created here (a part of the path is a file, or no permission)"
             throw EmulatorStartError(description: "data folder \(folder.path): \(why); pass another --data-dir")
         }
         let path = folder.appendingPathComponent(Self.fileName).path
@@ -69,7 +75,8 @@ final class DataFolderLock: Sendable {
             guard code == EWOULDBLOCK else {
                 // Not held by anyone: the file system cannot lock (some network mounts).
                 close(fd)
-                throw EmulatorStartError(description: "cannot lock \(path): \(String(cString: strerror(code))); keep the data folder on a local file system")
+                throw EmulatorStartError(
+                    description: "cannot lock \(path): \(String(cString: strerror(code))); keep the data folder on a local file system")
             }
             let owner = Self.readOwner(fd)
             close(fd)
@@ -114,7 +121,8 @@ final class DataFolderLock: Sendable {
             fields[String(line[..<eq])] = String(line[line.index(after: eq)...])
         }
         guard let pid = fields["pid"].flatMap({ Int32($0) }), let command = fields["command"] else { return nil }
-        return DataFolderOwner(pid: pid, command: command, blobEndpoint: fields["blob"].flatMap(URL.init(string:)),
-                               tableEndpoint: fields["table"].flatMap(URL.init(string:)))
+        return DataFolderOwner(
+            pid: pid, command: command, blobEndpoint: fields["blob"].flatMap(URL.init(string:)),
+            tableEndpoint: fields["table"].flatMap(URL.init(string:)))
     }
 }

@@ -55,7 +55,10 @@ enum EmulatorDatabase {
         } catch let error as DatabaseError where error.resultCode != .SQLITE_NOTADB {
             // Each step is atomic, so what is on disk is whole (the old version, or some
             // migrations further): the next start takes it from there.
-            throw EmulatorStartError(description: "\(path): could not be upgraded to this azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); its data is intact. Free disk space (the upgrade needs about twice the file's size) and start again")
+            throw EmulatorStartError(
+                description:
+                    "\(path): could not be upgraded to this azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); its data is intact. Free disk space (the upgrade needs about twice the file's size) and start again"
+            )
         }
     }
 
@@ -83,7 +86,10 @@ enum EmulatorDatabase {
         }
         let unknown = applied.subtracting(migrator.migrations)
         guard unknown.isEmpty else {
-            throw EmulatorStartError(description: "\(path): written by a newer azseed: its schema has \(unknown.sorted().joined(separator: ", ")), which this azseed does not know (it knows up to \(migrator.migrations.last ?? "none")); it was not changed. Open it with that azseed, or pass another --data-dir")
+            throw EmulatorStartError(
+                description:
+                    "\(path): written by a newer azseed: its schema has \(unknown.sorted().joined(separator: ", ")), which this azseed does not know (it knows up to \(migrator.migrations.last ?? "none")); it was not changed. Open it with that azseed, or pass another --data-dir"
+            )
         }
     }
 
@@ -111,55 +117,56 @@ enum EmulatorDatabase {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE containers (
-                    name TEXT PRIMARY KEY NOT NULL,
-                    access TEXT NOT NULL,
-                    created INTEGER NOT NULL,
-                    modified INTEGER NOT NULL,
-                    etag TEXT NOT NULL,
-                    metadata TEXT NOT NULL,
-                    acl TEXT NOT NULL DEFAULT ''
-                );
-                CREATE TABLE blobs (
-                    container TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    data TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    contentType TEXT NOT NULL,
-                    contentMD5 TEXT,
-                    contentEncoding TEXT,
-                    contentLanguage TEXT,
-                    contentDisposition TEXT,
-                    cacheControl TEXT,
-                    created INTEGER NOT NULL,
-                    modified INTEGER NOT NULL,
-                    etag TEXT NOT NULL,
-                    metadata TEXT NOT NULL,
-                    blocks TEXT NOT NULL DEFAULT '[]',
-                    PRIMARY KEY (container, name)
-                ) WITHOUT ROWID;
-                CREATE TABLE blocks (
-                    container TEXT NOT NULL,
-                    blob TEXT NOT NULL,
-                    blockID TEXT NOT NULL,
-                    data TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    PRIMARY KEY (container, blob, blockID)
-                ) WITHOUT ROWID;
-                CREATE TABLE tables (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    name TEXT NOT NULL
-                );
-                CREATE TABLE entities (
-                    tableKey TEXT NOT NULL,
-                    pk TEXT NOT NULL,
-                    rk TEXT NOT NULL,
-                    timestamp INTEGER NOT NULL,
-                    body BLOB NOT NULL,
-                    PRIMARY KEY (tableKey, pk, rk)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE containers (
+                        name TEXT PRIMARY KEY NOT NULL,
+                        access TEXT NOT NULL,
+                        created INTEGER NOT NULL,
+                        modified INTEGER NOT NULL,
+                        etag TEXT NOT NULL,
+                        metadata TEXT NOT NULL,
+                        acl TEXT NOT NULL DEFAULT ''
+                    );
+                    CREATE TABLE blobs (
+                        container TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        data TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        contentType TEXT NOT NULL,
+                        contentMD5 TEXT,
+                        contentEncoding TEXT,
+                        contentLanguage TEXT,
+                        contentDisposition TEXT,
+                        cacheControl TEXT,
+                        created INTEGER NOT NULL,
+                        modified INTEGER NOT NULL,
+                        etag TEXT NOT NULL,
+                        metadata TEXT NOT NULL,
+                        blocks TEXT NOT NULL DEFAULT '[]',
+                        PRIMARY KEY (container, name)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE blocks (
+                        container TEXT NOT NULL,
+                        blob TEXT NOT NULL,
+                        blockID TEXT NOT NULL,
+                        data TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        PRIMARY KEY (container, blob, blockID)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE tables (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL
+                    );
+                    CREATE TABLE entities (
+                        tableKey TEXT NOT NULL,
+                        pk TEXT NOT NULL,
+                        rk TEXT NOT NULL,
+                        timestamp INTEGER NOT NULL,
+                        body BLOB NOT NULL,
+                        PRIMARY KEY (tableKey, pk, rk)
+                    ) WITHOUT ROWID;
+                    """)
         }
         // v2: the copy properties a Copy Blob leaves on its destination (Get Blob Properties
         // reports them until a Put Blob, Put Block List or Set Blob Properties replaces them).
@@ -182,22 +189,26 @@ enum EmulatorDatabase {
         // key columns hold them): small entities no longer store their keys twice. Rows are
         // copied into a new table, rewritten one by one, in this migration's transaction.
         migrator.registerMigration("v6-entity-bodies-without-keys") { db in
-            try db.execute(sql: """
-                CREATE TABLE entities_v6 (
-                    tableKey TEXT NOT NULL,
-                    pk TEXT NOT NULL,
-                    rk TEXT NOT NULL,
-                    timestamp INTEGER NOT NULL,
-                    body BLOB NOT NULL,
-                    PRIMARY KEY (tableKey, pk, rk)
-                ) WITHOUT ROWID
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE entities_v6 (
+                        tableKey TEXT NOT NULL,
+                        pk TEXT NOT NULL,
+                        rk TEXT NOT NULL,
+                        timestamp INTEGER NOT NULL,
+                        body BLOB NOT NULL,
+                        PRIMARY KEY (tableKey, pk, rk)
+                    ) WITHOUT ROWID
+                    """)
             let insert = try db.makeStatement(sql: "INSERT INTO entities_v6 (tableKey, pk, rk, timestamp, body) VALUES (?, ?, ?, ?, ?)")
             let rows = try Row.fetchCursor(db, sql: "SELECT tableKey, pk, rk, timestamp, body FROM entities")
             while let row = try rows.next() {
-                let pk: String = row["pk"], rk: String = row["rk"]
+                let pk: String = row["pk"]
+                let rk: String = row["rk"]
                 let entity = try EntityJSONReader.entity(row["body"] as Data, keys: (pk, rk)).entity
-                try insert.execute(arguments: [row["tableKey"] as String, pk, rk, row["timestamp"] as Int64, Data(EntityJSONEncoder.encodeProperties(entity))])
+                try insert.execute(arguments: [
+                    row["tableKey"] as String, pk, rk, row["timestamp"] as Int64, Data(EntityJSONEncoder.encodeProperties(entity)),
+                ])
             }
             try db.execute(sql: "DROP TABLE entities")
             try db.execute(sql: "ALTER TABLE entities_v6 RENAME TO entities")

@@ -38,19 +38,24 @@ extension EmulatorStore {
 
     /// Stores a whole blob (Put Blob) from an upload already in the byte store, replacing any
     /// blob of that name and its uncommitted blocks.
-    func putBlob(container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
-                 metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil,
-                 blocks: [CommittedBlock] = []) async throws -> BlobRecord {
-        let record = try await commitBlob(container: container, name: name, dataID: upload.id, size: upload.size, blocks: blocks,
-                                          properties: properties, metadata: metadata, conditions: conditions, copy: copy)
+    func putBlob(
+        container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
+        metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil,
+        blocks: [CommittedBlock] = []
+    ) async throws -> BlobRecord {
+        let record = try await commitBlob(
+            container: container, name: name, dataID: upload.id, size: upload.size, blocks: blocks,
+            properties: properties, metadata: metadata, conditions: conditions, copy: copy)
         upload.claim()
         return record
     }
 
     /// Points a blob at stored bytes in one transaction, then frees what it replaced.
-    private func commitBlob(container: String, name: String, dataID: String, size: Int, blocks: [CommittedBlock],
-                            properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions,
-                            copy: CopyInfo? = nil) async throws -> BlobRecord {
+    private func commitBlob(
+        container: String, name: String, dataID: String, size: Int, blocks: [CommittedBlock],
+        properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions,
+        copy: CopyInfo? = nil
+    ) async throws -> BlobRecord {
         let now = clock.now()
         let outcome: (BlobRecord, [String])
         do {
@@ -61,15 +66,19 @@ extension EmulatorStore {
                 var freed = try String.fetchAll(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
                 if let existing { freed.append(existing.data) }
                 try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
-                        contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [container, name, dataID, size, properties.contentType, properties.contentMD5,
-                                     properties.contentEncoding, properties.contentLanguage, properties.contentDisposition,
-                                     properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
-                                     MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
-                                     copy?.encoded])
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
+                            contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        container, name, dataID, size, properties.contentType, properties.contentMD5,
+                        properties.contentEncoding, properties.contentLanguage, properties.contentDisposition,
+                        properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
+                        MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
+                        copy?.encoded,
+                    ])
                 return (try Self.blob(container, name, db)!, freed.filter { $0 != dataID })
             }
         } catch {
@@ -82,15 +91,18 @@ extension EmulatorStore {
 
     /// Stages a block (Put Block) from an upload; a block with the same id replaces the earlier one.
     func putBlock(container: String, blob: String, blockID: String, upload: StagedUpload) async throws {
-        let dataID = upload.id, size = upload.size
+        let dataID = upload.id
+        let size = upload.size
         let replaced: String?
         do {
             replaced = try await write { db in
                 guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
-                let old = try String.fetchOne(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? AND blockID = ?",
-                                              arguments: [container, blob, blockID])
-                try db.execute(sql: "INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size) VALUES (?, ?, ?, ?, ?)",
-                               arguments: [container, blob, blockID, dataID, size])
+                let old = try String.fetchOne(
+                    db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? AND blockID = ?",
+                    arguments: [container, blob, blockID])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [container, blob, blockID, dataID, size])
                 return old
             }
         } catch {
@@ -105,11 +117,14 @@ extension EmulatorStore {
     enum BlockSource: Sendable { case committed, uncommitted, latest }
 
     /// Commits a block list: the blob becomes the listed blocks in order.
-    func putBlockList(container: String, name: String, list: [(BlockSource, String)], properties: BlobHTTPProperties,
-                      metadata: [(String, String)], conditions: WriteConditions) async throws -> BlobRecord {
+    func putBlockList(
+        container: String, name: String, list: [(BlockSource, String)], properties: BlobHTTPProperties,
+        metadata: [(String, String)], conditions: WriteConditions
+    ) async throws -> BlobRecord {
         let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
-            let staged = try Row.fetchAll(db, sql: "SELECT blockID, data, size FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+            let staged = try Row.fetchAll(
+                db, sql: "SELECT blockID, data, size FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
             // Block ids by bytes: an id Azure tells apart is never taken for another.
             var uncommitted: [ExactString: (String, Int)] = [:]
             for row in staged { uncommitted[ExactString(row["blockID"])] = (row["data"], row["size"]) }
@@ -138,16 +153,19 @@ extension EmulatorStore {
         }
         let bytes = self.bytes
         let dataID = try await BlockingPool.run { try bytes.concatenate(pieces) }
-        return try await commitBlob(container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
-                                    blocks: blocks, properties: properties, metadata: metadata, conditions: conditions)
+        return try await commitBlob(
+            container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
+            blocks: blocks, properties: properties, metadata: metadata, conditions: conditions)
     }
 
     /// The committed blocks of a blob and the uncommitted ones staged for it.
     func blockList(container: String, name: String) async throws -> (BlobRecord?, [CommittedBlock]) {
         try await read { db in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
-            let staged = try Row.fetchAll(db, sql: "SELECT blockID, size FROM blocks WHERE container = ? AND blob = ? ORDER BY blockID",
-                                          arguments: [container, name]).map { CommittedBlock(id: $0["blockID"], size: $0["size"]) }
+            let staged = try Row.fetchAll(
+                db, sql: "SELECT blockID, size FROM blocks WHERE container = ? AND blob = ? ORDER BY blockID",
+                arguments: [container, name]
+            ).map { CommittedBlock(id: $0["blockID"], size: $0["size"]) }
             return (try Self.blob(container, name, db), staged)
         }
     }
@@ -176,26 +194,34 @@ extension EmulatorStore {
     }
 
     /// Replaces a blob's HTTP properties or metadata without touching its bytes.
-    func updateBlob(container: String, name: String, properties: BlobHTTPProperties?, metadata: [(String, String)]?,
-                    conditions: WriteConditions) async throws -> BlobRecord {
+    func updateBlob(
+        container: String, name: String, properties: BlobHTTPProperties?, metadata: [(String, String)]?,
+        conditions: WriteConditions
+    ) async throws -> BlobRecord {
         let now = clock.now()
         return try await write { db in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
             try conditions.check(existing: existing)
             if let p = properties {
-                try db.execute(sql: """
-                    UPDATE blobs SET contentType = ?, contentMD5 = ?, contentEncoding = ?, contentLanguage = ?,
-                        contentDisposition = ?, cacheControl = ?, copy = NULL WHERE container = ? AND name = ?
-                    """, arguments: [p.contentType, p.contentMD5, p.contentEncoding, p.contentLanguage, p.contentDisposition,
-                                     p.cacheControl, container, name])
+                try db.execute(
+                    sql: """
+                        UPDATE blobs SET contentType = ?, contentMD5 = ?, contentEncoding = ?, contentLanguage = ?,
+                            contentDisposition = ?, cacheControl = ?, copy = NULL WHERE container = ? AND name = ?
+                        """,
+                    arguments: [
+                        p.contentType, p.contentMD5, p.contentEncoding, p.contentLanguage, p.contentDisposition,
+                        p.cacheControl, container, name,
+                    ])
             }
             if let metadata {
-                try db.execute(sql: "UPDATE blobs SET metadata = ? WHERE container = ? AND name = ?",
-                               arguments: [MetadataCoding.encode(metadata), container, name])
+                try db.execute(
+                    sql: "UPDATE blobs SET metadata = ? WHERE container = ? AND name = ?",
+                    arguments: [MetadataCoding.encode(metadata), container, name])
             }
-            try db.execute(sql: "UPDATE blobs SET modified = ?, etag = ? WHERE container = ? AND name = ?",
-                           arguments: [now.ticks, ServerClock.etag(now), container, name])
+            try db.execute(
+                sql: "UPDATE blobs SET modified = ?, etag = ? WHERE container = ? AND name = ?",
+                arguments: [now.ticks, ServerClock.etag(now), container, name])
             return try Self.blob(container, name, db)!
         }
     }
@@ -204,9 +230,11 @@ extension EmulatorStore {
     func listBlobs(container: String, prefix: String, marker: String, limit: Int) async throws -> ([BlobRecord], String?) {
         try await read { db in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT * FROM blobs WHERE container = ? AND name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?
-                """, arguments: [container, marker, prefix, prefix, limit + 1])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM blobs WHERE container = ? AND name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?
+                    """, arguments: [container, marker, prefix, prefix, limit + 1])
             let records = rows.map(BlobRecord.init(row:))
             return (Array(records.prefix(limit)), records.count > limit ? records[limit].name : nil)
         }

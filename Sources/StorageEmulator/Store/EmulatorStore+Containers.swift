@@ -19,8 +19,9 @@ extension EmulatorStore {
             if try Self.container(name, db) != nil {
                 throw ServiceError(409, .containerAlreadyExists, "The specified container already exists.")
             }
-            try db.execute(sql: "INSERT INTO containers (name, access, created, modified, etag, metadata) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [name, access, now.ticks, now.ticks, ServerClock.etag(now), MetadataCoding.encode(metadata)])
+            try db.execute(
+                sql: "INSERT INTO containers (name, access, created, modified, etag, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [name, access, now.ticks, now.ticks, ServerClock.etag(now), MetadataCoding.encode(metadata)])
             return try Self.container(name, db)!
         }
     }
@@ -33,8 +34,9 @@ extension EmulatorStore {
             if let ifMatch, ifMatch != "*", ifMatch != existing.etag {
                 throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
             }
-            try db.execute(sql: "UPDATE containers SET access = ?, acl = ?, modified = ?, etag = ? WHERE name = ?",
-                           arguments: [access, acl, now.ticks, ServerClock.etag(now), name])
+            try db.execute(
+                sql: "UPDATE containers SET access = ?, acl = ?, modified = ?, etag = ? WHERE name = ?",
+                arguments: [access, acl, now.ticks, ServerClock.etag(now), name])
             return try Self.container(name, db)!
         }
     }
@@ -43,8 +45,9 @@ extension EmulatorStore {
         let now = clock.now()
         return try await write { db in
             guard try Self.container(name, db) != nil else { throw Self.containerNotFound }
-            try db.execute(sql: "UPDATE containers SET metadata = ?, modified = ?, etag = ? WHERE name = ?",
-                           arguments: [MetadataCoding.encode(metadata), now.ticks, ServerClock.etag(now), name])
+            try db.execute(
+                sql: "UPDATE containers SET metadata = ?, modified = ?, etag = ? WHERE name = ?",
+                arguments: [MetadataCoding.encode(metadata), now.ticks, ServerClock.etag(now), name])
             return try Self.container(name, db)!
         }
     }
@@ -53,8 +56,9 @@ extension EmulatorStore {
     func deleteContainer(_ name: String) async throws {
         let freed = try await write { db -> [String] in
             guard try Self.container(name, db) != nil else { throw Self.containerNotFound }
-            let ids = try String.fetchAll(db, sql: "SELECT data FROM blobs WHERE container = ? UNION ALL SELECT data FROM blocks WHERE container = ?",
-                                          arguments: [name, name])
+            let ids = try String.fetchAll(
+                db, sql: "SELECT data FROM blobs WHERE container = ? UNION ALL SELECT data FROM blocks WHERE container = ?",
+                arguments: [name, name])
             try db.execute(sql: "DELETE FROM blobs WHERE container = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM blocks WHERE container = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM containers WHERE name = ?", arguments: [name])
@@ -66,8 +70,9 @@ extension EmulatorStore {
     /// Containers in name order from `marker` on, at most `limit`; the next marker when more follow.
     func listContainers(prefix: String, marker: String, limit: Int) async throws -> ([ContainerRecord], String?) {
         try await read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM containers WHERE name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?",
-                                        arguments: [marker, prefix, prefix, limit + 1])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM containers WHERE name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?",
+                arguments: [marker, prefix, prefix, limit + 1])
             let records = rows.map(ContainerRecord.init(row:))
             return (Array(records.prefix(limit)), records.count > limit ? records[limit].name : nil)
         }

@@ -11,7 +11,8 @@ extension EmulatorStore {
     func copyBytes(of asked: BlobRecord, range: (start: Int, end: Int?)? = nil) async throws -> (StagedUpload, BlobRecord) {
         let (source, reader) = try await openBlob(asked)
         defer { reader.close() }
-        var offset = 0, length = source.size
+        var offset = 0
+        var length = source.size
         if let range {
             guard range.start < source.size || (source.size == 0 && range.start == 0) else {
                 throw ServiceError(416, .invalidRange, "The range specified is invalid for the current size of the resource.")

@@ -75,8 +75,9 @@ extension EmulatorStore {
     /// Table names in order after `after` (exclusive), up to `limit` rows scanned.
     func tables(after: String?, limit: Int) async throws -> [String] {
         try await read { db in
-            try String.fetchAll(db, sql: "SELECT name FROM tables WHERE key > ? ORDER BY key LIMIT ?",
-                                arguments: [after.map(Self.tableKey) ?? "", limit])
+            try String.fetchAll(
+                db, sql: "SELECT name FROM tables WHERE key > ? ORDER BY key LIMIT ?",
+                arguments: [after.map(Self.tableKey) ?? "", limit])
         }
     }
 
@@ -93,8 +94,10 @@ extension EmulatorStore {
 
     static func entity(_ tableKey: String, _ pk: String, _ rk: String, _ db: Database) throws -> StoredEntity? {
         // Cached statements: compiling SQL per entity was a measurable share of a batch.
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?"),
-                         arguments: [tableKey, pk, rk]).map(decodeEntity)
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ? AND pk = ? AND rk = ?"),
+            arguments: [tableKey, pk, rk]
+        ).map(decodeEntity)
     }
 
     func entity(table: String, partitionKey: String, rowKey: String) async throws -> StoredEntity {
@@ -163,7 +166,9 @@ extension EmulatorStore {
     /// at most `limit` rows.
     /// `from`: the first key a scan may return (inclusive; a table SAS's range start), used
     /// when `after` is nil.
-    func scanEntities(table: String, partition: String?, after: (String, String)?, from: (pk: String, rk: String?)? = nil, limit: Int) async throws -> [StoredEntity] {
+    func scanEntities(table: String, partition: String?, after: (String, String)?, from: (pk: String, rk: String?)? = nil, limit: Int) async throws
+        -> [StoredEntity]
+    {
         try await read { db in
             guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
             var sql = "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ?"

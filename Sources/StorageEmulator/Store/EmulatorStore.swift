@@ -33,7 +33,10 @@ final class EmulatorStore: Sendable {
             } catch let error as DatabaseError {
                 lock.release()
                 // SQLite's own text ("file is not a database - while executing …") names no file.
-                throw EmulatorStartError(description: "\(dataDirectory.appendingPathComponent("storage.sqlite").path): cannot be opened as azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); move it away or pass another --data-dir")
+                throw EmulatorStartError(
+                    description:
+                        "\(dataDirectory.appendingPathComponent("storage.sqlite").path): cannot be opened as azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); move it away or pass another --data-dir"
+                )
             } catch {
                 lock.release()
                 throw error

@@ -64,26 +64,27 @@ final class GroupCommit: Sendable {
     /// A `ServiceError` thrown inside rolls back this write alone and is rethrown as is.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let job = Job(run: { db in
-                let result: Result<T, any Error>
-                do {
-                    var value: T?
-                    try db.inSavepoint {
-                        value = try body(db)
-                        return .commit
+            let job = Job(
+                run: { db in
+                    let result: Result<T, any Error>
+                    do {
+                        var value: T?
+                        try db.inSavepoint {
+                            value = try body(db)
+                            return .commit
+                        }
+                        result = .success(value!)
+                    } catch {
+                        result = .failure(error)
                     }
-                    result = .success(value!)
-                } catch {
-                    result = .failure(error)
-                }
-                return { commitError in
-                    if let commitError, case .success = result {
-                        continuation.resume(throwing: commitError)
-                    } else {
-                        continuation.resume(with: result)
+                    return { commitError in
+                        if let commitError, case .success = result {
+                            continuation.resume(throwing: commitError)
+                        } else {
+                            continuation.resume(with: result)
+                        }
                     }
-                }
-            }, fail: { continuation.resume(throwing: $0) })
+                }, fail: { continuation.resume(throwing: $0) })
             enqueue(job)
         }
     }

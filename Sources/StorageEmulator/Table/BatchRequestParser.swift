@@ -26,7 +26,9 @@ enum BatchRequestParser {
         guard let outer = MultipartBytes.boundary(in: contentType) else { throw BatchSyntaxError(reason: "the Content-Type has no boundary") }
         let bytes = MultipartBytes.withoutCarriageReturns(body)
         let batchParts = MultipartBytes.parts(of: bytes[...], boundary: outer)
-        let changesets = batchParts.filter { String(decoding: MultipartBytes.headerBlock($0).0, as: UTF8.self).lowercased().contains("multipart/mixed") }
+        let changesets = batchParts.filter {
+            String(decoding: MultipartBytes.headerBlock($0).0, as: UTF8.self).lowercased().contains("multipart/mixed")
+        }
         guard let changesetPart = changesets.first else { throw BatchSyntaxError(reason: "no changeset") }
         // An entity group transaction is one changeset; a second one is never dropped silently.
         guard changesets.count == 1 else {
@@ -35,14 +37,16 @@ enum BatchRequestParser {
         let (changesetHead, changesetBody) = MultipartBytes.headerBlock(changesetPart)
         let changesetHeaders = lines(changesetHead)
         guard let contentTypeLine = changesetHeaders.first(where: { $0.lowercased().hasPrefix("content-type:") }),
-              let inner = MultipartBytes.boundary(in: contentTypeLine)
+            let inner = MultipartBytes.boundary(in: contentTypeLine)
         else { throw BatchSyntaxError(reason: "the changeset has no boundary") }
         var requests: [BatchInnerRequest] = []
         for part in MultipartBytes.parts(of: changesetBody, boundary: inner) {
             let message = MultipartBytes.httpMessage(in: part)
             guard let requestLine = message.startLine else { throw BatchSyntaxError(reason: "a part has no request line") }
             let fields = requestLine.split(separator: " ", maxSplits: 2).map(String.init)
-            guard fields.count == 3, fields[2].hasPrefix("HTTP/") else { throw BatchSyntaxError(reason: "bad request line '\(requestLine.prefix(80))'") }
+            guard fields.count == 3, fields[2].hasPrefix("HTTP/") else {
+                throw BatchSyntaxError(reason: "bad request line '\(requestLine.prefix(80))'")
+            }
             if let line = message.malformedLine { throw BatchSyntaxError(reason: "bad header line '\(line.prefix(80))'") }
             let payload = message.payload
             let trimmed = payload.last == UInt8(ascii: "\n") ? payload.dropLast() : payload

@@ -7,9 +7,13 @@ enum MetadataLevel: Sendable {
 
     init(accept: String?) {
         let accept = accept ?? ""
-        if accept.contains("odata=nometadata") { self = .none }
-        else if accept.contains("odata=fullmetadata") { self = .full }
-        else { self = .minimal }
+        if accept.contains("odata=nometadata") {
+            self = .none
+        } else if accept.contains("odata=fullmetadata") {
+            self = .full
+        } else {
+            self = .minimal
+        }
     }
 
     var contentType: String {

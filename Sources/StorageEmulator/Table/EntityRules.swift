@@ -18,7 +18,9 @@ enum EntityRules {
                 throw ServiceError(400, .propertyNameInvalid, "The property name '\(name)' is invalid: \(problem).")
             }
             if case .dateTime(let d) = value, !d.isInAzureRange {
-                throw ServiceError(400, .outOfRangeInput, "The value of property '\(name)' is out of range: Edm.DateTime values lie between 1601-01-01 and 9999-12-31 UTC.")
+                throw ServiceError(
+                    400, .outOfRangeInput,
+                    "The value of property '\(name)' is out of range: Edm.DateTime values lie between 1601-01-01 and 9999-12-31 UTC.")
             }
             let tooLarge: Bool
             switch value {
@@ -33,7 +35,8 @@ enum EntityRules {
         try checkSize(entity)
     }
 
-    static let tooManyProperties = ServiceError(400, .tooManyProperties, "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
+    static let tooManyProperties = ServiceError(
+        400, .tooManyProperties, "The entity contains more properties than allowed (\(StorageNames.maxProperties)).")
 
     /// The whole entity, sized as the service documents it, is at most 1 MiB.
     static func checkSize(_ entity: TableEntity) throws(ServiceError) {

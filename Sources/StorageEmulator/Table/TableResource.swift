@@ -27,7 +27,8 @@ enum TableResource: Equatable {
             throw ServiceError(400, .invalidUri, "The request URI is not valid percent-encoding.")
         }
         if decoded == "$batch" { return .batch }
-        let name: String, arguments: String?
+        let name: String
+        let arguments: String?
         if let open = decoded.firstIndex(of: "(") {
             guard decoded.hasSuffix(")") else { throw invalid(decoded) }
             name = String(decoded[..<open])
@@ -45,7 +46,7 @@ enum TableResource: Equatable {
         guard let arguments, !arguments.isEmpty else { return .entities(name) }
         var scanner = KeyScanner(text: Array(arguments))
         guard scanner.literal("PartitionKey='"), let pk = scanner.quoted(), scanner.literal(",RowKey='"),
-              let rk = scanner.quoted(), scanner.atEnd
+            let rk = scanner.quoted(), scanner.atEnd
         else { throw invalid(decoded) }
         return .entity(name, partitionKey: pk, rowKey: rk)
     }

@@ -16,8 +16,12 @@ extension TableService {
         guard !inner.isEmpty else { throw ServiceError.invalidInput("The $batch request holds no operations.") }
         let requestID = c.request.headers["x-ms-client-request-id"] ?? UUID().uuidString.lowercased()
         if inner.count > 100 {
-            return batchResponse(.failure(index: 100, ServiceError(400, .invalidInput,
-                "The batch request operation exceeds the maximum 100 changes per change set.")), requestID: requestID)
+            return batchResponse(
+                .failure(
+                    index: 100,
+                    ServiceError(
+                        400, .invalidInput,
+                        "The batch request operation exceeds the maximum 100 changes per change set.")), requestID: requestID)
         }
         var table: String?
         var operations: [EntityOperation] = []
@@ -36,7 +40,8 @@ extension TableService {
                 }
                 table = name
                 guard seen.insert(ExactString(operation.rowKey)).inserted else {
-                    throw ServiceError(400, .invalidDuplicateRow,
+                    throw ServiceError(
+                        400, .invalidDuplicateRow,
                         "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.")
                 }
                 operations.append(operation)
@@ -48,16 +53,18 @@ extension TableService {
         do {
             let results = try await store.apply(operations, table: table!)
             let writer = EntityResponseWriter(level: .minimal, base: c.base, table: table!)
-            return batchResponse(.success(zip(operations, results).enumerated().map { i, pair in
-                let (operation, stored) = pair
-                var body: [UInt8]?
-                if case .insert = operation, wantsContent[i], let stored {
-                    var out: [UInt8] = []
-                    writer.append(stored, to: &out, element: true)
-                    body = out
-                }
-                return (stored?.etag, body)
-            }), requestID: requestID)
+            return batchResponse(
+                .success(
+                    zip(operations, results).enumerated().map { i, pair in
+                        let (operation, stored) = pair
+                        var body: [UInt8]?
+                        if case .insert = operation, wantsContent[i], let stored {
+                            var out: [UInt8] = []
+                            writer.append(stored, to: &out, element: true)
+                            body = out
+                        }
+                        return (stored?.etag, body)
+                    }), requestID: requestID)
         } catch let indexed as IndexedServiceError {
             return batchResponse(.failure(index: indexed.index, indexed.error), requestID: requestID)
         }
@@ -102,13 +109,18 @@ extension TableService {
             }
         case .failure(let index, let error):
             let body = ErrorBodies.tableJSON(error, requestID: requestID, messagePrefix: "\(index):")
-            part(status: error.status, reason: HTTPReason.phrase(error.status), contentID: index + 1,
-                 headers: [("DataServiceVersion", "3.0;"), ("Content-Type", MetadataLevel.minimal.contentType)],
-                 body: String(decoding: body, as: UTF8.self))
+            part(
+                status: error.status, reason: HTTPReason.phrase(error.status), contentID: index + 1,
+                headers: [("DataServiceVersion", "3.0;"), ("Content-Type", MetadataLevel.minimal.contentType)],
+                body: String(decoding: body, as: UTF8.self))
         }
         out += "--\(changesetBoundary)--\r\n--\(batchBoundary)--\r\n"
-        return TransportResponse(status: 202, headers: HeaderFields([("Content-Type", "multipart/mixed; boundary=\(batchBoundary)"),
-                                                               ("DataServiceVersion", "3.0;")]), body: Data(out.utf8))
+        return TransportResponse(
+            status: 202,
+            headers: HeaderFields([
+                ("Content-Type", "multipart/mixed; boundary=\(batchBoundary)"),
+                ("DataServiceVersion", "3.0;"),
+            ]), body: Data(out.utf8))
     }
 }
 

@@ -18,7 +18,8 @@ extension TableService {
         } catch let error as JSONParseError {
             throw ServiceError(400, .invalidInput, "The request body is not valid JSON: \(error).")
         } catch let error as EntityDecodingError where error.missingKey {
-            throw ServiceError(400, .propertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
+            throw ServiceError(
+                400, .propertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")
         } catch {
             throw ServiceError(400, .invalidInput, "An entity property is not valid: \(error).")
         }
@@ -27,7 +28,9 @@ extension TableService {
     }
 
     /// The operation a request (outer or inside a `$batch`) asks for.
-    static func operation(method: String, resource: TableResource, headers: HeaderFields, body: Data) throws(ServiceError) -> (table: String, EntityOperation) {
+    static func operation(method: String, resource: TableResource, headers: HeaderFields, body: Data) throws(ServiceError) -> (
+        table: String, EntityOperation
+    ) {
         switch (method, resource) {
         case ("POST", .entities(let table)):
             return (table, .insert(try entity(from: body)))
@@ -49,7 +52,8 @@ extension TableService {
         let (_, operation) = try Self.operation(method: "POST", resource: .entities(table), headers: c.request.headers, body: c.request.body)
         try c.checkRange(operation)
         let stored = try await applyOne(operation, table: table)!
-        let location = "\(c.base)/\(table)(PartitionKey='\(EntityResponseWriter.keyText(stored.entity.partitionKey))',RowKey='\(EntityResponseWriter.keyText(stored.entity.rowKey))')"
+        let location =
+            "\(c.base)/\(table)(PartitionKey='\(EntityResponseWriter.keyText(stored.entity.partitionKey))',RowKey='\(EntityResponseWriter.keyText(stored.entity.rowKey))')"
         let headers = [("ETag", stored.etag), ("Location", location), ("DataServiceId", location)]
         if c.prefersNoContent { return c.noContent(headers: headers) }
         var out: [UInt8] = []
@@ -113,7 +117,8 @@ extension TableService {
                 }
                 scanned += 1
                 if c.keyRange?.contains(partitionKey: stored.entity.partitionKey, rowKey: stored.entity.rowKey) ?? true,
-                   filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true {
+                    filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true
+                {
                     matches.append(stored)
                 }
                 after = (stored.entity.partitionKey, stored.entity.rowKey)
@@ -137,13 +142,17 @@ extension TableService {
     }
 
     /// The JSON page of `matches`, with a continuation naming `next` when given.
-    static func page(_ c: Context, _ table: String, _ query: QueryParameters, _ matches: [StoredEntity], next after: (String, String)?) -> TransportResponse {
+    static func page(_ c: Context, _ table: String, _ query: QueryParameters, _ matches: [StoredEntity], next after: (String, String)?)
+        -> TransportResponse
+    {
         let writer = EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query))
         let out = Self.collection(c, metadata: table, count: matches.count) { i, out in writer.append(matches[i], to: &out, element: false) }
         var headers: [(String, String)] = []
         if let after {
-            headers = [("x-ms-continuation-NextPartitionKey", Self.encodeToken(after.0)),
-                       ("x-ms-continuation-NextRowKey", Self.encodeToken(after.1))]
+            headers = [
+                ("x-ms-continuation-NextPartitionKey", Self.encodeToken(after.0)),
+                ("x-ms-continuation-NextRowKey", Self.encodeToken(after.1)),
+            ]
         }
         return c.json(200, out, headers: headers)
     }

@@ -18,14 +18,17 @@ struct TableService: Sendable {
         if request.path == "/\(account)" || request.path == "/\(account)/" {
             // The service itself: account information and stats; nothing else is served there.
             if let answer = ServiceLevel.respond(request, restype: query["restype"], comp: query["comp"]) { return answer }
-            if let answer = try await ServiceProperties.respond(request, service: .table, restype: query["restype"], comp: query["comp"], store: store) {
+            if let answer = try await ServiceProperties.respond(
+                request, service: .table, restype: query["restype"], comp: query["comp"], store: store)
+            {
                 return answer
             }
             throw ServiceError.invalidQuery("comp", query["comp"] ?? "")
         }
         let resource = try TableResource.parse(request.path, account: account)
-        let context = Context(request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
-                              level: MetadataLevel(accept: request.headers["Accept"]), keyRange: keyRange)
+        let context = Context(
+            request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
+            level: MetadataLevel(accept: request.headers["Accept"]), keyRange: keyRange)
         if let comp = query["comp"] {
             // Only Get/Set Table ACL take `comp`; any other is refused, never taken for a query.
             guard comp == "acl", case .entities(let table) = resource else { throw ServiceError.invalidQuery("comp", comp) }
@@ -160,7 +163,10 @@ struct TableService: Sendable {
         scan: while true {
             let chunk = try await store.tables(after: after, limit: 1000)
             for name in chunk {
-                if names.count == top { next = name; break scan }
+                if names.count == top {
+                    next = name
+                    break scan
+                }
                 let row = TableEntity(partitionKey: "", rowKey: "", properties: ["TableName": .string(name)])
                 if filter?.matches(row) ?? true { names.append(name) }
             }

@@ -19,14 +19,15 @@ struct ApplyCommand: AsyncParsableCommand {
     @Flag(help: "Only show the plan (the same as 'azseed plan').")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Carry out a plan saved with 'azseed plan --out FILE'; refused if the target or the dataset changed since.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Carry out a plan saved with 'azseed plan --out FILE'; refused if the target or the dataset changed since.", valueName: "file"))
     var plan: String?
 
     @Flag(help: "Also delete blobs and entities of the dataset's container and partitions that the dataset does not hold.")
     var prune = false
 
     @OptionGroup var execution: ExecutionOptions
-
 
     func validate() throws {
         if plan != nil {
@@ -40,7 +41,8 @@ struct ApplyCommand: AsyncParsableCommand {
     func run() async throws {
         let target = try await self.target.resolve()
         if dryRun {
-            try await outputOptions.finishDryRun(try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON))
+            try await outputOptions.finishDryRun(
+                try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON))
             return
         }
         let output = outputOptions
@@ -59,7 +61,8 @@ struct ApplyCommand: AsyncParsableCommand {
             applied = try await seeder.apply(try datasetOptions.request(), prune: prune, concurrency: execution.concurrency)
         }
         observer.finish()
-        try Applying.report(applied.plan, applied.report, activity: applied.activity, output: outputOptions, command: "apply", servingNote: applied.servingNote)
+        try Applying.report(
+            applied.plan, applied.report, activity: applied.activity, output: outputOptions, command: "apply", servingNote: applied.servingNote)
     }
 }
 
@@ -75,8 +78,10 @@ enum Safety {
 enum Applying {
     /// `copier` reads the blobs of a copy plan from its source account. With `--output json`
     /// the plan is not printed: the result document (``RunResult``) is, after the apply.
-    static func execute(_ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions, command: String,
-                        copier: BlobCopier? = nil) async throws {
+    static func execute(
+        _ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions, command: String,
+        copier: BlobCopier? = nil
+    ) async throws {
         try await output.emit(plan, printJSON: false)
         let activity = session.run.configuration.activity
         var report = ExecutionReport()
@@ -92,14 +97,19 @@ enum Applying {
     /// The lines after an apply: what was done, at what rate, with how many retries (and for a
     /// copy, how many blob bytes went through this process); with `--output json`, the result
     /// document. `--detailed-exitcode` exits 2 when the plan changed something.
-    static func report(_ plan: Plan, _ report: ExecutionReport, activity: RequestActivity, output: PlanOutputOptions, command: String, servingNote: String?,
-                       copier: BlobCopier? = nil) throws {
+    static func report(
+        _ plan: Plan, _ report: ExecutionReport, activity: RequestActivity, output: PlanOutputOptions, command: String, servingNote: String?,
+        copier: BlobCopier? = nil
+    ) throws {
         if !plan.isEmpty {
             let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
-            var line = "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
+            var line =
+                "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
             let counts = activity.snapshot
             line += "; \(counts.retries) retr\(counts.retries == 1 ? "y" : "ies")" + (counts.throttled > 0 ? " (\(counts.throttled) throttled)" : "")
-            if let slowest = report.slowestPhase { line += "; slowest phase \(slowest.name) (\(slowest.items) in \(String(format: "%.2f", slowest.seconds)) s)" }
+            if let slowest = report.slowestPhase {
+                line += "; slowest phase \(slowest.name) (\(slowest.items) in \(String(format: "%.2f", slowest.seconds)) s)"
+            }
             line += ".\n"
             if let copier {
                 // What a copy cost in bytes through this process: none for server-side copies.
@@ -110,7 +120,9 @@ enum Applying {
             if output.output == .json { Console.printError(line) } else { Console.print(line) }
         }
         if output.output == .json {
-            var result = RunResult(command: command, target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
+            var result = RunResult(
+                command: command, target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started),
+                activity: activity)
             result.plan = plan
             result.report = report
             Console.print(result.json().pretty())

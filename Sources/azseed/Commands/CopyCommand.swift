@@ -20,7 +20,10 @@ struct CopyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The source account's connection string (with its key or a SAS that can list and read).", valueName: "string"))
     var from: String
 
-    @Option(help: ArgumentHelp("The target account's connection string (default: --connection-string, $AZURE_STORAGE_CONNECTION_STRING, else the embedded storage).", valueName: "string"))
+    @Option(
+        help: ArgumentHelp(
+            "The target account's connection string (default: --connection-string, $AZURE_STORAGE_CONNECTION_STRING, else the embedded storage).",
+            valueName: "string"))
     var to: String?
 
     @Option(name: .customLong("container"), help: ArgumentHelp("A container to copy (repeatable).", valueName: "name"))
@@ -58,7 +61,9 @@ struct CopyCommand: AsyncParsableCommand {
             throw ValidationError("--container '\(name)': \(StorageNames.containerProblem(name)!)")
         }
         for name in tables {
-            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") }
+            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) {
+                throw ValidationError("--table '\(name)': \(problem)")
+            }
         }
     }
 
@@ -67,7 +72,8 @@ struct CopyCommand: AsyncParsableCommand {
         let account: StorageAccount
         do { account = try ConnectionString.parse(from) } catch { throw ValidationError("--from: \(error)") }
         if case .anonymous = account.credential {
-            throw ValidationError("--from: the connection string has no AccountKey or SharedAccessSignature; the source's tables and listings need one")
+            throw ValidationError(
+                "--from: the connection string has no AccountKey or SharedAccessSignature; the source's tables and listings need one")
         }
         return account
     }
@@ -105,7 +111,8 @@ struct CopyCommand: AsyncParsableCommand {
         let configuration = try await options.clientConfiguration()
         let target = try await options.resolve(configuration: configuration)
         if let targetAccount = target.account,
-           Self.sameService(targetAccount.blobEndpoint, account.blobEndpoint) || Self.sameService(targetAccount.tableEndpoint, account.tableEndpoint) {
+            Self.sameService(targetAccount.blobEndpoint, account.blobEndpoint) || Self.sameService(targetAccount.tableEndpoint, account.tableEndpoint)
+        {
             throw ValidationError("--from and the target are the same account (\(account.blobEndpoint.absoluteString)); copy between two accounts")
         }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
@@ -114,11 +121,14 @@ struct CopyCommand: AsyncParsableCommand {
         for name in skipped {
             Console.note("source container \(name) skipped: system containers (the static website's $web, $root) are not copied")
         }
-        Console.note("source \(source.displayName): \(containers.count) container\(containers.count == 1 ? "" : "s"), \(tables.count) table\(tables.count == 1 ? "" : "s")")
+        Console.note(
+            "source \(source.displayName): \(containers.count) container\(containers.count == 1 ? "" : "s"), \(tables.count) table\(tables.count == 1 ? "" : "s")"
+        )
         try await StorageSession.opened(target) { session in
             let desired = try await source.desiredStorage(containers: containers, tables: tables, target: session.run)
-            let header = PlanHeader(target: session.run.target, source: .account, dataset: source.displayName, datasetDirectory: account.blobEndpoint.absoluteString,
-                                    seed: nil, window: nil, counts: [:], access: nil, prune: prune)
+            let header = PlanHeader(
+                target: session.run.target, source: .account, dataset: source.displayName, datasetDirectory: account.blobEndpoint.absoluteString,
+                seed: nil, window: nil, counts: [:], access: nil, prune: prune)
             let plan = try await Planning.plan(desired, header: header, in: session, digests: outputOptions.writesJSON)
             if dryRun {
                 try await outputOptions.finishDryRun(plan)

@@ -34,13 +34,19 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Keep everything in memory; nothing is written to disk.")
     var inMemory = false
 
-    @Flag(help: "Give back the free space of --data-dir's database (a full VACUUM, upgrading the folder first) and exit; the folder must not be in use. A running emulator gives space back by itself while idle.")
+    @Flag(
+        help:
+            "Give back the free space of --data-dir's database (a full VACUUM, upgrading the folder first) and exit; the folder must not be in use. A running emulator gives space back by itself while idle."
+    )
     var compact = false
 
     @Option(help: ArgumentHelp("The largest Put Blob or Put Block body, in MiB.", valueName: "MiB"))
     var maxBlobMib = 256
 
-    @Option(help: ArgumentHelp("Fail this fraction of requests as Azure can (503 ServerBusy, 500 OperationTimedOut after applying, dropped connections).", valueName: "P"))
+    @Option(
+        help: ArgumentHelp(
+            "Fail this fraction of requests as Azure can (503 ServerBusy, 500 OperationTimedOut after applying, dropped connections).", valueName: "P"
+        ))
     var faultRate = 0.0
 
     @Option(help: ArgumentHelp("The seed choosing which requests fail.", valueName: "S"))
@@ -52,16 +58,27 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The certificate's private key (PEM).", valueName: "file"))
     var key: String?
 
-    @Option(help: ArgumentHelp("Accept Microsoft Entra ID bearer tokens from this authority (https://login.microsoftonline.com, or a stand-in): their signatures are checked against the keys it publishes. Tokens are only accepted over HTTPS (--cert/--key).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Accept Microsoft Entra ID bearer tokens from this authority (https://login.microsoftonline.com, or a stand-in): their signatures are checked against the keys it publishes. Tokens are only accepted over HTTPS (--cert/--key).",
+            valueName: "url"))
     var oauthAuthority: String?
 
-    @Option(help: ArgumentHelp("The tenant (id or domain) whose tokens are accepted; with --oauth-authority. Tokens of other tenants are refused: the emulator has no role assignments.", valueName: "tenant"))
+    @Option(
+        help: ArgumentHelp(
+            "The tenant (id or domain) whose tokens are accepted; with --oauth-authority. Tokens of other tenants are refused: the emulator has no role assignments.",
+            valueName: "tenant"))
     var oauthTenant: String?
 
-    @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file when reading the authority's keys; default: $SSL_CERT_FILE.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Also trust the CA certificates in this PEM file when reading the authority's keys; default: $SSL_CERT_FILE.", valueName: "file"))
     var caFile: String?
 
-    @Option(help: ArgumentHelp("Let copies read sources outside this account from this origin (scheme://host[:port], or scheme://*.domain[:port] for public addresses under a domain); repeatable. By default no remote source is read: a client could otherwise make the emulator fetch any URL it can reach.", valueName: "origin"))
+    @Option(
+        help: ArgumentHelp(
+            "Let copies read sources outside this account from this origin (scheme://host[:port], or scheme://*.domain[:port] for public addresses under a domain); repeatable. By default no remote source is read: a client could otherwise make the emulator fetch any URL it can reach.",
+            valueName: "origin"))
     var allowCopySource: [String] = []
 
     @Option(help: ArgumentHelp("The longest one copy may spend reading a remote source.", valueName: "seconds"))
@@ -69,10 +86,16 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
-    @Option(help: "How to say where it serves: text (lines for people), or json (one line: account, blobEndpoint, tableEndpoint, pid, dataDirectory — for scripts and test fixtures with --blob-port 0 --table-port 0).")
+    @Option(
+        help:
+            "How to say where it serves: text (lines for people), or json (one line: account, blobEndpoint, tableEndpoint, pid, dataDirectory — for scripts and test fixtures with --blob-port 0 --table-port 0)."
+    )
     var output: PlanOutputOptions.Format = .text
 
-    @Option(help: ArgumentHelp("Once serving, write the JSON line of --output json to this file (whole, by a rename), and remove it on exit: a fixture waits for the file.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Once serving, write the JSON line of --output json to this file (whole, by a rename), and remove it on exit: a fixture waits for the file.",
+            valueName: "file"))
     var readyFile: String?
 
     func validate() throws {
@@ -87,20 +110,27 @@ struct EmulatorCommand: AsyncParsableCommand {
         if compact && inMemory { throw ValidationError("--compact works on a --data-dir folder; there is nothing to compact in memory") }
         if let oauthAuthority {
             guard let url = URL(string: oauthAuthority), url.scheme?.lowercased() == "https", url.host != nil, url.query == nil else {
-                throw ValidationError("--oauth-authority \(SecretRedaction.redact(oauthAuthority)): give the authority's https URL, such as https://login.microsoftonline.com")
+                throw ValidationError(
+                    "--oauth-authority \(SecretRedaction.redact(oauthAuthority)): give the authority's https URL, such as https://login.microsoftonline.com"
+                )
             }
             guard let oauthTenant else {
-                throw ValidationError("--oauth-authority needs --oauth-tenant: Entra signs every tenant's tokens with the same keys, so the emulator accepts one tenant's")
+                throw ValidationError(
+                    "--oauth-authority needs --oauth-tenant: Entra signs every tenant's tokens with the same keys, so the emulator accepts one tenant's"
+                )
             }
             guard !oauthTenant.isEmpty, oauthTenant != ".", oauthTenant != "..",
-                  oauthTenant.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) else {
+                oauthTenant.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })
+            else {
                 throw ValidationError("--oauth-tenant '\(oauthTenant)': a tenant id (GUID) or domain")
             }
         } else if oauthTenant != nil {
             throw ValidationError("--oauth-tenant goes with --oauth-authority")
         }
         for origin in allowCopySource where CopySourceAllowance(origin) == nil {
-            throw ValidationError("--allow-copy-source \(SecretRedaction.redact(origin)): give an origin such as http://127.0.0.1:10000 or https://*.blob.core.windows.net (scheme, host, optional port; no path, query or user)")
+            throw ValidationError(
+                "--allow-copy-source \(SecretRedaction.redact(origin)): give an origin such as http://127.0.0.1:10000 or https://*.blob.core.windows.net (scheme, host, optional port; no path, query or user)"
+            )
         }
         if let readyFile {
             var isDirectory: ObjCBool = false
@@ -125,11 +155,14 @@ struct EmulatorCommand: AsyncParsableCommand {
                 return try EmulatorFolder.compact(dataDirectory: directory, command: "azseed emulator --compact")
             }
             let mb = { (n: Int) in String(format: "%.1f MB", Double(n) / 1e6) }
-            Console.print("Compacted \(directory.path)/storage.sqlite: \(mb(report.bytesBefore)) -> \(mb(report.bytesAfter)) in \(String(format: "%.2f", report.seconds)) s.\n")
+            Console.print(
+                "Compacted \(directory.path)/storage.sqlite: \(mb(report.bytesBefore)) -> \(mb(report.bytesAfter)) in \(String(format: "%.2f", report.seconds)) s.\n"
+            )
             return
         }
-        var configuration = EmulatorConfiguration(dataDirectory: directory, host: host, blobPort: blobPort, tablePort: tablePort,
-                                                  maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
+        var configuration = EmulatorConfiguration(
+            dataDirectory: directory, host: host, blobPort: blobPort, tablePort: tablePort,
+            maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
         // Named in the folder's lock: storage commands run on the same folder talk to it.
         configuration.command = "azseed emulator"
         configuration.copySourceAllowances = allowCopySource.compactMap(CopySourceAllowance.init)
@@ -149,26 +182,33 @@ struct EmulatorCommand: AsyncParsableCommand {
         if let readyFile { unlink(readyFile) }
         let server = try await EmulatorServer.start(configuration, shutdownOnSignals: true)
         let account = server.account
-        var lines = ["azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",
-                     "  blob:  \(account.blobEndpoint.absoluteString)",
-                     "  table: \(account.tableEndpoint.absoluteString)"]
+        var lines = [
+            "azseed emulator: serving \(account.name) from \(directory?.path ?? "memory")",
+            "  blob:  \(account.blobEndpoint.absoluteString)",
+            "  table: \(account.tableEndpoint.absoluteString)",
+        ]
         if !configuration.copySourceAllowances.isEmpty {
             lines.append("  copy sources: this account, and \(configuration.copySourceAllowances.map(\.description).joined(separator: ", "))")
         }
         if faultRate > 0 { lines.append("  faults: \(faultRate) of requests (seed \(faultSeed))") }
         if let authority = configuration.oauthAuthority {
-            lines.append("  bearer tokens: from \(authority.absoluteString), tenant \(oauthTenant ?? "")\(cert == nil ? " (refused on this plain-HTTP emulator: add --cert and --key)" : "")")
+            lines.append(
+                "  bearer tokens: from \(authority.absoluteString), tenant \(oauthTenant ?? "")\(cert == nil ? " (refused on this plain-HTTP emulator: add --cert and --key)" : "")"
+            )
         }
         if blobPort == 10000 && tablePort == 10002 && (host == "127.0.0.1" || host == "localhost") && cert == nil {
             lines.append("  connect with: UseDevelopmentStorage=true")
         } else {
-            lines.append("  connect with: DefaultEndpointsProtocol=\(cert == nil ? "http" : "https");AccountName=\(account.name);AccountKey=<the development key>;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)")
+            lines.append(
+                "  connect with: DefaultEndpointsProtocol=\(cert == nil ? "http" : "https");AccountName=\(account.name);AccountKey=<the development key>;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)"
+            )
         }
-        let endpoints = JSONValue.object([
-            ("account", .string(account.name)), ("blobEndpoint", .string(account.blobEndpoint.absoluteString)),
-            ("tableEndpoint", .string(account.tableEndpoint.absoluteString)), ("pid", .int(Int64(getpid()))),
-            ("dataDirectory", directory.map { .string($0.standardizedFileURL.path) } ?? .null),
-        ]).compact() + "\n"
+        let endpoints =
+            JSONValue.object([
+                ("account", .string(account.name)), ("blobEndpoint", .string(account.blobEndpoint.absoluteString)),
+                ("tableEndpoint", .string(account.tableEndpoint.absoluteString)), ("pid", .int(Int64(getpid()))),
+                ("dataDirectory", directory.map { .string($0.standardizedFileURL.path) } ?? .null),
+            ]).compact() + "\n"
         if let readyFile {
             let file = URL(fileURLWithPath: readyFile)
             do {

@@ -25,19 +25,26 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A table to export instead of the dataset's (repeatable).", valueName: "name"))
     var table: [String] = []
 
-    @Option(help: ArgumentHelp("With --shard/--shards: the name the N processes of one export share (default: $AZSEED_EXPORT_ID); 'snapshot merge' joins only parts of one export.", valueName: "id"))
+    @Option(
+        help: ArgumentHelp(
+            "With --shard/--shards: the name the N processes of one export share (default: $AZSEED_EXPORT_ID); 'snapshot merge' joins only parts of one export.",
+            valueName: "id"))
     var exportId: String?
 
     @Option(help: "How to print: text (a summary line) or json (one result document: blobs, bytes and entities per table written, seconds, retries).")
     var output: PlanOutputOptions.Format = .text
 
     func validate() throws {
-        if let exportId, exportId.isEmpty || exportId.utf8.count > 128 || !exportId.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 }) {
+        if let exportId,
+            exportId.isEmpty || exportId.utf8.count > 128 || !exportId.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 })
+        {
             throw ValidationError("--export-id: 1 to 128 printable ASCII characters without spaces")
         }
         for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
         for name in table {
-            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") }
+            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) {
+                throw ValidationError("--table '\(name)': \(problem)")
+            }
         }
     }
 
@@ -49,7 +56,8 @@ struct ExportCommand: AsyncParsableCommand {
     func run() async throws {
         var datasetName: String?
         // A name given twice is exported once.
-        var containers = Self.once(container), tables = Self.once(table)
+        var containers = Self.once(container)
+        var tables = Self.once(table)
         // The embedded storage's folder is an input even with a connection string: an
         // 'azseed emulator' may be serving it.
         let target = try await self.target.resolve()
@@ -66,12 +74,16 @@ struct ExportCommand: AsyncParsableCommand {
             throw ValidationError("--export-id names the parts of a sharded export; add --shard I/N (or --shards N), or drop it")
         }
         if target.shard != nil, exportID == nil {
-            throw ValidationError("export --shard needs --export-id ID (or $AZSEED_EXPORT_ID): the processes of one export name it alike, so 'snapshot merge' can tell their parts from another export's")
+            throw ValidationError(
+                "export --shard needs --export-id ID (or $AZSEED_EXPORT_ID): the processes of one export name it alike, so 'snapshot merge' can tell their parts from another export's"
+            )
         }
         try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
         try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
-        let out = URL(fileURLWithPath: folder.out), force = folder.force
-        let (summary, activity, planTarget, shard): (SnapshotSummary, RequestActivity, PlanTarget, Shard?) = try await StorageSession.opened(target) { session in
+        let out = URL(fileURLWithPath: folder.out)
+        let force = folder.force
+        let (summary, activity, planTarget, shard): (SnapshotSummary, RequestActivity, PlanTarget, Shard?) = try await StorageSession.opened(target) {
+            session in
             let bar = ProgressBar(label: "exporting", activity: session.run.configuration.activity)
             defer { bar.finish() }
             let started = Date()
@@ -84,7 +96,8 @@ struct ExportCommand: AsyncParsableCommand {
             return (summary, session.run.configuration.activity, session.run.target, session.run.shard)
         }
         if output == .json {
-            var result = RunResult(command: "export", target: planTarget, shard: shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
+            var result = RunResult(
+                command: "export", target: planTarget, shard: shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)
             let blobs: JSONValue = .object([("count", .number(String(summary.blobs))), ("bytes", .number(String(summary.blobBytes)))])
             let entities: [JSONValue] = summary.entities.map { .object([("table", .string($0.table)), ("count", .number(String($0.count)))]) }
             result.extra = [("out", .string(folder.out)), ("blobs", blobs), ("entities", .array(entities))]
@@ -92,6 +105,8 @@ struct ExportCommand: AsyncParsableCommand {
             return
         }
         let entities = summary.entities.map { "\($0.count) entities of \($0.table)" }.joined(separator: ", ")
-        Console.print("Exported to \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n")
+        Console.print(
+            "Exported to \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n"
+        )
     }
 }

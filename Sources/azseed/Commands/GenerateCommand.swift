@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import AzureStorage
+import Foundation
 import SeedKit
 import SeedRunner
 
@@ -9,7 +9,8 @@ struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
         abstract: "Write the dataset's desired state as a snapshot folder (no storage needed).",
-        discussion: "The folder holds manifest.json, tables/<table>.jsonl and blobs/<container>/<name>; its bytes depend only on the dataset files, the seed and the window."
+        discussion:
+            "The folder holds manifest.json, tables/<table>.jsonl and blobs/<container>/<name>; its bytes depend only on the dataset files, the seed and the window."
     )
 
     @OptionGroup var datasetOptions: DatasetOptions
@@ -26,9 +27,14 @@ struct GenerateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let made = try await generateFixture(try datasetOptions.request(), blobEndpoint: blobEndpoint, to: URL(fileURLWithPath: folder.out), force: folder.force)
+        let made = try await generateFixture(
+            try datasetOptions.request(), blobEndpoint: blobEndpoint, to: URL(fileURLWithPath: folder.out), force: folder.force)
         let tables = made.summary.entities.map { "\($0.count) entities in \($0.table)" }.joined(separator: ", ")
-        Console.print("Dataset \(Printable.escaped(made.dataset)), seed \(made.seed), window \(made.window.from.shortISO8601) to \(made.window.to.shortISO8601)\n")
-        Console.print("Wrote \(folder.out): \(made.summary.blobs) blobs (\(made.summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", made.seconds)) s\n")
+        Console.print(
+            "Dataset \(Printable.escaped(made.dataset)), seed \(made.seed), window \(made.window.from.shortISO8601) to \(made.window.to.shortISO8601)\n"
+        )
+        Console.print(
+            "Wrote \(folder.out): \(made.summary.blobs) blobs (\(made.summary.blobBytes) bytes), \(tables) in \(String(format: "%.2f", made.seconds)) s\n"
+        )
     }
 }

@@ -26,8 +26,6 @@ struct ImportCommand: AsyncParsableCommand {
 
     @OptionGroup var execution: ExecutionOptions
 
-
-
     func run() async throws {
         let folder = URL(fileURLWithPath: snapshot)
         let target = try await self.target.resolve()
@@ -39,10 +37,13 @@ struct ImportCommand: AsyncParsableCommand {
         let read = try await BlockingPool.run { try SnapshotReader.read(folder) }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         try await StorageSession.opened(target) { session in
-            let header = PlanHeader(target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot",
-                                    datasetDirectory: folder.standardizedFileURL.path, seed: read.seed, window: read.window,
-                                    counts: [:], access: nil, prune: prune)
-            Console.note("snapshot \(snapshot): \(read.containers.map { "\($0.blobs.count) blobs in \($0.name)" }.joined(separator: ", ")), \(read.tables.map { "\($0.entityCount) entities in \($0.name)" }.joined(separator: ", "))")
+            let header = PlanHeader(
+                target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot",
+                datasetDirectory: folder.standardizedFileURL.path, seed: read.seed, window: read.window,
+                counts: [:], access: nil, prune: prune)
+            Console.note(
+                "snapshot \(snapshot): \(read.containers.map { "\($0.blobs.count) blobs in \($0.name)" }.joined(separator: ", ")), \(read.tables.map { "\($0.entityCount) entities in \($0.name)" }.joined(separator: ", "))"
+            )
             let plan = try await Planning.plan(read.storage, header: header, in: session, digests: outputOptions.writesJSON)
             if dryRun {
                 try await outputOptions.finishDryRun(plan)

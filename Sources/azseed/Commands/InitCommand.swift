@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import AzureStorage
+import Foundation
 import SeedKit
 
 /// `azseed init [DIR]`: a dataset folder to start from.

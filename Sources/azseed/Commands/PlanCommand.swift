@@ -20,8 +20,10 @@ struct PlanCommand: AsyncParsableCommand {
     var prune = false
 
     func run() async throws {
-        try await outputOptions.finishDryRun(try await Planning.plan(datasetOptions, target: try await target.resolve(), prune: prune,
-                                                                     digests: outputOptions.writesJSON))
+        try await outputOptions.finishDryRun(
+            try await Planning.plan(
+                datasetOptions, target: try await target.resolve(), prune: prune,
+                digests: outputOptions.writesJSON))
     }
 }
 

@@ -29,13 +29,17 @@ struct ResetCommand: AsyncParsableCommand {
         let observer = ConsoleObserver(target: target, writingLabel: "deleting") { plan in
             if format == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
         }
-        let (plan, report, activity) = try await Seeder(target: target, observer: observer).reset(try datasetOptions.request(), dryRun: dryRun,
-                                                                                                  concurrency: execution.concurrency)
+        let (plan, report, activity) = try await Seeder(target: target, observer: observer).reset(
+            try datasetOptions.request(), dryRun: dryRun,
+            concurrency: execution.concurrency)
         observer.finish()
-        if let report, output == .text { Console.print("Reset complete: \(report.deleted) deleted in \(String(format: "%.2f", report.seconds)) s.\n") }
+        if let report, output == .text {
+            Console.print("Reset complete: \(report.deleted) deleted in \(String(format: "%.2f", report.seconds)) s.\n")
+        }
         if output == .json {
-            var result = RunResult(command: "reset", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started),
-                                   activity: activity)
+            var result = RunResult(
+                command: "reset", target: plan.header.target, shard: plan.header.shard, seconds: Date().timeIntervalSince(Console.started),
+                activity: activity)
             result.plan = plan
             result.report = report ?? ExecutionReport()
             result.extra = [("dryRun", .bool(dryRun))]

@@ -36,7 +36,10 @@ struct ScanCommand: AsyncParsableCommand {
     @Flag(help: "Copy the blobs into the dataset (default: placeholders of the same content types and sizes).")
     var copyBlobs = false
 
-    @Flag(help: "Copy values as they are: partitions of at most --sample entities as rows, every value seen in picks. By default no value that identifies a person (e-mail, phone, URL, free text) or is seen in fewer than 5 entities is copied.")
+    @Flag(
+        help:
+            "Copy values as they are: partitions of at most --sample entities as rows, every value seen in picks. By default no value that identifies a person (e-mail, phone, URL, free text) or is seen in fewer than 5 entities is copied."
+    )
     var copyValues = false
 
     @Option(help: ArgumentHelp("The new dataset's name (it namespaces the RowKeys it generates).", valueName: "name"))
@@ -48,16 +51,21 @@ struct ScanCommand: AsyncParsableCommand {
     func validate() throws {
         for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
         for name in table {
-            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) { throw ValidationError("--table '\(name)': \(problem)") }
+            if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) {
+                throw ValidationError("--table '\(name)': \(problem)")
+            }
         }
         if target.shard != nil || target.shards != nil { throw ValidationError("scan reads the whole account; drop --shard and --shards") }
         if snapshot != nil, target.namesAnAccount || target.dataDir != nil {
-            throw ValidationError("--snapshot scans a folder; drop the storage options (--connection-string, --account-name, --blob-endpoint, --table-endpoint, --sas-token, --data-dir)")
+            throw ValidationError(
+                "--snapshot scans a folder; drop the storage options (--connection-string, --account-name, --blob-endpoint, --table-endpoint, --sas-token, --data-dir)"
+            )
         }
         // Scanning reads: an embedded folder that does not exist is a mistyped one, not a
         // storage to create. (Checked while parsing, on the main thread: a stat blocks.)
         if snapshot == nil, try target.namedAccount() == nil, !FileManager.default.fileExists(atPath: target.dataDirectory.path) {
-            throw ValidationError("\(target.dataDirectory.relativePath) holds no embedded storage; pass the --data-dir that 'azseed apply' used, or name an account")
+            throw ValidationError(
+                "\(target.dataDirectory.relativePath) holds no embedded storage; pass the --data-dir that 'azseed apply' used, or name an account")
         }
         guard (1...10_000).contains(sample) else { throw ValidationError("--sample is 1 to 10000 entities per partition, not \(sample)") }
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
@@ -69,8 +77,9 @@ struct ScanCommand: AsyncParsableCommand {
         let output = URL(fileURLWithPath: out)
         try FolderOverlap.check(output: output, inputs: [("the storage's data folder", target.dataDirectory)])
         try FolderOverlap.checkNoDataFolder(output: output)
-        var options = ScanOptions(containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
-                                  sample: sample, copyBlobs: copyBlobs, name: name)
+        var options = ScanOptions(
+            containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
+            sample: sample, copyBlobs: copyBlobs, name: name)
         options.copyValues = copyValues
         let report: ScanReport
         if let snapshot {
@@ -84,11 +93,15 @@ struct ScanCommand: AsyncParsableCommand {
                 return try await Scanner(run: session.run).scan(options, into: output) { bar.update(done: $0, total: nil) }
             }
         }
-        var lines = ["Scanned \(report.containers) container(s) with \(report.blobs) blob(s) and \(report.tables) table(s) with \(report.entities) entities in \(report.partitions) partition(s)."]
+        var lines = [
+            "Scanned \(report.containers) container(s) with \(report.blobs) blob(s) and \(report.tables) table(s) with \(report.entities) entities in \(report.partitions) partition(s)."
+        ]
         if !report.summary.isEmpty { lines.append("Inferred:") }
         lines += report.summary.map { "  \($0)" }
         if !report.skippedBlobs.isEmpty {
-            lines.append("Left out \(report.skippedBlobs.count) blob(s) whose names cannot be files of a dataset folder: \(report.skippedBlobs.prefix(5).joined(separator: ", "))")
+            lines.append(
+                "Left out \(report.skippedBlobs.count) blob(s) whose names cannot be files of a dataset folder: \(report.skippedBlobs.prefix(5).joined(separator: ", "))"
+            )
         }
         if copyBlobs { lines.append("Copied \(report.bytesCopied) bytes of blobs.") }
         lines.append("Wrote \(out)/dataset.yaml. Next: azseed generate --dataset \(out) --out DIR, or azseed plan --dataset \(out)")

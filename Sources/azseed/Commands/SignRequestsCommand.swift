@@ -18,7 +18,7 @@ struct SignRequestsCommand: ParsableCommand {
             guard !line.isEmpty else { continue }
             let node = try JSONParser.parse(Array(line.utf8))
             guard let service = node["service"]?.stringValue, let method = node["method"]?.stringValue, let url = node["url"]?.stringValue,
-                  case .array(let pairs)? = node["headers"]
+                case .array(let pairs)? = node["headers"]
             else { throw ValidationError("each line needs service, method, url and headers") }
             var headers = HeaderFields()
             for case .array(let pair) in pairs where pair.count == 2 {

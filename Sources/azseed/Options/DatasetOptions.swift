@@ -11,7 +11,8 @@ struct DatasetOptions: ParsableArguments {
 
     // Read as text, unconditionally: ArgumentParser would take `--seed -1` for a missing
     // value followed by a flag; validate() says what a seed is instead.
-    @Option(name: .customLong("seed"), parsing: .unconditional, help: ArgumentHelp("The seed (0 to 2^64-1); default: the dataset's.", valueName: "seed"))
+    @Option(
+        name: .customLong("seed"), parsing: .unconditional, help: ArgumentHelp("The seed (0 to 2^64-1); default: the dataset's.", valueName: "seed"))
     var seedText: String?
 
     /// The seed given, checked by validate().
@@ -23,7 +24,10 @@ struct DatasetOptions: ParsableArguments {
     @Option(name: .customLong("count"), help: ArgumentHelp("How many entities of a kind to generate, as KIND=N (repeatable).", valueName: "kind=n"))
     var counts: [String] = []
 
-    @Option(help: ArgumentHelp("The reference time for the dataset's relative window (ISO 8601, or 'today' for this moment); default: the one the target's ledger recorded for the dataset's latest apply, else this moment.", valueName: "iso8601|today"))
+    @Option(
+        help: ArgumentHelp(
+            "The reference time for the dataset's relative window (ISO 8601, or 'today' for this moment); default: the one the target's ledger recorded for the dataset's latest apply, else this moment.",
+            valueName: "iso8601|today"))
     var now: DateArgument?
 
     @Option(help: ArgumentHelp("Window start: YYYY-MM-DD (midnight UTC) or an ISO 8601 timestamp.", valueName: "date"))
@@ -84,7 +88,9 @@ struct DatasetOptions: ParsableArguments {
 
     /// The dataset and flags as a use case takes them.
     func request() throws -> DatasetRequest {
-        DatasetRequest(directory: try datasetDirectory, seed: seed, counts: try parsedCounts(), now: now?.value, from: from?.value, to: to?.value, access: access)
+        DatasetRequest(
+            directory: try datasetDirectory, seed: seed, counts: try parsedCounts(), now: now?.value, from: from?.value, to: to?.value, access: access
+        )
     }
 
 }

@@ -5,7 +5,11 @@ import Foundation
 /// `--verbose` and `--log-file`: every request on stderr and as JSON lines in a file. Shared by
 /// the storage commands (each attempt the client sends) and `azseed emulator` (each request it answers).
 struct LoggingOptions: ParsableArguments {
-    @Flag(name: .shortAndLong, help: "Print one line per request on stderr: method, URL (a SAS's signature redacted), status, error code, bytes, milliseconds, attempt and why it was retried.")
+    @Flag(
+        name: .shortAndLong,
+        help:
+            "Print one line per request on stderr: method, URL (a SAS's signature redacted), status, error code, bytes, milliseconds, attempt and why it was retried."
+    )
     var verbose = false
 
     @Option(help: ArgumentHelp("Append the same as JSON lines to this file (flushed line by line).", valueName: "file"))

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import AzureStorage
+import Foundation
 import SeedKit
 import SeedRunner
 
@@ -8,7 +8,10 @@ import SeedRunner
 struct PlanOutputOptions: ParsableArguments {
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
-    @Option(help: "How to print: text (the plan as a diff, then a summary) or json (with --dry-run the plan; otherwise one result document: what was done, counts per kind and action, bytes, seconds, retries).")
+    @Option(
+        help:
+            "How to print: text (the plan as a diff, then a summary) or json (with --dry-run the plan; otherwise one result document: what was done, counts per kind and action, bytes, seconds, retries)."
+    )
     var output: Format = .text
 
     @Option(help: ArgumentHelp("Also save the plan as JSON to this file (for 'azseed apply --plan FILE').", valueName: "file"))

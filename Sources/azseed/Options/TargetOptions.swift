@@ -1,15 +1,17 @@
 import ArgumentParser
 import AzureStorage
+import EmbeddedEmulator
 import Foundation
 import SeedKit
 import SeedRunner
-import EmbeddedEmulator
 import StorageEmulator
 
 /// Where a storage command works: `--connection-string`, else the environment variable,
 /// else the embedded storage (the emulator started in-process over `--data-dir`).
 struct TargetOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The storage account's connection string (default: $AZURE_STORAGE_CONNECTION_STRING, else the embedded storage).", valueName: "string"))
+    @Option(
+        help: ArgumentHelp(
+            "The storage account's connection string (default: $AZURE_STORAGE_CONNECTION_STRING, else the embedded storage).", valueName: "string"))
     var connectionString: String?
 
     @Option(help: ArgumentHelp("The embedded storage's folder, used when no connection string is given.", valueName: "dir"))
@@ -18,16 +20,23 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The account, for its public-cloud endpoints (instead of a connection string; with --sas-token).", valueName: "name"))
     var accountName: String?
 
-    @Option(name: .customLong("blob-endpoint"), help: ArgumentHelp("The Blob endpoint URL, optionally with a SAS as its query (instead of a connection string).", valueName: "url"))
+    @Option(
+        name: .customLong("blob-endpoint"),
+        help: ArgumentHelp("The Blob endpoint URL, optionally with a SAS as its query (instead of a connection string).", valueName: "url"))
     var blobEndpointURL: String?
 
-    @Option(name: .customLong("table-endpoint"), help: ArgumentHelp("The Table endpoint URL, optionally with a SAS as its query (instead of a connection string).", valueName: "url"))
+    @Option(
+        name: .customLong("table-endpoint"),
+        help: ArgumentHelp("The Table endpoint URL, optionally with a SAS as its query (instead of a connection string).", valueName: "url"))
     var tableEndpointURL: String?
 
     @Option(help: ArgumentHelp("A shared access signature for both services (with --account-name or the endpoints).", valueName: "token"))
     var sasToken: String?
 
-    @Option(help: ArgumentHelp("How requests are authorised, as az names it: 'key' (the connection string's key or SAS; the default) or 'login' (a Microsoft Entra ID token from the environment's service principal, workload identity, managed identity or 'az login'); default: $AZURE_STORAGE_AUTH_MODE, else key.", valueName: "mode"))
+    @Option(
+        help: ArgumentHelp(
+            "How requests are authorised, as az names it: 'key' (the connection string's key or SAS; the default) or 'login' (a Microsoft Entra ID token from the environment's service principal, workload identity, managed identity or 'az login'); default: $AZURE_STORAGE_AUTH_MODE, else key.",
+            valueName: "mode"))
     var authMode: AuthMode?
 
     enum AuthMode: String, ExpressibleByArgument, CaseIterable {
@@ -44,7 +53,10 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
-    @Option(help: ArgumentHelp("Do part I of N of the work (0 ≤ I < N): entities by a hash of their keys, blobs by name; N processes with I = 0…N-1 together do what one does.", valueName: "I/N"))
+    @Option(
+        help: ArgumentHelp(
+            "Do part I of N of the work (0 ≤ I < N): entities by a hash of their keys, blobs by name; N processes with I = 0…N-1 together do what one does.",
+            valueName: "I/N"))
     var shard: String?
 
     @Option(help: ArgumentHelp("Split the work N ways, this process's part from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).", valueName: "N"))
@@ -55,14 +67,17 @@ struct TargetOptions: ParsableArguments {
     var chosenShard: Shard? {
         get throws {
             if let shard {
-                guard shards == nil else { throw ValidationError("--shard and --shards exclude each other; --shards takes the index from JOB_COMPLETION_INDEX") }
+                guard shards == nil else {
+                    throw ValidationError("--shard and --shards exclude each other; --shards takes the index from JOB_COMPLETION_INDEX")
+                }
                 guard let parsed = Shard(shard) else { throw ValidationError("--shard '\(shard)': give I/N with 0 ≤ I < N, such as 0/4") }
                 return parsed.count > 1 ? parsed : nil
             }
             guard let shards else { return nil }
             guard shards >= 1 else { throw ValidationError("--shards \(shards): the work is split into 1 or more parts") }
             guard let text = ProcessInfo.processInfo.environment["JOB_COMPLETION_INDEX"], let index = Int(text) else {
-                throw ValidationError("--shards \(shards) takes this process's index from JOB_COMPLETION_INDEX, which is not set to a number; pass --shard I/N instead")
+                throw ValidationError(
+                    "--shards \(shards) takes this process's index from JOB_COMPLETION_INDEX, which is not set to a number; pass --shard I/N instead")
             }
             guard let parsed = Shard(index: index, count: shards) else {
                 throw ValidationError("--shards \(shards) with JOB_COMPLETION_INDEX=\(index): the index must be 0 to \(max(shards, 1) - 1)")
@@ -77,13 +92,22 @@ struct TargetOptions: ParsableArguments {
     /// Whether az-style account options are given instead of a connection string.
     private var accountOptions: Bool { accountName != nil || blobEndpointURL != nil || tableEndpointURL != nil || sasToken != nil }
 
-    @Option(help: ArgumentHelp("Also trust the CA certificates in this PEM file for HTTPS (a private CA, an emulator's certificate); default: $SSL_CERT_FILE.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Also trust the CA certificates in this PEM file for HTTPS (a private CA, an emulator's certificate); default: $SSL_CERT_FILE.",
+            valueName: "file"))
     var caFile: String?
 
-    @Option(help: ArgumentHelp("Seconds without a byte from the service before a request fails; a stalled request is not retried, and no retry starts later than three times this after a request's first try.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds without a byte from the service before a request fails; a stalled request is not retried, and no retry starts later than three times this after a request's first try.",
+            valueName: "seconds"))
     var timeout = 10
 
-    @Option(help: ArgumentHelp("How long to wait for another azseed command that has the embedded storage's folder open (such as 30s or 5m; default 0s: refuse at once).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait for another azseed command that has the embedded storage's folder open (such as 30s or 5m; default 0s: refuse at once).",
+            valueName: "duration"))
     var lockTimeout = "0s"
 
     @OptionGroup var logging: LoggingOptions
@@ -92,7 +116,8 @@ struct TargetOptions: ParsableArguments {
     var lockWait: Duration {
         get throws {
             let text = lockTimeout.lowercased()
-            let (digits, unit): (Substring, Int64) = text.hasSuffix("m") ? (text.dropLast(), 60) : text.hasSuffix("s") ? (text.dropLast(), 1) : (Substring(text), 1)
+            let (digits, unit): (Substring, Int64) =
+                text.hasSuffix("m") ? (text.dropLast(), 60) : text.hasSuffix("s") ? (text.dropLast(), 1) : (Substring(text), 1)
             guard let value = Int64(digits), value >= 0, value <= 86_400 / unit else {
                 throw ValidationError("--lock-timeout '\(lockTimeout)': give a duration such as 0s, 30s or 5m (at most a day)")
             }
@@ -134,14 +159,20 @@ struct TargetOptions: ParsableArguments {
         if let caFile { try Self.checkReadable(caFile: caFile) }
         _ = try chosenShard
         if accountOptions {
-            if connectionString != nil { throw ValidationError("--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other") }
+            if connectionString != nil {
+                throw ValidationError(
+                    "--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other")
+            }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
-            do { _ = try Self.signed(optionsAccount(), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch {
+            do { _ = try Self.signed(optionsAccount(), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch
+            {
                 throw ValidationError("\(error)")
             }
         }
         if let connectionString {
-            do { _ = try Self.signed(ConnectionString.parse(connectionString), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch {
+            do { _ = try Self.signed(ConnectionString.parse(connectionString), login: effectiveAuthMode == .login) } catch let error
+                as ValidationError
+            { throw error } catch {
                 throw ValidationError("--connection-string: \(error)")
             }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
@@ -151,7 +182,9 @@ struct TargetOptions: ParsableArguments {
             // configures one (it may read a certificate file and look for `az` on PATH, which
             // must not happen on the cooperative pool); resolve() makes the run's own.
             _ = try Self.loginCredential(trustedCertificates: nil)
-            if sasToken != nil { throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead") }
+            if sasToken != nil {
+                throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead")
+            }
             guard accountOptions || connectionString != nil || ProcessInfo.processInfo.environment[ConnectionString.environmentVariable] != nil else {
                 throw ValidationError("--auth-mode login needs the account: give --account-name, or --blob-endpoint and --table-endpoint")
             }
@@ -198,8 +231,12 @@ struct TargetOptions: ParsableArguments {
             return account
         }
         switch account.credential {
-        case .sharedKey: throw ValidationError("--auth-mode login signs in with Microsoft Entra ID; the connection string's AccountKey would go unused — drop it, or use --auth-mode key")
-        case .sas: throw ValidationError("--auth-mode login signs in with Microsoft Entra ID; the SAS would go unused — drop it, or use --auth-mode key")
+        case .sharedKey:
+            throw ValidationError(
+                "--auth-mode login signs in with Microsoft Entra ID; the connection string's AccountKey would go unused — drop it, or use --auth-mode key"
+            )
+        case .sas:
+            throw ValidationError("--auth-mode login signs in with Microsoft Entra ID; the SAS would go unused — drop it, or use --auth-mode key")
         case .bearer, .anonymous: break
         }
         for url in [account.blobEndpoint, account.tableEndpoint] where url.scheme?.lowercased() != "https" {
@@ -217,7 +254,9 @@ extension StorageSession {
         let shown = target.embeddedDataDirectory?.relativePath ?? ""
         return try await with(target, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
             if session.servesHere {
-                Console.note("using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
+                Console.note(
+                    "using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it"
+                )
             }
             return try await body(session)
         }

@@ -24,7 +24,9 @@ final class ConsoleObserver: RunObserver {
     func opened(_ session: StorageSession, through: String?) {
         if let through { Console.note("using the embedded storage in \(shownFolder) \(through)") }
         if session.servesHere {
-            Console.note("using the embedded storage in \(shownFolder) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it")
+            Console.note(
+                "using the embedded storage in \(shownFolder) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it"
+            )
         }
     }
 

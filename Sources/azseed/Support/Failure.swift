@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import AzureStorage
+import Foundation
 import SeedKit
 import SeedRunner
 import StorageEmulator

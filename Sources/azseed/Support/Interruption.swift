@@ -43,9 +43,9 @@ enum Interruption {
     /// The one line printed when an interrupted command ends.
     static var message: String {
         switch progress.withLock({ $0 }) {
-        case let (done, total?, true)?:
+        case (let done, let total?, true)?:
             "azseed: interrupted after \(done) of \(total) changes; each blob and entity batch is written whole or not at all, so nothing is half-written — run the same command again to finish"
-        case let (done, _, false)?:
+        case (let done, _, false)?:
             "azseed: interrupted while reading (\(done) read); nothing was written — run the same command again"
         default:
             "azseed: interrupted before any change was written; run the same command again"

@@ -30,7 +30,8 @@ final class ProgressBar: Sendable {
         var parts: [String] = []
         let name = progress.phase.map { "\(label) \($0)" } ?? label
         if progress.total > 0 {
-            parts.append(terminal ? Self.bar(progress.done, of: progress.total) + " \(progress.done)/\(progress.total)" : "\(progress.done)/\(progress.total)")
+            parts.append(
+                terminal ? Self.bar(progress.done, of: progress.total) + " \(progress.done)/\(progress.total)" : "\(progress.done)/\(progress.total)")
         }
         if progress.bytesTotal > 0 { parts.append("\(Self.bytes(progress.bytesDone))/\(Self.bytes(progress.bytesTotal))") }
         let rate = progress.seconds > 0 ? Double(progress.done) / progress.seconds : 0
@@ -68,7 +69,10 @@ final class ProgressBar: Sendable {
         let now = Date().timeIntervalSinceReferenceDate
         let interval = terminal ? 0.1 : Self.plainInterval
         return lastDraw.withLock { last in
-            if last == 0 && !terminal { last = now; return false }  // the first plain line after the interval
+            if last == 0 && !terminal {
+                last = now
+                return false
+            }  // the first plain line after the interval
             guard now - last >= interval || (final && terminal) else { return false }
             last = now
             return true
@@ -94,8 +98,12 @@ final class ProgressBar: Sendable {
     /// 42.4 KB, 1.3 MB: decimal units, as AzCopy reports them.
     static func bytes(_ n: Int) -> String {
         let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(n), unit = 0
-        while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
+        var value = Double(n)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
         return unit == 0 ? "\(n) B" : "\(String(format: "%.1f", value)) \(units[unit])"
     }
 
