@@ -4,8 +4,7 @@ import Testing
 
 /// `azseed generate` as a user runs it: the built executable, its exit codes and its stderr.
 @Suite struct GenerateCommandTests {
-    static let azseed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/debug/azseed")
+    static let azseed = BuiltProducts.azseed
 
     private func azseed(_ arguments: [String], in directory: URL? = nil) throws -> ProcessResult {
         try Processes.run(Self.azseed, arguments, in: directory)

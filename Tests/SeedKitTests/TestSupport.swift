@@ -10,7 +10,7 @@ enum TestSupport {
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let speakeasy = repositoryRoot.appendingPathComponent("Seeds/speakeasy")
     static let chat = repositoryRoot.appendingPathComponent("Seeds/chat")
-    static let azseed = repositoryRoot.appendingPathComponent(".build/debug/azseed")
+    static let azseed = BuiltProducts.azseed
 
     /// Copies the SpeakEasy dataset and its templates into a temporary folder so a test can
     /// change one thing; returns the dataset folder.

@@ -1,5 +1,5 @@
 """The emulator's Blob service, driven through azure-storage-blob and judged by Azure's
-documented results (fact sheet §7–8), error codes included."""
+documented results (docs/PROTOCOL.md), error codes included."""
 import base64
 import os
 import hashlib
@@ -204,7 +204,7 @@ def test_signed_request_with_tampered_resource_fails(emulator, service, name):
     assert send("GET", f"{emulator.blob}/{name}?restype=container", headers).status_code == 200
     tampered = send("GET", f"{emulator.blob}/{name}x?restype=container", headers)
     assert tampered.status_code == 403 and tampered.headers["x-ms-error-code"] == "AuthenticationFailed"
-    # Shared Key Lite, signed by hand from the fact sheet's layout, is accepted too.
+    # Shared Key Lite, signed by hand from the layout in docs/PROTOCOL.md, is accepted too.
     lite = {"x-ms-date": formatdate(usegmt=True), "x-ms-version": "2026-10-06"}
     string = f"GET\n\n\n\nx-ms-date:{lite['x-ms-date']}\nx-ms-version:2026-10-06\n/{ACCOUNT}/{ACCOUNT}/{name}"
     lite["Authorization"] = f"SharedKeyLite {ACCOUNT}:" + base64.b64encode(hmac.new(base64.b64decode(KEY), string.encode(), hashlib.sha256).digest()).decode()

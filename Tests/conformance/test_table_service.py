@@ -1,5 +1,5 @@
 """The emulator's Table service, driven through azure-data-tables and judged by Azure's
-documented results (fact sheet §3–6, §8), error codes included."""
+documented results (docs/PROTOCOL.md), error codes included."""
 import base64
 import datetime
 import json
