@@ -19,14 +19,7 @@ public struct Seeder: Sendable {
     }
 
     /// What an apply did.
-    public struct Applied: Sendable {
-        public var plan: Plan
-        public var report: ExecutionReport
-        /// Requests, retries and throttled answers of the run.
-        public var activity: RequestActivity
-        /// Where embedded data lives and how to serve it; nil for an account.
-        public var servingNote: String?
-    }
+    public typealias Applied = AppliedPlan
 
     /// The dataset made and checked at `--now` or the clock, before the target is opened.
     /// Loading reads files and generating hashes them: on the blocking threads, not the pool.
@@ -164,16 +157,13 @@ public struct Seeder: Sendable {
         if !plan.isEmpty {
             report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
         }
-        return Applied(plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote)
+        return Applied(
+            plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote, streamedBecause: nil)
     }
 
     /// Opens the target for `body` and tells the observer how it was reached.
     private func session<T>(_ body: (StorageSession) async throws -> T) async throws -> T {
-        var through: String?
-        return try await StorageSession.with(target, note: { through = $0 }) { session in
-            observer.opened(session, through: through)
-            return try await body(session)
-        }
+        try await withSession(target, observer: observer, body)
     }
 
     private func clock() -> EdmDateTime { EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)) }

@@ -74,24 +74,32 @@ enum Safety {
     }
 }
 
+/// Running a plan-then-apply use case (import, copy) with its plan printed before the first
+/// write, or, with --dry-run, printed as `plan` prints it.
+enum Transfer {
+    static func run(
+        _ target: RunTarget, _ output: PlanOutputOptions, dryRun: Bool,
+        _ body: (ConsoleObserver) async throws -> AppliedPlan
+    ) async throws -> AppliedPlan? {
+        let observer = ConsoleObserver(target: target) { plan in if !dryRun { try await output.emit(plan, printJSON: false) } }
+        defer { observer.finish() }
+        let applied = try await body(observer)
+        observer.finish()
+        if dryRun {
+            try await output.finishDryRun(applied.plan)
+            return nil
+        }
+        return applied
+    }
+}
+
 /// Carrying out a plan and reporting it, shared by apply, import and copy.
 enum Applying {
-    /// `copier` reads the blobs of a copy plan from its source account. With `--output json`
-    /// the plan is not printed: the result document (``RunResult``) is, after the apply.
-    static func execute(
-        _ plan: Plan, in session: StorageSession, concurrency: Int, output: PlanOutputOptions, command: String,
-        copier: BlobCopier? = nil
-    ) async throws {
-        try await output.emit(plan, printJSON: false)
-        let activity = session.run.configuration.activity
-        var report = ExecutionReport()
-        report.unchanged = plan.summary.unchanged
-        if !plan.isEmpty {
-            let bar = ProgressBar(label: "applying", activity: activity)
-            report = try await session.run.execute(plan, concurrency: concurrency, copier: copier) { bar.update($0) }
-            bar.finish()
-        }
-        try Self.report(plan, report, activity: activity, output: output, command: command, servingNote: session.servingNote, copier: copier)
+    /// The report of a use case's apply; `copy` adds where the blob bytes went.
+    static func report(_ applied: AppliedPlan, output: PlanOutputOptions, command: String, copy: Bool = false) throws {
+        try report(
+            applied.plan, applied.report, activity: applied.activity, output: output, command: command, servingNote: applied.servingNote,
+            blobBytes: copy ? applied.streamedBecause.map { " (streamed because \($0))" } ?? "" : nil)
     }
 
     /// The lines after an apply: what was done, at what rate, with how many retries (and for a
@@ -99,7 +107,7 @@ enum Applying {
     /// document. `--detailed-exitcode` exits 2 when the plan changed something.
     static func report(
         _ plan: Plan, _ report: ExecutionReport, activity: RequestActivity, output: PlanOutputOptions, command: String, servingNote: String?,
-        copier: BlobCopier? = nil
+        blobBytes: String? = nil
     ) throws {
         if !plan.isEmpty {
             let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
@@ -111,11 +119,10 @@ enum Applying {
                 line += "; slowest phase \(slowest.name) (\(slowest.items) in \(String(format: "%.2f", slowest.seconds)) s)"
             }
             line += ".\n"
-            if let copier {
+            if let blobBytes {
                 // What a copy cost in bytes through this process: none for server-side copies.
                 line += "Blob bytes: \(report.blobBytesCopiedServerSide) copied server-side by the target, \(report.blobBytesSent) through azseed"
-                line += copier.fallbackReason.map { " (streamed because \($0))" } ?? ""
-                line += ".\n"
+                line += blobBytes + ".\n"
             }
             if output.output == .json { Console.printError(line) } else { Console.print(line) }
         }

@@ -88,54 +88,21 @@ struct CopyCommand: AsyncParsableCommand {
         return options
     }
 
-    /// Whether two endpoints are one service: scheme, host (DNS names
-    /// without case; `localhost` and `::1` as 127.0.0.1), port and path (without a trailing slash).
-    static func sameService(_ a: URL, _ b: URL) -> Bool {
-        func key(_ url: URL) -> String {
-            var host = (url.host ?? "").lowercased()
-            if host == "localhost" || host == "::1" || host == "[::1]" { host = "127.0.0.1" }
-            let scheme = (url.scheme ?? "").lowercased()
-            let port = url.port ?? (scheme == "https" ? 443 : 80)
-            var path = url.path
-            while path.hasSuffix("/") { path.removeLast() }
-            return "\(scheme)://\(host):\(port)\(path)"
-        }
-        return Array(key(a).utf8) == Array(key(b).utf8)
-    }
-
     func run() async throws {
         var options = self.target
         options.connectionString = to ?? options.connectionString  // checked in validate()
         let account = try sourceAccount()
-        // The source's requests are logged and counted with the target's.
-        let configuration = try await options.clientConfiguration()
-        let target = try await options.resolve(configuration: configuration)
-        if let targetAccount = target.account,
-            Self.sameService(targetAccount.blobEndpoint, account.blobEndpoint) || Self.sameService(targetAccount.tableEndpoint, account.tableEndpoint)
-        {
-            throw ValidationError("--from and the target are the same account (\(account.blobEndpoint.absoluteString)); copy between two accounts")
-        }
+        let target = try await options.resolve()
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-        let source = CopySource(account: account, configuration: configuration)
-        let (containers, tables, skipped) = try await source.selection(containers: containers, tables: tables)
-        for name in skipped {
-            Console.note("source container \(name) skipped: system containers (the static website's $web, $root) are not copied")
-        }
-        Console.note(
-            "source \(source.displayName): \(containers.count) container\(containers.count == 1 ? "" : "s"), \(tables.count) table\(tables.count == 1 ? "" : "s")"
-        )
-        try await StorageSession.opened(target) { session in
-            let desired = try await source.desiredStorage(containers: containers, tables: tables, target: session.run)
-            let header = PlanHeader(
-                target: session.run.target, source: .account, dataset: source.displayName, datasetDirectory: account.blobEndpoint.absoluteString,
-                seed: nil, window: nil, counts: [:], access: nil, prune: prune)
-            let plan = try await Planning.plan(desired, header: header, in: session, digests: outputOptions.writesJSON)
-            if dryRun {
-                try await outputOptions.finishDryRun(plan)
-                return
+        do {
+            let applied = try await Transfer.run(target, outputOptions, dryRun: dryRun) { observer in
+                try await copyAccount(
+                    from: account, containers: containers, tables: tables, to: target, prune: prune, dryRun: dryRun,
+                    concurrency: execution.concurrency, digests: outputOptions.writesJSON, observer: observer)
             }
-            let copier = BlobCopier(source: source.blobs, target: session.run.blobs.account)
-            try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions, command: "copy", copier: copier)
+            if let applied { try Applying.report(applied, output: outputOptions, command: "copy", copy: true) }
+        } catch let error as SameAccountError {
+            throw ValidationError("--from and the target are the same account (\(error.endpoint)); copy between two accounts")
         }
     }
 }

@@ -27,29 +27,13 @@ struct ImportCommand: AsyncParsableCommand {
     @OptionGroup var execution: ExecutionOptions
 
     func run() async throws {
-        let folder = URL(fileURLWithPath: snapshot)
         let target = try await self.target.resolve()
-        if let directory = target.embeddedDataDirectory {
-            // The embedded storage must not open its folder inside the snapshot (or around it).
-            try FolderOverlap.check(output: directory, flag: "--data-dir", inputs: [("the snapshot", folder)])
-        }
-        // Reads and hashes every file of the snapshot: on the blocking threads, not the pool.
-        let read = try await BlockingPool.run { try SnapshotReader.read(folder) }
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-        try await StorageSession.opened(target) { session in
-            let header = PlanHeader(
-                target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot",
-                datasetDirectory: folder.standardizedFileURL.path, seed: read.seed, window: read.window,
-                counts: [:], access: nil, prune: prune)
-            Console.note(
-                "snapshot \(snapshot): \(read.containers.map { "\($0.blobs.count) blobs in \($0.name)" }.joined(separator: ", ")), \(read.tables.map { "\($0.entityCount) entities in \($0.name)" }.joined(separator: ", "))"
-            )
-            let plan = try await Planning.plan(read.storage, header: header, in: session, digests: outputOptions.writesJSON)
-            if dryRun {
-                try await outputOptions.finishDryRun(plan)
-                return
-            }
-            try await Applying.execute(plan, in: session, concurrency: execution.concurrency, output: outputOptions, command: "import")
+        let applied = try await Transfer.run(target, outputOptions, dryRun: dryRun) { observer in
+            try await importSnapshot(
+                URL(fileURLWithPath: snapshot), into: target, prune: prune, dryRun: dryRun, concurrency: execution.concurrency,
+                digests: outputOptions.writesJSON, observer: observer)
         }
+        if let applied { try Applying.report(applied, output: outputOptions, command: "import") }
     }
 }

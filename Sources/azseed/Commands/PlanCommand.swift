@@ -27,19 +27,11 @@ struct PlanCommand: AsyncParsableCommand {
     }
 }
 
-/// Planning a dataset, and observing and planning a snapshot or a source account, with the
-/// entities read counted on a terminal.
+/// Planning a dataset, with the entities read counted on a terminal.
 enum Planning {
     static func plan(_ datasetOptions: DatasetOptions, target: RunTarget, prune: Bool, digests: Bool) async throws -> Plan {
         let observer = ConsoleObserver(target: target)
         defer { observer.finish() }
         return try await Seeder(target: target, observer: observer).plan(try datasetOptions.request(), prune: prune, digests: digests)
-    }
-
-    /// Observes and plans a snapshot, with a count of entities read on a terminal.
-    static func plan(_ storage: DesiredStorage, header: PlanHeader, in session: StorageSession, digests: Bool) async throws -> Plan {
-        let bar = ProgressBar(label: "reading the target", activity: session.run.configuration.activity)
-        defer { bar.finish() }
-        return try await session.run.plan(storage, header: header, digests: digests) { bar.update(done: $0, total: nil) }
     }
 }
