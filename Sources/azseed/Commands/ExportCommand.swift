@@ -48,27 +48,8 @@ struct ExportCommand: AsyncParsableCommand {
         }
     }
 
-    private static func once(_ names: [String]) -> [String] {
-        var seen: Set<ExactString> = []
-        return names.filter { seen.insert(ExactString($0)).inserted }
-    }
-
     func run() async throws {
-        var datasetName: String?
-        // A name given twice is exported once.
-        var containers = Self.once(container)
-        var tables = Self.once(table)
-        // The embedded storage's folder is an input even with a connection string: an
-        // 'azseed emulator' may be serving it.
         let target = try await self.target.resolve()
-        var inputs: [(what: String, folder: URL)] = [("the storage's data folder", self.target.dataDirectory)]
-        if containers.isEmpty || tables.isEmpty || dataset != nil {
-            let loaded = try Dataset.load(directory: try dataset.map { URL(fileURLWithPath: $0) } ?? DatasetLocator.defaultDataset())
-            datasetName = loaded.name
-            inputs += loaded.inputFolders
-            if containers.isEmpty { containers = loaded.containers.map(\.name) }
-            if tables.isEmpty { tables = loaded.tables.map(\.name) }
-        }
         let exportID = exportId ?? ProcessInfo.processInfo.environment["AZSEED_EXPORT_ID"].flatMap { $0.isEmpty ? nil : $0 }
         if target.shard == nil, exportId != nil {
             throw ValidationError("--export-id names the parts of a sharded export; add --shard I/N (or --shards N), or drop it")
@@ -78,23 +59,13 @@ struct ExportCommand: AsyncParsableCommand {
                 "export --shard needs --export-id ID (or $AZSEED_EXPORT_ID): the processes of one export name it alike, so 'snapshot merge' can tell their parts from another export's"
             )
         }
-        try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs)
-        try FolderOverlap.checkNoDataFolder(output: URL(fileURLWithPath: folder.out))
-        let out = URL(fileURLWithPath: folder.out)
-        let force = folder.force
-        let (summary, activity, planTarget, shard): (SnapshotSummary, RequestActivity, PlanTarget, Shard?) = try await StorageSession.opened(target) {
-            session in
-            let bar = ProgressBar(label: "exporting", activity: session.run.configuration.activity)
-            defer { bar.finish() }
-            let started = Date()
-            var exporter = Exporter(run: session.run)
-            exporter.exportID = exportID
-            var summary = try await exporter.export(containers: containers, tables: tables, dataset: datasetName, to: out, force: force) {
-                bar.update(done: $0, total: nil)
-            }
-            summary.seconds = Date().timeIntervalSince(started)
-            return (summary, session.run.configuration.activity, session.run.target, session.run.shard)
-        }
+        let request = ExportRequest(
+            containers: container, tables: table, dataset: dataset.map { URL(fileURLWithPath: $0) }, storageFolder: self.target.dataDirectory,
+            out: URL(fileURLWithPath: folder.out), force: folder.force, exportID: exportID)
+        let observer = ConsoleObserver(target: target, readingLabel: "exporting")
+        let exported = try await exportSnapshot(request, from: target, observer: observer)
+        observer.finish()
+        let (summary, activity, planTarget, shard) = (exported.summary, exported.activity, exported.target, exported.shard)
         if output == .json {
             var result = RunResult(
                 command: "export", target: planTarget, shard: shard, seconds: Date().timeIntervalSince(Console.started), activity: activity)

@@ -75,23 +75,18 @@ struct ScanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let output = URL(fileURLWithPath: out)
-        try FolderOverlap.check(output: output, inputs: [("the storage's data folder", target.dataDirectory)])
-        try FolderOverlap.checkNoDataFolder(output: output)
         var options = ScanOptions(
             containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
             sample: sample, copyBlobs: copyBlobs, name: name)
         options.copyValues = copyValues
         let report: ScanReport
         if let snapshot {
-            let folder = URL(fileURLWithPath: snapshot)
-            try FolderOverlap.check(output: output, inputs: [("the snapshot", folder)])
-            report = try await Scanner.scan(snapshot: folder, options, into: output)
+            report = try await scanSnapshot(URL(fileURLWithPath: snapshot), options, storageFolder: target.dataDirectory, into: output)
         } else {
-            report = try await StorageSession.opened(try await target.resolve()) { session in
-                let bar = ProgressBar(label: "scanning")
-                defer { bar.finish() }
-                return try await Scanner(run: session.run).scan(options, into: output) { bar.update(done: $0, total: nil) }
-            }
+            let resolved = try await target.resolve()
+            let observer = ConsoleObserver(target: resolved, readingLabel: "scanning")
+            report = try await scanAccount(options, of: resolved, storageFolder: target.dataDirectory, into: output, observer: observer)
+            observer.finish()
         }
         var lines = [
             "Scanned \(report.containers) container(s) with \(report.blobs) blob(s) and \(report.tables) table(s) with \(report.entities) entities in \(report.partitions) partition(s)."

@@ -2,6 +2,7 @@ import ArgumentParser
 import AzureStorage
 import Foundation
 import SeedKit
+import SeedRunner
 
 /// `azseed snapshot merge`: snapshot folders' own operations.
 struct SnapshotCommand: AsyncParsableCommand {
@@ -25,11 +26,7 @@ struct SnapshotMergeCommand: AsyncParsableCommand {
     @OptionGroup var folder: OutputFolderOptions
 
     func run() async throws {
-        let inputs = folders.map { URL(fileURLWithPath: $0) }
-        try FolderOverlap.check(output: URL(fileURLWithPath: folder.out), inputs: inputs.map { ("a snapshot being merged", $0) })
-        let (out, force) = (URL(fileURLWithPath: folder.out), folder.force)
-        // Reads, hashes and copies files: on BlockingPool's threads.
-        let summary = try await BlockingPool.run { try SnapshotMerge.merge(inputs, into: out, force: force) }
+        let summary = try await mergeSnapshots(folders.map { URL(fileURLWithPath: $0) }, into: URL(fileURLWithPath: folder.out), force: folder.force)
         let entities = summary.entities.map { "\($0.count) entities of \($0.table)" }.joined(separator: ", ")
         Console.print("Merged \(folders.count) shards into \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities)\n")
     }

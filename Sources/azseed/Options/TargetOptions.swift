@@ -246,19 +246,3 @@ struct TargetOptions: ParsableArguments {
     }
 
 }
-
-extension StorageSession {
-    /// Opens `target` for `body`, saying on stderr when it is the embedded storage and how it
-    /// was reached.
-    static func opened<T>(_ target: RunTarget, _ body: (StorageSession) async throws -> T) async throws -> T {
-        let shown = target.embeddedDataDirectory?.relativePath ?? ""
-        return try await with(target, note: { Console.note("using the embedded storage in \(shown) \($0)") }) { session in
-            if session.servesHere {
-                Console.note(
-                    "using the embedded storage in \(shown) (no --connection-string or \(ConnectionString.environmentVariable)); 'azseed emulator' serves it"
-                )
-            }
-            return try await body(session)
-        }
-    }
-}

@@ -14,9 +14,12 @@ final class ConsoleObserver: RunObserver {
     /// The embedded folder as the user named it (or the default), for notes.
     private let shownFolder: String
 
-    init(target: RunTarget, writingLabel: String = "applying", onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }) {
+    init(
+        target: RunTarget, readingLabel: String = "reading the target", writingLabel: String = "applying",
+        onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }
+    ) {
         self.onPlanned = onPlanned
-        reading = ProgressBar(label: "reading the target", activity: target.configuration.activity)
+        reading = ProgressBar(label: readingLabel, activity: target.configuration.activity)
         writing = ProgressBar(label: writingLabel, activity: target.configuration.activity)
         shownFolder = target.embeddedDataDirectory?.relativePath ?? ""
     }
