@@ -44,7 +44,10 @@ let package = Package(
         ),
         .target(
             name: "AzureStorage",
-            dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"), "CCurl", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
         ),
         .target(
             name: "SeedKit",
@@ -147,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AzureStorageTests",
-            dependencies: ["AzureStorage", "AzseedTestSupport"]
+            dependencies: ["AzureStorage", "AzseedTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "StorageEmulatorTests",

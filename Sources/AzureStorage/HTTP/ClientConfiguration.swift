@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Settings shared by the Blob and Table clients.
 public struct ClientConfiguration: Sendable {
@@ -17,8 +18,10 @@ public struct ClientConfiguration: Sendable {
     public var throttle = PartitionThrottle()
     /// Attempts, retries and throttled answers of the clients sharing this configuration.
     public var activity = RequestActivity()
-    /// Where each attempt is logged (`--verbose`, `--log-file`); nil logs nothing.
-    public var log: RequestLog?
+    /// Where each attempt is logged, at `info` with ``RequestRecord/metadata``: by default
+    /// nowhere; `--verbose` and `--log-file` inject one writing to a ``RequestLog``
+    /// (``Logger/requests(_:label:)``), a program its own.
+    public var logger: Logger = .silent
     /// Seconds without a byte sent or received before an attempt fails (`--timeout`). Such an
     /// attempt is not retried — a service that said nothing for that long is taken as down —
     /// and no retry of any request starts once ``retryWindow`` has passed since its first try.

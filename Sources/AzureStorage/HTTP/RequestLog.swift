@@ -22,6 +22,22 @@ public struct RequestRecord: Sendable {
 
     /// Whether the service asked the client to slow down (503 ServerBusy, 429).
     public var throttled: Bool { status == 503 || status == 429 }
+
+    public init(
+        operation: String, method: String, url: String, status: Int?, errorCode: String?, bytesSent: Int, bytesReceived: Int, seconds: Double,
+        attempt: Int, retryReason: String?
+    ) {
+        self.operation = operation
+        self.method = method
+        self.url = url
+        self.status = status
+        self.errorCode = errorCode
+        self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
+        self.seconds = seconds
+        self.attempt = attempt
+        self.retryReason = retryReason
+    }
 }
 
 /// Counts of what a client sent: every attempt, the retries among them and the throttled answers.
@@ -90,9 +106,10 @@ public final class RequestLog: Sendable {
     }
 
     /// Writes one record given as its text line (for `--verbose`) and its JSON object (for the file).
-    package func write(text: @autoclosure () -> String, json: @autoclosure () -> [UInt8]) {
+    /// A nil `json` goes to stderr only.
+    package func write(text: @autoclosure () -> String, json: @autoclosure () -> [UInt8]?) {
         if stderr { LineWriter.shared.write(Array(text().utf8), to: STDERR_FILENO) }
-        if let file { LineWriter.shared.write(json(), to: file) }
+        if let file, let line = json() { LineWriter.shared.write(line, to: file) }
     }
 
     /// `azseed: PUT https://…/speakers/a.jpg 201 5346 B sent 0 B received 12 ms attempt 1`

@@ -107,7 +107,7 @@ struct RequestPipeline: Sendable {
     /// Counts the attempt and logs it (`--verbose`, `--log-file`).
     private func observe(_ record: RequestRecord) {
         configuration.activity.record(record)
-        configuration.log?.record(record)
+        configuration.logger.info("\(record.method) \(record.operation)", metadata: record.metadata)
     }
 
     private static func seconds(since start: ContinuousClock.Instant) -> Double {

@@ -1,5 +1,6 @@
 import AzureStorage
 import Foundation
+import Logging
 
 /// How an emulator runs: where it keeps data, where it listens, which faults it injects.
 public struct EmulatorConfiguration: Sendable {
@@ -31,8 +32,10 @@ public struct EmulatorConfiguration: Sendable {
     /// A PEM file of CA certificates trusted besides the system's when reading the authority's
     /// keys (`--ca-file`); by default `SSL_CERT_FILE`.
     public var trustedCertificates: String? = CurlTransport.environmentCertificates
-    /// Where every answered request is logged (`azseed emulator --log-file`); nil logs nothing.
-    public var requestLog: RequestLog?
+    /// Where the emulator logs: each answered request at `info` (``ServedRecord`` metadata,
+    /// which a ``RequestLogHandler`` writes as `--verbose` and `--log-file` lines), and the
+    /// HTTP server's own messages. By default nowhere.
+    public var logger: Logger = .silent
 
     /// Origins copy sources outside this account may be read from; none by default.
     public var copySourceAllowances: [CopySourceAllowance] = []

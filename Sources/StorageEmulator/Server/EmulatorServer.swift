@@ -86,7 +86,8 @@ public final class EmulatorServer: Sendable {
         // files: blocking work, done on the blocking-I/O threads.
         let core = try await BlockingPool.run { try StorageEmulatorCore(configuration: configuration) }
         let startup = StartupGate()
-        let logger = Logger(label: "azseed.emulator") { _ in SwiftLogNoOpLogHandler() }
+        // The HTTP server logs through the same injected logger as the requests.
+        let logger = configuration.logger
         func application(_ kind: EmulatorServiceKind, port: Int) -> some Service {
             Application(
                 responder: EmulatorResponder(core: core, service: kind),

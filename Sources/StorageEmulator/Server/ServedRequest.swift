@@ -1,9 +1,9 @@
 import AzureStorage
 import Foundation
 
-/// One answered request, as `azseed emulator --log-file` records it: a JSON object per line
-/// (time, service, method, URL with a SAS's signature redacted, status, error code, bytes in and
-/// out, milliseconds, client address). The `Authorization` header is never logged.
+/// One answered request, as the emulator's logger records it (``ServedRecord``: service,
+/// method, URL with a SAS's signature redacted, status, error code, bytes in and out,
+/// milliseconds, client address). The `Authorization` header is never logged.
 struct ServedRequest {
     var service: EmulatorServiceKind
     var method: String
@@ -38,23 +38,10 @@ struct ServedRequest {
         self.client = client
     }
 
-    func write(to log: RequestLog) {
-        log.write(text: text, json: json)
-    }
-
-    var text: String {
-        "azseed emulator: \(client ?? "-") \(method) \(url) \(status.map(String.init) ?? "dropped")\(errorCode.map { " \($0)" } ?? "") "
-            + "\(requestBytes) B in \(responseBytes) B out \(Int(milliseconds.rounded())) ms\n"
-    }
-
-    var json: [UInt8] {
-        let members: [(String, JSONValue)] = [
-            ("time", .string(RequestLog.timestamp())), ("service", .string(service == .blob ? "blob" : "table")),
-            ("method", .string(method)), ("url", .string(url)), ("status", status.map { .number(String($0)) } ?? .null),
-            ("errorCode", errorCode.map { .string($0) } ?? .null), ("requestBytes", .number(String(requestBytes))),
-            ("responseBytes", .number(String(responseBytes))), ("ms", .number(String(format: "%.1f", milliseconds))),
-            ("client", client.map { .string($0) } ?? .null),
-        ]
-        return Array((JSONValue.object(members).compact() + "\n").utf8)
+    /// The record the request log writes.
+    var record: ServedRecord {
+        ServedRecord(
+            service: service == .blob ? "blob" : "table", method: method, url: url, status: status, errorCode: errorCode, requestBytes: requestBytes,
+            responseBytes: responseBytes, milliseconds: milliseconds, client: client)
     }
 }

@@ -73,11 +73,10 @@ public final class StorageEmulatorCore: Sendable {
     /// cannot parse, a body over the limit, a refusal before an upload's body is read).
     func record(_ request: TransportRequest, service: EmulatorServiceKind, requestBytes: Int, reply: EmulatorReply, started: ContinuousClock.Instant)
     {
-        guard let log = configuration.requestLog else { return }
-        ServedRequest(
+        let served = ServedRequest(
             request, service: service, requestBytes: requestBytes, reply: reply,
-            elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress
-        ).write(to: log)
+            elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress)
+        configuration.logger.info("\(served.method) \(served.url)", metadata: served.record.metadata)
     }
 
     private func answer(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {

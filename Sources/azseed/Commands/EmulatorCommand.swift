@@ -170,7 +170,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
         if let caFile { configuration.trustedCertificates = URL(fileURLWithPath: caFile).standardizedFileURL.path }
-        configuration.requestLog = try await logging.makeLog()
+        if let log = try await logging.makeLog() { configuration.logger = .requests(log, label: "azseed.emulator") }
         if let oauthAuthority {
             var text = oauthAuthority
             while text.hasSuffix("/") { text.removeLast() }

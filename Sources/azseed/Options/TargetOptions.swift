@@ -131,7 +131,7 @@ struct TargetOptions: ParsableArguments {
         var configuration = ClientConfiguration()
         configuration.timeout = timeout
         if let caFile { configuration.trustedCertificates = URL(fileURLWithPath: caFile).standardizedFileURL.path }
-        configuration.log = try await logging.makeLog()
+        if let log = try await logging.makeLog() { configuration.logger = .requests(log, label: "azseed") }
         return configuration
     }
 
