@@ -73,9 +73,9 @@ test: test-deps venv venv-az lint
 	$(SWIFT) build --build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
 	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
-	set -o pipefail; AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
+	set -o pipefail; AZSEED_BIN=$$($(SWIFT) build --show-bin-path)/azseed AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
 	@# The pytest fixture users copy (examples/python), run as they would run it.
-	set -o pipefail; AZSEED_BIN=$(CURDIR)/.build/debug/azseed $(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python 2>&1 | tee $(OUTPUTS)/examples-python.log
+	set -o pipefail; AZSEED_BIN=$$($(SWIFT) build --show-bin-path)/azseed $(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python 2>&1 | tee $(OUTPUTS)/examples-python.log
 	$(VENV)/bin/python Tests/scan_secrets.py $(OUTPUTS)
 
 # Plans and applies the SpeakEasy dataset on the embedded storage (.azseed/storage); a re-run

@@ -22,7 +22,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         // Test-only: the Mustache library azseed's own renderer replaced, to compare outputs.
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -89,7 +89,9 @@ let package = Package(
         ),
         .target(
             name: "AzseedTesting",
-            dependencies: ["SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "EmbeddedEmulator"]
+            dependencies: [
+                "SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "EmbeddedEmulator", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "azseed",

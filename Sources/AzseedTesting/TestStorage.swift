@@ -1,5 +1,6 @@
 import AzureStorage
 import Foundation
+import Logging
 import SeedKit
 import SeedRunner
 import StorageEmulator
@@ -44,25 +45,35 @@ public struct TestStorage: Sendable {
         -> ExecutionReport
     {
         guard let reference = EdmDateTime(iso8601: now) else { throw RunError("seed(now: \(now)): not an ISO 8601 time") }
-        let options = GenerationOptions(seed: seed, counts: counts, now: reference, blobEndpoint: account.blobEndpoint.absoluteString)
-        // Loading reads files and generating hashes them: on the blocking threads, not the pool.
-        let desired = try await BlockingPool.run { try GeneratedDataset.make(try Dataset.load(directory: folder), options: options) }
-        let session = try await StorageSession.open(.account(account), command: "AzseedTesting")
-        let plan = try await session.plan(desired, counts: counts, access: nil, prune: false, digests: false)
-        return try await session.run.execute(plan, concurrency: 8)
+        // What `azseed apply` does, data only: the ledger is left out of the test's account.
+        let seeder = Seeder(target: RunTarget(location: .account(account)))
+        let request = DatasetRequest(directory: folder, seed: seed, counts: counts, now: reference)
+        let desired = try await seeder.prepare(request)
+        return try await StorageSession.with(RunTarget(location: .account(account))) { session in
+            let plan = try await session.plan(desired, counts: counts, access: nil, prune: false, digests: false)
+            return try await session.run.execute(plan, concurrency: 8)
+        }
     }
 
     /// Seeds a dataset written inline: `yaml` is its `dataset.yaml` (templates and files it
     /// names are not available; generated and listed kinds are).
     @discardableResult
-    public func seed(yaml: String, now: String = "2026-01-01T00:00:00Z", counts: [String: Int] = [:]) async throws -> ExecutionReport {
+    public func seed(yaml: String, now: String = "2026-01-01T00:00:00Z", seed: UInt64? = nil, counts: [String: Int] = [:]) async throws
+        -> ExecutionReport
+    {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("azseed-testing-\(UUID().uuidString)")
         try await BlockingPool.run {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try Data(yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))
         }
-        defer { try? FileManager.default.removeItem(at: folder) }
-        return try await seed(dataset: folder, now: now, counts: counts)
+        do {
+            let report = try await self.seed(dataset: folder, now: now, seed: seed, counts: counts)
+            try? await BlockingPool.run { try FileManager.default.removeItem(at: folder) }
+            return report
+        } catch {
+            try? await BlockingPool.run { try FileManager.default.removeItem(at: folder) }
+            throw error
+        }
     }
 
     /// Empties the account: every container and table is deleted, as a fresh one would be.
@@ -73,9 +84,12 @@ public struct TestStorage: Sendable {
 }
 
 /// Runs `body` with its own ``TestStorage``: an in-memory emulator started for it and stopped
-/// after, whether or not `body` threw.
-public func withTestStorage<T>(_ body: (TestStorage) async throws -> T) async throws -> T {
-    try await EmulatorServer.withRunning(EmulatorConfiguration(dataDirectory: nil, blobPort: 0, tablePort: 0)) { server in
+/// after, whether or not `body` threw. `logger` hears each request the emulator answers (by
+/// default nothing is logged).
+public func withTestStorage<T>(logger: Logger? = nil, _ body: (TestStorage) async throws -> T) async throws -> T {
+    var configuration = EmulatorConfiguration(dataDirectory: nil, blobPort: 0, tablePort: 0)
+    if let logger { configuration.logger = logger }
+    return try await EmulatorServer.withRunning(configuration) { server in
         try await body(TestStorage(account: server.account))
     }
 }

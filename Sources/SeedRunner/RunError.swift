@@ -25,7 +25,7 @@ public struct RunError: Error, Sendable, CustomStringConvertible, PersonFacingEr
             return "\(doing): signing in failed: \(error); check AZURE_TENANT_ID, AZURE_CLIENT_ID and the client secret or certificate"
         case (.credential, _, _):
             return "\(doing): signing in failed: \(error)"
-        case (.service, 401, "InvalidAuthenticationInfo"?):
+        case (.service, 401, .invalidAuthenticationInfo?):
             let lines = error.message.split(whereSeparator: \.isNewline)
             let detail = lines.count > 1 ? String(lines[1]) : String(lines.first ?? "")
             return
@@ -34,7 +34,7 @@ public struct RunError: Error, Sendable, CustomStringConvertible, PersonFacingEr
             let reason = error.message.split(whereSeparator: \.isNewline).first.map { ": \($0)" } ?? ""
             return
                 "\(doing): \(error.url) refused the credentials (403 AuthenticationFailed\(reason)); check AccountName and AccountKey (or the SAS) in the connection string"
-        case (.service, 403, "AuthorizationPermissionMismatch"?):
+        case (.service, 403, .authorizationPermissionMismatch?):
             let needed = permission(for: error.operation).map { " lacks \($0) for \(error.operation) on" } ?? " does not permit \(error.operation) on"
             return "\(doing): the SAS (or role)\(needed) \(error.url) (403 AuthorizationPermissionMismatch); use one that grants it"
         case (.service, 403, let code?):

@@ -11,8 +11,8 @@ struct Azseed: AsyncParsableCommand {
         commandName: "azseed",
         abstract: "Seed and migrate Azure Storage (Blob + Table) reproducibly.",
         discussion: """
-            Datasets are data: a folder with a dataset.yaml ('azseed init DIR' writes one to start from,
-            'azseed scan' one from an account); the default, SpeakEasy, is built in.
+            Datasets are data: a folder with a dataset.yaml ('azseed init DIR' writes one to start from, \
+            'azseed scan' one from an account); the default, SpeakEasy, is built in. \
             Same dataset files + same seed + same window = byte-identical output.
             """,
         version: "\(version) (commit \(BuildInfo.commit))",

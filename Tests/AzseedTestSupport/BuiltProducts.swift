@@ -11,7 +11,12 @@ public enum BuiltProducts {
         var folder = runner.deletingLastPathComponent()
         while !folder.path.isEmpty, folder.path != "/" {
             let candidate = folder.appendingPathComponent("azseed")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isFolder), !isFolder.boolValue,
+                FileManager.default.isExecutableFile(atPath: candidate.path)
+            {
+                return candidate
+            }
             folder = folder.deletingLastPathComponent()
         }
         return runner.deletingLastPathComponent().appendingPathComponent("azseed")

@@ -40,10 +40,11 @@ def azure_storage():
     if not azseed:
         pytest.skip("azseed is not on PATH")
     process = subprocess.Popen([azseed, "emulator", "--in-memory", "--blob-port", "0", "--table-port", "0", "--output", "json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = process.stdout.readline()
     if not line:
-        raise RuntimeError("azseed emulator did not start: " + process.stderr.read())
+        raise RuntimeError("azseed emulator did not start (run it by hand to see why)")
     yield Storage(azseed, process, json.loads(line))
     process.terminate()
     process.wait(timeout=10)
+    process.stdout.close()

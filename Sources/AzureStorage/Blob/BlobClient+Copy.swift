@@ -75,22 +75,15 @@ extension BlobClient {
         try check(container: container, blob: name, operation: "Put Block From URL")
         let ranges = stride(from: 0, to: size, by: Self.copyBlockSize).map { $0...min($0 + Self.copyBlockSize, size) - 1 }
         let ids = ranges.indices.map { Data(String(format: "copy-%08d", $0).utf8).base64EncodedString() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            for (range, id) in zip(ranges, ids) {
-                var headers = HeaderFields()
-                headers["x-ms-copy-source"] = source
-                headers["x-ms-source-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
-                if let sourceETag { headers["x-ms-source-if-match"] = sourceETag }
-                let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers)
-                while inFlight >= max(1, blockParallelism) {
-                    try await group.next()
-                    inFlight -= 1
-                }
-                group.addTask { _ = try await self.pipeline.send(request, operation: "Put Block From URL", expected: [201]) }
-                inFlight += 1
-            }
-            try await group.waitForAll()
+        var blocks = zip(ranges, ids).makeIterator()
+        try await withBoundedConcurrency(limit: blockParallelism) {
+            guard let (range, id) = blocks.next() else { return nil }
+            var headers = HeaderFields()
+            headers["x-ms-copy-source"] = source
+            headers["x-ms-source-range"] = "bytes=\(range.lowerBound)-\(range.upperBound)"
+            if let sourceETag { headers["x-ms-source-if-match"] = sourceETag }
+            let request = pipeline.request("PUT", path(container, name), query: [("comp", "block"), ("blockid", id)], headers: headers)
+            return { _ = try await self.pipeline.send(request, operation: "Put Block From URL", expected: [201]) }
         }
         var headers = options.headers
         if let md5 { headers["x-ms-blob-content-md5"] = md5 }

@@ -6,11 +6,12 @@
 package func withBoundedConcurrency(limit: Int, next: () async throws -> (@Sendable () async throws -> Void)?) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
         var inFlight = 0
-        while let operation = try await next() {
+        while true {
             while inFlight >= max(1, limit) {
                 try await group.next()
                 inFlight -= 1
             }
+            guard let operation = try await next() else { break }
             group.addTask(operation: operation)
             inFlight += 1
         }

@@ -26,9 +26,10 @@ public struct ClientConfiguration: Sendable {
     /// attempt is not retried — a service that said nothing for that long is taken as down —
     /// and no retry of any request starts once ``retryWindow`` has passed since its first try.
     public var timeout = 10
-    /// A PEM file of CA certificates trusted besides the system's (`--ca-file`: a private CA,
-    /// an emulator's certificate); by default `SSL_CERT_FILE`, as OpenSSL and curl read it.
-    public var trustedCertificates: String? = CurlTransport.environmentCertificates
+    /// A PEM file of CA certificates trusted besides the system's (a private CA, an emulator's
+    /// certificate); nil trusts the system's alone. The library reads no environment variable:
+    /// the azseed CLI sets this from `--ca-file`, else `SSL_CERT_FILE`.
+    public var trustedCertificates: String? = nil
     /// How long after its first attempt a request may still be retried: three timeouts.
     public var retryWindow: Duration { .seconds(3 * timeout) }
 

@@ -17,8 +17,8 @@ public struct CurlTransport: HTTPTransport {
     /// - Parameters:
     ///   - timeout: seconds without a byte sent or received before an attempt fails.
     ///   - trustedCertificates: a PEM file of CA certificates trusted besides the system's
-    ///     (a private CA, a local emulator's certificate); by default `SSL_CERT_FILE`.
-    public init(timeout: TimeInterval = 30, trustedCertificates: String? = CurlTransport.environmentCertificates) {
+    ///     (a private CA, a local emulator's certificate); nil trusts the system's alone.
+    public init(timeout: TimeInterval = 30, trustedCertificates: String? = nil) {
         self.timeout = max(1, Int(timeout.rounded(.up)))
         self.trustedCertificates = trustedCertificates
     }
@@ -43,7 +43,7 @@ public struct CurlTransport: HTTPTransport {
     /// reason ("connection refused", "no answer within 5 s", "the host name does not
     /// resolve"). Name resolution is libcurl's threaded resolver, so this too blocks no shared
     /// thread. Throws only `CancellationError`.
-    public static func probe(origin: String, timeout: Int, trustedCertificates: String? = environmentCertificates) async throws -> String? {
+    public static func probe(origin: String, timeout: Int, trustedCertificates: String? = nil) async throws -> String? {
         let request = TransportRequest(method: "GET", origin: origin, path: "/")
         do {
             _ = try await run(CurlTransfer(request, timeout: timeout, connectOnly: max(1, timeout), trustedCertificates: trustedCertificates))

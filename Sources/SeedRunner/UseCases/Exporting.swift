@@ -41,6 +41,9 @@ public struct ExportRequest: Sendable {
 public func exportSnapshot(_ request: ExportRequest, from target: RunTarget, observer: any RunObserver = SilentObserver()) async throws
     -> ExportedSnapshot
 {
+    if target.shard != nil, request.exportID == nil {
+        throw RunError("a sharded export needs an export id that its processes share, so the parts of one export can be told from another's")
+    }
     let (given, givenTables) = (distinct(request.containers), distinct(request.tables))
     let (dataset, out, storageFolder) = (request.dataset, request.out, request.storageFolder)
     // Loading the dataset and looking at folders block: on the blocking threads.

@@ -9,7 +9,12 @@ public func scanAccount(
     _ options: ScanOptions, of target: RunTarget, storageFolder: URL, into folder: URL,
     observer: any RunObserver = SilentObserver()
 ) async throws -> ScanReport {
+    let embedded = target.embeddedDataDirectory
     try await BlockingPool.run {
+        // Scanning reads: an embedded folder that does not exist is a mistyped one, not storage to create.
+        if let embedded, !FileManager.default.fileExists(atPath: embedded.path) {
+            throw RunError("\(embedded.relativePath) holds no embedded storage; scan the folder an apply used, or an account")
+        }
         try FolderOverlap.check(output: folder, inputs: [("the storage's data folder", storageFolder)])
         try FolderOverlap.checkNoDataFolder(output: folder)
     }

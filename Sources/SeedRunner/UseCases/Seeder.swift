@@ -74,7 +74,7 @@ public struct Seeder: Sendable {
         return try await session { session in
             // Digests always: the ledger records the desired state's.
             let (plan, reference) = try await plan(prepared, request, in: session, prune: prune, digests: true)
-            return try await execute(plan, reference: reference, in: session, concurrency: concurrency)
+            return try await execute(plan, reference: reference, in: session, concurrency: concurrency, clock: request.clock)
         }
     }
 
@@ -90,7 +90,8 @@ public struct Seeder: Sendable {
     public func apply(_ saved: SavedPlan, concurrency: Int) async throws -> Applied {
         try await session { session in
             let plan = try await session.replan(saved) { observer.reading($0) }
-            return try await execute(plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency)
+            return try await execute(
+                plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency, clock: Self.clock)
         }
     }
 
@@ -146,7 +147,10 @@ public struct Seeder: Sendable {
 
     /// Tells the observer the plan, records the apply in the ledger before its first write (so
     /// a re-run of an interrupted apply makes the same data), and carries the plan out.
-    func execute(_ plan: Plan, reference: ReferenceTime, in session: StorageSession, concurrency: Int) async throws -> Applied {
+    func execute(
+        _ plan: Plan, reference: ReferenceTime, in session: StorageSession, concurrency: Int,
+        clock: @Sendable () -> EdmDateTime
+    ) async throws -> Applied {
         try await observer.planned(plan)
         let access = try await session.recordApply(plan, reference: reference, tool: tool, appliedAt: clock())
         if case .unavailable(let why) = access, case .available = reference.ledger {
@@ -166,5 +170,6 @@ public struct Seeder: Sendable {
         try await withSession(target, observer: observer, body)
     }
 
-    private func clock() -> EdmDateTime { EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)) }
+    /// This process's clock, to the second.
+    static let clock: @Sendable () -> EdmDateTime = { EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)) }
 }

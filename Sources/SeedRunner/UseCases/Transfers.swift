@@ -39,18 +39,24 @@ func carryOut(
         streamedBecause: copier?.fallbackReason)
 }
 
-/// `azseed import`: a snapshot folder becomes the target's desired state, planned and (unless
-/// `dryRun`) carried out. Every file is checked against the manifest before the target is
-/// opened; the embedded storage's folder may not lie inside the snapshot (or around it).
+/// A snapshot folder read and checked for an import into `target`: every file against the
+/// manifest, and the embedded storage's folder not inside the snapshot (or around it). Reads
+/// and hashes every file: on the blocking threads, not the pool.
+public func readSnapshot(_ folder: URL, for target: RunTarget) async throws -> Snapshot {
+    let embedded = target.embeddedDataDirectory
+    return try await BlockingPool.run {
+        if let embedded { try FolderOverlap.check(output: embedded, flag: "--data-dir", inputs: [("the snapshot", folder)]) }
+        return try SnapshotReader.read(folder)
+    }
+}
+
+/// `azseed import`: a snapshot (read with ``readSnapshot(_:for:)``) becomes the target's
+/// desired state, planned and (unless `dryRun`) carried out.
 public func importSnapshot(
-    _ folder: URL, into target: RunTarget, prune: Bool, dryRun: Bool, concurrency: Int, digests: Bool,
+    _ read: Snapshot, into target: RunTarget, prune: Bool, dryRun: Bool, concurrency: Int, digests: Bool,
     observer: any RunObserver = SilentObserver()
 ) async throws -> AppliedPlan {
-    if let directory = target.embeddedDataDirectory {
-        try FolderOverlap.check(output: directory, flag: "--data-dir", inputs: [("the snapshot", folder)])
-    }
-    // Reads and hashes every file of the snapshot: on the blocking threads, not the pool.
-    let read = try await BlockingPool.run { try SnapshotReader.read(folder) }
+    let folder = read.directory
     return try await withSession(target, observer: observer) { session in
         let header = PlanHeader(
             target: session.run.target, source: .snapshot, dataset: read.dataset ?? "snapshot", datasetDirectory: folder.standardizedFileURL.path,
@@ -70,11 +76,7 @@ public func copyAccount(
     from source: StorageAccount, containers: [String], tables: [String], to target: RunTarget, prune: Bool, dryRun: Bool,
     concurrency: Int, digests: Bool, observer: any RunObserver = SilentObserver()
 ) async throws -> AppliedPlan {
-    if let account = target.account,
-        sameService(account.blobEndpoint, source.blobEndpoint) || sameService(account.tableEndpoint, source.tableEndpoint)
-    {
-        throw SameAccountError(endpoint: source.blobEndpoint.absoluteString)
-    }
+    try checkCopy(from: source, to: target)
     // The source's requests are logged and counted with the target's.
     let copySource = CopySource(account: source, configuration: target.configuration)
     let (containers, tables, skipped) = try await copySource.selection(containers: containers, tables: tables)
@@ -92,6 +94,15 @@ public func copyAccount(
         let plan = try await session.run.plan(desired, header: header, digests: digests) { observer.reading($0) }
         let copier = BlobCopier(source: copySource.blobs, target: session.run.blobs.account)
         return try await carryOut(plan, in: session, concurrency: concurrency, dryRun: dryRun, observer: observer, copier: copier)
+    }
+}
+
+/// Refuses a copy whose target is its source (``SameAccountError``).
+public func checkCopy(from source: StorageAccount, to target: RunTarget) throws {
+    if let account = target.account,
+        sameService(account.blobEndpoint, source.blobEndpoint) || sameService(account.tableEndpoint, source.tableEndpoint)
+    {
+        throw SameAccountError(endpoint: source.blobEndpoint.absoluteString)
     }
 }
 

@@ -216,7 +216,7 @@ struct RemoteCopySource: Sendable {
             ? "The specified blob does not exist."
             : response.status == 403
                 ? "This request is not authorized to perform this operation using this permission." : "The copy source answered \(response.status)."
-        var error = ServiceError(response.status, "CannotVerifyCopySource", message)
+        var error = ServiceError(response.status, .cannotVerifyCopySource, message)
         error.headers.append(("x-ms-copy-source-status-code", String(response.status)))
         if let code = response.headers["x-ms-error-code"] { error.headers.append(("x-ms-copy-source-error-code", code)) }
         return error

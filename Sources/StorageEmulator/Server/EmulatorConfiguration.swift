@@ -30,8 +30,9 @@ public struct EmulatorConfiguration: Sendable {
     /// The one tenant whose tokens are accepted (required with ``oauthAuthority``).
     public var oauthTenant: String?
     /// A PEM file of CA certificates trusted besides the system's when reading the authority's
-    /// keys (`--ca-file`); by default `SSL_CERT_FILE`.
-    public var trustedCertificates: String? = CurlTransport.environmentCertificates
+    /// keys and remote copy sources; nil trusts the system's alone (the CLI passes `--ca-file`,
+    /// else `SSL_CERT_FILE`).
+    public var trustedCertificates: String? = nil
     /// Where the emulator logs: each answered request at `info` (``ServedRecord`` metadata,
     /// which a ``RequestLogHandler`` writes as `--verbose` and `--log-file` lines), and the
     /// HTTP server's own messages. By default nowhere.

@@ -41,6 +41,7 @@ public final class StorageEmulatorCore: Sendable {
         faults = FaultInjector(rate: configuration.faultRate, seed: configuration.faultSeed)
         var blob = BlobService(store: store, account: configuration.accountName)
         blob.remote.allowances = configuration.copySourceAllowances
+        blob.remote.transport = CurlTransport(trustedCertificates: configuration.trustedCertificates)
         blob.remote.timeout = configuration.copySourceTimeout
         blob.maxBlobBytes = configuration.maxBlobBodyBytes
         self.blob = blob
@@ -73,6 +74,8 @@ public final class StorageEmulatorCore: Sendable {
     /// cannot parse, a body over the limit, a refusal before an upload's body is read).
     func record(_ request: TransportRequest, service: EmulatorServiceKind, requestBytes: Int, reply: EmulatorReply, started: ContinuousClock.Instant)
     {
+        // Nothing is built for a logger that would drop it (the default).
+        guard configuration.logger.logLevel <= .info else { return }
         let served = ServedRequest(
             request, service: service, requestBytes: requestBytes, reply: reply,
             elapsed: ContinuousClock.now - started, client: RequestOrigin.clientAddress)

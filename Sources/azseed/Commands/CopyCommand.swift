@@ -93,8 +93,9 @@ struct CopyCommand: AsyncParsableCommand {
         options.connectionString = to ?? options.connectionString  // checked in validate()
         let account = try sourceAccount()
         let target = try await options.resolve()
-        if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         do {
+            try checkCopy(from: account, to: target)
+            if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
             let applied = try await Transfer.run(target, outputOptions, dryRun: dryRun) { observer in
                 try await copyAccount(
                     from: account, containers: containers, tables: tables, to: target, prune: prune, dryRun: dryRun,

@@ -11,10 +11,10 @@ struct EmulatorCommand: AsyncParsableCommand {
         commandName: "emulator",
         abstract: "Serve Azure-compatible Blob and Table storage from a local folder.",
         discussion: """
-            The account is devstoreaccount1 with the well-known development key, addressed path style
-            as with Azurite (on the default ports, clients connect with 'UseDevelopmentStorage=true')
-            or with the account in the host name (devstoreaccount1.blob.localhost:10000).
-            Data lives in --data-dir (default .azseed/storage, the folder every azseed storage
+            The account is devstoreaccount1 with the well-known development key, addressed path style \
+            as with Azurite (on the default ports, clients connect with 'UseDevelopmentStorage=true') \
+            or with the account in the host name (devstoreaccount1.blob.localhost:10000). \
+            Data lives in --data-dir (default .azseed/storage, the folder every azseed storage \
             command uses when given no connection string). Stop with Ctrl-C.
             """
     )
@@ -169,7 +169,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.copySourceTimeout = copySourceTimeout
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
-        if let caFile { configuration.trustedCertificates = URL(fileURLWithPath: caFile).standardizedFileURL.path }
+        configuration.trustedCertificates = caFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? CurlTransport.environmentCertificates
         if let log = try await logging.makeLog() { configuration.logger = .requests(log, label: "azseed.emulator") }
         if let oauthAuthority {
             var text = oauthAuthority

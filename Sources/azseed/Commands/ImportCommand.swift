@@ -28,10 +28,12 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let target = try await self.target.resolve()
+        // A damaged snapshot is refused before asking to confirm deletes it would make.
+        let read = try await readSnapshot(URL(fileURLWithPath: snapshot), for: target)
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
         let applied = try await Transfer.run(target, outputOptions, dryRun: dryRun) { observer in
             try await importSnapshot(
-                URL(fileURLWithPath: snapshot), into: target, prune: prune, dryRun: dryRun, concurrency: execution.concurrency,
+                read, into: target, prune: prune, dryRun: dryRun, concurrency: execution.concurrency,
                 digests: outputOptions.writesJSON, observer: observer)
         }
         if let applied { try Applying.report(applied, output: outputOptions, command: "import") }

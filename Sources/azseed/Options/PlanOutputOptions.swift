@@ -10,14 +10,14 @@ struct PlanOutputOptions: ParsableArguments {
 
     @Option(
         help:
-            "How to print: text (the plan as a diff, then a summary) or json (with --dry-run the plan; otherwise one result document: what was done, counts per kind and action, bytes, seconds, retries)."
+            "How to print: text (the plan as a diff, then a summary) or json (for a dry run, the plan; after a run, one result document: what was done, counts per kind and action, bytes, seconds, retries)."
     )
     var output: Format = .text
 
     @Option(help: ArgumentHelp("Also save the plan as JSON to this file (for 'azseed apply --plan FILE').", valueName: "file"))
     var out: String?
 
-    @Flag(help: "Exit 0 when there are no changes and 2 when there are: with --dry-run (or 'azseed plan') changes to make, otherwise changes made.")
+    @Flag(help: "Exit 0 when there are no changes and 2 when there are: for a dry run changes to make, after a run changes made.")
     var detailedExitcode = false
 
     /// Whether the plan is printed or saved as JSON (and so needs its digests).

@@ -130,7 +130,7 @@ struct TargetOptions: ParsableArguments {
     func clientConfiguration() async throws -> ClientConfiguration {
         var configuration = ClientConfiguration()
         configuration.timeout = timeout
-        if let caFile { configuration.trustedCertificates = URL(fileURLWithPath: caFile).standardizedFileURL.path }
+        configuration.trustedCertificates = caFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? CurlTransport.environmentCertificates
         if let log = try await logging.makeLog() { configuration.logger = .requests(log, label: "azseed") }
         return configuration
     }
