@@ -70,7 +70,8 @@ import Testing
                 #expect(containers.isEmpty && tables.isEmpty)
             }
             let (best, median) = (times.min()!, times.sorted()[3])
-            print("AzseedTesting reset: best \(String(format: "%.1f", best)) ms, median \(String(format: "%.1f", median)) ms of \(times.map { String(format: "%.1f", $0) })")
+            let shown = times.map { String(format: "%.1f", $0) }
+            print("AzseedTesting reset: best \(String(format: "%.1f", best)) ms, median \(String(format: "%.1f", median)) ms of \(shown)")
             #expect(best < 50)
         }
     }
