@@ -38,22 +38,33 @@ public struct CurlTransport: HTTPTransport {
         try await Self.run(CurlTransfer(request, timeout: timeout, trustedCertificates: trustedCertificates, limits: limits))
     }
 
+    /// Why a probe could not open a connection: a short reason, and whether the endpoint
+    /// answered but its TLS failed (then the reason says what to do about the certificate).
+    public struct ProbeProblem: Sendable, CustomStringConvertible {
+        public var reason: String
+        /// The endpoint is reachable; its certificate or handshake is the problem.
+        public var isTLS: Bool
+        public var description: String { reason }
+    }
+
     /// Opens a connection to `origin` (`scheme://host:port`) and drops it, on the loop like any
-    /// transfer — for https that includes the TLS handshake: nil when it opened, else a short
-    /// reason ("connection refused", "no answer within 5 s", "the host name does not
-    /// resolve"). Name resolution is libcurl's threaded resolver, so this too blocks no shared
+    /// transfer — for https that includes the TLS handshake: nil when it opened, else why not
+    /// ("connection refused", "no answer within 5 s", "the host name does not resolve", a TLS
+    /// failure). Name resolution is libcurl's threaded resolver, so this too blocks no shared
     /// thread. Throws only `CancellationError`.
-    public static func probe(origin: String, timeout: Int, trustedCertificates: String? = nil) async throws -> String? {
+    public static func probe(origin: String, timeout: Int, trustedCertificates: String? = nil) async throws -> ProbeProblem? {
         let request = TransportRequest(method: "GET", origin: origin, path: "/")
         do {
             _ = try await run(CurlTransfer(request, timeout: timeout, connectOnly: max(1, timeout), trustedCertificates: trustedCertificates))
             return nil
         } catch let error as CurlError {
             switch error.code {
-            case CURLE_COULDNT_CONNECT: return "connection refused or the host unreachable"
-            case CURLE_COULDNT_RESOLVE_HOST: return "the host name does not resolve"
-            case CURLE_OPERATION_TIMEDOUT: return "no answer within \(timeout) s"
-            default: return error.message
+            case CURLE_COULDNT_CONNECT: return ProbeProblem(reason: "connection refused or the host unreachable", isTLS: false)
+            case CURLE_COULDNT_RESOLVE_HOST: return ProbeProblem(reason: "the host name does not resolve", isTLS: false)
+            case CURLE_OPERATION_TIMEDOUT: return ProbeProblem(reason: "no answer within \(timeout) s", isTLS: false)
+            case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR:
+                return ProbeProblem(reason: error.message, isTLS: true)
+            default: return ProbeProblem(reason: error.message, isTLS: false)
             }
         } catch {
             throw error  // CancellationError: the task was cancelled, not the endpoint unreachable
