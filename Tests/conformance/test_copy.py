@@ -381,3 +381,17 @@ def test_copy_carries_container_metadata(azseed, pair):
     theirs.set_container_metadata({})
     drift = run(azseed, "copy", "--from", source.connection_string, "--to", target.connection_string, "--container", "meta", "--dry-run")
     assert "~ container meta: metadata differs" in drift.stdout, drift.stdout
+
+
+def test_a_copy_into_the_embedded_storage_gives_no_emulator_advice(azseed, tmp_path):
+    """From a reviewer: copying into the embedded storage (started by azseed itself, which reads
+    no remote source) advised starting "the target emulator with --allow-copy-source"."""
+    source = start_emulator(azseed, "--in-memory")
+    try:
+        assert run(azseed, "apply", "--connection-string", source.connection_string, "--now", "2026-11-21").returncode == 0
+        copied = run(azseed, "copy", "--from", source.connection_string, "--data-dir", str(tmp_path / "storage"))
+        assert copied.returncode == 0, copied.stderr
+        assert "streamed because the target does not read sources from" in copied.stdout, copied.stdout
+        assert "--allow-copy-source" not in copied.stdout + copied.stderr
+    finally:
+        stop_emulator(source)

@@ -114,8 +114,14 @@ public final class RequestLog: Sendable {
 
     /// `azseed: PUT https://…/speakers/a.jpg 201 5346 B sent 0 B received 12 ms attempt 1`
     static func text(_ r: RequestRecord) -> String {
-        var line = "azseed: \(r.method) \(r.url) \(r.status.map(String.init) ?? "no answer")"
-        if let code = r.errorCode { line += " \(code)" }
+        var line = "azseed: \(r.method) \(r.url)"
+        // With no answer, the transport's reason is the status ("no answer within 10 s", "connection refused…").
+        switch (r.status, r.errorCode) {
+        case (let status?, let code?): line += " \(status) \(code)"
+        case (let status?, nil): line += " \(status)"
+        case (nil, let reason?): line += " \(reason)"
+        case (nil, nil): line += " no answer"
+        }
         line += " \(r.bytesSent) B sent \(r.bytesReceived) B received \(Int((r.seconds * 1000).rounded())) ms attempt \(r.attempt)"
         if let reason = r.retryReason { line += ", retrying: \(reason)" }
         return line + "\n"

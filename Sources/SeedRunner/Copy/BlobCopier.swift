@@ -47,6 +47,12 @@ public final class BlobCopier: Sendable {
     public var serverSideBytes: Int { serverSide.value }
     /// Why blobs went through this process, if any did.
     public var fallbackReason: String? { streamingReason.withLock { $0 } }
+    /// The source's origin when the target refused to read from it (403 with no source status:
+    /// an `azseed emulator` started without `--allow-copy-source` for it); nil otherwise.
+    public var refusedOrigin: String? {
+        streamingReason.withLock { $0?.hasPrefix("the target does not read sources from") == true }
+            ? Self.origin(of: source.account.blobEndpoint) : nil
+    }
 
     /// Makes `target/container/name` hold the source's `sourceContainer/sourceName` as it was
     /// `listed` (its version, content headers and metadata; `blob` is what the plan recorded of
@@ -75,7 +81,7 @@ public final class BlobCopier: Sendable {
                     if reason == nil {
                         reason =
                             error.copySourceStatus == nil && error.status == 403
-                            ? "the target does not read sources from \(Self.origin(of: self.source.account.blobEndpoint)): 403 CannotVerifyCopySource; to copy server-side, start the target emulator with --allow-copy-source \(Self.origin(of: self.source.account.blobEndpoint))"
+                            ? "the target does not read sources from \(Self.origin(of: self.source.account.blobEndpoint)): 403 CannotVerifyCopySource"
                             : "the target could not read the source (\(error.copySourceStatus.map(String.init) ?? "unreachable"), CannotVerifyCopySource)"
                     }
                 }

@@ -12,6 +12,9 @@ public struct AppliedPlan: Sendable {
     public var servingNote: String?
     /// How a copy moved blob bytes when it could not copy server-side; nil otherwise.
     public var streamedBecause: String?
+    /// The source origin a target emulator refused to read from (it reads remote sources only
+    /// from allowed origins), when that is why blobs were streamed.
+    public var refusedCopySource: String? = nil
 }
 
 /// Opens `target` for `body` and tells the observer how it was reached.
@@ -36,7 +39,7 @@ func carryOut(
     }
     return AppliedPlan(
         plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote,
-        streamedBecause: copier?.fallbackReason)
+        streamedBecause: copier?.fallbackReason, refusedCopySource: copier?.refusedOrigin)
 }
 
 /// A snapshot folder read and checked for an import into `target`: every file against the

@@ -99,7 +99,14 @@ enum Applying {
     static func report(_ applied: AppliedPlan, output: PlanOutputOptions, command: String, copy: Bool = false) throws {
         try report(
             applied.plan, applied.report, activity: applied.activity, output: output, command: command, servingNote: applied.servingNote,
-            blobBytes: copy ? applied.streamedBecause.map { " (streamed because \($0))" } ?? "" : nil)
+            blobBytes: copy ? applied.streamedBecause.map { " (streamed because \($0)\(advice(applied)))" } ?? "" : nil)
+    }
+
+    /// How to copy server-side next time: an `azseed emulator` the user started reads a remote
+    /// source only from an origin it allows (the embedded storage, started here, reads none).
+    private static func advice(_ applied: AppliedPlan) -> String {
+        guard let origin = applied.refusedCopySource, applied.plan.header.target.embeddedDataDirectory == nil else { return "" }
+        return "; to copy server-side, start the target emulator with --allow-copy-source \(origin)"
     }
 
     /// The lines after an apply: what was done, at what rate, with how many retries (and for a
