@@ -6,7 +6,7 @@ import Synchronization
 /// requests in flight are aborted and nothing starts after them; then one line says how far it
 /// got and that a re-run finishes it, and the exit status is 130 (as shells report SIGINT). A
 /// second signal ends the process at once. The signals are received by Dispatch sources, on
-/// Dispatch's queue: the handler only flags and cancels, it never blocks.
+/// Dispatch's queue: the handler only flags, cancels and starts the deadline thread; it never blocks.
 enum Interruption {
     private static let interrupted = Atomic<Bool>(false)
     /// The last progress a command reported: what was done of what, and whether it writes.
@@ -29,11 +29,16 @@ enum Interruption {
                 if interrupted.exchange(true, ordering: .relaxed) { Foundation.exit(130) }
                 cancel()
                 // Work that does not look at cancellation (generating a large dataset) would
-                // outlive the signal: after 5 s the process ends anyway, with the same line.
-                DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
+                // outlive the signal: after 5 s the process ends anyway, with the same line. The
+                // wait and the write (stderr may be a full pipe) run on a thread of their own,
+                // not on Dispatch's global queues.
+                let deadline = Thread {
+                    Thread.sleep(forTimeInterval: 5)
                     FileHandle.standardError.write(Data((message + "\n").utf8))
                     Foundation.exit(130)
                 }
+                deadline.name = "azseed.interrupt-deadline"
+                deadline.start()
             }
             source.resume()
             sources.append(source)
