@@ -192,21 +192,5 @@ extension Inference {
         "# " + escaped(text)
     }
 
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x22: out += "\\\""
-            case 0x5C: out += "\\\\"
-            case 0x0A: out += "\\n"
-            case 0x0D: out += "\\r"
-            case 0x09: out += "\\t"
-            case 0x00..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF:
-                out += "\\u" + String(format: "%04X", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func escaped(_ text: String) -> String { Printable.escaped(text) }
 }

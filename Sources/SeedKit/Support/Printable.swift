@@ -1,15 +1,23 @@
-/// Text from outside (a dataset's name, a key) made safe to print on one terminal line.
+/// Text from outside (a scanned value, a dataset's name) made safe for one line: inside a YAML
+/// double-quoted scalar or comment, and on a terminal.
 public enum Printable {
-    /// `text` with control characters (C0, DEL, C1), line and paragraph separators and the
-    /// BOM written as `\u{…}`: it can neither end the line nor drive the terminal.
+    /// `text` with `"` and `\` escaped, `\n`, `\r` and `\t` as such, and every other control
+    /// character (C0, DEL, C1), line and paragraph separator, BOM and non-character as `\uXXXX`:
+    /// it can neither end the line (or the quoted scalar) nor drive the terminal. These are
+    /// YAML's double-quoted escapes, so the text loads back byte for byte.
     public static func escaped(_ text: String) -> String {
         var out = ""
+        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
-            let v = scalar.value
-            if v < 0x20 || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029 || v == 0xFEFF {
-                out += "\\u{" + String(v, radix: 16, uppercase: true) + "}"
-            } else {
-                out.unicodeScalars.append(scalar)
+            switch scalar.value {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0x00..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF:
+                out += "\\u" + String(format: "%04X", scalar.value)
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out

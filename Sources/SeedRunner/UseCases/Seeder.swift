@@ -18,9 +18,6 @@ public struct Seeder: Sendable {
         self.tool = tool
     }
 
-    /// What an apply did.
-    public typealias Applied = AppliedPlan
-
     /// The dataset made and checked at `--now` or the clock, before the target is opened.
     /// Loading reads files and generating hashes them: on the blocking threads, not the pool.
     public func prepare(_ request: DatasetRequest) async throws -> GeneratedDataset {
@@ -69,7 +66,7 @@ public struct Seeder: Sendable {
 
     /// Plans, tells the observer, records the apply in the target's ledger and carries the
     /// plan out.
-    public func apply(_ request: DatasetRequest, prune: Bool, concurrency: Int) async throws -> Applied {
+    public func apply(_ request: DatasetRequest, prune: Bool, concurrency: Int) async throws -> AppliedPlan {
         let prepared = try await prepareForLedger(request)
         return try await session { session in
             // Digests always: the ledger records the desired state's.
@@ -87,7 +84,7 @@ public struct Seeder: Sendable {
 
     /// Carries out a saved plan, only if the plan made again now is the same (nothing written
     /// otherwise).
-    public func apply(_ saved: SavedPlan, concurrency: Int) async throws -> Applied {
+    public func apply(_ saved: SavedPlan, concurrency: Int) async throws -> AppliedPlan {
         try await session { session in
             let plan = try await session.replan(saved) { observer.reading($0) }
             return try await execute(
@@ -150,7 +147,7 @@ public struct Seeder: Sendable {
     func execute(
         _ plan: Plan, reference: ReferenceTime, in session: StorageSession, concurrency: Int,
         clock: @Sendable () -> EdmDateTime
-    ) async throws -> Applied {
+    ) async throws -> AppliedPlan {
         try await observer.planned(plan)
         let access = try await session.recordApply(plan, reference: reference, tool: tool, appliedAt: clock())
         if case .unavailable(let why) = access, case .available = reference.ledger {
@@ -161,7 +158,7 @@ public struct Seeder: Sendable {
         if !plan.isEmpty {
             report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
         }
-        return Applied(
+        return AppliedPlan(
             plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote, streamedBecause: nil)
     }
 

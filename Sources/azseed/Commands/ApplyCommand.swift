@@ -49,7 +49,7 @@ struct ApplyCommand: AsyncParsableCommand {
         let observer = ConsoleObserver(target: target) { plan in try await output.emit(plan, printJSON: false) }
         defer { observer.finish() }
         let seeder = Seeder(target: target, observer: observer, tool: "azseed \(Azseed.version)")
-        let applied: Seeder.Applied
+        let applied: AppliedPlan
         if let file = plan {
             // The saved plan is made again from its own inputs and carried out only if nothing
             // changed since it was saved.
