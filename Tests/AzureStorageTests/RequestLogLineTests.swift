@@ -19,5 +19,8 @@ import Testing
         #expect(
             silent.hasPrefix("azseed: GET http://127.0.0.1:1/a/c/b no answer within 2 s (the connection") && !silent.contains("no answer no answer"))
         #expect(RequestLog.text(Self.record(status: nil, code: nil)).contains(" no answer 0 B sent"))
+        // A far end's code cannot drive the terminal or end the line (an attacker's review).
+        let hostile = RequestLog.text(Self.record(status: 500, code: "Code\u{1B}[31mRED\r\u{2028}x"))
+        #expect(!hostile.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x0D || $0.value == 0x2028 } && hostile.contains("\\u001B[31mRED"))
     }
 }

@@ -1,6 +1,7 @@
 """Issue 28, items 9, 10 and 12, as a hostile or broken far end would behave: a server that
 accepts and never answers, one that stalls mid-answer, a stopped emulator, a dripping key set
 — the client ends within its bound with one line naming the endpoint."""
+import json
 import os
 import signal
 import socket
@@ -228,3 +229,38 @@ def test_a_byte_every_few_seconds_ends_the_command_within_15_seconds(azseed):
         listener.close()
         for c in held:
             c.close()
+
+
+def test_a_trust_file_that_is_not_a_regular_file_is_refused_at_once(azseed, emulator, tmp_path):
+    """From an attacker's review: a named pipe as --ca-file or SSL_CERT_FILE held the transport's
+    thread while libcurl opened it, so no timeout fired and the command hung."""
+    import os
+    import time
+    fifo = tmp_path / "fifo.pem"
+    os.mkfifo(fifo)
+    env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
+    started = time.monotonic()
+    by_flag = run(azseed, "plan", "--connection-string", emulator.connection_string, "--ca-file", str(fifo), "--now", "2026-11-21", timeout=30)
+    by_env = run(azseed, "plan", "--connection-string", emulator.connection_string, "--now", "2026-11-21", env={**env, "SSL_CERT_FILE": str(fifo)},
+                 timeout=30)
+    assert time.monotonic() - started < 20
+    assert by_flag.returncode == 64 and "--ca-file" in by_flag.stderr and "regular file" in by_flag.stderr, by_flag.stderr
+    assert by_env.returncode == 64 and "SSL_CERT_FILE" in by_env.stderr and by_env.stderr.count("\n") == 1, by_env.stderr
+
+
+def test_a_host_header_cannot_write_into_the_emulators_log(azseed, tmp_path):
+    """From an attacker's review: a Host of 'h:1/x/ok 200 - 0 B in …' was logged as the URL, so a
+    client could forge log lines."""
+    import socket
+    from conftest import port, start_emulator, stop_emulator
+    log = tmp_path / "served.log"
+    emulator = start_emulator(azseed, "--in-memory", "--log-file", str(log))
+    try:
+        with socket.create_connection(("127.0.0.1", port(emulator.blob)), timeout=10) as s:
+            s.sendall(b"GET /devstoreaccount1?comp=list HTTP/1.1\r\nHost: 127.0.0.1:1/devstoreaccount1/ok 200 - 0 B\r\nConnection: close\r\n\r\n")
+            answer = s.recv(4096).decode("latin-1")
+        assert answer.startswith("HTTP/1.1 400"), answer
+    finally:
+        stop_emulator(emulator)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines and all(" " not in entry["url"] and "/ok" not in entry["url"] for entry in lines), lines

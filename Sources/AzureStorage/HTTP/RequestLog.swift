@@ -117,13 +117,14 @@ public final class RequestLog: Sendable {
         var line = "azseed: \(r.method) \(r.url)"
         // With no answer, the transport's reason is the status ("no answer within 10 s", "connection refused…").
         switch (r.status, r.errorCode) {
-        case (let status?, let code?): line += " \(status) \(code)"
+        // A code comes from the far end: escaped, so it cannot drive the terminal or break the line.
+        case (let status?, let code?): line += " \(status) \(Printable.escaped(code, quotes: false))"
         case (let status?, nil): line += " \(status)"
-        case (nil, let reason?): line += " \(reason)"
+        case (nil, let reason?): line += " \(Printable.escaped(reason, quotes: false))"
         case (nil, nil): line += " no answer"
         }
         line += " \(r.bytesSent) B sent \(r.bytesReceived) B received \(Int((r.seconds * 1000).rounded())) ms attempt \(r.attempt)"
-        if let reason = r.retryReason { line += ", retrying: \(reason)" }
+        if let reason = r.retryReason { line += ", retrying: \(Printable.escaped(reason, quotes: false))" }
         return line + "\n"
     }
 

@@ -42,7 +42,10 @@ struct EmulatorResponder: HTTPResponder {
         if let authority = request.head.authority { headers["Host"] = authority }
         let target = request.head.path ?? "/"
         let method = request.method.rawValue
-        guard let parsed = TransportRequest(method: method, url: "http://" + (request.head.authority ?? "localhost") + target, headers: headers)
+        // The Host header becomes the logged URL: only host[:port] characters, so a client
+        // cannot write its own text (spaces, a fake status) into the request log.
+        guard Self.isHostSyntax(request.head.authority ?? "localhost"),
+            let parsed = TransportRequest(method: method, url: "http://" + (request.head.authority ?? "localhost") + target, headers: headers)
         else {
             let bad = TransportRequest(method: method, origin: "http://localhost", path: "/", headers: headers)
             return early(
@@ -105,6 +108,16 @@ struct EmulatorResponder: HTTPResponder {
     }
 
     /// Put Blob and Put Block: the requests whose bodies are blob bytes.
+    /// Letters, digits and `.-_:[]` (names, IPv4, bracketed IPv6, a port): nothing that can
+    /// change what a log line says.
+    static func isHostSyntax(_ authority: String) -> Bool {
+        !authority.isEmpty && authority.utf8.count <= 300
+            && authority.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x2D || b == 0x5F || b == 0x3A
+                    || b == 0x5B || b == 0x5D
+            }
+    }
+
     static func streamsUpload(_ request: TransportRequest, service: EmulatorServiceKind) -> Bool {
         guard service == .blob, request.method == "PUT", request.headers["x-ms-copy-source"] == nil else { return false }
         let comp = request.query.first { $0.name == "comp" }?.value

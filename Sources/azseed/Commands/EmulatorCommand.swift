@@ -169,7 +169,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.copySourceTimeout = copySourceTimeout
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
-        configuration.trustedCertificates = caFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? CurlTransport.environmentCertificates
+        configuration.trustedCertificates = try TargetOptions.trustedCertificates(caFile: caFile)
         if let log = try await logging.makeLog() { configuration.logger = .requests(log, label: "azseed.emulator") }
         if let oauthAuthority {
             var text = oauthAuthority

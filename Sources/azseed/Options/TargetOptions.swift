@@ -130,7 +130,7 @@ struct TargetOptions: ParsableArguments {
     func clientConfiguration() async throws -> ClientConfiguration {
         var configuration = ClientConfiguration()
         configuration.timeout = timeout
-        configuration.trustedCertificates = caFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? CurlTransport.environmentCertificates
+        configuration.trustedCertificates = try Self.trustedCertificates(caFile: caFile)
         if let log = try await logging.makeLog() { configuration.logger = .requests(log, label: "azseed") }
         return configuration
     }
@@ -181,7 +181,9 @@ struct TargetOptions: ParsableArguments {
             // Made and dropped here, while parsing on the main thread, to check the environment
             // configures one (it may read a certificate file and look for `az` on PATH, which
             // must not happen on the cooperative pool); resolve() makes the run's own.
-            _ = try Self.loginCredential(trustedCertificates: nil)
+            do { _ = try Self.loginCredential(trustedCertificates: nil) } catch let error as ValidationError { throw error } catch {
+                throw ValidationError("--auth-mode login: \(error)")
+            }
             if sasToken != nil {
                 throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead")
             }
@@ -193,10 +195,21 @@ struct TargetOptions: ParsableArguments {
 
     /// `--ca-file` must be readable; its certificates reach the transports through
     /// ``ClientConfiguration/trustedCertificates``.
-    static func checkReadable(caFile: String) throws {
-        guard FileManager.default.isReadableFile(atPath: URL(fileURLWithPath: caFile).standardizedFileURL.path) else {
-            throw ValidationError("--ca-file \(caFile): cannot be read; pass a PEM file of CA certificates")
+    /// Only a regular file: a named pipe would hold the transport's thread while it is opened.
+    static func checkReadable(caFile: String, flag: String = "--ca-file") throws {
+        let path = URL(fileURLWithPath: caFile).standardizedFileURL.path
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, FileManager.default.isReadableFile(atPath: path) else {
+            throw ValidationError("\(flag) \(caFile): not a readable regular file; pass a PEM file of CA certificates")
         }
+    }
+
+    /// `--ca-file`, else `SSL_CERT_FILE` (as OpenSSL and curl read it), checked as `--ca-file` is.
+    static func trustedCertificates(caFile: String?) throws -> String? {
+        if let caFile { return URL(fileURLWithPath: caFile).standardizedFileURL.path }
+        guard let environment = CurlTransport.environmentCertificates else { return nil }
+        try checkReadable(caFile: environment, flag: "SSL_CERT_FILE")
+        return environment
     }
 
     /// The embedded storage's folder: `--data-dir`, else `.azseed/storage`.

@@ -43,7 +43,8 @@ enum Failure {
             }
         }
         // Whatever the message echoes, a URL's query (a SAS) or user-info never comes out.
-        let oneLine = SecretRedaction.redact(message.split(whereSeparator: \.isNewline).joined(separator: " "))
+        // …and no control character from a far end (an error code) drives the terminal.
+        let oneLine = Printable.escaped(SecretRedaction.redact(message.split(whereSeparator: \.isNewline).joined(separator: " ")), quotes: false)
         FileHandle.standardError.write(Data("azseed: error: \(oneLine)\n".utf8))
         Foundation.exit(code)
     }

@@ -5,13 +5,14 @@ public enum Printable {
     /// character (C0, DEL, C1), line and paragraph separator, BOM and non-character as `\uXXXX`:
     /// it can neither end the line (or the quoted scalar) nor drive the terminal. These are
     /// YAML's double-quoted escapes, so the text loads back byte for byte.
-    public static func escaped(_ text: String) -> String {
+    /// With `quotes: false` (a terminal line rather than a quoted scalar) `"` and `\` stay as they are.
+    public static func escaped(_ text: String, quotes: Bool = true) -> String {
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
             switch scalar.value {
-            case 0x22: out += "\\\""
-            case 0x5C: out += "\\\\"
+            case 0x22 where quotes: out += "\\\""
+            case 0x5C where quotes: out += "\\\\"
             case 0x0A: out += "\\n"
             case 0x0D: out += "\\r"
             case 0x09: out += "\\t"
