@@ -122,7 +122,7 @@ public struct Executor: Sendable {
             if let metadata = container.metadata { try await blobs.setContainerMetadata(container.name, metadata: metadata) }
         } catch let error as AzureStorageError where error.code == .publicAccessNotPermitted {
             throw RunError(
-                "\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with --access private (anonymous image URLs will not work) or allow blob public access on the storage account"
+                "\(doing): the account does not permit public access (409 PublicAccessNotPermitted), so access '\(container.access.rawValue)' cannot be set; nothing else was written. Rerun with \(Setting.privateAccess) (anonymous image URLs will not work) or allow blob public access on the storage account"
             )
         } catch {
             throw RunError.explaining(error, while: doing)

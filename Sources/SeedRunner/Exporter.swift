@@ -37,7 +37,7 @@ public struct Exporter: Sendable {
             var written = 0
             for table in tableNames {
                 guard try await tables.tableExists(table) else {
-                    throw RunError("table '\(table)' does not exist in \(target.displayName); pass the right --table")
+                    throw RunError("table '\(table)' does not exist in \(target.displayName); pass the right \(Setting.table)")
                 }
                 let writer = try await BlockingPool.run { OnlyHere(try builder.value.openTable(table)) }
                 for try await page in tables.query(table, fullMetadata: true) {
@@ -74,7 +74,7 @@ public struct Exporter: Sendable {
     private func export(container: String, into builder: OnlyHere<SnapshotBuilder>) async throws {
         guard let access = try await blobs.containerProperties(container) else {
             let place = target.embeddedDataDirectory.map { "the embedded storage in \($0)" } ?? "\(target.account) (\(target.blobEndpoint))"
-            throw RunError("container '\(container)' does not exist in \(place); pass the right --container")
+            throw RunError("container '\(container)' does not exist in \(place); pass the right \(Setting.container)")
         }
         builder.value.addContainer(container, access: access, metadata: try await blobs.containerMetadata(container) ?? [:])
         for try await page in blobs.list(container: container) {

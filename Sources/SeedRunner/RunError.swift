@@ -3,9 +3,9 @@ import AzureStorage
 /// A failure of a storage command, as one line a user can act on: what failed, where (URL
 /// without secrets, entity keys) and what to do.
 public struct RunError: Error, Sendable, CustomStringConvertible, PersonFacingError {
-    public var description: String
+    public var phrase: Phrase
 
-    public init(_ description: String) { self.description = description }
+    public init(_ phrase: Phrase) { self.phrase = phrase }
 
     /// Turns a client error into a `RunError` that says what to do about it.
     public static func explaining(_ error: Error, while doing: String) -> Error {
@@ -16,11 +16,11 @@ public struct RunError: Error, Sendable, CustomStringConvertible, PersonFacingEr
         }
     }
 
-    static func explain(_ error: AzureStorageError, while doing: String) -> String {
+    static func explain(_ error: AzureStorageError, while doing: String) -> Phrase {
         switch (error.kind, error.status, error.code) {
         case (.transport, _, _):
             return
-                "\(doing): cannot reach \(error.url): \(error.message); check the endpoint in the connection string and that the service is running"
+                "\(doing): cannot reach \(error.url): \(error.message)\(error.remedy.map { "; \($0)" as Phrase } ?? ""); check the endpoint in the connection string and that the service is running"
         case (.credential, let status?, _) where status == 400 || status == 401:
             return "\(doing): signing in failed: \(error); check AZURE_TENANT_ID, AZURE_CLIENT_ID and the client secret or certificate"
         case (.credential, _, _):

@@ -22,7 +22,7 @@ public struct SavedPlan: Sendable {
             // Loaded only to name it in the message; the plan's own folder is loaded below.
             let dataset = try Dataset.load(directory: chosenDataset)
             throw RunError(
-                "\(file): the plan is for dataset '\(header.dataset)' (\(header.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with 'azseed plan --out FILE'"
+                "\(file): the plan is for dataset '\(header.dataset)' (\(header.datasetDirectory)), not '\(dataset.name)' (\(dataset.directory.standardizedFileURL.path)); make a plan for this dataset with \(Setting.savePlan)"
             )
         }
         let dataset = try Dataset.load(directory: URL(fileURLWithPath: header.datasetDirectory))
@@ -33,7 +33,7 @@ public struct SavedPlan: Sendable {
         // later run without --now can make the same data from it.
         if let now = header.now, !now.isInAzureRange || (try? ResolvedWindow.resolve(dataset.window, now: now, from: nil, to: nil)) == nil {
             throw RunError(
-                "\(file): its 'now' \(now.shortISO8601) gives dataset '\(dataset.name)' no window; the plan was edited — make a new plan with 'azseed plan --out FILE'"
+                "\(file): its 'now' \(now.shortISO8601) gives dataset '\(dataset.name)' no window; the plan was edited — make a new plan with \(Setting.savePlan)"
             )
         }
         let options = GenerationOptions(
@@ -50,7 +50,7 @@ extension StorageSession {
         try run.checkTarget(of: saved.header, file: saved.file)
         guard saved.header.shard == run.shard else {
             throw RunError(
-                "\(saved.file): the plan was made for \(saved.header.shard.map { "shard \($0)" } ?? "the whole target"), not \(run.shard.map { "shard \($0)" } ?? "the whole target"); run 'azseed apply --plan' with the plan's --shard"
+                "\(saved.file): the plan was made for \(saved.header.shard.map { "shard \($0)" } ?? "the whole target"), not \(run.shard.map { "shard \($0)" } ?? "the whole target"); run \(Setting.applySavedPlan) with the plan's \(Setting.shard)"
             )
         }
         let fresh = try await plan(

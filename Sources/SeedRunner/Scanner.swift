@@ -18,6 +18,8 @@ public struct ScanOptions: Sendable {
     public var keepsBlobNames: Bool { copyValues || copyBlobs }
     /// The new dataset's name.
     public var name: String
+    /// How the dataset's comments and the summary spell the settings they name.
+    public var names: SettingNames = .library
 
     public init(containers: [String]?, tables: [String]?, sample: Int, copyBlobs: Bool, name: String) {
         self.containers = containers
@@ -55,10 +57,10 @@ public struct Scanner: Sendable {
         var report = ScanReport()
         let wanted = { (name: String, list: [String]?) in list.map { $0.contains { $0.isExactly(name) } } ?? true }
         for name in options.containers ?? [] where !snapshot.containers.contains(where: { $0.name.isExactly(name) }) {
-            throw RunError("container '\(name)' is not in the snapshot \(directory.path); pass the right --container")
+            throw RunError("container '\(name)' is not in the snapshot \(directory.path); pass the right \(Setting.container)")
         }
         for name in options.tables ?? [] where !snapshot.tables.contains(where: { $0.name.isExactly(name) }) {
-            throw RunError("table '\(name)' is not in the snapshot \(directory.path); pass the right --table")
+            throw RunError("table '\(name)' is not in the snapshot \(directory.path); pass the right \(Setting.table)")
         }
         let chosen = snapshot.containers.filter { wanted($0.name, options.containers) }
         let containers = chosen.map { c in ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) })
@@ -89,7 +91,7 @@ public struct Scanner: Sendable {
         let input = ScanInput(
             name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
             containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs,
-            copyValues: options.copyValues)
+            copyValues: options.copyValues, names: options.names)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary
         try await write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
@@ -114,7 +116,7 @@ public struct Scanner: Sendable {
             if options.containers == nil { containerNames = try await run.blobs.listContainers() }
             for name in containerNames {
                 guard let access = try await run.blobs.containerProperties(name) else {
-                    throw RunError("container '\(name)' does not exist in \(run.target.displayName); pass the right --container")
+                    throw RunError("container '\(name)' does not exist in \(run.target.displayName); pass the right \(Setting.container)")
                 }
                 var blobs: [(name: String, size: Int, contentType: String)] = []
                 for try await page in run.blobs.list(container: name) {
@@ -129,7 +131,7 @@ public struct Scanner: Sendable {
             if options.tables == nil { tableNames = try await run.tables.listTables().filter { !ReservedNames.isLedger($0) } }
             for table in tableNames {
                 guard try await run.tables.tableExists(table) else {
-                    throw RunError("table '\(table)' does not exist in \(run.target.displayName); pass the right --table")
+                    throw RunError("table '\(table)' does not exist in \(run.target.displayName); pass the right \(Setting.table)")
                 }
                 for try await page in run.tables.query(table, fullMetadata: true) {
                     for decoded in page {
@@ -155,7 +157,7 @@ public struct Scanner: Sendable {
         let input = ScanInput(
             name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
             containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs,
-            copyValues: options.copyValues)
+            copyValues: options.copyValues, names: options.names)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary + report.summary
         let run = self.run
@@ -182,7 +184,9 @@ public struct Scanner: Sendable {
                 return !existed
             }
         } catch {
-            throw RunError("--out \(folder.path): cannot write the dataset there (\(FileProblem.describe(error))); choose a folder you can write to")
+            throw RunError(
+                "\(Setting.outputFolder) \(folder.path): cannot write the dataset there (\(FileProblem.describe(error))); choose a folder you can write to"
+            )
         }
         do {
             var index = 0
@@ -218,7 +222,9 @@ public struct Scanner: Sendable {
                 }
             }
             if error is AzureStorageError || error is RunError { throw RunError.explaining(error, while: "copying blobs into \(folder.path)") }
-            throw RunError("--out \(folder.path): cannot write the blobs there (\(FileProblem.describe(error))); choose a folder you can write to")
+            throw RunError(
+                "\(Setting.outputFolder) \(folder.path): cannot write the blobs there (\(FileProblem.describe(error))); choose a folder you can write to"
+            )
         }
     }
 
@@ -235,16 +241,22 @@ public struct Scanner: Sendable {
         var parent = folder.deletingLastPathComponent()
         while parent.path != "/" && !parent.path.isEmpty {
             if FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory) {
-                if !isDirectory.boolValue { throw RunError("--out \(folder.path): \(parent.path) is a file, not a folder; choose another --out") }
+                if !isDirectory.boolValue {
+                    throw RunError(
+                        "\(Setting.outputFolder) \(folder.path): \(parent.path) is a file, not a folder; choose another \(Setting.outputFolder)")
+                }
                 break
             }
             parent = parent.deletingLastPathComponent()
         }
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) else { return }
-        guard isDirectory.boolValue else { throw RunError("--out \(folder.path): is a file, not a folder; choose another --out") }
+        guard isDirectory.boolValue else {
+            throw RunError("\(Setting.outputFolder) \(folder.path): is a file, not a folder; choose another \(Setting.outputFolder)")
+        }
         guard (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true else {
             throw RunError(
-                "--out \(folder.path): is not an empty folder; scan writes a dataset into a new or empty folder, so nothing of yours is overwritten")
+                "\(Setting.outputFolder) \(folder.path): is not an empty folder; scan writes a dataset into a new or empty folder, so nothing of yours is overwritten"
+            )
         }
     }
 }

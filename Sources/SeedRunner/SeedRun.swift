@@ -69,7 +69,7 @@ public struct SeedRun: Sendable {
                     for try await page in tables.query(group.table, filter: .partition(partition), select: ["PartitionKey", "RowKey"]) {
                         if let foreign = page.first(where: { !keys.contains(ExactString($0.entity.rowKey)) }) {
                             throw RunError(
-                                "shard \(shard): table \(group.table), partition '\(partition)' holds an entity under a RowKey the dataset does not make (\(foreign.entity.rowKey)); natural-key recognition needs the whole partition, so run this plan once without --shard (with --prune to remove entities not in the dataset)"
+                                "shard \(shard): table \(group.table), partition '\(partition)' holds an entity under a RowKey the dataset does not make (\(foreign.entity.rowKey)); natural-key recognition needs the whole partition, so run this plan once without \(Setting.shard) (with \(Setting.prune) to remove entities not in the dataset)"
                             )
                         }
                     }
@@ -102,7 +102,7 @@ public struct SeedRun: Sendable {
     public func checkTarget(of saved: PlanHeader, file: String) throws(RunError) {
         guard saved.target == target else {
             throw RunError(
-                "\(file): the plan was made for \(saved.target.displayName), not \(target.displayName); make a plan for this target with 'azseed plan --out FILE'"
+                "\(file): the plan was made for \(saved.target.displayName), not \(target.displayName); make a plan for this target with \(Setting.savePlan)"
             )
         }
     }
@@ -112,12 +112,12 @@ public struct SeedRun: Sendable {
     public static func checkUnchanged(saved: PlanHeader, fresh: Plan, file: String) throws(RunError) {
         if saved.desiredDigest != fresh.header.desiredDigest {
             throw RunError(
-                "\(file): the dataset files in \(saved.datasetDirectory) changed since the plan was made; make a new plan with 'azseed plan --out FILE'"
+                "\(file): the dataset files in \(saved.datasetDirectory) changed since the plan was made; make a new plan with \(Setting.savePlan)"
             )
         }
         if saved.observedDigest != fresh.header.observedDigest {
             throw RunError(
-                "\(file): \(fresh.header.target.displayName) changed since the plan was made; nothing was written. Review the changes with 'azseed plan' and save a new plan"
+                "\(file): \(fresh.header.target.displayName) changed since the plan was made; nothing was written. Review the changes with \(Setting.planCommand) and save a new plan"
             )
         }
     }

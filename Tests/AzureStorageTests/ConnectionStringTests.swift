@@ -87,18 +87,20 @@ import Testing
             tableEndpoint: "http://127.0.0.1:10002/devstoreaccount1", sasToken: nil)
         #expect(local.name == "devstoreaccount1" && local.blobEndpoint.absoluteString == "http://127.0.0.1:10000/devstoreaccount1")
         #expect(local.credential == .sas(SASToken(sas)!))
-        let refused: [(String?, String?, String?, String?, String)] = [
-            (nil, "http://127.0.0.1:1/a?\(sas)", "http://127.0.0.1:2/a", "sv=1&sig=b3RoZXI%3D", "different SAS tokens"),
-            (nil, "http://127.0.0.1:1/a", nil, sas, "--table-endpoint"),
-            ("Bad_Name", nil, nil, sas, "--account-name"),
-            (nil, "ftp://h/a", "http://127.0.0.1:2/a", sas, "--blob-endpoint"),
+        let refused: [(String?, String?, String?, String?, String, Setting)] = [
+            (nil, "http://127.0.0.1:1/a?\(sas)", "http://127.0.0.1:2/a", "sv=1&sig=b3RoZXI%3D", "different SAS tokens", .sasToken),
+            (nil, "http://127.0.0.1:1/a", nil, sas, "give", .tableEndpoint),
+            ("Bad_Name", nil, nil, sas, "not a storage account name", .accountName),
+            (nil, "ftp://h/a", "http://127.0.0.1:2/a", sas, "ftp", .blobEndpoint),
         ]
-        for (name, blob, table, token, says) in refused {
+        for (name, blob, table, token, says, setting) in refused {
             #expect(
                 performing: { _ = try ConnectionString.account(accountName: name, blobEndpoint: blob, tableEndpoint: table, sasToken: token) },
                 throws: { error in
-                    let message = "\(error)"
-                    return (error as? AzureStorageError)?.kind == .invalidConnectionString && message.contains(says)
+                    // The library names the option as a Setting; the program spells it.
+                    guard let refusal = error as? AccountOptionsError else { return false }
+                    let message = refusal.phrase.rendered(SettingNames { "<\($0.rawValue)>" })
+                    return message.contains(says) && message.contains("<\(setting.rawValue)>") && !message.contains("--")
                         && !message.contains("c2lnbmF0dXJl") && !message.contains("b3RoZXI")
                 })
         }

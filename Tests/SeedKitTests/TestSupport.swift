@@ -40,7 +40,7 @@ enum TestSupport {
         } catch let error as DatasetError {
             return error.description
         } catch let error as GenerationError {
-            return error.message
+            return error.message.description
         }
         return "no error"
     }

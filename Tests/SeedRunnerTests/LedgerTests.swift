@@ -44,7 +44,7 @@ import Testing
             // With the ledger: the recorded reference time, so nothing to do.
             let (desired, reference) = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false)
             #expect(reference.source == .recorded && reference.value == Self.day1 && reference.move == nil)
-            #expect(reference.note?.contains("as recorded by the apply of 2026-11-25") == true)
+            #expect(reference.note?.description.contains("as recorded by the apply of 2026-11-25") == true)
             let plan = try await session.plan(desired, counts: ["event": 20], access: nil, prune: false, digests: false)
             #expect(plan.isEmpty && plan.header.now == Self.day1)
         }
@@ -139,7 +139,7 @@ import Testing
                     _ = try await ledger.applyRecord(dataset: "speakeasy")
                     Issue.record("a record with \(name) = \(value) was accepted")
                 } catch let error as LedgerRecordDamaged {
-                    #expect(!error.description.contains("\n") && (error.description.contains("--now")), "\(error)")
+                    #expect(!error.description.contains("\n") && error.phrase.settings.contains(.referenceTime), "\(error)")
                 }
             }
         }
@@ -208,7 +208,9 @@ import Testing
                 _ = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false)
             }
             let (_, reference) = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: true)
-            #expect(reference.replaces != nil && reference.note?.contains("--now is used instead") == true)
+            #expect(
+                reference.replaces != nil && reference.note?.description.contains("is used instead") == true
+                    && reference.note?.settings.last == .referenceTime)
             _ = try await Self.apply(clock: Self.day2, requested: true, in: session)
             let (_, healed) = try await session.atReferenceTime(try Self.prepared(clock: Self.day2), requested: false)
             #expect(healed.source == .recorded && healed.value == Self.day2)

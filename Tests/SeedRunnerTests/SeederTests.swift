@@ -17,7 +17,7 @@ import Testing
     final class Recorder: RunObserver {
         let plans = Mutex<[Plan]>([])
         let notes = Mutex<[String]>([])
-        func note(_ text: String) { notes.withLock { $0.append(text) } }
+        func note(_ text: Phrase) { notes.withLock { $0.append(text.description) } }
         func planned(_ plan: Plan) async throws { plans.withLock { $0.append(plan) } }
     }
 
@@ -30,7 +30,7 @@ import Testing
 
         let applied = try await seeder.apply(request, prune: false, concurrency: 8)
         #expect(applied.report.created == 1 + 8 + 1 + 8 + 20)
-        #expect(recorder.plans.withLock { $0.count } == 1 && applied.servingNote?.contains("azseed emulator") == true)
+        #expect(recorder.plans.withLock { $0.count } == 1 && applied.servingNote?.settings.first == .emulatorCommand)
         #expect(recorder.notes.withLock { $0.contains { $0.hasPrefix("dataset speakeasy, seed 2012") } })
 
         // Without --now, the next run takes the recorded time: the same data.

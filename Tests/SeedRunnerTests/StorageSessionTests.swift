@@ -21,7 +21,7 @@ import Testing
         try await StorageSession.with(
             .embedded(dataDirectory: folder.appendingPathComponent("storage"), provider: EmulatorEmbeddedStorage()), command: "StorageSessionTests"
         ) { session in
-            #expect(session.servesHere && session.servingNote?.contains("azseed emulator") == true)
+            #expect(session.servesHere && session.servingNote?.settings.first == .emulatorCommand)
             let plan = try await session.plan(desired, counts: ["event": 20], access: nil, prune: false, digests: true)
             #expect(plan.summary.create == 1 + 8 + 1 + 8 + 20)
 

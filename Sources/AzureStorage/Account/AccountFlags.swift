@@ -5,15 +5,13 @@ extension ConnectionString {
     /// cloud's endpoints of `accountName` or explicit `blobEndpoint`/`tableEndpoint`, and a SAS
     /// given on its own (`sasToken`, a leading `?` allowed) or as the query of an endpoint URL
     /// (az's `--blob-endpoint "https://…?sv=…"`). Several SAS must be the same token. Errors
-    /// name the option, never the token.
-    public static func account(accountName: String?, blobEndpoint: String?, tableEndpoint: String?, sasToken: String?) throws(AzureStorageError)
+    /// name the option (a ``Setting``), never the token.
+    public static func account(accountName: String?, blobEndpoint: String?, tableEndpoint: String?, sasToken: String?) throws(AccountOptionsError)
         -> StorageAccount
     {
-        func refuse(_ reason: String) -> AzureStorageError {
-            AzureStorageError(kind: .invalidConnectionString, operation: "Read account options", url: "", message: reason)
-        }
-        var tokens: [(String, SASToken)] = []
-        func split(_ endpoint: String?, _ option: String) throws(AzureStorageError) -> String? {
+        func refuse(_ reason: Phrase) -> AccountOptionsError { AccountOptionsError(phrase: reason) }
+        var tokens: [(Setting, SASToken)] = []
+        func split(_ endpoint: String?, _ option: Setting) throws(AccountOptionsError) -> String? {
             guard let endpoint else { return nil }
             guard let mark = endpoint.firstIndex(of: "?") else { return endpoint }
             let query = String(endpoint[endpoint.index(after: mark)...])
@@ -23,21 +21,21 @@ extension ConnectionString {
             tokens.append((option, token))
             return String(endpoint[..<mark])
         }
-        let blob = try split(blobEndpoint, "--blob-endpoint")
-        let table = try split(tableEndpoint, "--table-endpoint")
+        let blob = try split(blobEndpoint, .blobEndpoint)
+        let table = try split(tableEndpoint, .tableEndpoint)
         if let sasToken {
             guard let token = SASToken(sasToken) else {
-                throw refuse("--sas-token is not a SAS token with a 'sig' parameter (the token is not shown)")
+                throw refuse("\(Setting.sasToken) is not a SAS token with a 'sig' parameter (the token is not shown)")
             }
-            tokens.append(("--sas-token", token))
+            tokens.append((.sasToken, token))
         }
         if let first = tokens.first, let other = tokens.dropFirst().first(where: { $0.1 != first.1 }) {
-            throw refuse("\(first.0) and \(other.0) carry different SAS tokens; give one token, with --sas-token")
+            throw refuse("\(first.0) and \(other.0) carry different SAS tokens; give one token, with \(Setting.sasToken)")
         }
-        guard blob != nil || accountName != nil else { throw refuse("give --account-name, or --blob-endpoint and --table-endpoint") }
-        guard table != nil || accountName != nil else { throw refuse("give --account-name, or --blob-endpoint and --table-endpoint") }
+        guard blob != nil || accountName != nil else { throw refuse(Self.accountNeeded) }
+        guard table != nil || accountName != nil else { throw refuse(Self.accountNeeded) }
         if let accountName, StorageNames.accountProblem(accountName) != nil {
-            throw refuse("--account-name '\(accountName)' is not a storage account name (3 to 24 lowercase letters and digits)")
+            throw refuse("\(Setting.accountName) '\(accountName)' is not a storage account name (3 to 24 lowercase letters and digits)")
         }
         var parts: [String] = []
         if let accountName { parts.append("AccountName=\(accountName)") }
@@ -49,9 +47,27 @@ extension ConnectionString {
         do {
             return try read(parts.joined(separator: ";"))
         } catch {
-            throw refuse(
-                error.reason.replacingOccurrences(of: "BlobEndpoint", with: "--blob-endpoint").replacingOccurrences(
-                    of: "TableEndpoint", with: "--table-endpoint"))
+            throw refuse(naming(error.reason))
         }
     }
+
+    static let accountNeeded: Phrase = "give \(Setting.accountName), or \(Setting.blobEndpoint) and \(Setting.tableEndpoint)"
+
+    /// A connection-string reason about the endpoints the options made, naming the options.
+    private static func naming(_ reason: String) -> Phrase {
+        var phrase = Phrase(verbatim: "")
+        var rest = Substring(reason)
+        while let found = rest.firstRange(of: /BlobEndpoint|TableEndpoint/) {
+            phrase = phrase + Phrase(verbatim: String(rest[..<found.lowerBound]))
+            phrase = phrase + "\(rest[found] == "BlobEndpoint" ? Setting.blobEndpoint : Setting.tableEndpoint)"
+            rest = rest[found.upperBound...]
+        }
+        return phrase + Phrase(verbatim: String(rest))
+    }
+}
+
+/// Account options (``ConnectionString/account(accountName:blobEndpoint:tableEndpoint:sasToken:)``)
+/// that do not describe an account; names the options, never a token.
+public struct AccountOptionsError: PersonFacingError, Sendable {
+    public var phrase: Phrase
 }

@@ -4,7 +4,7 @@ import Foundation
 /// failure, a request refused before it was sent, an answer that could not be understood, or
 /// a connection string that cannot be used. One public type over an opaque kind, so new kinds
 /// and codes can be added without breaking a caller's `switch`.
-public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
+public struct AzureStorageError: Error, Sendable, CustomStringConvertible, PersonFacingError {
     /// What failed. Compare with `==` or match in a `switch` with a `default`.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable { case service, transport, invalidRequest, invalidResponse, invalidConnectionString, credential }
@@ -61,6 +61,9 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
     /// The service's error code (`x-ms-error-code`), e.g. ``Code/entityAlreadyExists``.
     public var code: Code?
     public var message: String
+    /// What to do about it, when the library knows: a ``Phrase`` whose settings the program
+    /// that shows the error spells (``description(naming:)``).
+    public var remedy: Phrase?
     public var requestID: String?
     /// For an entity group transaction the service refused: which operation failed, when the
     /// service named it.
@@ -84,8 +87,12 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
         self.failedOperation = failedOperation
     }
 
-    public var description: String {
-        if kind == .invalidConnectionString { return message }
+    public var description: String { phrase.description }
+
+    /// The one-line description, the remedy's settings left for the program to spell.
+    public var phrase: Phrase {
+        let remedy: Phrase = remedy.map { "; \($0)" } ?? ""
+        if kind == .invalidConnectionString { return Phrase(verbatim: message) + remedy }
         var s = url.isEmpty ? "\(operation) failed" : "\(operation) \(url) failed"
         if let failed = failedOperation {
             s += " at operation \(failed.index)"
@@ -95,8 +102,7 @@ public struct AzureStorageError: Error, Sendable, CustomStringConvertible {
         if let status { s += "\(status) " }
         if let code { s += "\(code): " }
         s += message.split(whereSeparator: \.isNewline).first.map(String.init) ?? message
-        if let requestID { s += " (request id \(requestID))" }
-        return s
+        return Phrase(verbatim: s) + remedy + Phrase(verbatim: requestID.map { " (request id \($0))" } ?? "")
     }
 
     /// Whether a retry may succeed: 408, 429, 500, 502, 503, 504 and transport failures.

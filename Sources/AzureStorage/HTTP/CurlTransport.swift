@@ -44,7 +44,11 @@ public struct CurlTransport: HTTPTransport {
         public var reason: String
         /// The endpoint is reachable; its certificate or handshake is the problem.
         public var isTLS: Bool
-        public var description: String { reason }
+        /// What to do about it, when that is a setting (trusting the server's CA).
+        public var remedy: Phrase? = nil
+        /// The reason and the remedy, its setting left for the program to spell.
+        public var phrase: Phrase { Phrase(verbatim: reason) + (remedy.map { "; \($0)" } ?? "") }
+        public var description: String { phrase.description }
     }
 
     /// Opens a connection to `origin` (`scheme://host:port`) and drops it, on the loop like any
@@ -63,7 +67,7 @@ public struct CurlTransport: HTTPTransport {
             case CURLE_COULDNT_RESOLVE_HOST: return ProbeProblem(reason: "the host name does not resolve", isTLS: false)
             case CURLE_OPERATION_TIMEDOUT: return ProbeProblem(reason: "no answer within \(timeout) s", isTLS: false)
             case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR:
-                return ProbeProblem(reason: error.message, isTLS: true)
+                return ProbeProblem(reason: error.message, isTLS: true, remedy: error.remedy)
             default: return ProbeProblem(reason: error.message, isTLS: false)
             }
         } catch {
@@ -88,7 +92,9 @@ public struct CurlTransport: HTTPTransport {
 /// Why libcurl could not complete a request (no URL with secrets: the caller names it).
 package struct CurlError: Error, Sendable, CustomStringConvertible {
     package var message: String
-    package var description: String { message }
+    /// What to do about it, when that is a setting the caller can change.
+    package var remedy: Phrase?
+    package var description: String { message + (remedy.map { "; \($0)" } ?? "") }
     let code: CURLcode?
 
     init(message: String) {
@@ -109,9 +115,11 @@ package struct CurlError: Error, Sendable, CustomStringConvertible {
         case CURLE_OPERATION_TIMEDOUT: message = "timed out waiting for the service"
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: message = "the connection was dropped"
         case CURLE_PEER_FAILED_VERIFICATION:
-            message =
-                "the server's TLS certificate is not trusted (\(detail)); pass --ca-file with the PEM of the CA that signed it, or set SSL_CERT_FILE"
-        case CURLE_SSL_CACERT_BADFILE: message = "the trusted-certificates file (--ca-file or SSL_CERT_FILE) cannot be read as PEM"
+            message = "the server's TLS certificate is not trusted (\(detail))"
+            remedy = "pass \(Setting.trustedCertificates) with the PEM of the CA that signed it"
+        case CURLE_SSL_CACERT_BADFILE:
+            message = "the trusted-certificates file cannot be read as PEM"
+            remedy = "check \(Setting.trustedCertificates)"
         case CURLE_SSL_CONNECT_ERROR: message = "the TLS handshake failed" + (detail.isEmpty ? "" : ": \(detail)")
         default: message = "network error \(code.rawValue)" + (detail.isEmpty ? "" : ": \(detail)")
         }

@@ -77,7 +77,9 @@ public final class RequestLog: Sendable {
     /// Opens `path` for appending (created if needed); throws a one-line reason.
     public static func openAppending(_ path: String) throws -> Int32 {
         func refuse(_ why: String) -> AzureStorageError {
-            AzureStorageError(kind: .invalidRequest, operation: "Open the log file", url: "", message: "--log-file \(path): \(why)")
+            var error = AzureStorageError(kind: .invalidRequest, operation: "Open the log file", url: "", message: "\(path): \(why)")
+            error.remedy = "check \(Setting.logFile)"
+            return error
         }
         // Opened without blocking: a named pipe with no reader would otherwise hold the command
         // (or the emulator) at start for ever. Only a regular file or a device is a log.

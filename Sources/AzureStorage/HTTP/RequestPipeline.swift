@@ -82,8 +82,9 @@ struct RequestPipeline: Sendable {
                 throw error
             } catch {
                 stalled = (error as? CurlError)?.code == CURLE_OPERATION_TIMEDOUT
-                let message = stalled ? Self.describe(error) + "; raise --timeout if the service is only slow" : Self.describe(error)
-                failure = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: message)
+                var transport = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: Self.describe(error))
+                transport.remedy = stalled ? "raise \(Setting.timeout) if the service is only slow" : (error as? CurlError)?.remedy
+                failure = transport
             }
             // A stall is not retried, and no retry starts past the request's retry window: a
             // silent or stalled service ends the command in about one timeout.

@@ -73,7 +73,7 @@ public struct DefaultAzureCredential: TokenCredential {
         }
         if !chain.contains(where: { $0 is AzureCLICredential }) { passedOver.append("Azure CLI: no 'az' on PATH") }
         throw AzureStorageError(
-            kind: .credential, operation: "Get a token (--auth-mode login)", url: "",
+            kind: .credential, operation: "Get a token (DefaultAzureCredential)", url: "",
             message:
                 "no credential is configured (\(passedOver.joined(separator: "; "))); set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or AZURE_CLIENT_CERTIFICATE_PATH), run where a managed identity is assigned, or sign in with 'az login'"
         )

@@ -11,7 +11,7 @@ extension Dataset {
         let fileURL = directory.appendingPathComponent("dataset.yaml")
         let file = fileURL.relativePathForMessages
         guard FileManager.default.fileExists(atPath: fileURL.path) else {
-            throw DatasetError(file: file, line: nil, "dataset file not found (pass --dataset DIR, a folder holding dataset.yaml)")
+            throw DatasetError(file: file, line: nil, "dataset file not found (pass \(Setting.dataset), a folder holding dataset.yaml)")
         }
         guard let data = FileManager.default.contents(atPath: fileURL.path), let text = String(data: data, encoding: .utf8) else {
             throw DatasetError(file: file, line: nil, "cannot read the file as UTF-8 text")

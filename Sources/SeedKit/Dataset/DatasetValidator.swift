@@ -4,7 +4,7 @@ import AzureStorage
 struct DatasetValidator {
     let dataset: Dataset
 
-    private func fail(_ line: Int, _ message: String) -> DatasetError {
+    private func fail(_ line: Int, _ message: Phrase) -> DatasetError {
         DatasetError(file: dataset.file, line: line, message)
     }
 

@@ -1,3 +1,4 @@
+import AzureStorage
 import Crypto
 import Foundation
 
@@ -46,7 +47,7 @@ public enum EmbeddedDataset {
             try? fm.removeItem(at: staging)
             throw DatasetError(
                 file: root.path, line: nil,
-                "cannot write the built-in default dataset there (\(FileProblem.describe(error))); pass --dataset DIR or set XDG_CACHE_HOME to a writable folder"
+                "cannot write the built-in default dataset there (\(FileProblem.describe(error))); pass \(Setting.dataset) or set XDG_CACHE_HOME to a writable folder"
             )
         }
         return dataset

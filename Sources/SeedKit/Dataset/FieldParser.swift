@@ -74,7 +74,7 @@ struct FieldParser {
             return .from(ref: parts[0], property: parts[1])
         case "date":
             guard try reader.string(value, "\(what), date") == "window" else {
-                throw reader.error(value, "\(what): date must be 'window' (the dataset's window, or --from/--to)")
+                throw reader.error(value, "\(what): date must be 'window' (the dataset's window, or \(Setting.windowStart)/\(Setting.windowEnd))")
             }
             if let type, type != .dateTime { throw reader.error(node, "\(what): a date is always Edm.DateTime") }
             var resolution = EdmDateTime.ticksPerMinute

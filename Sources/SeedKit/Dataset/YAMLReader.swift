@@ -5,7 +5,7 @@ import Yams
 struct YAMLReader {
     let file: String
 
-    func error(_ node: Node?, _ message: String) -> DatasetError {
+    func error(_ node: Node?, _ message: Phrase) -> DatasetError {
         DatasetError(file: file, line: YAMLReader.line(of: node), message)
     }
 

@@ -64,7 +64,7 @@ struct FieldCompiler {
                 if domain.count == 0 {
                     throw GenerationError(
                         usage: true,
-                        "\(spec.table)/\(spec.name).\(field.name): the window \(context.window.from.shortISO8601) to \(context.window.to.shortISO8601) holds no date at this field's resolution; widen --from/--to"
+                        "\(spec.table)/\(spec.name).\(field.name): the window \(context.window.from.shortISO8601) to \(context.window.to.shortISO8601) holds no date at this field's resolution; widen \(Setting.windowStart)/\(Setting.windowEnd)"
                     )
                 }
                 ops.append(.date(first: domain.first, step: step, count: domain.count, key: key))

@@ -153,7 +153,7 @@ final class KindEngine: Sendable {
             let limit = keySpace.capacity.map { "\($0)" } ?? "more than 2^128"
             throw GenerationError(
                 usage: true,
-                "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (--from/--to) or the vocabulary in \(datasetFile):\(spec.line)"
+                "kind '\(spec.name)': cannot make \(count) unique entities; its key space \(keySpace.explanation) holds \(limit). Ask for fewer, or widen the window (\(Setting.windowStart)/\(Setting.windowEnd)) or the vocabulary in \(datasetFile):\(spec.line)"
             )
         }
         return capacity

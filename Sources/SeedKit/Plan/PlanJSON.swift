@@ -161,8 +161,8 @@ extension PlanTarget {
 
 /// Why a saved plan cannot be used.
 public struct PlanFileError: Error, Sendable, CustomStringConvertible, PersonFacingError {
-    public var description: String
-    init(_ description: String) { self.description = description }
+    public var phrase: Phrase
+    init(_ phrase: Phrase) { self.phrase = phrase }
 }
 
 extension PlanHeader {
@@ -174,14 +174,14 @@ extension PlanHeader {
         }
         let root: JSONValue
         do { root = try JSONParser.parse(Array(data)) } catch {
-            throw PlanFileError("\(path): not a plan file (\(error)); save one with 'azseed plan --out FILE'")
+            throw PlanFileError("\(path): not a plan file (\(error)); save one with \(Setting.savePlan)")
         }
         func string(_ node: JSONValue?, _ name: String) throws(PlanFileError) -> String {
             guard let s = node?.stringValue else { throw PlanFileError("\(path): not a plan file: '\(name)' is missing or not a string") }
             return s
         }
         guard case .number(let version)? = root["version"], version == String(Plan.formatVersion) else {
-            throw PlanFileError("\(path): not a version \(Plan.formatVersion) azseed plan; make it again with 'azseed plan --out FILE'")
+            throw PlanFileError("\(path): not a version \(Plan.formatVersion) azseed plan; make it again with \(Setting.savePlan)")
         }
         let target = root["target"]
         var embedded: String?

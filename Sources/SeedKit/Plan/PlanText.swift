@@ -8,9 +8,13 @@ public struct PlanTextRenderer: Sendable {
     /// At most this many creates (and deletes) are listed per kind; JSON lists them all.
     public var listLimit: Int
 
-    public init(colour: Bool = false, listLimit: Int = 20) {
+    /// How the remedies' settings are spelled (`--prune` from azseed).
+    public var names: SettingNames
+
+    public init(colour: Bool = false, listLimit: Int = 20, names: SettingNames = .library) {
         self.colour = colour
         self.listLimit = listLimit
+        self.names = names
     }
 
     public func render(_ plan: Plan) -> String {
@@ -19,7 +23,7 @@ public struct PlanTextRenderer: Sendable {
         if let move = plan.header.nowMove, let window = plan.header.window {
             lines.append(
                 mark(.update)
-                    + " now \(move.from.shortISO8601) -> \(move.to.shortISO8601) (--now; the ledger recorded the apply of \(move.recordedAt.shortISO8601)): window \(move.fromWindow.from.shortISO8601) to \(move.fromWindow.to.shortISO8601) -> \(window.from.shortISO8601) to \(window.to.shortISO8601)"
+                    + " now \(move.from.shortISO8601) -> \(move.to.shortISO8601) (\(names(.referenceTime)); the ledger recorded the apply of \(move.recordedAt.shortISO8601)): window \(move.fromWindow.from.shortISO8601) to \(move.fromWindow.to.shortISO8601) -> \(window.from.shortISO8601) to \(window.to.shortISO8601)"
             )
         }
         for c in plan.containers {
@@ -75,14 +79,15 @@ public struct PlanTextRenderer: Sendable {
             let what = group.kind.map { "\($0) entities" } ?? (group.change == .delete ? "entities not in the \(source)" : "entities")
             lines.append(
                 mark(group.change)
-                    + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue) (--output json lists every action)")
+                    + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue) (\(names(.detailedPlan)) lists every action)"
+            )
         }
         for (container, n) in plan.extraBlobs.sorted(by: { $0.key < $1.key }) {
-            lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the \(source), kept (--prune deletes them)")
+            lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the \(source), kept (\(names(.prune)) deletes them)")
         }
         for (table, n) in plan.extraEntities.sorted(by: { $0.key < $1.key }) {
             let place = plan.header.source == .account ? "table \(table)" : "the \(source)'s partitions of table \(table)"
-            lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in \(place) not in the \(source), kept (--prune deletes them)")
+            lines.append("  note: \(n) entit\(n == 1 ? "y" : "ies") in \(place) not in the \(source), kept (\(names(.prune)) deletes them)")
         }
         let s = plan.summary
         let part = plan.header.shard.map { " (shard \($0))" } ?? ""

@@ -72,7 +72,7 @@ extension Inference {
             kind.keyReason =
                 space >= needed
                 ? "no property alone can tell \(o.count) entities apart; these together can"
-                : "no properties can tell \(o.count) entities apart with the values sampled; raise --sample"
+                : "no properties can tell \(o.count) entities apart with the values sampled; raise \(input.names(.sampleSize))"
             if space < needed, !input.copyValues {
                 // Without copied values nothing may tell the entities apart: a numbered property
                 // does, so the dataset still generates (it is one property more than scanned).

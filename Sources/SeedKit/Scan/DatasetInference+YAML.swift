@@ -13,7 +13,7 @@ extension Inference {
             ))
         out.append(
             input.copyValues
-                ? "# Each partition is a kind: listed rows when it held at most \(input.sample) entities (--sample), else generated with its observed count (--copy-values)."
+                ? "# Each partition is a kind: listed rows when it held at most \(input.sample) entities (\(input.names(.sampleSize))), else generated with its observed count (\(input.names(.copyValues)))."
                 : "# Each partition is a kind generated with its observed count; no value that identifies a person or is seen in fewer than \(ValuePrivacy.minimumEntities) entities was copied."
         )
         for kind in kinds {
@@ -29,8 +29,9 @@ extension Inference {
         if !input.containers.isEmpty {
             out.append(
                 input.copiedBlobs
-                    ? "# Blobs: copied from the account (--copy-blobs)."
-                    : "# Blobs: placeholders of the same names, content types (by extension) and sizes; --copy-blobs copies the real ones.")
+                    ? "# Blobs: copied from the account (\(input.names(.copyBlobs)))."
+                    : "# Blobs: placeholders of the same names, content types (by extension) and sizes; \(input.names(.copyBlobs)) copies the real ones."
+            )
         }
         out.append("name: \(Self.quoted(input.name))")
         out.append("seed: 1")

@@ -49,11 +49,14 @@ public struct ScanInput: Sendable {
     /// rows, every value in picks. Off, no value that identifies a person or is seen in fewer
     /// than five entities reaches the dataset (``ValuePrivacy``).
     public var copyValues: Bool
+    /// How the dataset's comments and the summary spell the settings they name.
+    public var names: SettingNames
 
     public init(
         name: String, source: String, blobEndpoint: String, containers: [ScannedContainer], partitions: [PartitionObservation],
-        sample: Int, copiedBlobs: Bool, copyValues: Bool = false
+        sample: Int, copiedBlobs: Bool, copyValues: Bool = false, names: SettingNames = .library
     ) {
+        self.names = names
         self.copyValues = copyValues
         self.name = name
         self.source = source

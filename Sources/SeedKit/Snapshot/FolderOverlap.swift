@@ -1,3 +1,4 @@
+import AzureStorage
 import Foundation
 
 /// Refuses an output folder that would replace its own input.
@@ -8,7 +9,7 @@ import Foundation
 /// links and `..`, on the part of the path that exists.
 public enum FolderOverlap {
     /// Throws a usage error naming `what` when `output` and any of `inputs` overlap.
-    public static func check(output: URL, flag: String = "--out", inputs: [(what: String, folder: URL)]) throws(GenerationError) {
+    public static func check(output: URL, setting flag: Setting = .outputFolder, inputs: [(what: String, folder: URL)]) throws(GenerationError) {
         let out = resolved(output)
         for input in inputs {
             let folder = resolved(input.folder)
@@ -42,7 +43,7 @@ public enum FolderOverlap {
     /// Throws a usage error when `output` is, sits inside or contains any storage data folder
     /// — not only the default one: `--force` over a folder a running `azseed emulator --data-dir`
     /// serves would delete its database under it.
-    public static func checkNoDataFolder(output: URL, flag: String = "--out") throws(GenerationError) {
+    public static func checkNoDataFolder(output: URL, setting flag: Setting = .outputFolder) throws(GenerationError) {
         let fm = FileManager.default
         var folder = output.standardizedFileURL
         while true {
@@ -67,7 +68,7 @@ public enum FolderOverlap {
             let found = url.deletingLastPathComponent()
             throw GenerationError(
                 usage: true,
-                "\(flag) \(output.relativePathForMessages) contains the storage data folder \(found.relativePathForMessages); --force would delete it — choose another \(flag)"
+                "\(flag) \(output.relativePathForMessages) contains the storage data folder \(found.relativePathForMessages); \(Setting.replaceOutput) would delete it — choose another \(flag)"
             )
         }
     }

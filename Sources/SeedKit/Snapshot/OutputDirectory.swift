@@ -1,3 +1,4 @@
+import AzureStorage
 import Foundation
 
 /// Writes a directory all at once: files go to a hidden sibling folder that replaces the
@@ -13,22 +14,25 @@ struct OutputDirectory {
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: self.destination.path, isDirectory: &isDir) {
             guard isDir.boolValue else {
-                throw GenerationError(usage: true, "\(self.destination.relativePathForMessages) exists and is not a folder; choose another --out")
+                throw GenerationError(
+                    usage: true, "\(self.destination.relativePathForMessages) exists and is not a folder; choose another \(Setting.outputFolder)")
             }
             let contents = (try? fm.contentsOfDirectory(atPath: self.destination.path)) ?? []
             if !contents.isEmpty && !force {
                 throw GenerationError(
                     usage: true,
-                    "\(self.destination.relativePathForMessages) exists and is not empty; choose another --out or pass --force to replace it")
+                    "\(self.destination.relativePathForMessages) exists and is not empty; choose another \(Setting.outputFolder) or pass \(Setting.replaceOutput) to replace it"
+                )
             }
         }
         let parent = self.destination.deletingLastPathComponent()
         var parentIsDir: ObjCBool = false
         guard fm.fileExists(atPath: parent.path, isDirectory: &parentIsDir) else {
-            throw GenerationError(usage: true, "\(parent.relativePathForMessages) does not exist; create it or choose another --out")
+            throw GenerationError(
+                usage: true, "\(parent.relativePathForMessages) does not exist; create it or choose another \(Setting.outputFolder)")
         }
         guard parentIsDir.boolValue else {
-            throw GenerationError(usage: true, "\(parent.relativePathForMessages) is a file, not a folder; choose another --out")
+            throw GenerationError(usage: true, "\(parent.relativePathForMessages) is a file, not a folder; choose another \(Setting.outputFolder)")
         }
         staging = parent.appendingPathComponent(".\(self.destination.lastPathComponent).azseed-\(ProcessInfo.processInfo.processIdentifier)")
         try? fm.removeItem(at: staging)

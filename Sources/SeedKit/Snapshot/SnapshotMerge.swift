@@ -21,7 +21,7 @@ public enum SnapshotMerge {
             }
             guard let shard = root["source"]?["shard"]?.stringValue.flatMap(Shard.init) else {
                 throw SnapshotError(
-                    "\(folder.relativePathForMessages): not a partial snapshot (its manifest names no shard); merge the folders 'azseed export --shard I/N' wrote"
+                    "\(folder.relativePathForMessages): not a partial snapshot (its manifest names no shard); merge the folders \(Setting.exportShards) wrote"
                 )
             }
             parts.append(
@@ -34,7 +34,7 @@ public enum SnapshotMerge {
         guard let export = parts[0].export, parts.allSatisfy({ $0.export.map { $0.isExactly(export) } ?? false }) else {
             let named = parts.map { "\($0.snapshot.directory.relativePathForMessages) (\($0.export.map { "export '\($0)'" } ?? "no export id"))" }
             throw SnapshotError(
-                "the folders are parts of different exports: \(named.joined(separator: ", ")); merge the shards of one export (export --shard I/N --export-id ID)"
+                "the folders are parts of different exports: \(named.joined(separator: ", ")); merge the shards of one export (\(Setting.exportShardsOfOneExport))"
             )
         }
         let count = parts[0].shard.count

@@ -45,8 +45,8 @@ extension SnapshotTable {
 }
 
 public struct SnapshotError: Error, Sendable, CustomStringConvertible, PersonFacingError {
-    public var description: String
-    init(_ description: String) { self.description = description }
+    public var phrase: Phrase
+    init(_ phrase: Phrase) { self.phrase = phrase }
 }
 
 /// Reads `manifest.json` and checks every file against it: each blob's size and MD5, each
@@ -58,7 +58,7 @@ public enum SnapshotReader {
         let manifestURL = directory.appendingPathComponent(SnapshotFormat.manifestFile)
         guard let data = FileManager.default.contents(atPath: manifestURL.path) else {
             throw SnapshotError(
-                "\(folder): no \(SnapshotFormat.manifestFile); not a snapshot folder (make one with 'azseed export' or 'azseed generate')")
+                "\(folder): no \(SnapshotFormat.manifestFile); not a snapshot folder (make one with \(Setting.snapshotCommands))")
         }
         let manifestPath = manifestURL.relativePathForMessages
         let root: JSONValue

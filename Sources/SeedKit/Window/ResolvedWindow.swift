@@ -34,12 +34,14 @@ public struct ResolvedWindow: Sendable, Equatable {
         guard start.isInAzureRange, end.ticks <= EdmDateTime.endOfRange.ticks, end.ticks > EdmDateTime.minimum.ticks else {
             throw GenerationError(
                 usage: true,
-                "the window \(start.shortISO8601) to \(end.shortISO8601) is outside Edm.DateTime's range (1601-01-01 to 9999-12-31); check --now, --from and --to"
+                "the window \(start.shortISO8601) to \(end.shortISO8601) is outside Edm.DateTime's range (1601-01-01 to 9999-12-31); check \(Setting.referenceTime), \(Setting.windowStart) and \(Setting.windowEnd)"
             )
         }
         guard start < end else {
             throw GenerationError(
-                usage: true, "the window start \(start.shortISO8601) is not before its end \(end.shortISO8601); pass --from earlier than --to")
+                usage: true,
+                "the window start \(start.shortISO8601) is not before its end \(end.shortISO8601); pass \(Setting.windowStart) earlier than \(Setting.windowEnd)"
+            )
         }
         return ResolvedWindow(from: start, to: end)
     }

@@ -66,7 +66,7 @@ public struct CopySource: Sendable {
         do {
             for name in names {
                 guard let access = try await blobs.containerProperties(name) else {
-                    throw RunError("container '\(name)' does not exist in the source \(displayName); pass the right --container")
+                    throw RunError("container '\(name)' does not exist in the source \(displayName); pass the right \(Setting.container)")
                 }
                 var blobs: [DesiredBlob] = []
                 for try await page in self.blobs.list(container: name) {
@@ -100,7 +100,7 @@ public struct CopySource: Sendable {
         for table in tableNames {
             let exists: Bool
             do { exists = try await tables.tableExists(table) } catch { throw RunError.explaining(error, while: "reading the source") }
-            guard exists else { throw RunError("table '\(table)' does not exist in the source \(displayName); pass the right --table") }
+            guard exists else { throw RunError("table '\(table)' does not exist in the source \(displayName); pass the right \(Setting.table)") }
             var partitions = try await Self.partitionKeys(of: table, in: tables, side: "the source")
             if try await Self.exists(table, in: target.tables) {
                 partitions.formUnion(try await Self.partitionKeys(of: table, in: target.tables, side: "the target"))

@@ -133,7 +133,7 @@ public struct LedgerRecordDamaged: PersonFacingError, Sendable {
     public var rowKey: String
     public var problem: String
 
-    public var description: String {
-        "the ledger record of dataset '\(rowKey)' in table \(ReservedNames.ledgerTable) is damaged (\(problem)); delete that entity, or pass --now (an apply with --now replaces it)"
+    public var phrase: Phrase {
+        "the ledger record of dataset '\(rowKey)' in table \(ReservedNames.ledgerTable) is damaged (\(problem)); delete that entity, or pass \(Setting.referenceTime) (an apply with \(Setting.referenceTime) replaces it)"
     }
 }

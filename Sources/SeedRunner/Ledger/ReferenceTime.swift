@@ -35,16 +35,16 @@ public struct ReferenceTime: Sendable {
 
     /// One line for stderr on where the reference time came from; nil when it is this run's
     /// clock or `--now` and there was nothing to say about the ledger (the plan shows a move).
-    public var note: String? {
+    public var note: Phrase? {
         switch (source, ledger) {
         case (.recorded, _):
             return
-                "now \(value.shortISO8601), as recorded by the apply of \(record!.appliedAt.shortISO8601) in the target's ledger (--now today moves it)"
+                "now \(value.shortISO8601), as recorded by the apply of \(record!.appliedAt.shortISO8601) in the target's ledger (\(Setting.referenceTimeToday) moves it)"
         case (.requested, _) where replaces != nil:
-            return "\(replaces!); --now is used instead"
+            return "\(replaces!); \(Setting.referenceTime) is used instead"
         case (_, .unavailable(let why)):
             return
-                "the target's ledger cannot be read (\(why)): the reference time is \(source == .requested ? "--now's" : "this run's clock"), and a run on another day may plan other data"
+                "the target's ledger cannot be read (\(why)): the reference time is \(source == .requested ? "\(Setting.referenceTime)'s" as Phrase : "this run's clock"), and a run on another day may plan other data"
         default:
             return nil
         }

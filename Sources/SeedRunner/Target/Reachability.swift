@@ -19,7 +19,7 @@ public enum Reachability {
             guard seen.insert(origin).inserted else { continue }
             if let problem = try await CurlTransport.probe(origin: origin, timeout: timeout, trustedCertificates: trustedCertificates) {
                 // A TLS problem says what to do itself; the endpoint is reachable.
-                if problem.isTLS { throw RunError("\(origin): \(problem)") }
+                if problem.isTLS { throw RunError("\(origin): \(problem.phrase)") }
                 throw RunError("cannot reach \(origin): \(problem); check the endpoint in the connection string and that the service is running")
             }
         }

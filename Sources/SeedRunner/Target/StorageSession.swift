@@ -75,14 +75,14 @@ public struct StorageSession: Sendable {
     }
 
     /// Where embedded data lives and how to serve it; nil for an account.
-    public var servingNote: String? {
+    public var servingNote: Phrase? {
         guard let directory = run.target.embeddedDataDirectory else { return nil }
         if let owner = servedBy {
             return
                 "the data lives in \(directory), served by 'azseed emulator' (pid \(owner.pid)) at blob \(owner.blobEndpoint.absoluteString), table \(owner.tableEndpoint.absoluteString)"
         }
         return
-            "the data lives in \(directory); serve it to the app or Storage Explorer with 'azseed emulator\(directory.hasSuffix(".azseed/storage") ? "" : " --data-dir \(directory)")' (blob \(run.target.blobEndpoint), table \(run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
+            "the data lives in \(directory); serve it to the app or Storage Explorer with '\(Setting.emulatorCommand)\(directory.hasSuffix(".azseed/storage") ? "" : " \(Setting.dataFolder) \(directory)" as Phrase)' (blob \(run.target.blobEndpoint), table \(run.target.tableEndpoint), connection string UseDevelopmentStorage=true)"
     }
 
     /// Observes the target and plans the way to a generated dataset; `digests` as in

@@ -9,7 +9,7 @@ public protocol RunObserver: Sendable {
     /// process serves it (``StorageSession/servedBy``).
     func opened(_ session: StorageSession, through: String?)
     /// One line about the run (where the reference time came from, the dataset's inputs).
-    func note(_ text: String)
+    func note(_ text: Phrase)
     /// Entities read from the target so far.
     func reading(_ count: Int)
     /// The plan, made and checked, before its first write (to print or save it).
@@ -20,7 +20,7 @@ public protocol RunObserver: Sendable {
 
 extension RunObserver {
     public func opened(_ session: StorageSession, through: String?) {}
-    public func note(_ text: String) {}
+    public func note(_ text: Phrase) {}
     public func reading(_ count: Int) {}
     public func planned(_ plan: Plan) async throws {}
     public func applying(_ progress: ExecutionProgress) {}

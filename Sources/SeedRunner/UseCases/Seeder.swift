@@ -151,7 +151,8 @@ public struct Seeder: Sendable {
         try await observer.planned(plan)
         let access = try await session.recordApply(plan, reference: reference, tool: tool, appliedAt: clock())
         if case .unavailable(let why) = access, case .available = reference.ledger {
-            observer.note("the apply is not recorded in the target's ledger (\(why)); a later run without --now does not see this one")
+            observer.note(
+                "the apply is not recorded in the target's ledger (\(why)); a later run without \(Setting.referenceTime) does not see this one")
         }
         var report = ExecutionReport()
         report.unchanged = plan.summary.unchanged

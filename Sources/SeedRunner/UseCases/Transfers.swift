@@ -9,7 +9,7 @@ public struct AppliedPlan: Sendable {
     /// Requests, retries and throttled answers of the run.
     public var activity: RequestActivity
     /// Where embedded data lives and how to serve it; nil for an account.
-    public var servingNote: String?
+    public var servingNote: Phrase?
     /// How a copy moved blob bytes when it could not copy server-side; nil otherwise.
     public var streamedBecause: String?
     /// The source origin a target emulator refused to read from (it reads remote sources only
@@ -48,7 +48,7 @@ func carryOut(
 public func readSnapshot(_ folder: URL, for target: RunTarget) async throws -> Snapshot {
     let embedded = target.embeddedDataDirectory
     return try await BlockingPool.run {
-        if let embedded { try FolderOverlap.check(output: embedded, flag: "--data-dir", inputs: [("the snapshot", folder)]) }
+        if let embedded { try FolderOverlap.check(output: embedded, setting: .dataFolder, inputs: [("the snapshot", folder)]) }
         return try SnapshotReader.read(folder)
     }
 }
@@ -112,7 +112,7 @@ public func checkCopy(from source: StorageAccount, to target: RunTarget) throws 
 /// A copy whose source and target are one account.
 public struct SameAccountError: PersonFacingError, Sendable {
     public var endpoint: String
-    public var description: String { "the source and the target are the same account (\(endpoint)); copy between two accounts" }
+    public var phrase: Phrase { "the source and the target are the same account (\(endpoint)); copy between two accounts" }
 }
 
 /// Whether two endpoints are one service: scheme, host (DNS names without case; `localhost`

@@ -18,6 +18,8 @@ struct RemoteCopySource: Sendable {
     var allowances: [CopySourceAllowance] = []
     /// Seconds a copy may spend reading its source, all ranges together.
     var timeout = 300
+    /// How refusals spell the start options they suggest.
+    var names = SettingNames.library
     /// Below this rate for ``slowWindow`` seconds a GET fails.
     var minimumBytesPerSecond = 16 << 10
     var slowWindow = 15
@@ -25,12 +27,13 @@ struct RemoteCopySource: Sendable {
 
     /// The refusal of a source whose origin was not allowed: no source status, as when a source
     /// cannot be reached, so `azseed copy` streams the blobs itself instead.
-    static func notAllowed(_ request: TransportRequest) -> ServiceError {
+    func notAllowed(_ request: TransportRequest) -> ServiceError {
         var shown = RequestLog.displayURL(TransportRequest(method: "GET", origin: request.origin, path: "/"))
         if shown.hasSuffix("/") { shown.removeLast() }
         return ServiceError(
             403, .cannotVerifyCopySource,
-            "This emulator reads no copy source outside its own account unless its origin is allowed: \(shown) is not (start it with --allow-copy-source \(shown))."
+            ("This emulator reads no copy source outside its own account unless its origin is allowed: \(shown) is not (start it with \(Setting.allowedCopySource) \(shown))."
+                as Phrase).rendered(names)
         )
     }
 
@@ -55,7 +58,7 @@ struct RemoteCopySource: Sendable {
         guard let request = TransportRequest(method: "GET", url: url) else {
             throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
-        guard let allowance = allowances.first(where: { $0.matches(request.origin) }) else { throw Self.notAllowed(request) }
+        guard let allowance = allowances.first(where: { $0.matches(request.origin) }) else { throw notAllowed(request) }
         let deadline = ContinuousClock.now + .seconds(timeout)
         func limits(_ bytes: Int) throws -> TransferLimits {
             let left = deadline - ContinuousClock.now
@@ -139,9 +142,9 @@ struct RemoteCopySource: Sendable {
                         }
                         end = min(end ?? (total - 1), total - 1)
                     }
-                    if let end, end - (range?.start ?? 0) + 1 > maxBytes { throw Self.tooLarge(end - (range?.start ?? 0) + 1, maxBytes) }
+                    if let end, end - (range?.start ?? 0) + 1 > maxBytes { throw tooLarge(end - (range?.start ?? 0) + 1, maxBytes) }
                 }
-                if written + body.count > maxBytes { throw Self.tooLarge(written + body.count, maxBytes) }
+                if written + body.count > maxBytes { throw tooLarge(written + body.count, maxBytes) }
                 md5.update(data: body)
                 try await BlockingPool.run { [body] in try body.withUnsafeBytes { try writer.append($0) } }
                 written += body.count
@@ -182,10 +185,11 @@ struct RemoteCopySource: Sendable {
     }
 
     /// A source larger than the operation may store (`--max-blob-mib`, Azure's limits).
-    static func tooLarge(_ size: Int, _ limit: Int) -> ServiceError {
+    func tooLarge(_ size: Int, _ limit: Int) -> ServiceError {
         ServiceError(
             413, .requestBodyTooLarge,
-            "The copy source holds \(size) bytes, more than the \(limit) this operation may store here (--max-blob-mib; 256 MiB for Copy Blob From URL)."
+            ("The copy source holds \(size) bytes, more than the \(limit) this operation may store here (\(Setting.maxBlobSize); 256 MiB for Copy Blob From URL)."
+                as Phrase).rendered(names)
         )
     }
 

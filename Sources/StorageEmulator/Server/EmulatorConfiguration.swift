@@ -37,6 +37,9 @@ public struct EmulatorConfiguration: Sendable {
     /// which a ``RequestLogHandler`` writes as `--verbose` and `--log-file` lines), and the
     /// HTTP server's own messages. By default nowhere.
     public var logger: Logger = .silent
+    /// How the messages the emulator answers with spell the settings they suggest (a start
+    /// option such as an allowed copy source); `azseed emulator` spells them as its flags.
+    public var settingNames: SettingNames = .library
 
     /// Origins copy sources outside this account may be read from; none by default.
     public var copySourceAllowances: [CopySourceAllowance] = []

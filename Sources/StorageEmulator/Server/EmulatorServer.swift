@@ -46,16 +46,16 @@ public final class EmulatorServer: Sendable {
         let chain: [NIOSSLCertificate]
         do { chain = try NIOSSLCertificate.fromPEMFile(certificateFile) } catch {
             throw EmulatorStartError(
-                description:
-                    "--cert \(certificateFile): not a readable PEM certificate (\(FileManager.default.isReadableFile(atPath: certificateFile) ? "no certificate in it" : "cannot be read")); pass the server certificate (and its chain) in PEM"
+                phrase:
+                    "\(Setting.certificate) \(certificateFile): not a readable PEM certificate (\(FileManager.default.isReadableFile(atPath: certificateFile) ? "no certificate in it" : "cannot be read")); pass the server certificate (and its chain) in PEM"
             )
         }
-        guard !chain.isEmpty else { throw EmulatorStartError(description: "--cert \(certificateFile): holds no PEM certificate") }
+        guard !chain.isEmpty else { throw EmulatorStartError(phrase: "\(Setting.certificate) \(certificateFile): holds no PEM certificate") }
         let key: NIOSSLPrivateKey
         do { key = try NIOSSLPrivateKey(file: keyFile, format: .pem) } catch {
             throw EmulatorStartError(
-                description:
-                    "--key \(keyFile): not a readable PEM private key (\(FileManager.default.isReadableFile(atPath: keyFile) ? "no key in it" : "cannot be read")); pass the certificate's private key in PEM"
+                phrase:
+                    "\(Setting.privateKey) \(keyFile): not a readable PEM private key (\(FileManager.default.isReadableFile(atPath: keyFile) ? "no key in it" : "cannot be read")); pass the certificate's private key in PEM"
             )
         }
         let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
@@ -63,7 +63,8 @@ public final class EmulatorServer: Sendable {
         // it is one line naming both files, not NIOSSL's `failedToLoadPrivateKey`.
         do { _ = try NIOSSLContext(configuration: configuration) } catch {
             throw EmulatorStartError(
-                description: "--key \(keyFile) is not the private key of the certificate in --cert \(certificateFile); pass the key that goes with it"
+                phrase:
+                    "\(Setting.privateKey) \(keyFile) is not the private key of the certificate in \(Setting.certificate) \(certificateFile); pass the key that goes with it"
             )
         }
         return configuration
@@ -103,7 +104,7 @@ public final class EmulatorServer: Sendable {
         let runner = Task {
             do {
                 try await group.run()
-                await startup.failed(EmulatorStartError(description: "the emulator stopped before it was listening"))
+                await startup.failed(EmulatorStartError(phrase: "the emulator stopped before it was listening"))
             } catch {
                 await startup.failed(error)
                 throw error
@@ -118,12 +119,12 @@ public final class EmulatorServer: Sendable {
             await group.triggerGracefulShutdown()
             _ = try? await runner.value
             await core.store.close()
-            let reason =
+            let reason: Phrase =
                 "\(error)".contains("Address already in use")
-                ? "a port is already in use (another emulator or Azurite?); stop it, or pick ports with --blob-port/--table-port (0 = any free port)"
-                : "\(error)"
+                ? "a port is already in use (another emulator or Azurite?); stop it, or pick \(Setting.ports)"
+                : Phrase(verbatim: "\(error)")
             throw EmulatorStartError(
-                description: "cannot listen on \(configuration.host) ports \(configuration.blobPort) and \(configuration.tablePort): \(reason)")
+                phrase: "cannot listen on \(configuration.host) ports \(configuration.blobPort) and \(configuration.tablePort): \(reason)")
         }
     }
 
@@ -161,7 +162,7 @@ public final class EmulatorServer: Sendable {
 
 /// Why the emulator could not start.
 public struct EmulatorStartError: Error, CustomStringConvertible, PersonFacingError {
-    public var description: String
+    public var phrase: Phrase
 }
 
 /// Waits until both services listen, or one fails to.

@@ -43,6 +43,7 @@ public final class StorageEmulatorCore: Sendable {
         blob.remote.allowances = configuration.copySourceAllowances
         blob.remote.transport = CurlTransport(trustedCertificates: configuration.trustedCertificates)
         blob.remote.timeout = configuration.copySourceTimeout
+        blob.remote.names = configuration.settingNames
         blob.maxBlobBytes = configuration.maxBlobBodyBytes
         self.blob = blob
         table = TableService(store: store, account: configuration.accountName)
@@ -188,7 +189,9 @@ public final class StorageEmulatorCore: Sendable {
     func authenticate(_ request: TransportRequest, service: EmulatorServiceKind) async throws(ServiceError) -> Caller {
         guard BearerAuthenticator.isBearer(request) else { return try authenticator.authenticate(request, service: service) }
         guard let bearer else {
-            throw RequestAuthenticator.failed("Bearer tokens are not accepted: this emulator was started without --oauth-authority.")
+            throw RequestAuthenticator.failed(
+                ("Bearer tokens are not accepted: this emulator was started without \(Setting.tokenAuthority)." as Phrase).rendered(
+                    configuration.settingNames))
         }
         try await bearer.verify(request, service: service)
         return .account

@@ -24,17 +24,17 @@ public struct DataFolderBusy: Error, CustomStringConvertible, Sendable, PersonFa
     public var folder: String
     public var owner: DataFolderOwner?
 
-    public var description: String {
+    public var phrase: Phrase {
         guard let owner else {
             return
-                "\(folder) is in use by another process; one process owns a data folder at a time — wait for it to finish, or serve the folder with 'azseed emulator' and point commands at it"
+                "\(folder) is in use by another process; one process owns a data folder at a time — wait for it to finish, or serve the folder with '\(Setting.emulatorCommand)' and point commands at it"
         }
         if owner.isServing, let blob = owner.blobEndpoint {
             return
                 "\(folder) is already served by 'azseed emulator' (pid \(owner.pid)) at \(blob.absoluteString); use that emulator, or stop it first"
         }
         return
-            "\(folder) is in use by '\(owner.command)' (pid \(owner.pid)); one process owns a data folder at a time — wait for it to finish, or run 'azseed emulator' on the folder so every command shares it"
+            "\(folder) is in use by '\(owner.command)' (pid \(owner.pid)); one process owns a data folder at a time — wait for it to finish, or run '\(Setting.emulatorCommand)' on the folder so every command shares it"
     }
 }
 
@@ -63,12 +63,12 @@ final class DataFolderLock: Sendable {
             let why =
                 exists && !isFolder.boolValue
                 ? "it is a file, not a folder" : "it cannot be created here (a part of the path is a file, or no permission)"
-            throw EmulatorStartError(description: "data folder \(folder.path): \(why); pass another --data-dir")
+            throw EmulatorStartError(phrase: "data folder \(folder.path): \(why); pass another \(Setting.dataFolder)")
         }
         let path = folder.appendingPathComponent(Self.fileName).path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw EmulatorStartError(description: "cannot open \(path): \(String(cString: strerror(errno))); check the folder's permissions")
+            throw EmulatorStartError(phrase: "cannot open \(path): \(String(cString: strerror(errno))); check the folder's permissions")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
@@ -76,7 +76,7 @@ final class DataFolderLock: Sendable {
                 // Not held by anyone: the file system cannot lock (some network mounts).
                 close(fd)
                 throw EmulatorStartError(
-                    description: "cannot lock \(path): \(String(cString: strerror(code))); keep the data folder on a local file system")
+                    phrase: "cannot lock \(path): \(String(cString: strerror(code))); keep the data folder on a local file system")
             }
             let owner = Self.readOwner(fd)
             close(fd)

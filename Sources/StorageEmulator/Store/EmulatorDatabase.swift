@@ -56,7 +56,7 @@ enum EmulatorDatabase {
             // Each step is atomic, so what is on disk is whole (the old version, or some
             // migrations further): the next start takes it from there.
             throw EmulatorStartError(
-                description:
+                phrase:
                     "\(path): could not be upgraded to this azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); its data is intact. Free disk space (the upgrade needs about twice the file's size) and start again"
             )
         }
@@ -87,8 +87,8 @@ enum EmulatorDatabase {
         let unknown = applied.subtracting(migrator.migrations)
         guard unknown.isEmpty else {
             throw EmulatorStartError(
-                description:
-                    "\(path): written by a newer azseed: its schema has \(unknown.sorted().joined(separator: ", ")), which this azseed does not know (it knows up to \(migrator.migrations.last ?? "none")); it was not changed. Open it with that azseed, or pass another --data-dir"
+                phrase:
+                    "\(path): written by a newer azseed: its schema has \(unknown.sorted().joined(separator: ", ")), which this azseed does not know (it knows up to \(migrator.migrations.last ?? "none")); it was not changed. Open it with that azseed, or pass another \(Setting.dataFolder)"
             )
         }
     }

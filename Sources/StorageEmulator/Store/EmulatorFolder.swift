@@ -39,7 +39,7 @@ public enum EmulatorFolder {
             try queue.close()
         } catch let error as DatabaseError {
             throw EmulatorStartError(
-                description:
+                phrase:
                     "\(path): cannot be compacted (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); the folder was left as it was")
         }
         return CompactionReport(bytesBefore: before, bytesAfter: size(), seconds: Date().timeIntervalSince(started))

@@ -34,8 +34,8 @@ final class EmulatorStore: Sendable {
                 lock.release()
                 // SQLite's own text ("file is not a database - while executing …") names no file.
                 throw EmulatorStartError(
-                    description:
-                        "\(dataDirectory.appendingPathComponent("storage.sqlite").path): cannot be opened as azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); move it away or pass another --data-dir"
+                    phrase:
+                        "\(dataDirectory.appendingPathComponent("storage.sqlite").path): cannot be opened as azseed's storage (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")); move it away or pass another \(Setting.dataFolder)"
                 )
             } catch {
                 lock.release()

@@ -113,7 +113,7 @@ enum Applying {
     /// copy, how many blob bytes went through this process); with `--output json`, the result
     /// document. `--detailed-exitcode` exits 2 when the plan changed something.
     static func report(
-        _ plan: Plan, _ report: ExecutionReport, activity: RequestActivity, output: PlanOutputOptions, command: String, servingNote: String?,
+        _ plan: Plan, _ report: ExecutionReport, activity: RequestActivity, output: PlanOutputOptions, command: String, servingNote: Phrase?,
         blobBytes: String? = nil
     ) throws {
         if !plan.isEmpty {
@@ -141,7 +141,7 @@ enum Applying {
             result.report = report
             Console.print(result.json().pretty())
         }
-        if let note = servingNote { Console.note(note) }
+        if let note = servingNote { Console.note(note.rendered(.flags)) }
         // As with a dry run, but of what was done: a CI job can tell a run that changed the
         // target from one that found it as it should be.
         if output.detailedExitcode && !plan.isEmpty { throw ExitCode(2) }

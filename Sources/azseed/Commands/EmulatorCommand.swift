@@ -165,6 +165,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
         // Named in the folder's lock: storage commands run on the same folder talk to it.
         configuration.command = "azseed emulator"
+        configuration.settingNames = .flags
         configuration.copySourceAllowances = allowCopySource.compactMap(CopySourceAllowance.init)
         configuration.copySourceTimeout = copySourceTimeout
         if let cert, let key { configuration.tls = (cert, key) }

@@ -79,6 +79,7 @@ struct ScanCommand: AsyncParsableCommand {
             containers: container.isEmpty ? nil : container, tables: table.isEmpty ? nil : table,
             sample: sample, copyBlobs: copyBlobs, name: name)
         options.copyValues = copyValues
+        options.names = .flags
         let report: ScanReport
         if let snapshot {
             report = try await scanSnapshot(URL(fileURLWithPath: snapshot), options, storageFolder: target.dataDirectory, into: output)

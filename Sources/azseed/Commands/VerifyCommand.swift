@@ -43,7 +43,7 @@ struct VerifyCommand: AsyncParsableCommand {
             return
         }
         if output == .text {
-            Console.print(PlanTextRenderer(colour: Console.colour).render(plan))
+            Console.print(PlanTextRenderer(colour: Console.colour, names: .flags).render(plan))
             let s = plan.summary
             let repair = s.delete > 0 ? "azseed apply --prune" : "azseed apply"
             Console.print("Drift: \(s.create) missing, \(s.update) different, \(s.delete) not in the dataset; '\(repair)' repairs it.\n")

@@ -23,7 +23,7 @@ struct LoggingOptions: ParsableArguments {
         var fd: Int32?
         if let logFile {
             do { fd = try await BlockingPool.run { try RequestLog.openAppending(logFile) } } catch let error as AzureStorageError {
-                throw ValidationError(error.message)
+                throw ValidationError("--log-file \(error.message)")
             }
         }
         return RequestLog(verbose: verbose, file: fd)

@@ -28,7 +28,7 @@ struct PlanOutputOptions: ParsableArguments {
     /// pipe writes block.
     /// `printJSON` false: a JSON plan is only saved (the command prints its result instead).
     func emit(_ plan: Plan, printJSON: Bool = true) async throws {
-        if output == .text { Console.print(PlanTextRenderer(colour: Console.colour).render(plan)) }
+        if output == .text { Console.print(PlanTextRenderer(colour: Console.colour, names: .flags).render(plan)) }
         if let out {
             try await BlockingPool.run { try Self.save(plan, to: out) }
             if output == .text { Console.print("Saved the plan to \(out); apply exactly it with: azseed apply --plan \(out)\n") }

@@ -166,14 +166,14 @@ struct TargetOptions: ParsableArguments {
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
             do { _ = try Self.signed(optionsAccount(), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch
             {
-                throw ValidationError("\(error)")
+                throw ValidationError(spelled(error))
             }
         }
         if let connectionString {
             do { _ = try Self.signed(ConnectionString.parse(connectionString), login: effectiveAuthMode == .login) } catch let error
                 as ValidationError
             { throw error } catch {
-                throw ValidationError("--connection-string: \(error)")
+                throw ValidationError("--connection-string: \(spelled(error))")
             }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
         }
@@ -182,7 +182,7 @@ struct TargetOptions: ParsableArguments {
             // configures one (it may read a certificate file and look for `az` on PATH, which
             // must not happen on the cooperative pool); resolve() makes the run's own.
             do { _ = try Self.loginCredential(trustedCertificates: nil) } catch let error as ValidationError { throw error } catch {
-                throw ValidationError("--auth-mode login: \(error)")
+                throw ValidationError("--auth-mode login: \(spelled(error))")
             }
             if sasToken != nil {
                 throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead")
@@ -232,7 +232,7 @@ struct TargetOptions: ParsableArguments {
         return BearerTokenSource(credential: try DefaultAzureCredential(transport: transport))
     }
 
-    private func optionsAccount() throws(AzureStorageError) -> StorageAccount {
+    private func optionsAccount() throws(AccountOptionsError) -> StorageAccount {
         try ConnectionString.account(accountName: accountName, blobEndpoint: blobEndpointURL, tableEndpoint: tableEndpointURL, sasToken: sasToken)
     }
 

@@ -33,7 +33,7 @@ final class ConsoleObserver: RunObserver {
         }
     }
 
-    func note(_ text: String) { Console.note(text) }
+    func note(_ text: Phrase) { Console.note(text.rendered(.flags)) }
     func reading(_ count: Int) { reading.update(done: count, total: nil) }
     func planned(_ plan: Plan) async throws {
         reading.finish()

@@ -14,7 +14,7 @@ enum Failure {
         switch error {
         case let e as GenerationError:
             code = e.isUsage ? 64 : 1
-            message = e.message
+            message = e.message.rendered(.flags)
         case let e as AzureStorageError where e.kind == .invalidConnectionString:
             // A flag's connection string is checked as a usage error; this one is the variable's.
             code = 64
@@ -22,7 +22,7 @@ enum Failure {
         case is PersonFacingError:
             // Already phrased for the user: what failed, where, what to do.
             code = 1
-            message = "\(error)"
+            message = spelled(error)
         case let e as ExitCode:
             Foundation.exit(e.rawValue)
         case let e as NSError where e.domain == NSCocoaErrorDomain || e.domain == NSPOSIXErrorDomain:

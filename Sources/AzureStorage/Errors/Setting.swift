@@ -1,0 +1,80 @@
+/// Something a person can change to fix a failure, named for what it is rather than for how a
+/// program spells it. A library's message names the setting (see ``Phrase``); the program
+/// that shows the message spells it (`azseed` as a flag, a library caller as its own option)
+/// through ``SettingNames``.
+public enum Setting: String, Sendable, CaseIterable {
+    // Where the data is and how to reach it.
+    case accountName, blobEndpoint, tableEndpoint, sasToken, loginAuth, trustedCertificates, timeout, logFile
+    // What a run reads or writes.
+    case dataset, outputFolder, replaceOutput, dataFolder, table, container, detailedPlan, shard
+    // What a run generates.
+    case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
+    // Commands a remedy suggests running.
+    case planCommand, snapshotCommands, savePlan, applySavedPlan, exportShards, exportShardsOfOneExport, emulatorCommand
+    // The emulator's start-up.
+    case certificate, privateKey, ports, tokenAuthority, allowedCopySource, maxBlobSize
+
+    /// The plain name a library uses when no program spells it otherwise.
+    public var plainName: String {
+        switch self {
+        case .accountName: "the account name"
+        case .blobEndpoint: "the blob endpoint"
+        case .tableEndpoint: "the table endpoint"
+        case .sasToken: "the SAS token"
+        case .loginAuth: "Microsoft Entra ID sign-in"
+        case .trustedCertificates: "the trusted certificates (ClientConfiguration.trustedCertificates)"
+        case .timeout: "the request timeout"
+        case .logFile: "the request log file"
+        case .dataset: "the dataset folder"
+        case .outputFolder: "output folder"
+        case .replaceOutput: "the option to replace it"
+        case .dataFolder: "data folder"
+        case .table: "table name"
+        case .container: "container name"
+        case .detailedPlan: "the plan as JSON"
+        case .shard: "the shard"
+        case .referenceTime: "the reference time (now)"
+        case .referenceTimeToday: "today as the reference time"
+        case .windowStart: "the window's start"
+        case .windowEnd: "the window's end"
+        case .sampleSize: "the sample size"
+        case .copyValues: "copying values"
+        case .copyBlobs: "copying blobs"
+        case .prune: "pruning"
+        case .privateAccess: "private access"
+        case .planCommand: "a new plan"
+        case .snapshotCommands: "an export or a generated snapshot"
+        case .savePlan: "a saved plan"
+        case .applySavedPlan: "the apply of a saved plan"
+        case .exportShards: "an export in shards"
+        case .exportShardsOfOneExport: "the shards of one export (one export id)"
+        case .emulatorCommand: "the emulator (StorageEmulator)"
+        case .certificate: "the TLS certificate"
+        case .privateKey: "the TLS private key"
+        case .ports: "other ports (0 = any free port)"
+        case .tokenAuthority: "an OAuth authority"
+        case .allowedCopySource: "an allowed copy source"
+        case .maxBlobSize: "the largest blob size"
+        }
+    }
+}
+
+/// How a program spells each ``Setting`` in the messages it shows. `azseed` spells them as
+/// its flags; ``library`` uses each setting's ``Setting/plainName``.
+public struct SettingNames: Sendable {
+    private let spell: @Sendable (Setting) -> String
+
+    public init(_ spell: @escaping @Sendable (Setting) -> String) { self.spell = spell }
+
+    /// Each setting's plain name.
+    public static let library = SettingNames { $0.plainName }
+
+    public func callAsFunction(_ setting: Setting) -> String { spell(setting) }
+}
+
+extension DefaultStringInterpolation {
+    /// A setting interpolated into a `String` would print its case name: only a ``Phrase``
+    /// spells it, so this overload makes that a compile-time error.
+    @available(*, unavailable, message: "interpolate a Setting into a Phrase, which the program spells")
+    public mutating func appendInterpolation(_ setting: Setting) {}
+}

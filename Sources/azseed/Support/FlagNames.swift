@@ -1,0 +1,54 @@
+import AzureStorage
+
+extension SettingNames {
+    /// The libraries name what to change (a ``Setting``); azseed spells it as the flag, or the
+    /// command, that changes it.
+    static let flags = SettingNames { setting in
+        switch setting {
+        case .accountName: "--account-name"
+        case .blobEndpoint: "--blob-endpoint"
+        case .tableEndpoint: "--table-endpoint"
+        case .sasToken: "--sas-token"
+        case .loginAuth: "--auth-mode login"
+        case .trustedCertificates: "--ca-file (or SSL_CERT_FILE)"
+        case .timeout: "--timeout"
+        case .logFile: "--log-file"
+        case .dataset: "--dataset DIR"
+        case .outputFolder: "--out"
+        case .replaceOutput: "--force"
+        case .dataFolder: "--data-dir"
+        case .table: "--table"
+        case .container: "--container"
+        case .detailedPlan: "--output json"
+        case .shard: "--shard"
+        case .referenceTime: "--now"
+        case .referenceTimeToday: "--now today"
+        case .windowStart: "--from"
+        case .windowEnd: "--to"
+        case .sampleSize: "--sample"
+        case .copyValues: "--copy-values"
+        case .copyBlobs: "--copy-blobs"
+        case .prune: "--prune"
+        case .privateAccess: "--access private"
+        case .planCommand: "'azseed plan'"
+        case .snapshotCommands: "'azseed export' or 'azseed generate'"
+        case .savePlan: "'azseed plan --out FILE'"
+        case .applySavedPlan: "'azseed apply --plan'"
+        case .exportShards: "'azseed export --shard I/N'"
+        case .exportShardsOfOneExport: "export --shard I/N --export-id ID"
+        case .emulatorCommand: "azseed emulator"
+        case .certificate: "--cert"
+        case .privateKey: "--key"
+        case .ports: "ports with --blob-port/--table-port (0 = any free port)"
+        case .tokenAuthority: "--oauth-authority"
+        case .allowedCopySource: "--allow-copy-source"
+        case .maxBlobSize: "--max-blob-mib"
+        }
+    }
+}
+
+/// An error as azseed shows it: a library's ``Phrase`` with its settings spelled as flags.
+func spelled(_ error: Error) -> String {
+    if let error = error as? PersonFacingError { return error.phrase.rendered(.flags) }
+    return "\(error)"
+}

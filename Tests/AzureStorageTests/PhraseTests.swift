@@ -1,0 +1,57 @@
+import AzureStorage
+import Foundation
+import Testing
+
+/// Libraries state facts and name the setting to change; the program that shows the message
+/// spells it. These pin both halves: a phrase keeps its settings through nesting, and no
+/// library's source spells a flag itself.
+struct PhraseTests {
+    @Test func aPhraseSpellsItsSettingsOnlyWhenShown() {
+        let inner: Phrase = "choose another \(Setting.outputFolder) or pass \(Setting.replaceOutput)"
+        let outer: Phrase = "out/: is not empty (\(3) files); \(inner)"
+        #expect(outer.settings == [.outputFolder, .replaceOutput])
+        #expect(
+            outer.rendered(SettingNames { $0 == .outputFolder ? "--out" : "--force" })
+                == "out/: is not empty (3 files); choose another --out or pass --force")
+        #expect(outer.description == "out/: is not empty (3 files); choose another output folder or pass the option to replace it")
+        #expect(Phrase(verbatim: "\\(x) --y").settings.isEmpty)
+    }
+
+    @Test func anErrorsRemedyIsSpelledByTheProgram() {
+        var error = AzureStorageError(kind: .transport, operation: "Get Blob", url: "http://h/c/b", message: "timed out waiting for the service")
+        error.remedy = "raise \(Setting.timeout) if the service is only slow"
+        let wrapped: Phrase = "reading: \(error)"
+        #expect(wrapped.settings == [.timeout])
+        #expect(
+            wrapped.rendered(SettingNames { _ in "--timeout" }).hasSuffix(
+                "timed out waiting for the service; raise --timeout if the service is only slow"))
+        #expect(!error.description.contains("--"))
+    }
+
+    @Test func everySettingHasAPlainNameThatIsNoFlag() {
+        for setting in Setting.allCases {
+            #expect(!setting.plainName.isEmpty && !setting.plainName.contains("--"), "\(setting.rawValue)")
+        }
+    }
+
+    /// The libraries' string literals name no flag: a `--flag` in them would reach a library
+    /// caller who has no such flag. `az`'s own arguments are the one exception.
+    @Test func noLibrarySpellsAFlag() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let libraries = ["AzureStorage", "SeedKit", "SeedRunner", "StorageEmulator", "EmbeddedEmulator", "AzseedTesting"]
+        let flagInLiteral = #/"[^"]*--[a-z][a-z-]*/#
+        var found: [String] = []
+        for library in libraries {
+            let folder = root.appendingPathComponent("Sources/\(library)")
+            guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { continue }
+            for case let file as URL in files where file.pathExtension == "swift" && file.lastPathComponent != "AzureCLICredential.swift" {
+                for (n, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let code = line.trimmingCharacters(in: .whitespaces)
+                    if code.hasPrefix("//") { continue }
+                    if code.firstMatch(of: flagInLiteral) != nil { found.append("\(library)/\(file.lastPathComponent):\(n + 1)") }
+                }
+            }
+        }
+        #expect(found.isEmpty, "library messages spelling a flag: \(found)")
+    }
+}
