@@ -7,6 +7,9 @@ public indirect enum TableFilter: Sendable, Equatable, CustomStringConvertible {
     case and(TableFilter, TableFilter)
     case or(TableFilter, TableFilter)
     case not(TableFilter)
+    /// A filter as a person wrote it (a migration's `where:`), already checked by its reader;
+    /// sent as it is, within parentheses when combined.
+    case written(String, comparisons: Int)
 
     public enum Operator: String, Sendable { case eq, ne, gt, ge, lt, le }
 
@@ -20,6 +23,7 @@ public indirect enum TableFilter: Sendable, Equatable, CustomStringConvertible {
         case .and(let a, let b): "(\(a)) and (\(b))"
         case .or(let a, let b): "(\(a)) or (\(b))"
         case .not(let a): "not (\(a))"
+        case .written(let text, _): text
         }
     }
 
@@ -29,6 +33,7 @@ public indirect enum TableFilter: Sendable, Equatable, CustomStringConvertible {
         case .compare: 1
         case .and(let a, let b), .or(let a, let b): a.comparisonCount + b.comparisonCount
         case .not(let a): a.comparisonCount
+        case .written(_, let comparisons): comparisons
         }
     }
 

@@ -1,8 +1,8 @@
 /// OData's quoted literals, as in `$filter` strings and the keys of an entity URL:
 /// `'…'` with a quote inside doubled (`''`).
-enum QuotedLiteral {
+package enum QuotedLiteral {
     /// Reads from just past the opening quote to just past the closing one; nil when it never closes.
-    static func read(_ chars: [Character], at i: inout Int) -> String? {
+    package static func read(_ chars: [Character], at i: inout Int) -> String? {
         var out = ""
         while i < chars.count {
             if chars[i] == "'" {

@@ -1,8 +1,6 @@
-import AzureStorage
-
 /// A parsed OData `$filter` of the Table service: comparisons joined by `and`, `or`, `not`.
-indirect enum FilterExpression: Sendable, Equatable {
-    enum Operand: Sendable, Equatable {
+package indirect enum FilterExpression: Sendable, Equatable {
+    package enum Operand: Sendable, Equatable {
         case property(String)
         case literal(EdmValue)
     }
@@ -15,7 +13,7 @@ indirect enum FilterExpression: Sendable, Equatable {
     case not(FilterExpression)
 
     /// How many comparisons the filter holds (the service allows 15).
-    var comparisonCount: Int {
+    package var comparisonCount: Int {
         switch self {
         case .comparison: 1
         case .operand: 0
@@ -26,8 +24,8 @@ indirect enum FilterExpression: Sendable, Equatable {
 }
 
 /// Why a `$filter` could not be parsed, with the character offset.
-struct FilterSyntaxError: Error, Sendable, CustomStringConvertible {
-    var offset: Int
-    var reason: String
-    var description: String { "invalid $filter at character \(offset): \(reason)" }
+package struct FilterSyntaxError: Error, Sendable, CustomStringConvertible {
+    package var offset: Int
+    package var reason: String
+    package var description: String { "invalid $filter at character \(offset): \(reason)" }
 }

@@ -1,4 +1,3 @@
-import AzureStorage
 import Foundation
 
 /// Evaluates a parsed `$filter` against an entity as the Table service does: a comparison
@@ -6,7 +5,7 @@ import Foundation
 /// by ordinal (UTF-16) order; Int32 and Int64 are distinct types (an Int64 property needs
 /// an `L` literal).
 extension FilterExpression {
-    func matches(_ entity: TableEntity, timestamp: EdmDateTime? = nil) -> Bool {
+    package func matches(_ entity: TableEntity, timestamp: EdmDateTime? = nil) -> Bool {
         switch self {
         case .and(let a, let b): return a.matches(entity, timestamp: timestamp) && b.matches(entity, timestamp: timestamp)
         case .or(let a, let b): return a.matches(entity, timestamp: timestamp) || b.matches(entity, timestamp: timestamp)
@@ -41,7 +40,7 @@ extension FilterExpression {
     }
 
     /// -1, 0 or 1 for values of the same type; nil when the types differ.
-    static func compare(_ a: EdmValue, _ b: EdmValue) -> Int? {
+    package static func compare(_ a: EdmValue, _ b: EdmValue) -> Int? {
         func sign<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x > y ? 1 : 0) }
         switch (a, b) {
         case (.string(let x), .string(let y)): return x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : (x.isExactly(y) ? 0 : 1)

@@ -1,4 +1,3 @@
-import AzureStorage
 import Foundation
 
 /// Parses `$filter` text: `or` binds loosest, then `and`, then `not`; parentheses group.
@@ -9,16 +8,16 @@ import Foundation
 /// parentheses together at most `maxDepth` deep, `and`/`or` chains at most `maxTerms`
 /// terms (Azure itself allows 15 comparisons). 8,000 nested `not`s once overflowed the stack
 /// and killed the server; now they are a 400.
-struct FilterParser {
-    static let maxDepth = 32
-    static let maxTerms = 100
+package struct FilterParser {
+    package static let maxDepth = 32
+    package static let maxTerms = 100
 
     private let chars: [Character]
     private var i = 0
     private var depth = 0
     private var terms = 0
 
-    static func parse(_ text: String) throws(FilterSyntaxError) -> FilterExpression {
+    package static func parse(_ text: String) throws(FilterSyntaxError) -> FilterExpression {
         var parser = FilterParser(chars: Array(text))
         let expression = try parser.orExpression()
         parser.skipSpace()
