@@ -19,7 +19,7 @@ struct Azseed: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, ScanCommand.self, PlanCommand.self, ApplyCommand.self, VerifyCommand.self, ResetCommand.self, ExportCommand.self,
             ImportCommand.self, CopyCommand.self, SnapshotCommand.self, GenerateCommand.self, EmulatorCommand.self, PortraitsCommand.self,
-            SignRequestsCommand.self,
+            SignRequestsCommand.self, MigrateCommand.self,
         ]
     )
 }

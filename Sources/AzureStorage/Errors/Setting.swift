@@ -10,7 +10,8 @@ public enum Setting: String, Sendable, CaseIterable {
     // What a run generates.
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
-    case planCommand, snapshotCommands, savePlan, applySavedPlan, exportShards, exportShardsOfOneExport, emulatorCommand
+    case planCommand, migrateValidate, migrateRepair, migrateAcceptChecksums, snapshotCommands, savePlan, applySavedPlan, exportShards,
+        exportShardsOfOneExport, emulatorCommand
     // The emulator's start-up.
     case certificate, privateKey, ports, tokenAuthority, allowedCopySource, maxBlobSize
 
@@ -43,6 +44,9 @@ public enum Setting: String, Sendable, CaseIterable {
         case .prune: "pruning"
         case .privateAccess: "private access"
         case .planCommand: "a new plan"
+        case .migrateValidate: "Migrator.status()"
+        case .migrateRepair: "Migrator.repair(acceptChecksums: false)"
+        case .migrateAcceptChecksums: "Migrator.repair(acceptChecksums: true)"
         case .snapshotCommands: "an export or a generated snapshot"
         case .savePlan: "a saved plan"
         case .applySavedPlan: "the apply of a saved plan"

@@ -1,0 +1,130 @@
+import AzureStorage
+
+/// What a step makes of one entity.
+public enum EntityOutcome: Sendable, Equatable {
+    case unchanged
+    /// The whole entity to write in its place (a Replace, so removed properties go).
+    case replaced(TableEntity)
+    case deleted
+    /// The step cannot be applied to this entity: why, naming the property.
+    case failed(String)
+}
+
+extension EntityChange {
+    /// The step applied to `entity`: a pure function of it, so applying it again to what was
+    /// read again gives what a first application would have.
+    public func apply(to entity: TableEntity) -> EntityOutcome {
+        var changed = entity
+        switch self {
+        case .renameProperty(let from, let to):
+            guard let value = entity[from] else { return .unchanged }
+            if entity[to] != nil {
+                return .failed("it has both \(Printable.escaped(from)) and \(Printable.escaped(to)); rename one of them first")
+            }
+            changed[from] = nil
+            changed[to] = value
+        case .setProperty(let name, let value, let ifMissing):
+            if ifMissing, entity[name] != nil { return .unchanged }
+            switch value {
+            case .value(let value): changed[name] = value
+            case .template(let template):
+                let text = template.render(for: entity)
+                guard let typed = EdmValue.parse(text, as: template.type) else {
+                    return .failed("the template made '\(Printable.escaped(String(text.prefix(64))))', which is not \(template.type.shortName)")
+                }
+                changed[name] = typed
+            }
+        case .removeProperty(let name):
+            guard entity[name] != nil else { return .unchanged }
+            changed[name] = nil
+        case .retypeProperty(let name, let type, let onFailure):
+            guard let value = entity[name], value.type != type else { return .unchanged }
+            if let converted = Retype.convert(value, to: type) {
+                changed[name] = converted
+            } else {
+                switch onFailure {
+                case .fail:
+                    return .failed(
+                        "\(Printable.escaped(name)) = \(value.type.shortName) '\(Printable.escaped(String(value.text.prefix(64))))' is not a \(type.shortName)"
+                    )
+                case .skip: return .unchanged
+                case .remove: changed[name] = nil
+                }
+            }
+        case .replaceInProperty(let name, let find, let replace):
+            guard case .string(let text)? = entity[name] else { return .unchanged }
+            let replaced = Retype.replacingBytes(of: find, with: replace, in: text)
+            guard !replaced.utf8.elementsEqual(text.utf8) else { return .unchanged }
+            changed[name] = .string(replaced)
+        case .deleteEntities:
+            return .deleted
+        }
+        return changed == entity ? .unchanged : .replaced(changed)
+    }
+}
+
+extension EntityTemplate {
+    /// The template with the entity's keys and properties as its variables (each as its text).
+    func render(for entity: TableEntity) -> String {
+        var context: [ExactString: TemplateValue] = [:]
+        for (name, value) in entity.properties { context[ExactString(name)] = .text(value.text) }
+        context[ExactString("PartitionKey")] = .text(entity.partitionKey)
+        context[ExactString("RowKey")] = .text(entity.rowKey)
+        return text.render(context)
+    }
+}
+
+extension EdmType {
+    /// `Int32`, as migration files name the type.
+    public var shortName: String { String(rawValue.dropFirst(4)) }
+
+    /// The type a migration file names (`String`, `Int32`, `Int64`, `Double`, `Boolean`,
+    /// `DateTime`, `Guid`; `Edm.` may lead).
+    public init?(shortName: String) {
+        let name = shortName.hasPrefix("Edm.") ? String(shortName.dropFirst(4)) : shortName
+        guard let type = EdmType.allCases.first(where: { $0.shortName.utf8.elementsEqual(name.utf8) }) else { return nil }
+        self = type
+    }
+}
+
+/// Conversions between Edm types that lose nothing, and byte-wise text replacement.
+enum Retype {
+    /// `value` as `type` when that is exact: numbers only within range (a Double only when
+    /// integral, an integer to Double only within 2^53), text parsed as the type, anything to
+    /// its text. Nil when it would not be exact.
+    static func convert(_ value: EdmValue, to type: EdmType) -> EdmValue? {
+        if type == .string { return value.type == .binary ? nil : .string(value.text) }
+        switch (value, type) {
+        case (.string(let text), _): return EdmValue.parse(text, as: type)
+        case (.int32(let v), .int64): return .int64(Int64(v))
+        case (.int32(let v), .double): return .double(Double(v))
+        case (.int64(let v), .int32): return Int32(exactly: v).map(EdmValue.int32)
+        case (.int64(let v), .double): return v.magnitude <= 1 << 53 ? .double(Double(v)) : nil
+        case (.double(let v), .int32): return Int32(exactly: v).map(EdmValue.int32)
+        case (.double(let v), .int64): return Int64(exactly: v).map(EdmValue.int64)
+        default: return nil
+        }
+    }
+
+    /// Every non-overlapping occurrence of `find` in `text` replaced, left to right, matching
+    /// bytes (as Azure compares strings), never Swift's canonical equivalence.
+    static func replacingBytes(of find: String, with replace: String, in text: String) -> String {
+        let source = Array(text.utf8)
+        let pattern = Array(find.utf8)
+        let replacement = Array(replace.utf8)
+        guard !pattern.isEmpty, source.count >= pattern.count else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(source.count)
+        var i = 0
+        while i < source.count {
+            if i + pattern.count <= source.count, source[i] == pattern[0], source[i..<(i + pattern.count)].elementsEqual(pattern) {
+                out += replacement
+                i += pattern.count
+            } else {
+                out.append(source[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

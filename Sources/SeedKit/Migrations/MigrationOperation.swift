@@ -1,0 +1,86 @@
+import AzureStorage
+
+/// One step of a migration, applied in order. Entity steps are pure functions of the entity
+/// they read (``EntityStep/apply(to:)``), so a write refused because the entity changed
+/// meanwhile is re-read and the step applied again.
+public enum MigrationOperation: Sendable {
+    case createTable(String)
+    case deleteTable(String)
+    /// A step over the entities of a table that `where` selects.
+    case entities(EntityStep)
+
+    /// The operation's name in the file (`rename-property`).
+    public var name: String {
+        switch self {
+        case .createTable: "create-table"
+        case .deleteTable: "delete-table"
+        case .entities(let step): step.change.name
+        }
+    }
+
+    /// The table it works on.
+    public var table: String {
+        switch self {
+        case .createTable(let table), .deleteTable(let table): table
+        case .entities(let step): step.table
+        }
+    }
+}
+
+/// A change to each entity of `table` that `filter` selects.
+public struct EntityStep: Sendable {
+    public var table: String
+    /// The `where:` text, sent to the service as `$filter`.
+    public var filterText: String?
+    /// The same filter, parsed: each entity the service returns is checked again.
+    let filter: FilterExpression?
+    public var change: EntityChange
+
+    /// Whether the step selects `entity` (its `where:`, evaluated as the service does).
+    public func selects(_ entity: TableEntity) -> Bool { filter?.matches(entity) ?? true }
+
+    /// The comparisons `where:` holds.
+    public var filterComparisons: Int { filter?.comparisonCount ?? 0 }
+}
+
+/// What an entity step does to one entity.
+public enum EntityChange: Sendable {
+    case renameProperty(from: String, to: String)
+    case setProperty(name: String, value: SetValue, ifMissing: Bool)
+    case removeProperty(String)
+    case retypeProperty(name: String, to: EdmType, onFailure: RetypeFailure)
+    case replaceInProperty(name: String, find: String, replace: String)
+    case deleteEntities
+
+    public var name: String {
+        switch self {
+        case .renameProperty: "rename-property"
+        case .setProperty: "set-property"
+        case .removeProperty: "remove-property"
+        case .retypeProperty: "retype-property"
+        case .replaceInProperty: "replace-in-property"
+        case .deleteEntities: "delete-entities"
+        }
+    }
+
+    /// What `set-property` writes: a typed value, or a template over the entity's own values
+    /// whose text is read as `type`.
+    public enum SetValue: Sendable {
+        case value(EdmValue)
+        case template(EntityTemplate)
+    }
+
+    /// What `retype-property` does with a value it cannot convert.
+    public enum RetypeFailure: String, Sendable, CaseIterable {
+        case fail, skip, remove
+    }
+}
+
+/// A `set-property` template: Mustache over the entity's own values (`{{EventLocation}}`,
+/// `{{PartitionKey}}`, `{{RowKey}}`), its text read as `type`.
+public struct EntityTemplate: Sendable {
+    let text: MustacheText
+    /// The template as the file wrote it.
+    public let source: String
+    public let type: EdmType
+}

@@ -1,0 +1,230 @@
+import AzureStorage
+import Crypto
+import Foundation
+import Yams
+
+/// Reads one migration file: `description:` and `operations:`, each operation a one-key
+/// mapping. Every name, type, filter and template is checked here, before anything runs.
+struct MigrationParser {
+    let reader: YAMLReader
+
+    /// The operations this azseed implements, with the keys each takes.
+    static let operationKeys: [(String, [String])] = [
+        ("create-table", ["table"]),
+        ("delete-table", ["table"]),
+        ("rename-property", ["table", "where", "from", "to"]),
+        ("set-property", ["table", "where", "name", "value", "template", "type", "if-missing"]),
+        ("remove-property", ["table", "where", "name"]),
+        ("retype-property", ["table", "where", "name", "to", "on-failure"]),
+        ("replace-in-property", ["table", "where", "name", "find", "replace"]),
+        ("delete-entities", ["table", "where"]),
+    ]
+    /// The longest `where:`, `template:`, `find:` or `replace:` text.
+    static let maxText = 32 << 10
+    /// Azure allows 15 comparisons in one `$filter`; a resumed run adds 3 (the key it is past).
+    static let maxComparisons = 12
+
+    static func read(_ url: URL, version: MigrationVersion) throws(DatasetError) -> Migration {
+        let file = url.relativePathForMessages
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        guard attributes?[.type] as? FileAttributeType == .typeRegular else {
+            throw DatasetError(file: file, line: nil, "not a regular file; a migration is a YAML file")
+        }
+        if let size = attributes?[.size] as? Int, size > MigrationSet.maxFileBytes {
+            throw DatasetError(file: file, line: nil, "\(size) bytes; a migration file holds at most \(MigrationSet.maxFileBytes)")
+        }
+        guard let data = FileManager.default.contents(atPath: url.path), data.count <= MigrationSet.maxFileBytes else {
+            throw DatasetError(file: file, line: nil, "cannot read the file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw DatasetError(file: file, line: nil, "cannot read the file as UTF-8 text") }
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else { throw DatasetError(file: file, line: nil, "the file is empty") }
+            root = node
+        } catch let error as DatasetError {
+            throw error
+        } catch let error as YamlError {
+            throw DatasetError(file: file, line: error.line, "malformed YAML: \(error.problem)")
+        } catch {
+            throw DatasetError(file: file, line: nil, "malformed YAML")
+        }
+        let parser = MigrationParser(reader: YAMLReader(file: file))
+        let pairs = try parser.reader.mapping(root, "a migration", allowed: ["description", "operations"])
+        let descriptionNode = try parser.reader.required(pairs, "description", in: "a migration", at: root)
+        let description = try parser.reader.string(descriptionNode, "description")
+        guard description.utf8.count <= 1024 else { throw parser.reader.error(descriptionNode, "description is longer than 1024 bytes") }
+        let list = try parser.reader.sequence(try parser.reader.required(pairs, "operations", in: "a migration", at: root), "operations")
+        guard !list.isEmpty else { throw parser.reader.error(root, "operations is empty; a migration does at least one thing") }
+        guard list.count <= MigrationSet.maxOperations else {
+            throw parser.reader.error(root, "\(list.count) operations; a migration holds at most \(MigrationSet.maxOperations)")
+        }
+        var operations: [MigrationOperation] = []
+        for node in list { operations.append(try parser.operation(node)) }
+        return Migration(
+            version: version, description: description, script: url.lastPathComponent, file: file,
+            checksum: SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined(), operations: operations)
+    }
+
+    private func operation(_ node: Node) throws(DatasetError) -> MigrationOperation {
+        let outer = try reader.mapping(node, "an operation", allowed: [])
+        guard outer.count == 1, let (name, body, nameNode) = outer.first.map({ ($0.key, $0.value, $0.keyNode) }) else {
+            throw reader.error(node, "an operation is a mapping of one key, its name (e.g. '- rename-property: {table: t, from: A, to: B}')")
+        }
+        guard let keys = Self.operationKeys.first(where: { $0.0.utf8.elementsEqual(name.utf8) })?.1 else {
+            throw reader.error(
+                nameNode,
+                "unknown operation '\(Printable.escaped(name))' (this azseed implements: \(Self.operationKeys.map(\.0).joined(separator: ", ")))")
+        }
+        let what = "\(name)"
+        let fields = try reader.mapping(body, what, allowed: keys)
+        func field(_ key: String) -> Node? { fields.first(where: { $0.key == key })?.value }
+        func required(_ key: String) throws(DatasetError) -> String {
+            try reader.string(try reader.required(fields, key, in: what, at: body), "\(what): \(key)")
+        }
+        func optional(_ key: String) throws(DatasetError) -> String? {
+            guard let node = field(key) else { return nil }
+            return try reader.string(node, "\(what): \(key)")
+        }
+        func text(_ key: String) throws(DatasetError) -> String {
+            let value = try required(key)
+            guard value.utf8.count <= Self.maxText else { throw reader.error(field(key), "\(what): \(key) is longer than \(Self.maxText) bytes") }
+            return value
+        }
+        func property(_ key: String) throws(DatasetError) -> String {
+            let name = try required(key)
+            if let problem = StorageNames.propertyProblem(name) {
+                throw reader.error(field(key), "\(what): \(key) '\(Printable.escaped(name))': \(problem)")
+            }
+            if ["PartitionKey", "RowKey", "Timestamp"].contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
+                throw reader.error(field(key), "\(what): \(key) '\(name)' is a key or system property, which a property operation cannot change")
+            }
+            return name
+        }
+        let table = try required("table")
+        if let problem = StorageNames.tableProblem(table) ?? ReservedNames.tableProblem(table) {
+            throw reader.error(field("table"), "\(what): table '\(Printable.escaped(table))': \(problem)")
+        }
+        switch name {
+        case "create-table": return .createTable(table)
+        case "delete-table": return .deleteTable(table)
+        default: break
+        }
+        var filterText = try optional("where")
+        if name == "delete-entities", filterText == nil {
+            throw reader.error(body, "\(what) needs 'where' (to delete every entity, use delete-table)")
+        }
+        var filter: FilterExpression?
+        if let text = filterText {
+            guard text.utf8.count <= Self.maxText else { throw reader.error(field("where"), "\(what): where is longer than \(Self.maxText) bytes") }
+            do { filter = try FilterParser.parse(text) } catch {
+                throw reader.error(field("where"), "\(what): where is not an OData filter the Table service accepts: \(error)")
+            }
+            if filter!.comparisonCount > Self.maxComparisons {
+                throw reader.error(
+                    field("where"),
+                    "\(what): where holds \(filter!.comparisonCount) comparisons; at most \(Self.maxComparisons) (the Table service allows 15, and a resumed run adds 3)"
+                )
+            }
+            filterText = text
+        }
+        let change: EntityChange
+        switch name {
+        case "rename-property":
+            let from = try property("from")
+            let to = try property("to")
+            guard !from.utf8.elementsEqual(to.utf8) else { throw reader.error(body, "\(what): from and to are the same name") }
+            change = .renameProperty(from: from, to: to)
+        case "set-property":
+            change = .setProperty(
+                name: try property("name"), value: try setValue(fields, body, what), ifMissing: try flag(field("if-missing"), "\(what): if-missing"))
+        case "remove-property":
+            change = .removeProperty(try property("name"))
+        case "retype-property":
+            let typeName = try required("to")
+            guard let type = EdmType(shortName: typeName), type != .binary else {
+                throw reader.error(
+                    field("to"), "\(what): to '\(Printable.escaped(typeName))' is not one of String, Int32, Int64, Double, Boolean, DateTime, Guid")
+            }
+            let failure = try optional("on-failure") ?? "fail"
+            guard let onFailure = EntityChange.RetypeFailure(rawValue: failure) else {
+                throw reader.error(field("on-failure"), "\(what): on-failure '\(Printable.escaped(failure))' is not fail, skip or remove")
+            }
+            change = .retypeProperty(name: try property("name"), to: type, onFailure: onFailure)
+        case "replace-in-property":
+            let name = try property("name")
+            let find = try text("find")
+            guard let replaceNode = field("replace") else { throw reader.error(body, "\(what) is missing 'replace'") }
+            change = .replaceInProperty(name: name, find: find, replace: try scalarText(replaceNode, "\(what): replace"))
+        default:
+            change = .deleteEntities
+        }
+        return .entities(EntityStep(table: table, filterText: filterText, filter: filter, change: change))
+    }
+
+    /// `value:` (typed by `type:`, else by how YAML wrote it) or `template:` (its text read
+    /// as `type:`, String by default).
+    private func setValue(_ fields: [(key: String, value: Node, keyNode: Node)], _ body: Node, _ what: String) throws(DatasetError)
+        -> EntityChange.SetValue
+    {
+        func field(_ key: String) -> Node? { fields.first(where: { $0.key == key })?.value }
+        var type: EdmType?
+        if let node = field("type") {
+            let name = try reader.string(node, "\(what): type")
+            guard let parsed = EdmType(shortName: name), parsed != .binary else {
+                throw reader.error(
+                    node, "\(what): type '\(Printable.escaped(name))' is not one of String, Int32, Int64, Double, Boolean, DateTime, Guid")
+            }
+            type = parsed
+        }
+        switch (field("value"), field("template")) {
+        case (let value?, nil):
+            guard case .scalar(let scalar) = value else { throw reader.error(value, "\(what): value must be a single value") }
+            let text = YAMLReader.text(scalar)
+            let chosen = type ?? Self.inferredType(scalar)
+            guard let typed = EdmValue.parse(text, as: chosen) else {
+                throw reader.error(value, "\(what): value '\(Printable.escaped(String(text.prefix(64))))' is not \(chosen.shortName)")
+            }
+            if case .string(let s) = typed, s.utf16.count > 32 * 1024 {
+                throw reader.error(value, "\(what): value is longer than a Table property's 32K characters")
+            }
+            return .value(typed)
+        case (nil, let template?):
+            let source = try scalarText(template, "\(what): template")
+            guard source.utf8.count <= Self.maxText else { throw reader.error(template, "\(what): template is longer than \(Self.maxText) bytes") }
+            do {
+                return .template(
+                    EntityTemplate(text: try MustacheText.parse(source, maxDepth: Template.maxSectionDepth), source: source, type: type ?? .string))
+            } catch {
+                throw reader.error(template, "\(what): template: \(error.description)")
+            }
+        default:
+            throw reader.error(body, "\(what) takes one of 'value' or 'template'")
+        }
+    }
+
+    /// A plain YAML scalar's type: a whole number is Int32 (Int64 beyond it), a decimal is
+    /// Double, true/false Boolean; anything quoted, or other text, is String.
+    static func inferredType(_ scalar: Node.Scalar) -> EdmType {
+        guard scalar.style == .plain else { return .string }
+        let text = scalar.string
+        if text == "true" || text == "false" { return .boolean }
+        if Int32(text) != nil { return .int32 }
+        if Int64(text) != nil { return .int64 }
+        if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let value = Double(text), value.isFinite { return .double }
+        return .string
+    }
+
+    private func scalarText(_ node: Node, _ what: String) throws(DatasetError) -> String {
+        guard case .scalar(let scalar) = node else { throw reader.error(node, "\(what) must be a single value") }
+        return YAMLReader.text(scalar)
+    }
+
+    private func flag(_ node: Node?, _ what: String) throws(DatasetError) -> Bool {
+        guard let node else { return false }
+        switch try reader.string(node, what) {
+        case "true": return true
+        case "false": return false
+        default: throw reader.error(node, "\(what) must be true or false")
+        }
+    }
+}

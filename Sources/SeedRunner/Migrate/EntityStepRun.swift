@@ -1,0 +1,151 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// Carries out one entity step of a migration, batch by batch, resumably and without lost
+/// updates.
+///
+/// Entities are read in key order; the changed ones of one partition go in batches of at
+/// most 100, each write conditional on the ETag read (`If-Match`). Before a batch is sent,
+/// the ledger records it as pending (its keys and ETags) with the key the run is past; so a
+/// run killed at any point resumes exactly: a pending batch whose entities all have other
+/// ETags (or are gone) was committed — a batch is atomic — and the run goes on after it;
+/// otherwise it is read again. A write refused because an entity changed since it was read
+/// (412) reads the batch again and applies the step to what is there now: the step is a pure
+/// function of the entity, so a concurrent update is never overwritten, and is migrated too.
+struct EntityStepRun {
+    let tables: TableClient
+    let step: EntityStep
+    let operation: Int
+    var record: MigrationRecord
+    let save: @Sendable (MigrationRecord) async throws -> Void
+    /// How often one batch is read again after 412s before the run gives up.
+    static let maxRereads = 20
+
+    /// An entity the step cannot change: the run stops (its record `failed`).
+    struct Stopped: Error {
+        var message: String
+    }
+
+    private var cursor: MigrationRecord.EntityKey?
+    private var batch: [(read: QueriedEntity, outcome: EntityOutcome)] = []
+
+    init(
+        tables: TableClient, step: EntityStep, operation: Int, record: MigrationRecord,
+        save: @escaping @Sendable (MigrationRecord) async throws -> Void
+    ) {
+        self.tables = tables
+        self.step = step
+        self.operation = operation
+        self.record = record
+        self.save = save
+    }
+
+    mutating func run() async throws {
+        if let checkpoint = record.checkpoint, checkpoint.operation == operation {
+            cursor = checkpoint.after
+            if let pending = checkpoint.pending {
+                if try await committed(pending) {
+                    cursor = MigrationRecord.EntityKey(partitionKey: pending.partitionKey, rowKey: pending.rows.last!.rowKey)
+                    record.counts[operation] += pending.rows.count
+                }
+                record.checkpoint?.pending = nil
+            }
+        }
+        var filter = step.filterText.map { TableFilter.written("(\($0))", comparisons: step.filterComparisons) }
+        if let cursor {
+            let past: TableFilter = .or(
+                .compare("PartitionKey", .gt, .string(cursor.partitionKey)),
+                .and(.partition(cursor.partitionKey), .compare("RowKey", .gt, .string(cursor.rowKey))))
+            filter = filter.map { .and($0, past) } ?? past
+        }
+        do {
+            for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
+                for read in page where step.selects(read.entity) {
+                    let outcome = step.change.apply(to: read.entity)
+                    switch outcome {
+                    case .unchanged: continue
+                    case .failed(let why):
+                        try await flush()
+                        throw Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
+                    case .replaced, .deleted:
+                        if let first = batch.first, !first.read.entity.partitionKey.isExactly(read.entity.partitionKey) { try await flush() }
+                        batch.append((read, outcome))
+                        if batch.count == MigrationRecord.maxPending { try await flush() }
+                    }
+                }
+            }
+            try await flush()
+        } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
+            throw RunError("\(step.change.name): table \(step.table) does not exist; create it first (create-table) or name the right table")
+        }
+    }
+
+    /// Records the batch as pending, sends it, and moves past it.
+    private mutating func flush() async throws {
+        guard !batch.isEmpty else { return }
+        var attempts = 0
+        while !batch.isEmpty {
+            let partition = batch[0].read.entity.partitionKey
+            record.checkpoint = MigrationRecord.Checkpoint(
+                operation: operation, after: cursor,
+                pending: MigrationRecord.PendingBatch(partitionKey: partition, rows: batch.map { ($0.read.entity.rowKey, $0.read.etag ?? "*") }))
+            try await save(record)
+            let operations: [TableBatchOperation] = batch.map { item in
+                let etag = item.read.etag ?? "*"
+                switch item.outcome {
+                case .replaced(let entity): return .update(entity, etag: etag)
+                default: return .delete(partitionKey: item.read.entity.partitionKey, rowKey: item.read.entity.rowKey, etag: etag)
+                }
+            }
+            do {
+                try await tables.submit(operations, to: step.table)
+                record.counts[operation] += batch.count
+                cursor = MigrationRecord.EntityKey(partitionKey: partition, rowKey: batch.last!.read.entity.rowKey)
+                record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
+                batch = []
+            } catch let error as AzureStorageError where error.status == 412 || (error.status == 404 && error.failedOperation != nil) {
+                // Changed (or deleted) since it was read: read the batch again, apply again.
+                attempts += 1
+                guard attempts <= Self.maxRereads else {
+                    throw RunError(
+                        "table \(step.table), partition '\(Printable.escaped(partition))': entities kept changing while they were migrated (\(attempts) reads); run apply again"
+                    )
+                }
+                batch = try await reread(batch.map(\.read.entity))
+            }
+        }
+    }
+
+    /// The entities read again, with what the step makes of each now; gone ones dropped.
+    private func reread(_ entities: [TableEntity]) async throws -> [(read: QueriedEntity, outcome: EntityOutcome)] {
+        var again: [(read: QueriedEntity, outcome: EntityOutcome)] = []
+        for entity in entities {
+            guard let read = try await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: step.table),
+                step.selects(read.entity)
+            else { continue }
+            let outcome = step.change.apply(to: read.entity)
+            switch outcome {
+            case .unchanged: continue
+            case .failed(let why): throw Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
+            case .replaced, .deleted: again.append((read, outcome))
+            }
+        }
+        return again
+    }
+
+    /// Whether a batch recorded as pending was committed: every entity in it is gone or has
+    /// another ETag than the one read (a batch is atomic, so none would have otherwise).
+    private func committed(_ pending: MigrationRecord.PendingBatch) async throws -> Bool {
+        for row in pending.rows {
+            if let now = try await tables.get(partitionKey: pending.partitionKey, rowKey: row.rowKey, from: step.table), now.etag == row.etag {
+                return false
+            }
+        }
+        return true
+    }
+
+    static func shown(_ entity: TableEntity) -> String {
+        "PartitionKey '\(Printable.escaped(entity.partitionKey, quotes: false))', RowKey '\(Printable.escaped(entity.rowKey, quotes: false))'"
+    }
+}

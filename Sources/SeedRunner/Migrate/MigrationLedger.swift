@@ -1,0 +1,55 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+extension Ledger {
+    /// Every migration record in the target's ledger, by version; none when there is no ledger.
+    /// A credential that cannot read it is an error: migrating blind would apply twice.
+    func migrationRecords() async throws -> [MigrationRecord] {
+        var records: [MigrationRecord] = []
+        do {
+            for try await page in tables.query(ReservedNames.ledgerTable, filter: .partition(MigrationRecord.partition), fullMetadata: true) {
+                for queried in page {
+                    records.append(try MigrationRecord(queried.entity))
+                    guard records.count <= MigrationSet.maxMigrations + 1 else {
+                        throw RunError(
+                            "the ledger holds more than \(MigrationSet.maxMigrations) migration records; that is not a ledger azseed wrote")
+                    }
+                }
+            }
+        } catch let error as AzureStorageError where error.status == 404 {
+            return []  // no ledger table yet
+        } catch let error as AzureStorageError {
+            throw RunError.explaining(error, while: "reading the migration history (table \(ReservedNames.ledgerTable))")
+        }
+        return records.sorted { (MigrationVersion($0.version) ?? MigrationVersion("0")!) < (MigrationVersion($1.version) ?? MigrationVersion("0")!) }
+    }
+
+    /// Writes a migration record whole (a Replace: a cleared checkpoint leaves nothing behind),
+    /// creating the ledger's table on first use.
+    func write(_ record: MigrationRecord) async throws {
+        do {
+            _ = try await tables.upsert(record.entity, into: ReservedNames.ledgerTable)
+        } catch let error as AzureStorageError where error.status == 404 {
+            do {
+                _ = try await tables.ensureTable(ReservedNames.ledgerTable)
+                _ = try await tables.upsert(record.entity, into: ReservedNames.ledgerTable)
+            } catch {
+                throw RunError.explaining(
+                    error, while: "recording migration \(record.version) in azseed's ledger (table \(ReservedNames.ledgerTable))")
+            }
+        } catch {
+            throw RunError.explaining(error, while: "recording migration \(record.version) in azseed's ledger (table \(ReservedNames.ledgerTable))")
+        }
+    }
+
+    /// Removes a migration record (`repair` of a failed run, of a record without a file).
+    func deleteMigrationRecord(_ version: String) async throws {
+        do {
+            try await tables.deleteEntity(partitionKey: MigrationRecord.partition, rowKey: version, from: ReservedNames.ledgerTable)
+        } catch let error as AzureStorageError where error.status == 404 {
+        } catch {
+            throw RunError.explaining(error, while: "removing migration \(version) from azseed's ledger")
+        }
+    }
+}

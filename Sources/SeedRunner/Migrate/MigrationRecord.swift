@@ -1,0 +1,190 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// What the target's ledger keeps about one migration: its file's checksum, its state, who ran
+/// it and when, what each operation changed, and — while it runs — where it is, so an
+/// interrupted run resumes there.
+///
+/// One entity of the ledger's table (``ReservedNames/ledgerTable``): PartitionKey `migration`,
+/// RowKey the canonical version (`1.0` is `1`), `Schema` the layout's version.
+public struct MigrationRecord: Sendable, Equatable {
+    public static let schema: Int32 = 1
+    public static let partition = "migration"
+    /// The most entities a batch holds, and so a pending batch.
+    static let maxPending = 100
+
+    public enum State: String, Sendable, CaseIterable {
+        /// Started and not finished: interrupted, or running now elsewhere.
+        case running
+        case applied
+        /// Stopped by an entity an operation could not change; `repair` clears it.
+        case failed
+        /// Not run: `baseline` counts the account as migrated up to this version.
+        case baseline
+    }
+
+    /// Where a run is: the operation, the last entity key it is past, and the batch it was
+    /// writing when it stopped (each entity with the ETag it had when read).
+    public struct Checkpoint: Sendable, Equatable {
+        public var operation: Int
+        public var after: EntityKey?
+        public var pending: PendingBatch?
+    }
+
+    public struct EntityKey: Sendable, Equatable {
+        public var partitionKey: String
+        public var rowKey: String
+    }
+
+    public struct PendingBatch: Sendable, Equatable {
+        public var partitionKey: String
+        public var rows: [(rowKey: String, etag: String)]
+
+        public static func == (a: PendingBatch, b: PendingBatch) -> Bool {
+            a.partitionKey.isExactly(b.partitionKey)
+                && a.rows.count == b.rows.count && zip(a.rows, b.rows).allSatisfy { $0.rowKey.isExactly($1.rowKey) && $0.etag == $1.etag }
+        }
+    }
+
+    public var version: String
+    public var description: String
+    public var script: String
+    public var checksum: String
+    public var state: State
+    public var startedAt: EdmDateTime
+    public var endedAt: EdmDateTime?
+    /// `azseed <version>` and the host that ran it.
+    public var tool: String
+    public var host: String
+    /// Entities (or tables) each operation changed, in order.
+    public var counts: [Int]
+    public var checkpoint: Checkpoint?
+    /// Why a failed run stopped.
+    public var error: String?
+
+    /// The record as the ledger's entity.
+    public var entity: TableEntity {
+        var properties: EntityProperties = [
+            "Schema": .int32(Self.schema),
+            "Version": .string(version),
+            "Description": .string(description),
+            "Script": .string(script),
+            "Checksum": .string(checksum),
+            "State": .string(state.rawValue),
+            "StartedAt": .dateTime(startedAt),
+            "Tool": .string(tool),
+            "Host": .string(host),
+            "Counts": .string(counts.map(String.init).joined(separator: ",")),
+        ]
+        if let endedAt { properties["EndedAt"] = .dateTime(endedAt) }
+        if let error { properties["Error"] = .string(String(error.prefix(4000))) }
+        if let checkpoint {
+            properties["Operation"] = .int32(Int32(checkpoint.operation))
+            if let after = checkpoint.after {
+                properties["AfterPartitionKey"] = .string(after.partitionKey)
+                properties["AfterRowKey"] = .string(after.rowKey)
+            }
+            if let pending = checkpoint.pending {
+                properties["PendingPartitionKey"] = .string(pending.partitionKey)
+                properties["PendingCount"] = .int32(Int32(pending.rows.count))
+                for (i, row) in pending.rows.enumerated() {
+                    properties["PendingRowKey\(i)"] = .string(row.rowKey)
+                    properties["PendingETag\(i)"] = .string(row.etag)
+                }
+            }
+        }
+        return TableEntity(partitionKey: Self.partition, rowKey: version, properties: properties)
+    }
+
+    /// Reads a ledger entity; anything not written by this layout is ``MigrationRecordDamaged``.
+    init(_ entity: TableEntity) throws(MigrationRecordDamaged) {
+        func damaged(_ problem: String) -> MigrationRecordDamaged {
+            MigrationRecordDamaged(rowKey: Printable.escaped(entity.rowKey, quotes: false), problem: problem)
+        }
+        func string(_ name: String, max: Int = 1024) throws(MigrationRecordDamaged) -> String {
+            guard case .string(let value)? = entity[name] else { throw damaged("\(name) is missing or not a String") }
+            guard value.utf8.count <= max else { throw damaged("\(name) is longer than \(max) bytes") }
+            return value
+        }
+        func optionalString(_ name: String) throws(MigrationRecordDamaged) -> String? { entity[name] == nil ? nil : try string(name, max: 16 << 10) }
+        func int(_ name: String, in range: ClosedRange<Int32>) throws(MigrationRecordDamaged) -> Int32 {
+            guard case .int32(let value)? = entity[name], range.contains(value) else {
+                throw damaged("\(name) is missing or not an Int32 in \(range)")
+            }
+            return value
+        }
+        func date(_ name: String) throws(MigrationRecordDamaged) -> EdmDateTime {
+            guard case .dateTime(let value)? = entity[name] else { throw damaged("\(name) is missing or not a DateTime") }
+            return value
+        }
+        guard case .int32(let schema)? = entity["Schema"] else { throw damaged("Schema is missing or not an Int32") }
+        guard schema == Self.schema else {
+            throw damaged("Schema \(schema) is not \(Self.schema), the layout this azseed reads; use the azseed that wrote it")
+        }
+        version = try string("Version")
+        guard let parsed = MigrationVersion(version), parsed.canonical == version, version.isExactly(entity.rowKey) else {
+            throw damaged("Version is not the canonical version its RowKey names")
+        }
+        description = try string("Description")
+        script = try string("Script")
+        checksum = try string("Checksum", max: 64)
+        guard let state = State(rawValue: try string("State")) else {
+            throw damaged("State is not one of \(State.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.state = state
+        startedAt = try date("StartedAt")
+        endedAt = entity["EndedAt"] == nil ? nil : try date("EndedAt")
+        tool = try string("Tool")
+        host = try string("Host")
+        let countText = try string("Counts", max: 16 << 10)
+        var counts: [Int] = []
+        for part in countText.split(separator: ",", omittingEmptySubsequences: false) where !countText.isEmpty {
+            guard let n = Int(part), n >= 0 else { throw damaged("Counts is not a list of counts") }
+            counts.append(n)
+        }
+        guard counts.count <= MigrationSet.maxOperations else { throw damaged("Counts lists more than \(MigrationSet.maxOperations) operations") }
+        self.counts = counts
+        error = try optionalString("Error")
+        if entity["Operation"] != nil {
+            let operation = Int(try int("Operation", in: 0...Int32(MigrationSet.maxOperations)))
+            var after: EntityKey?
+            if entity["AfterPartitionKey"] != nil {
+                after = EntityKey(partitionKey: try string("AfterPartitionKey"), rowKey: try string("AfterRowKey"))
+            }
+            var pending: PendingBatch?
+            if entity["PendingPartitionKey"] != nil {
+                let count = Int(try int("PendingCount", in: 1...Int32(Self.maxPending)))
+                var rows: [(String, String)] = []
+                for i in 0..<count { rows.append((try string("PendingRowKey\(i)"), try string("PendingETag\(i)", max: 256))) }
+                pending = PendingBatch(partitionKey: try string("PendingPartitionKey"), rows: rows)
+            }
+            checkpoint = Checkpoint(operation: operation, after: after, pending: pending)
+        }
+    }
+
+    init(
+        version: String, description: String, script: String, checksum: String, state: State, startedAt: EdmDateTime, tool: String, host: String
+    ) {
+        self.version = version
+        self.description = description
+        self.script = script
+        self.checksum = checksum
+        self.state = state
+        self.startedAt = startedAt
+        self.tool = tool
+        self.host = host
+        counts = []
+    }
+}
+
+/// A migration record that is not one (edited by hand, or by someone who may write the
+/// target's tables): refused, never misread.
+public struct MigrationRecordDamaged: PersonFacingError, Sendable {
+    public var rowKey: String
+    public var problem: String
+
+    public var phrase: Phrase {
+        "the ledger record of migration '\(rowKey)' in table \(ReservedNames.ledgerTable) is damaged (\(problem)); fix or delete that entity (PartitionKey '\(MigrationRecord.partition)')"
+    }
+}

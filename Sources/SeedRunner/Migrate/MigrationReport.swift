@@ -1,0 +1,80 @@
+import AzureStorage
+import SeedKit
+
+/// What `migrate plan` would do, or `migrate apply` did, migration by migration.
+public struct MigrationReport: Sendable {
+    public var version: String
+    public var description: String
+    /// `pending`, `running` (resumed), `applied`, or a ``MigrationStatus/State`` for the rest.
+    public var state: String
+    public var operations: [OperationReport]
+}
+
+/// One operation's count of changes, with a few of them shown field by field.
+public struct OperationReport: Sendable {
+    /// `rename-property`, `create-table`…
+    public var op: String
+    public var table: String
+    /// Entities it changes (replaced or deleted), or for a table operation 1 when it creates
+    /// or deletes the table.
+    public var changes: Int
+    /// Of those, entities deleted.
+    public var deleted: Int
+    /// Entities it cannot change (plan: `apply` would stop at the first).
+    public var failures: Int
+    /// Why the first of those cannot be changed.
+    public var firstFailure: String?
+    /// A few changes, field by field.
+    public var samples: [EntityDiff]
+    /// An operation an interrupted run already finished.
+    public var done: Bool
+
+    init(op: String, table: String) {
+        self.op = op
+        self.table = table
+        changes = 0
+        deleted = 0
+        failures = 0
+        samples = []
+        done = false
+    }
+
+    /// The most samples kept per operation.
+    static let maxSamples = 3
+}
+
+/// One entity's change, field by field: `- Name: String 'a'`, `+ Name: …`, `~ Name: 'a' -> 'b'`.
+public struct EntityDiff: Sendable {
+    public var partitionKey: String
+    public var rowKey: String
+    public var lines: [String]
+
+    init(before: TableEntity, outcome: EntityOutcome) {
+        partitionKey = before.partitionKey
+        rowKey = before.rowKey
+        guard case .replaced(let after) = outcome else {
+            lines = ["- the entity"]
+            return
+        }
+        var lines: [String] = []
+        let names = Set(before.properties.exactKeys).union(after.properties.exactKeys).map(\.string).sorted {
+            $0.utf8.lexicographicallyPrecedes($1.utf8)
+        }
+        for name in names {
+            switch (before[name], after[name]) {
+            case (let old?, nil): lines.append("- \(name): \(Self.shown(old))")
+            case (nil, let new?): lines.append("+ \(name): \(Self.shown(new))")
+            case (let old?, let new?) where old != new: lines.append("~ \(name): \(Self.shown(old)) -> \(Self.shown(new))")
+            default: break
+            }
+        }
+        self.lines = lines.map { Printable.escaped($0, quotes: false) }
+    }
+
+    /// A value as the diff shows it: its type and its text, cut at 60 characters.
+    static func shown(_ value: EdmValue) -> String {
+        let text = value.text
+        let cut = text.count > 60 ? String(text.prefix(60)) + "…" : text
+        return "\(value.type.shortName) '\(cut)'"
+    }
+}

@@ -1,0 +1,83 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// The migration files beside the target's ledger, version by version.
+public struct MigrationStatus: Sendable {
+    public enum State: String, Sendable {
+        /// A file not yet applied.
+        case pending
+        case applied
+        /// The version `baseline` recorded: the account counts as migrated up to it.
+        case baseline
+        /// A file at or below the baseline: counted as applied, never run.
+        case belowBaseline = "below-baseline"
+        /// Started and not finished; `apply` resumes it.
+        case running
+        /// Stopped by an entity it could not change; `repair` clears it.
+        case failed
+        /// Applied, but the file's bytes changed since.
+        case checksumChanged = "checksum-changed"
+        /// In the ledger, with no file.
+        case missingFile = "missing-file"
+        /// A pending file older than a version already applied.
+        case outOfOrder = "out-of-order"
+    }
+
+    public struct Entry: Sendable {
+        public var version: String
+        public var description: String
+        public var state: State
+        public var migration: Migration?
+        public var record: MigrationRecord?
+    }
+
+    public var entries: [Entry]
+
+    /// Entries `validate` fails on: a changed checksum, a missing file, an out-of-order file,
+    /// a failed run.
+    public var problems: [Entry] { entries.filter { [.checksumChanged, .missingFile, .outOfOrder, .failed].contains($0.state) } }
+
+    /// What `apply` runs, in order: the interrupted one first (it is the oldest), then pending.
+    public var runnable: [Entry] { entries.filter { $0.state == .pending || $0.state == .running } }
+
+    init(files: MigrationSet, records: [MigrationRecord]) {
+        var byVersion: [String: MigrationRecord] = [:]
+        for record in records { byVersion[record.version] = record }
+        let baseline = records.filter { $0.state == .baseline }.compactMap { MigrationVersion($0.version) }.max()
+        let newestApplied = records.filter { $0.state != .baseline }.compactMap { MigrationVersion($0.version) }.max()
+        var entries: [Entry] = []
+        var seen: Set<String> = []
+        for migration in files.migrations {
+            let key = migration.version.canonical
+            seen.insert(key)
+            let record = byVersion[key]
+            let state: State
+            switch record?.state {
+            case nil:
+                if let baseline, migration.version <= baseline {
+                    state = .belowBaseline
+                } else if let newestApplied, migration.version < newestApplied {
+                    state = .outOfOrder
+                } else {
+                    state = .pending
+                }
+            case .baseline?: state = .baseline
+            case .applied?: state = record!.checksum == migration.checksum ? .applied : .checksumChanged
+            case .running?: state = record!.checksum == migration.checksum ? .running : .checksumChanged
+            case .failed?: state = .failed
+            }
+            entries.append(
+                Entry(version: migration.version.text, description: migration.description, state: state, migration: migration, record: record))
+        }
+        for record in records where !seen.contains(record.version) {
+            entries.append(
+                Entry(
+                    version: record.version, description: record.description, state: record.state == .baseline ? .baseline : .missingFile,
+                    record: record))
+        }
+        self.entries = entries.sorted {
+            (MigrationVersion($0.version) ?? MigrationVersion("0")!) < (MigrationVersion($1.version) ?? MigrationVersion("0")!)
+        }
+    }
+}

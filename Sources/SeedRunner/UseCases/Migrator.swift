@@ -1,0 +1,176 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// `azseed migrate`: versioned migrations of the data already in a target, for any Swift
+/// program. The files are read and validated in full before the target is opened; the
+/// target's ledger (``ReservedNames/ledgerTable``, PartitionKey `migration`) records each
+/// migration's checksum, state, counts and checkpoint.
+public struct Migrator: Sendable {
+    public let target: RunTarget
+    public let folder: URL
+    public let observer: any RunObserver
+    /// `azseed <version>`, as the ledger records who applied.
+    public let tool: String
+    /// The clock (tests inject one).
+    public var clock: @Sendable () -> EdmDateTime = Seeder.clock
+
+    public init(target: RunTarget, folder: URL, observer: any RunObserver = SilentObserver(), tool: String = "azseed") {
+        self.target = target
+        self.folder = folder
+        self.observer = observer
+        self.tool = tool
+    }
+
+    /// The migration files, read and checked on the blocking threads.
+    public func load() async throws -> MigrationSet {
+        let folder = self.folder
+        return try await BlockingPool.run { try MigrationSet.load(folder) }
+    }
+
+    /// The files beside the ledger.
+    public func status() async throws -> MigrationStatus {
+        let files = try await load()
+        return try await session { session in MigrationStatus(files: files, records: try await Ledger(tables: session.run.tables).migrationRecords())
+        }
+    }
+
+    /// The dry run: what each pending (or interrupted) migration up to `to` would change, with
+    /// a few changes field by field; writes nothing. Operations are simulated in order, so an
+    /// operation sees what the ones before it (in its migration and earlier ones) would make.
+    public func plan(to: MigrationVersion? = nil) async throws -> (MigrationStatus, [MigrationReport]) {
+        let files = try await load()
+        return try await session { session in
+            let status = MigrationStatus(files: files, records: try await Ledger(tables: session.run.tables).migrationRecords())
+            var simulation = try await MigrationSimulation(tables: session.run.tables, observer: observer)
+            var reports: [MigrationReport] = []
+            for entry in Self.chosen(status, to: to) {
+                reports.append(try await simulation.plan(entry))
+            }
+            return (status, reports)
+        }
+    }
+
+    /// Applies the pending migrations up to `to` in order, resuming an interrupted one at its
+    /// checkpoint. Refused, before any write, while `validate` finds a problem.
+    public func apply(to: MigrationVersion? = nil) async throws -> [MigrationReport] {
+        let files = try await load()
+        let tool = self.tool
+        let clock = self.clock
+        return try await session { session in
+            let ledger = Ledger(tables: session.run.tables)
+            let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
+            if let problem = status.problems.first {
+                throw RunError(Self.refusal(problem, count: status.problems.count))
+            }
+            var reports: [MigrationReport] = []
+            for entry in Self.chosen(status, to: to) {
+                let run = MigrationRun(tables: session.run.tables, ledger: ledger, tool: tool, host: Self.host, clock: clock, observer: observer)
+                reports.append(try await run.apply(entry))
+            }
+            return reports
+        }
+    }
+
+    /// Counts the target as migrated up to `version`: one `baseline` record; files at or
+    /// below it are never run. Refused when the ledger already holds migrations.
+    public func baseline(_ version: MigrationVersion, description: String = "baseline") async throws -> MigrationRecord {
+        _ = try await load()
+        let tool = self.tool
+        let clock = self.clock
+        return try await session { session in
+            let ledger = Ledger(tables: session.run.tables)
+            let records = try await ledger.migrationRecords()
+            if let first = records.first {
+                throw RunError(
+                    "the target's ledger already holds migration \(first.version) (\(first.state.rawValue)); baseline marks an account that has no migration history"
+                )
+            }
+            var record = MigrationRecord(
+                version: version.canonical, description: description, script: "", checksum: "", state: .baseline, startedAt: clock(), tool: tool,
+                host: Self.host)
+            record.endedAt = record.startedAt
+            try await ledger.write(record)
+            return record
+        }
+    }
+
+    /// What `repair` did: failed runs cleared (resumable again), records without a file
+    /// removed, checksums realigned.
+    public struct Repair: Sendable {
+        public var cleared: [String] = []
+        public var removed: [String] = []
+        public var realigned: [String] = []
+    }
+
+    /// Clears failed runs (their checkpoints kept, so `apply` resumes where they stopped),
+    /// removes ledger records whose file is gone, and with `acceptChecksums` records the
+    /// files' current checksums for applied migrations whose files changed.
+    public func repair(acceptChecksums: Bool) async throws -> Repair {
+        let files = try await load()
+        return try await session { session in
+            let ledger = Ledger(tables: session.run.tables)
+            let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
+            var done = Repair()
+            for entry in status.entries {
+                guard var record = entry.record else { continue }
+                switch entry.state {
+                case .failed:
+                    record.state = .running
+                    record.error = nil
+                    if let migration = entry.migration {
+                        record.checksum = migration.checksum
+                        record.description = migration.description
+                    }
+                    try await ledger.write(record)
+                    done.cleared.append(record.version)
+                case .missingFile:
+                    try await ledger.deleteMigrationRecord(record.version)
+                    done.removed.append(record.version)
+                case .checksumChanged where acceptChecksums:
+                    record.checksum = entry.migration!.checksum
+                    record.description = entry.migration!.description
+                    record.script = entry.migration!.script
+                    try await ledger.write(record)
+                    done.realigned.append(record.version)
+                default: break
+                }
+            }
+            return done
+        }
+    }
+
+    static func chosen(_ status: MigrationStatus, to: MigrationVersion?) -> [MigrationStatus.Entry] {
+        status.runnable.filter { entry in to.map { MigrationVersion(entry.version)! <= $0 } ?? true }
+    }
+
+    /// Why `apply` refuses while a problem stands, and what to do: the first of `count`.
+    public static func refusal(_ problem: MigrationStatus.Entry, count: Int) -> Phrase {
+        let more = count > 1 ? " (and \(count - 1) more; see \(Setting.migrateValidate))" : ""
+        switch problem.state {
+        case .checksumChanged:
+            return
+                "migration \(problem.version) was applied from a file whose bytes have changed since (checksum); restore the file, or accept it with \(Setting.migrateAcceptChecksums)\(more); nothing was written"
+        case .missingFile:
+            return
+                "migration \(problem.version) is in the target's ledger but its file is not in the migrations folder; restore it, or remove the record with \(Setting.migrateRepair)\(more); nothing was written"
+        case .outOfOrder:
+            return
+                "migration \(problem.version) is older than a version already applied; give it a version after the newest applied one\(more); nothing was written"
+        default:
+            return
+                "migration \(problem.version) failed\(problem.record?.error.map { " (\($0))" } ?? ""); fix the cause, then \(Setting.migrateRepair) lets apply resume it\(more); nothing was written"
+        }
+    }
+
+    private func session<T>(_ body: (StorageSession) async throws -> T) async throws -> T {
+        try await withSession(target, observer: observer, body)
+    }
+
+    /// This machine's name, as the ledger records who ran a migration.
+    static let host: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+}

@@ -1,0 +1,204 @@
+import ArgumentParser
+import AzureStorage
+import Foundation
+import SeedKit
+import SeedRunner
+
+/// `azseed migrate`: versioned migrations of the data already in an account.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Evolve the data already in an account with versioned migration files (V<version>__<description>.yaml).",
+        discussion:
+            "The target's ledger (table azseedledger) records each migration's checksum, state and checkpoint: an interrupted apply resumes where it stopped. See docs/MIGRATIONS.md.",
+        subcommands: [
+            MigratePlanCommand.self, MigrateApplyCommand.self, MigrateStatusCommand.self, MigrateValidateCommand.self, MigrateBaselineCommand.self,
+            MigrateRepairCommand.self,
+        ]
+    )
+}
+
+/// Where the migrations are and which target they run against: shared by every subcommand.
+struct MigrationOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The folder of migration files; default: migrations/ in the dataset folder (--dataset), else ./migrations.", valueName: "dir"))
+    var migrations: String?
+
+    @Option(help: ArgumentHelp("The dataset folder whose migrations/ folder to use.", valueName: "dir"))
+    var dataset: String?
+
+    @OptionGroup var target: TargetOptions
+
+    @Option(help: "How to print: text or json (one document).")
+    var output: PlanOutputOptions.Format = .text
+
+    func validate() throws {
+        if target.shard != nil || target.shards != nil { throw ValidationError("--shard is not supported by migrate yet; run it without --shard") }
+    }
+
+    var folder: URL {
+        if let migrations { return URL(fileURLWithPath: migrations) }
+        if let dataset { return URL(fileURLWithPath: dataset).appendingPathComponent("migrations") }
+        return URL(fileURLWithPath: "migrations")
+    }
+
+    func migrator() async throws -> (Migrator, ConsoleObserver) {
+        let target = try await self.target.resolve()
+        let observer = ConsoleObserver(target: target)
+        return (Migrator(target: target, folder: folder, observer: observer, tool: "azseed \(Azseed.version)"), observer)
+    }
+
+    static func version(_ text: String?, flag: String) throws -> MigrationVersion? {
+        guard let text else { return nil }
+        guard let version = MigrationVersion(text) else {
+            throw ValidationError("\(flag) '\(text)' is not a version (an integer or dotted integers, e.g. 3 or 1.2)")
+        }
+        return version
+    }
+}
+
+/// `azseed migrate plan`: the dry run.
+struct MigratePlanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan", abstract: "Show what each pending migration would change (a dry run; writes nothing).")
+
+    @OptionGroup var options: MigrationOptions
+
+    @Option(help: ArgumentHelp("Plan the pending migrations up to this version only.", valueName: "version"))
+    var to: String?
+
+    @Flag(help: "Exit 2 when migrations are pending (0 when none, 1 on error).")
+    var detailedExitcode = false
+
+    func run() async throws {
+        let to = try MigrationOptions.version(to, flag: "--to")
+        let (migrator, observer) = try await options.migrator()
+        let (status, reports) = try await migrator.plan(to: to)
+        observer.finish()
+        if options.output == .json {
+            Console.print(MigrationPrinting.json(reports).pretty())
+        } else {
+            Console.print(MigrationPrinting.planText(reports, status: status, folder: migrator.folder) + "\n")
+        }
+        if detailedExitcode && !reports.isEmpty { throw ExitCode(2) }
+    }
+}
+
+/// `azseed migrate apply`.
+struct MigrateApplyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Apply the pending migrations in order; an interrupted one resumes at its checkpoint.",
+        discussion: "Against an endpoint that is not loopback, --yes is required.")
+
+    @OptionGroup var options: MigrationOptions
+
+    @Option(help: ArgumentHelp("Apply the pending migrations up to this version only.", valueName: "version"))
+    var to: String?
+
+    @Flag(help: "Confirm changing data in an endpoint that is not loopback.")
+    var yes = false
+
+    func run() async throws {
+        let to = try MigrationOptions.version(to, flag: "--to")
+        let (migrator, observer) = try await options.migrator()
+        if !yes, let place = migrator.target.deletesNeedConfirmation {
+            throw ValidationError("migrate apply changes data in \(place); add --yes to confirm")
+        }
+        let reports = try await migrator.apply(to: to)
+        observer.finish()
+        if options.output == .json {
+            Console.print(MigrationPrinting.json(reports).pretty())
+        } else {
+            Console.print(MigrationPrinting.appliedText(reports) + "\n")
+        }
+    }
+}
+
+/// `azseed migrate status`.
+struct MigrateStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "List the migrations: applied (when, by whom, counts), pending, running or failed, changed or missing files."
+    )
+
+    @OptionGroup var options: MigrationOptions
+
+    func run() async throws {
+        let (migrator, observer) = try await options.migrator()
+        let status = try await migrator.status()
+        observer.finish()
+        if options.output == .json {
+            Console.print(MigrationPrinting.json(status).pretty())
+        } else {
+            Console.print(MigrationPrinting.statusText(status) + "\n")
+        }
+    }
+}
+
+/// `azseed migrate validate`: exit 1 when a file changed, is missing, is out of order, or a run failed.
+struct MigrateValidateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check the files against the ledger: exit 1 on a changed checksum, a missing file, an out-of-order file or a failed run.")
+
+    @OptionGroup var options: MigrationOptions
+
+    func run() async throws {
+        let (migrator, observer) = try await options.migrator()
+        let status = try await migrator.status()
+        observer.finish()
+        if options.output == .json {
+            Console.print(MigrationPrinting.json(status).pretty())
+        } else if status.problems.isEmpty {
+            Console.print("Validated \(status.entries.count) migration(s): no problems.\n")
+        }
+        if let first = status.problems.first {
+            throw RunError(Migrator.refusal(first, count: status.problems.count))
+        }
+    }
+}
+
+/// `azseed migrate baseline --version V`.
+struct MigrateBaselineCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "baseline", abstract: "Count an account without migration history as migrated up to a version (files up to it never run).")
+
+    @OptionGroup var options: MigrationOptions
+
+    @Option(help: ArgumentHelp("The version the account's data already matches.", valueName: "version"))
+    var version: String
+
+    func run() async throws {
+        let version = try MigrationOptions.version(version, flag: "--version")!
+        let (migrator, observer) = try await options.migrator()
+        _ = try await migrator.baseline(version)
+        observer.finish()
+        Console.print("Baseline recorded: the target counts as migrated up to \(version.canonical).\n")
+    }
+}
+
+/// `azseed migrate repair`.
+struct MigrateRepairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract:
+            "Clear failed runs (apply then resumes them), remove ledger records whose file is gone, and with --accept-checksums record changed files' checksums."
+    )
+
+    @OptionGroup var options: MigrationOptions
+
+    @Flag(help: "Record the current checksum of applied migrations whose files changed.")
+    var acceptChecksums = false
+
+    func run() async throws {
+        let (migrator, observer) = try await options.migrator()
+        let done = try await migrator.repair(acceptChecksums: acceptChecksums)
+        observer.finish()
+        var lines: [String] = []
+        if !done.cleared.isEmpty { lines.append("Cleared failed run(s) of \(done.cleared.joined(separator: ", ")): apply resumes them.") }
+        if !done.removed.isEmpty { lines.append("Removed ledger record(s) without a file: \(done.removed.joined(separator: ", ")).") }
+        if !done.realigned.isEmpty { lines.append("Recorded the current checksum of \(done.realigned.joined(separator: ", ")).") }
+        Console.print((lines.isEmpty ? "Nothing to repair." : lines.joined(separator: "\n")) + "\n")
+    }
+}

@@ -1,0 +1,139 @@
+import AzureStorage
+import Foundation
+import SeedKit
+import SeedRunner
+
+/// How `azseed migrate` prints plans, results and status, as text or one JSON document.
+enum MigrationPrinting {
+    static func planText(_ reports: [MigrationReport], status: MigrationStatus, folder: URL) -> String {
+        guard !reports.isEmpty else {
+            return "No pending migrations in \(folder.relativePath) (\(status.entries.count) known)."
+        }
+        var lines: [String] = []
+        var changes = 0
+        for report in reports {
+            lines.append("V\(report.version) \(report.description) (\(report.state == "running" ? "interrupted: resumes" : report.state))")
+            for op in report.operations {
+                changes += op.done ? 0 : op.changes
+                lines.append("  \(opLine(op))")
+                for sample in op.samples {
+                    lines.append(
+                        "      (\(Printable.escaped(sample.partitionKey, quotes: false)), \(Printable.escaped(sample.rowKey, quotes: false)))")
+                    lines += sample.lines.map { "        \($0)" }
+                }
+                if let failure = op.firstFailure {
+                    lines.append("      cannot change \(op.failures) entit\(op.failures == 1 ? "y" : "ies"), e.g. \(failure); apply would stop there")
+                }
+            }
+        }
+        lines.append("")
+        lines.append("Plan: \(reports.count) migration\(reports.count == 1 ? "" : "s") to apply, \(changes) change\(changes == 1 ? "" : "s").")
+        return lines.joined(separator: "\n")
+    }
+
+    static func appliedText(_ reports: [MigrationReport]) -> String {
+        guard !reports.isEmpty else { return "No pending migrations: nothing to apply." }
+        var lines: [String] = []
+        for report in reports {
+            lines.append("V\(report.version) \(report.description): applied")
+            for op in report.operations { lines.append("  \(opLine(op))") }
+        }
+        lines.append("")
+        lines.append("Applied \(reports.count) migration\(reports.count == 1 ? "" : "s").")
+        return lines.joined(separator: "\n")
+    }
+
+    private static func opLine(_ op: OperationReport) -> String {
+        let what: String
+        switch op.op {
+        case "create-table": what = op.changes == 1 ? "creates the table" : "the table exists"
+        case "delete-table": what = op.changes == 1 ? "deletes the table" : "no such table"
+        default: what = "\(op.changes) entit\(op.changes == 1 ? "y" : "ies")"
+        }
+        return "\(op.op) \(op.table): \(what)\(op.done ? " (done before the interruption)" : "")"
+    }
+
+    static func statusText(_ status: MigrationStatus) -> String {
+        guard !status.entries.isEmpty else { return "No migrations in the folder or the ledger." }
+        var lines = ["VERSION  STATE            DESCRIPTION"]
+        for entry in status.entries {
+            var line = "\(entry.version.padding(toLength: max(7, entry.version.count), withPad: " ", startingAt: 0))  "
+            line += "\(entry.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0))  \(entry.description)"
+            if let record = entry.record, record.state != .baseline {
+                let total = record.counts.reduce(0, +)
+                line +=
+                    " — \(record.state == .applied ? "applied" : "started") \(record.startedAt.shortISO8601) by \(record.tool) on \(record.host), \(total) change\(total == 1 ? "" : "s")"
+                if let error = record.error { line += "; \(error)" }
+            }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ reports: [MigrationReport]) -> JSONValue {
+        .object([
+            (
+                "migrations",
+                .array(
+                    reports.map { report in
+                        .object([
+                            ("version", .string(report.version)), ("description", .string(report.description)), ("state", .string(report.state)),
+                            ("operations", .array(report.operations.map(operationJSON))),
+                        ])
+                    })
+            )
+        ])
+    }
+
+    private static func operationJSON(_ op: OperationReport) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("op", .string(op.op)), ("table", .string(op.table)), ("changes", .number(String(op.changes))),
+            ("deleted", .number(String(op.deleted))), ("failures", .number(String(op.failures))),
+        ]
+        if op.done { members.append(("done", .bool(true))) }
+        if let failure = op.firstFailure { members.append(("firstFailure", .string(failure))) }
+        if !op.samples.isEmpty {
+            members.append(
+                (
+                    "samples",
+                    .array(
+                        op.samples.map {
+                            .object([
+                                ("partitionKey", .string($0.partitionKey)), ("rowKey", .string($0.rowKey)),
+                                ("changes", .array($0.lines.map(JSONValue.string))),
+                            ])
+                        })
+                ))
+        }
+        return .object(members)
+    }
+
+    static func json(_ status: MigrationStatus) -> JSONValue {
+        .object([
+            (
+                "migrations",
+                .array(
+                    status.entries.map { entry in
+                        var members: [(String, JSONValue)] = [
+                            ("version", .string(entry.version)), ("description", .string(entry.description)),
+                            ("state", .string(entry.state.rawValue)),
+                        ]
+                        if let migration = entry.migration {
+                            members.append(("script", .string(migration.script)))
+                            members.append(("checksum", .string(migration.checksum)))
+                        }
+                        if let record = entry.record {
+                            members.append(("recordedChecksum", .string(record.checksum)))
+                            members.append(("startedAt", .string(record.startedAt.iso8601)))
+                            if let ended = record.endedAt { members.append(("endedAt", .string(ended.iso8601))) }
+                            members.append(("tool", .string(record.tool)))
+                            members.append(("host", .string(record.host)))
+                            members.append(("counts", .array(record.counts.map { .number(String($0)) })))
+                            if let error = record.error { members.append(("error", .string(error))) }
+                        }
+                        return .object(members)
+                    })
+            )
+        ])
+    }
+}
