@@ -12,6 +12,8 @@ struct MigrationRun {
     let host: String
     let clock: @Sendable () -> EdmDateTime
     let observer: any RunObserver
+    /// Called before each checkpoint is recorded (``Migrator/beforeCheckpoint``).
+    var beforeCheckpoint: (@Sendable () async throws -> Void)? = nil
 
     func apply(_ entry: MigrationStatus.Entry) async throws -> MigrationReport {
         let migration = entry.migration!
@@ -55,7 +57,11 @@ struct MigrationRun {
                     }
                 case .entities(let step):
                     let ledger = self.ledger
-                    var run = EntityStepRun(tables: tables, step: step, operation: i, record: record) { try await ledger.write($0) }
+                    let hook = beforeCheckpoint
+                    var run = EntityStepRun(tables: tables, step: step, operation: i, record: record) {
+                        try await hook?()
+                        try await ledger.write($0)
+                    }
                     defer { record = run.record }
                     try await run.run()
                 }

@@ -14,6 +14,9 @@ public struct Migrator: Sendable {
     public let tool: String
     /// The clock (tests inject one).
     public var clock: @Sendable () -> EdmDateTime = Seeder.clock
+    /// Runs before each batch's checkpoint is recorded: a test throws from it to stop a run
+    /// exactly between two batches, as a kill would.
+    package var beforeCheckpoint: (@Sendable () async throws -> Void)? = nil
 
     public init(target: RunTarget, folder: URL, observer: any RunObserver = SilentObserver(), tool: String = "azseed") {
         self.target = target
@@ -65,7 +68,8 @@ public struct Migrator: Sendable {
             }
             var reports: [MigrationReport] = []
             for entry in Self.chosen(status, to: to) {
-                let run = MigrationRun(tables: session.run.tables, ledger: ledger, tool: tool, host: Self.host, clock: clock, observer: observer)
+                var run = MigrationRun(tables: session.run.tables, ledger: ledger, tool: tool, host: Self.host, clock: clock, observer: observer)
+                run.beforeCheckpoint = beforeCheckpoint
                 reports.append(try await run.apply(entry))
             }
             return reports

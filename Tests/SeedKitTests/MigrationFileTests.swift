@@ -1,0 +1,150 @@
+import AzseedTestSupport
+import AzureStorage
+import Foundation
+import PropertyBased
+import Testing
+
+@testable import SeedKit
+
+/// Migration files: names and version order, validation in full before anything runs, the
+/// checksum of the bytes, and each operation as a pure function of the entity.
+@Suite struct MigrationFileTests {
+    static func folder(_ files: [String: String]) throws -> URL {
+        let folder = try Scratch.folder("migrations")
+        for (name, text) in files { try Data(text.utf8).write(to: folder.appendingPathComponent(name)) }
+        return folder
+    }
+
+    static let rename = "description: rename\noperations:\n  - rename-property: {table: events, from: A, to: B}\n"
+
+    @Test func versionsOrderNumericallyAndOneVersionIsOneFile() throws {
+        let set = try MigrationSet.load(
+            try Self.folder(["V10__ten.yaml": Self.rename, "V2__two.yaml": Self.rename, "V2.1__two_one.yml": Self.rename]))
+        #expect(set.migrations.map(\.version.canonical) == ["2", "2.1", "10"])
+        #expect(MigrationVersion("1.0") == MigrationVersion("1") && MigrationVersion("1.0")!.canonical == "1")
+        #expect(MigrationVersion("1.10")! > MigrationVersion("1.9")!)
+        for bad in ["", "1.", ".1", "a", "1..2", "-1", "1.2.3.4.5.6.7.8.9", String(repeating: "9", count: 19)] {
+            #expect(MigrationVersion(bad) == nil, "\(bad)")
+        }
+        #expect(throws: DatasetError.self) { try MigrationSet.load(try Self.folder(["V1__a.yaml": Self.rename, "V1.0__b.yaml": Self.rename])) }
+        // A YAML file that is not named as a migration would be skipped without a word: refused.
+        #expect(throws: DatasetError.self) { try MigrationSet.load(try Self.folder(["V1__a.yaml": Self.rename, "v2_b.yaml": Self.rename])) }
+        // Other files (a README) are not migrations.
+        #expect(try MigrationSet.load(try Self.folder(["V1__a.yaml": Self.rename, "README.md": "x"])).migrations.count == 1)
+    }
+
+    @Test func anyChangeToTheBytesChangesTheChecksum() throws {
+        let a = try MigrationSet.load(try Self.folder(["V1__a.yaml": Self.rename])).migrations[0]
+        let b = try MigrationSet.load(try Self.folder(["V1__a.yaml": Self.rename + "# a comment\n"])).migrations[0]
+        #expect(a.checksum.count == 64 && a.checksum != b.checksum)
+    }
+
+    /// Every mistake is one located error, before any operation runs.
+    @Test func filesAreValidatedInFull() throws {
+        let cases: [(String, String)] = [
+            ("  - rename-property: {table: events, from: PartitionKey, to: B}", "system property"),
+            ("  - rename-property: {table: events, from: A, to: A}", "the same name"),
+            ("  - rename-properties: {table: events, from: A, to: B}", "unknown operation"),
+            ("  - rename-property: {table: events, from: A, to: B, colour: red}", "unknown key 'colour'"),
+            ("  - rename-property: {table: azseedledger, from: A, to: B}", "ledger"),
+            ("  - rename-property: {table: 'bad name', from: A, to: B}", "table 'bad name'"),
+            ("  - rename-property: {table: events, where: \"PartitionKey eq\", from: A, to: B}", "OData filter"),
+            (
+                "  - rename-property: {table: events, where: \"\(Array(repeating: "A eq 1", count: 13).joined(separator: " or "))\", from: A, to: B}",
+                "13 comparisons"
+            ),
+            ("  - set-property: {table: events, name: N}", "one of 'value' or 'template'"),
+            ("  - set-property: {table: events, name: N, value: abc, type: Int32}", "is not Int32"),
+            ("  - set-property: {table: events, name: N, template: '{{#a}}'}", "template"),
+            ("  - retype-property: {table: events, name: N, to: Binary}", "is not one of"),
+            ("  - retype-property: {table: events, name: N, to: Int32, on-failure: ignore}", "on-failure"),
+            ("  - delete-entities: {table: events}", "needs 'where'"),
+            ("  - rekey: {table: events, partition: a, row: b}", "unknown operation 'rekey'"),
+        ]
+        for (operation, says) in cases {
+            let folder = try Self.folder(["V1__a.yaml": "description: d\noperations:\n\(operation)\n"])
+            do {
+                _ = try MigrationSet.load(folder)
+                Issue.record("accepted: \(operation)")
+            } catch {
+                #expect(error.description.contains(says) && error.line != nil, "\(operation): \(error.description)")
+            }
+        }
+    }
+
+    @Test func valuesAreTypedAsWrittenOrAsTold() throws {
+        let text = """
+            description: d
+            operations:
+              - set-property: {table: things, name: A, value: 100}
+              - set-property: {table: things, name: B, value: "100"}
+              - set-property: {table: things, name: C, value: 5000000000}
+              - set-property: {table: things, name: D, value: 1.5}
+              - set-property: {table: things, name: E, value: true}
+              - set-property: {table: things, name: F, value: 7, type: Int64}
+            """
+        let operations = try MigrationSet.load(try Self.folder(["V1__a.yaml": text])).migrations[0].operations
+        let values: [EdmValue] = operations.compactMap {
+            guard case .entities(let step) = $0, case .setProperty(_, .value(let value), _) = step.change else { return nil }
+            return value
+        }
+        #expect(values == [.int32(100), .string("100"), .int64(5_000_000_000), .double(1.5), .boolean(true), .int64(7)])
+    }
+
+    @Test func stepsArePureFunctionsOfTheEntity() {
+        let entity = TableEntity(partitionKey: "p", rowKey: "r", properties: ["A": .string("Hall"), "N": .string("42"), "X": .int64(1 << 40)])
+        #expect(
+            EntityChange.renameProperty(from: "A", to: "B").apply(to: entity)
+                == .replaced(
+                    TableEntity(partitionKey: "p", rowKey: "r", properties: ["B": .string("Hall"), "N": .string("42"), "X": .int64(1 << 40)])))
+        #expect(EntityChange.renameProperty(from: "Z", to: "B").apply(to: entity) == .unchanged)
+        if case .failed = EntityChange.renameProperty(from: "A", to: "N").apply(to: entity) {
+        } else {
+            Issue.record("a rename onto an existing property was accepted")
+        }
+        #expect(
+            EntityChange.retypeProperty(name: "N", to: .int32, onFailure: .fail).apply(to: entity)
+                == .replaced(
+                    {
+                        var e = entity
+                        e["N"] = .int32(42)
+                        return e
+                    }()))
+        if case .failed = EntityChange.retypeProperty(name: "X", to: .int32, onFailure: .fail).apply(to: entity) {
+        } else {
+            Issue.record("a lossy retype was accepted")
+        }
+        #expect(EntityChange.retypeProperty(name: "X", to: .int32, onFailure: .skip).apply(to: entity) == .unchanged)
+        #expect(
+            EntityChange.retypeProperty(name: "X", to: .int32, onFailure: .remove).apply(to: entity)
+                == .replaced(
+                    {
+                        var e = entity
+                        e["X"] = nil
+                        return e
+                    }()))
+        #expect(EntityChange.setProperty(name: "A", value: .value(.int32(1)), ifMissing: true).apply(to: entity) == .unchanged)
+        #expect(EntityChange.deleteEntities.apply(to: entity) == .deleted)
+        // By bytes: a decomposed é is not the precomposed one Swift's == would take it for.
+        let decomposed = TableEntity(partitionKey: "p", rowKey: "r", properties: ["A": .string("Cafe\u{301}")])
+        #expect(EntityChange.replaceInProperty(name: "A", find: "Caf\u{E9}", replace: "Bar").apply(to: decomposed) == .unchanged)
+    }
+
+    /// Applying a step to what it made changes nothing more (rename, set if-missing, remove,
+    /// retype): a re-read after a refused write, or a resumed run, converges.
+    @Test func idempotentStepsConverge() async {
+        let values: [EdmValue] = [.string("12"), .string("x"), .int32(7), .int64(1 << 40), .double(2.5), .double(3), .boolean(true)]
+        await propertyCheck(input: Gen.element(of: values), Gen.element(of: [EdmType.string, .int32, .int64, .double, .boolean])) {
+            picked, pickedType in
+            guard let value = picked, let type = pickedType else { return }
+            let entity = TableEntity(partitionKey: "p", rowKey: "r", properties: ["A": value])
+            for change in [
+                EntityChange.renameProperty(from: "A", to: "B"), .removeProperty("A"), .setProperty(name: "C", value: .value(value), ifMissing: true),
+                .retypeProperty(name: "A", to: type, onFailure: .skip),
+            ] {
+                guard case .replaced(let once) = change.apply(to: entity) else { continue }
+                #expect(change.apply(to: once) == .unchanged, "\(change.name) of \(value) to \(type)")
+            }
+        }
+    }
+}
