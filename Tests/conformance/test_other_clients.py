@@ -352,11 +352,14 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
     blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
     container = blobs.create_container(name)
     blob = container.upload_blob("b.txt", b"original")
-    for header, value in (("x-ms-tags", "a=b"), ("x-ms-lease-id", "00000000-0000-0000-0000-000000000000"),
+    for header, value in (("x-ms-tags", "a=b"),
                           ("If-Unmodified-Since", "Mon, 01 Jan 2001 00:00:00 GMT"), ("x-ms-access-tier", "Cool")):
         r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", header: value}, b"changed")
         assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", (header, r.text)
         assert header.split(":")[0] in r.text
+    # Blob leases are implemented: a lease id on a blob without a lease is Azure's 412.
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", "x-ms-lease-id": "00000000-0000-0000-0000-000000000000"}, b"changed")
+    assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "LeaseNotPresentWithBlobOperation", r.text
     assert blob.download_blob().readall() == b"original"
     with pytest.raises(HttpResponseError):
         blobs.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=7))

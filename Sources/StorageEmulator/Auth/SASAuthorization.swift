@@ -54,7 +54,7 @@ enum SASAuthorization {
         case ("GET", nil), ("HEAD", nil), ("GET", "blocklist"), ("GET", "metadata"), ("HEAD", "metadata"), ("GET", "tags"): needed = "r"
         case ("DELETE", nil): needed = "d"
         case ("PUT", nil), ("PUT", "block"), ("PUT", "blocklist"): needed = "cw"
-        case ("PUT", "properties"), ("PUT", "metadata"), ("PUT", "tier"), ("PUT", "copy"), ("PUT", "tags"): needed = "w"
+        case ("PUT", "properties"), ("PUT", "metadata"), ("PUT", "tier"), ("PUT", "copy"), ("PUT", "tags"), ("PUT", "lease"): needed = "w"
         default: throw notAuthorized
         }
         switch grant.scope {

@@ -37,7 +37,10 @@ enum BlobListingXML {
             xml += XMLEscape.element("Content-Disposition", r.properties.contentDisposition)
             xml +=
                 "<BlobType>BlockBlob</BlobType><AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
-            xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>"
+            let lease = Dictionary(BlobLease.headers(r.lease, at: ServerClock.wallClock()), uniquingKeysWith: { a, _ in a })
+            xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
+            if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }
+            xml += "<ServerEncrypted>true</ServerEncrypted>"
             xml += "</Properties>"
             if includeMetadata { xml += metadata(r.metadata) }
             return xml + "</Blob>"

@@ -6,7 +6,8 @@ extension BlobService {
     static func md5(_ data: Data) -> String { Data(Insecure.MD5.hash(data: data)).base64EncodedString() }
 
     func conditions(_ request: TransportRequest) -> WriteConditions {
-        WriteConditions(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"])
+        WriteConditions(
+            ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"], leaseID: request.headers["x-ms-lease-id"])
     }
 
     /// The stored HTTP properties a Put Blob or Put Block List sets: `x-ms-blob-*` headers;
@@ -79,6 +80,8 @@ extension BlobService {
         guard let id = query["blockid"], let decoded = Data(base64Encoded: id), !decoded.isEmpty, decoded.count <= 64 else {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
+        // A leased blob's blocks are staged only with its lease id (the commit checks it again).
+        try await store.checkLease(container: container, name: blob, given: request.headers["x-ms-lease-id"], write: true)
         let md5 = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
             try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)
@@ -99,7 +102,7 @@ extension BlobService {
                 400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
         }
         if request.headers["x-ms-rehydrate-priority"] != nil { throw ServiceError.unsupportedHeader("x-ms-rehydrate-priority") }
-        try await store.setBlobTier(container: container, name: blob, tier: tier)
+        try await store.setBlobTier(container: container, name: blob, tier: tier, leaseID: request.headers["x-ms-lease-id"])
         return TransportResponse(status: 200)
     }
 
@@ -177,6 +180,8 @@ extension BlobService {
         let (containerRecord, found) = try await store.blob(container, blob)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
+        let (lease, now) = try await store.lease(container: container, name: blob)
+        try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
         // Opened before the conditions and the range are worked out: a concurrent overwrite
         // may swap the record, and what is checked must be what is sent.
         var reader: (any ByteReader)?
@@ -250,8 +255,7 @@ extension BlobService {
         headers["Accept-Ranges"] = "bytes"
         headers["x-ms-blob-type"] = "BlockBlob"
         headers["x-ms-creation-time"] = ServerClock.httpDate(record.created)
-        headers["x-ms-lease-status"] = "unlocked"
-        headers["x-ms-lease-state"] = "available"
+        for (name, value) in BlobLease.headers(lease, at: now) { headers[name] = value }
         headers["x-ms-server-encrypted"] = "true"
         if let copy = record.copy {
             headers["x-ms-copy-id"] = copy.id

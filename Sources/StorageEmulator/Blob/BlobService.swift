@@ -48,6 +48,7 @@ struct BlobService: Sendable {
                     container: container,
                     level: method == "GET" && comp == "list" || (method == "GET" || method == "HEAD") && comp == nil ? "container" : nil)
             }
+            try Self.refuseContainerLease(request)
             switch (method, comp) {
             case ("PUT", nil): return BlobReply(try await createContainer(container, request))
             case ("PUT", "acl"): return BlobReply(try await setContainerACL(container, request))
@@ -72,6 +73,7 @@ struct BlobService: Sendable {
             return BlobReply(try await putBlockFromURL(container, blob, request, query, access: copyAccess))
         case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
         case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request))
+        case ("PUT", "lease"): return BlobReply(try await leaseBlob(container, blob, request))
         case ("PUT", nil): return BlobReply(try await putBlob(container, blob, request, upload))
         case ("PUT", "block"): return BlobReply(try await putBlock(container, blob, request, query, upload))
         case ("PUT", "blocklist"): return BlobReply(try await putBlockList(container, blob, request))
@@ -87,13 +89,24 @@ struct BlobService: Sendable {
     }
 
     /// Headers that change what a blob operation means and that the emulator does not
-    /// implement (leases, tags, time conditions, customer keys, immutability, tiers other than
-    /// Hot on a write): refused with 400 UnsupportedHeader, never ignored.
+    /// implement (tags, time conditions, customer keys, immutability, tiers other than Hot on
+    /// a write): refused with 400 UnsupportedHeader, never ignored. (Blob leases are
+    /// implemented; container leases are not, see ``refuseContainerLease(_:)``.)
     static let unimplementedHeaders = [
-        "x-ms-lease-id", "x-ms-lease-action", "x-ms-tags", "x-ms-if-tags",
+        "x-ms-tags", "x-ms-if-tags",
         "x-ms-encryption-key", "x-ms-encryption-scope", "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
         "x-ms-legal-hold", "x-ms-blob-sequence-number",
     ]
+
+    /// Container leases (Lease Container, and `x-ms-lease-id` on container operations) are not
+    /// implemented: refused, never ignored (a Delete Container naming a lease would otherwise
+    /// delete a container the caller believes protected).
+    static func refuseContainerLease(_ request: TransportRequest) throws {
+        if request.query.contains(where: { $0.name == "comp" && $0.value == "lease" }) {
+            throw ServiceError.unsupportedHeader("x-ms-lease-action (Lease Container)")
+        }
+        for name in ["x-ms-lease-id", "x-ms-lease-action"] where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
+    }
 
     static func refuseUnimplemented(_ request: TransportRequest) throws {
         for name in unimplementedHeaders where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }

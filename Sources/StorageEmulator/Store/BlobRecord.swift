@@ -24,6 +24,8 @@ struct BlobRecord: Sendable {
     var copy: CopyInfo?
     /// The tier Set Blob Tier chose; nil means Hot, inferred.
     var tier: String?
+    /// Its lease, when a listing read it (the `leases` table; not a column of `blobs`).
+    var lease: BlobLease?
 
     init(row: Row) {
         container = row["container"]

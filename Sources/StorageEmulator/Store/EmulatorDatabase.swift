@@ -213,6 +213,22 @@ enum EmulatorDatabase {
             try db.execute(sql: "DROP TABLE entities")
             try db.execute(sql: "ALTER TABLE entities_v6 RENAME TO entities")
         }
+        // v7: blob leases (Lease Blob); no row is an available blob.
+        migrator.registerMigration("v7-blob-leases") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE leases (
+                        container TEXT NOT NULL,
+                        blob TEXT NOT NULL,
+                        leaseId TEXT NOT NULL,
+                        duration INTEGER,
+                        expires INTEGER,
+                        breakAt INTEGER,
+                        broken INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (container, blob)
+                    ) WITHOUT ROWID
+                    """)
+        }
         return migrator
     }
 }

@@ -2,13 +2,21 @@ import AzureStorage
 import Foundation
 import GRDB
 
-/// Write conditions from `If-Match` / `If-None-Match`.
+/// Write conditions from `If-Match` / `If-None-Match`, and the `x-ms-lease-id` a leased
+/// blob needs.
 struct WriteConditions: Sendable {
     var ifMatch: String?
     var ifNoneMatch: String?
+    var leaseID: String?
 
-    /// Throws the service's answer when the condition fails against the current blob.
-    func check(existing: BlobRecord?) throws {
+    /// Throws the service's answer when the condition fails against the current blob and its
+    /// lease, read in the write's own transaction (so no lease is taken between check and write).
+    func check(existing: BlobRecord?, _ db: Database, now: EdmDateTime) throws {
+        if let existing {
+            try BlobLease.check(try BlobLease.read(existing.container, existing.name, db), given: leaseID, write: true, at: now)
+        } else if leaseID != nil {
+            throw ServiceError(412, .leaseNotPresentWithBlobOperation, "There is currently no lease on the blob.")
+        }
         if let ifNoneMatch {
             if ifNoneMatch == "*", existing != nil {
                 throw ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
@@ -62,7 +70,7 @@ extension EmulatorStore {
             outcome = try await write { db in
                 guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
                 let existing = try Self.blob(container, name, db)
-                try conditions.check(existing: existing)
+                try conditions.check(existing: existing, db, now: now)
                 var freed = try String.fetchAll(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
                 if let existing { freed.append(existing.data) }
                 try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
@@ -171,24 +179,28 @@ extension EmulatorStore {
     }
 
     func deleteBlob(container: String, name: String, conditions: WriteConditions) async throws {
+        let now = clock.now()
         let freed = try await write { db -> [String] in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
-            try conditions.check(existing: existing)
+            try conditions.check(existing: existing, db, now: now)
             var ids = try String.fetchAll(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
             ids.append(existing.data)
             try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
             try db.execute(sql: "DELETE FROM blobs WHERE container = ? AND name = ?", arguments: [container, name])
+            try BlobLease.delete(container, name, db)
             return ids
         }
         await deleteBytes(freed)
     }
 
     /// Sets a blob's access tier (Set Blob Tier); the ETag stays, as on Azure.
-    func setBlobTier(container: String, name: String, tier: String) async throws {
+    func setBlobTier(container: String, name: String, tier: String, leaseID: String?) async throws {
+        let now = clock.now()
         try await write { db in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard try Self.blob(container, name, db) != nil else { throw Self.blobNotFound }
+            try BlobLease.check(try BlobLease.read(container, name, db), given: leaseID, write: true, at: now)
             try db.execute(sql: "UPDATE blobs SET tier = ? WHERE container = ? AND name = ?", arguments: [tier, container, name])
         }
     }
@@ -202,7 +214,7 @@ extension EmulatorStore {
         return try await write { db in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
-            try conditions.check(existing: existing)
+            try conditions.check(existing: existing, db, now: now)
             if let p = properties {
                 try db.execute(
                     sql: """
@@ -235,7 +247,12 @@ extension EmulatorStore {
                 sql: """
                     SELECT * FROM blobs WHERE container = ? AND name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?
                     """, arguments: [container, marker, prefix, prefix, limit + 1])
-            let records = rows.map(BlobRecord.init(row:))
+            let leases = try BlobLease.all(in: container, db)
+            let records = rows.map { row in
+                var record = BlobRecord(row: row)
+                record.lease = leases[record.name]
+                return record
+            }
             return (Array(records.prefix(limit)), records.count > limit ? records[limit].name : nil)
         }
     }

@@ -61,6 +61,7 @@ extension EmulatorStore {
                 arguments: [name, name])
             try db.execute(sql: "DELETE FROM blobs WHERE container = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM blocks WHERE container = ?", arguments: [name])
+            try BlobLease.delete(name, nil, db)
             try db.execute(sql: "DELETE FROM containers WHERE name = ?", arguments: [name])
             return ids
         }

@@ -1,0 +1,61 @@
+import AzureStorage
+import Foundation
+
+extension BlobService {
+    /// Lease Blob (`PUT ?comp=lease`): acquire, renew, change, release or break, as
+    /// `x-ms-lease-action` asks; the states and refusals are Azure's (docs/PROTOCOL.md, "Leases").
+    func leaseBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+        let h = request.headers
+        func required(_ name: String) throws -> String {
+            guard let value = h[name] else {
+                throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: \(name).")
+            }
+            return value
+        }
+        func guid(_ name: String) throws -> String {
+            let value = try required(name)
+            guard UUID(uuidString: value) != nil else { throw Self.invalidHeader(name, value) }
+            return value
+        }
+        let action: LeaseAction
+        switch try required("x-ms-lease-action").lowercased() {
+        case "acquire":
+            let text = try required("x-ms-lease-duration")
+            guard let duration = Int(text), duration == -1 || (15...60).contains(duration) else {
+                throw Self.invalidHeader("x-ms-lease-duration", text)
+            }
+            let proposed = h["x-ms-proposed-lease-id"] == nil ? nil : try guid("x-ms-proposed-lease-id")
+            action = .acquire(duration: duration == -1 ? nil : duration, proposed: proposed)
+        case "renew": action = .renew(id: try guid("x-ms-lease-id"))
+        case "change": action = .change(id: try guid("x-ms-lease-id"), proposed: try guid("x-ms-proposed-lease-id"))
+        case "release": action = .release(id: try guid("x-ms-lease-id"))
+        case "break":
+            var period: Int?
+            if let text = h["x-ms-lease-break-period"] {
+                guard let value = Int(text), (0...60).contains(value) else { throw Self.invalidHeader("x-ms-lease-break-period", text) }
+                period = value
+            }
+            action = .breakLease(period: period)
+        case let other:
+            throw Self.invalidHeader("x-ms-lease-action", other)
+        }
+        if h["If-Modified-Since"] != nil || h["If-Unmodified-Since"] != nil || h["If-Match"] != nil || h["If-None-Match"] != nil {
+            throw ServiceError.unsupportedHeader("conditional headers on Lease Blob")
+        }
+        let outcome = try await store.leaseBlob(container: container, name: blob, action)
+        var headers = blobHeaders(outcome.blob)
+        if let id = outcome.id { headers["x-ms-lease-id"] = id }
+        if let seconds = outcome.breakSeconds { headers["x-ms-lease-time"] = String(seconds) }
+        let status: Int
+        switch action {
+        case .acquire: status = 201
+        case .breakLease: status = 202
+        default: status = 200
+        }
+        return TransportResponse(status: status, headers: headers)
+    }
+
+    static func invalidHeader(_ name: String, _ value: String) -> ServiceError {
+        ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: \(name) '\(value)'.")
+    }
+}
