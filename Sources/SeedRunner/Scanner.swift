@@ -113,7 +113,7 @@ public struct Scanner: Sendable {
         var observations: [String: PartitionObservation] = [:]
         do {
             var containerNames = options.containers ?? []
-            if options.containers == nil { containerNames = try await run.blobs.listContainers() }
+            if options.containers == nil { containerNames = try await run.blobs.listContainers().filter { !ReservedNames.isLedgerContainer($0) } }
             for name in containerNames {
                 guard let access = try await run.blobs.containerProperties(name) else {
                     throw RunError("container '\(name)' does not exist in \(run.target.displayName); pass the right \(Setting.container)")

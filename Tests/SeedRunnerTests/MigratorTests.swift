@@ -181,6 +181,42 @@ import Testing
         }
     }
 
+    /// One migrate run per account: a held lock refuses apply (nothing written) or makes it
+    /// wait; `breakLock` ends a lock whose run is gone; a finished run leaves the lock free.
+    @Test func theMigrateLockAdmitsOneRunAtATime() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            let blobs = BlobClient(account: server.account)
+            try await Self.seed(tables, count: 20, partitions: 1)
+            let folder = try Self.folder(["V1__rename.yaml": Self.files["V1__rename.yaml"]!])
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: folder)
+            _ = try await migrator.status()  // reads take no lock
+            _ = try await blobs.ensureContainer(ReservedNames.ledgerContainer)
+            try await blobs.putBlob(Data(), container: ReservedNames.ledgerContainer, name: "migrate.lock")
+            let other = try await blobs.acquireLease(container: ReservedNames.ledgerContainer, name: "migrate.lock", seconds: nil)
+
+            await #expect {
+                _ = try await migrator.apply()
+            } throws: { error in
+                (error as? RunError)?.phrase.settings.contains(.migrateBreakLock) == true
+            }
+            #expect(try await Self.all(tables).allSatisfy { $0["Place"] != nil }, "a refused run wrote")
+
+            var waiting = migrator
+            waiting.target.lockTimeout = .seconds(10)
+            let release = Task {
+                try await Task.sleep(for: .milliseconds(1_500))
+                try await blobs.releaseLease(container: ReservedNames.ledgerContainer, name: "migrate.lock", id: other)
+            }
+            #expect(try await waiting.apply().count == 1)
+            try await release.value
+            #expect(try await blobs.properties(container: ReservedNames.ledgerContainer, name: "migrate.lock") != nil)
+            _ = try await blobs.acquireLease(container: ReservedNames.ledgerContainer, name: "migrate.lock", seconds: nil)  // free again
+            #expect(try await migrator.breakLock())
+            #expect(try await migrator.apply().isEmpty)
+        }
+    }
+
     /// Another writer updates entities while the migration runs: every one of its updates
     /// survives (each migration write is conditional on the ETag read; a refused one is read
     /// again) and every entity is migrated.

@@ -63,6 +63,8 @@ public struct BlobUploadOptions: Sendable, Equatable {
     public var metadata: [String: String]
     /// Fail with 409 BlobAlreadyExists instead of overwriting.
     public var onlyIfAbsent: Bool
+    /// The lease to write a leased blob under (`x-ms-lease-id`).
+    public var leaseID: String? = nil
 
     public init(
         contentType: String = "application/octet-stream", cacheControl: String? = nil, contentEncoding: String? = nil,
@@ -87,6 +89,7 @@ public struct BlobUploadOptions: Sendable, Equatable {
         if let contentLanguage { headers["x-ms-blob-content-language"] = contentLanguage }
         if let contentDisposition { headers["x-ms-blob-content-disposition"] = contentDisposition }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { headers["x-ms-meta-\(key)"] = value }
+        if let leaseID { headers["x-ms-lease-id"] = leaseID }
         return headers
     }
 }

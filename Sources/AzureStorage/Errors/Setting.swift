@@ -10,7 +10,8 @@ public enum Setting: String, Sendable, CaseIterable {
     // What a run generates.
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
-    case planCommand, migrateValidate, migrateRepair, migrateAcceptChecksums, snapshotCommands, savePlan, applySavedPlan, exportShards,
+    case planCommand, migrateValidate, migrateRepair, migrateAcceptChecksums, migrateBreakLock, lockTimeout, snapshotCommands, savePlan,
+        applySavedPlan, exportShards,
         exportShardsOfOneExport, emulatorCommand
     // The emulator's start-up.
     case certificate, privateKey, ports, tokenAuthority, allowedCopySource, maxBlobSize
@@ -47,6 +48,8 @@ public enum Setting: String, Sendable, CaseIterable {
         case .migrateValidate: "Migrator.status()"
         case .migrateRepair: "Migrator.repair(acceptChecksums: false)"
         case .migrateAcceptChecksums: "Migrator.repair(acceptChecksums: true)"
+        case .migrateBreakLock: "break it with Migrator.breakLock()"
+        case .lockTimeout: "RunTarget.lockTimeout"
         case .snapshotCommands: "an export or a generated snapshot"
         case .savePlan: "a saved plan"
         case .applySavedPlan: "the apply of a saved plan"

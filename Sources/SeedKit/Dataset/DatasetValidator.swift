@@ -11,7 +11,9 @@ struct DatasetValidator {
     func validate() throws(DatasetError) {
         var containerNames: Set<String> = []
         for c in dataset.containers {
-            if let problem = StorageNames.containerProblem(c.name) { throw fail(c.line, "container '\(c.name)': \(problem)") }
+            if let problem = StorageNames.containerProblem(c.name) ?? ReservedNames.containerProblem(c.name) {
+                throw fail(c.line, "container '\(c.name)': \(problem)")
+            }
             if !containerNames.insert(c.name).inserted { throw fail(c.line, "container '\(c.name)' is declared twice") }
         }
         var tableNames: Set<String> = []

@@ -3,7 +3,9 @@
 extension EmbeddedDataset {
     /// Each file's path below the repository root and its bytes as base64, in lines.
     static let files: [(path: String, base64: String)] = [
-        ("Seeds/chat/dataset.yaml", """
+        (
+            "Seeds/chat/dataset.yaml",
+            """
             IyBBIHNlY29uZCwgZGlmZmVyZW50bHkgc2hhcGVkIGRhdGFzZXQ6IHRoZSBjaGF0IGFwcCBvZiB0aGUgTW9iaWxlIFNlcnZpY2Vz
             IGVwaXNvZGVzCiMgKHJvb21zLCB1c2VycyBhbmQgbWVzc2FnZXMgaW4gdGhyZWUgdGFibGVzKS4gSXQgZXhpc3RzIHRvIHNob3cg
             dGhhdCBkYXRhc2V0cyBhcmUgZGF0YToKIyBhenNlZWQgc2VlZHMgaXQgd2l0aCBubyBjb2RlIG9mIGl0cyBvd24uCiMKIyBIb3cg
@@ -44,14 +46,23 @@ extension EmbeddedDataset {
             CiAgICAgICAgICBMaWtlczogeyBpbnQ6IFswLCA0MF0gfQogICAgICAgICAgIyBBIHBpY2sgbGlzdCB3aXRoIHJlcGVhdHMgd2Vp
             Z2h0cyBpdHMgdmFsdWVzOiBwaW5uZWQgb25lIHRpbWUgaW4gZm91ci4KICAgICAgICAgIFBpbm5lZDogeyBwaWNrOiBbZmFsc2Us
             IGZhbHNlLCBmYWxzZSwgdHJ1ZV0gfQo=
-            """),
-        ("Seeds/chat/templates/author.mustache", """
+            """
+        ),
+        (
+            "Seeds/chat/templates/author.mustache",
+            """
             e3tGaXJzdE5hbWV9fSB7e0xhc3ROYW1lfX0=
-            """),
-        ("Seeds/chat/templates/message.mustache", """
+            """
+        ),
+        (
+            "Seeds/chat/templates/message.mustache",
+            """
             SGVsbG8gI3t7cm9vbS5OYW1lfX0sIHt7QXV0aG9yfX0gaGVyZS4=
-            """),
-        ("Seeds/speakeasy/dataset.yaml", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/dataset.yaml",
+            """
             IyBUaGUgU3BlYWtFYXN5IGRhdGFzZXQ6IHdoYXQgdGhlIG9yaWdpbmFsIFNwZWFrRWFzeVN0b3JhZ2VTZXR1cCBwcm9ncmFtIHBy
             b3Zpc2lvbmVkIGZvciB0aGUKIyBTcGVha0Vhc3kgaVBob25lIGFwcCwgbWFkZSByZXByb2R1Y2libGUuIFRoZSBhcHAgcmVhZHMg
             dGFibGUgYGV2ZW50c2AgKHBhcnRpdGlvbnMKIyBgc3BlYWtlcnNgIGFuZCBgRXZlbnRzYCkgYW5kIGZldGNoZXMgZWFjaCBzcGVh
@@ -101,8 +112,11 @@ extension EmbeddedDataset {
             IHRoaXMgcmVzb2x1dGlvbiwgc3RvcmVkIGFzIEVkbS5EYXRlVGltZS4KICAgICAgICAgIEV2ZW50RGF0ZTogeyBkYXRlOiB3aW5k
             b3csIHJlc29sdXRpb246IG1pbnV0ZSB9CiAgICAgICAgICBFdmVudERlc2NyaXB0aW9uOiB7IHRlbXBsYXRlOiBldmVudC1kZXNj
             cmlwdGlvbi5tdXN0YWNoZSB9Cg==
-            """),
-        ("Seeds/speakeasy/images/BJohnson.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/BJohnson.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQACAwEBAAAAAAAAAAAAAAIECAUGBwMB/8QATxAAAQMDAwICBgUGCQcN
@@ -175,8 +189,11 @@ extension EmbeddedDataset {
             bQh06fEOTrZ7K1qL6NS63Me0tcOm0SDwfJcYiIlFYr4gXJ0c9laNFlGndbWMaGtHTaYA4HkuMRCaxbzDOv8AK399RFG6r9RgduA2
             NHPbyHxWCiIzERHaBERGRERAREQEREBERAXXPFC0t73w61BRuqfUptsKtYDcR69Npew8e5zWn7uV2NfDI2dvkMfcWF5T6ttc0nUa
             zNxG5jgQ4SORwT2WYSpbltFvh//Z
-            """),
-        ("Seeds/speakeasy/images/BTubalinal.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/BTubalinal.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQACAwEBAAAAAAAAAAAAAAIGCAQFBwMB/8QATRAAAQQBAgMDCAQHCw0B
@@ -248,8 +265,11 @@ extension EmbeddedDataset {
             6EdFCLDLtPP+rfnf6tv3J5/1b87/AFbfuXVoteSv039S/wBy7GbW9TlifFJk8zHtLXDu27g9fBdciLaIiOzWbTbvIrhkfFKyWM8r
             2ODmmuhHRQiMOZm6nnZsQiyZ+8YHcwHI0b/YPeuGiJERHYmZnrIiIssCIiAiIgIiICIiAse7SsXHzOz/AF2HJj7xjcGWUCyPTY0v
             advY5oP2LIV8c/Ex8/ByMHLj7zHyInRSssjmY4EEWNxsT0Wazy2iWt681Zj7f//Z
-            """),
-        ("Seeds/speakeasy/images/CJones.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/CJones.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQACAwEBAAAAAAAAAAAAAAIFCAQGBwMB/8QASxAAAQQBAwICBQcIBgYL
@@ -322,8 +342,11 @@ extension EmbeddedDataset {
             kybY9pa4eG3kHv5LHoiztsxa9rfFO4shFrWpxRMijyaYxoa0eG3gDt5LHom25W9q9p2czN1POzYhFkz+IwO3AbGjn7h8Vw0RC1pt
             O8yIiIiIiICIiAiIgIiIC6/6SMWDM6B1yLJj3sbgyygWR7TGl7Tx7nNB+5dgXxz8WDOwcjByo/Ex8iJ0UrLI3NcKIscjg+SzHSUc
             leas193/2Q==
-            """),
-        ("Seeds/speakeasy/images/DOrlova.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/DOrlova.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQACAwEBAAAAAAAAAAAAAAIGCAQFBwMB/8QAThAAAQMDAwEDCAQGDQ0B
@@ -401,8 +424,11 @@ extension EmbeddedDataset {
             b5m0YRj5VgLs6OeytGiyjTutrGNDWju2mAOB4LrERSa5CUIy8yydt5xZj8c/NM/UuDf3tzfVhWuqnePDdoO0Djr4flXHRZc5PmzE
             aoReUkgiItTcIiIAiIgCIiAIiIAsd7TrS3vezzP0bmn3jG2FWsBuI9Om0vYePY5oP3crIl8MhaW+QsLiwu6feW9zSdRqs3EbmOBB
             EjkcE9FiS3otHpVPcmpejP/Z
-            """),
-        ("Seeds/speakeasy/images/EGardner.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/EGardner.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQACAwEBAAAAAAAAAAAAAAIGCAQFBwMB/8QAThAAAQMDAwEDBwcEDQ0B
@@ -469,8 +495,11 @@ extension EmbeddedDataset {
             IgIiICujUfRrMrU3bXscHNMTBBkKEQdt5x5n6Z9kz8E848z9M+yZ+C6lFMiO2848z9M+yZ+C49/lshf0RRu7jvGB24DY0c8jwHvK
             4KJgLs6Ofy1GiyjTu9rGNDWju2mAOB4LrEVV23nHmfpn2TPwTzjzP0z7Jn4LqUUyIutUfWrPrVHbnvcXOMRJJkqERVRERAREQERE
             BERAWN9qVnb33ZzqCjdU+8ptx9WsBuI9Om0vYePY5rT9XPCyRfDI2dtkMfc2F5T722uaTqNZm4jcxwIcJHIkE9Eg/9k=
-            """),
-        ("Seeds/speakeasy/images/MMorse.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/MMorse.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQACAwEBAAAAAAAAAAAAAAIECAUGBwMB/8QATRAAAQQBAgMFBQMHBgoL
@@ -542,8 +571,11 @@ extension EmbeddedDataset {
             w0TZuY8MzB1TOwojFjT92wu5iORp3/EfJYs0j5ZXyyHme9xc411J6qUTZuZ8CzMHVM7CiMWNP3bC7mI5Gnf8R8lhohEzHCppHyyv
             lkPM97i5xrqT1UoiIEREBERAREQEREBdd7S8THzOz/XocmPvGNwZZQLI9+Npew7fBzQfwXYl8NQxMfPwMjBy4+8x8iJ0UrLI5mOB
             BFjcbE9FExuNPN47qzD/2Q==
-            """),
-        ("Seeds/speakeasy/images/MOmar.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/MOmar.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQACAwEBAAAAAAAAAAAAAAIGCAQFBwMB/8QAUhAAAQMDAwICBwMEDAgP
@@ -616,8 +648,11 @@ extension EmbeddedDataset {
             pu2vY4OaYmCOQuXf5W/vqIo3VfqMDtwGxo57eQ+K4KKJrEzvMAuzo57K0aLKNO62sY0NaOm0wBwPJdYiTWLd4HbfaLMfxz+iZ/Yu
             Df3tzfVhWuqnUeG7QdoHHfy/SuOiiKVjrEI2ERFdIiIgIiICIiAiIgLHPFC0t73w61BRuqfUptsKtYDcR69Npew8e5zWn8OVka+G
             Rs7fIY+4sLyn1ba5pOo1mbiNzHAhwkcjgnsrUty2i3wQ/9k=
-            """),
-        ("Seeds/speakeasy/images/TNielsen.jpg", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/images/TNielsen.jpg",
+            """
             /9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAUDBAQEAwUEBAQFBQUGBwwIBwcHBw8LCwkMEQ8SEhEPERETFhwXExQaFRERGCEYGh0d
             Hx8fExciJCIeJBweHx7/2wBDAQUFBQcGBw4ICA4eFBEUHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4e
             Hh4eHh4eHh7/wAARCAEAAQADASIAAhEBAxEB/8QAHAABAQADAQEBAQAAAAAAAAAAAAIDBgcFBAgB/8QARhAAAgICAQIDBQQGBgUN
@@ -688,25 +723,37 @@ extension EmbeddedDataset {
             210p9/zMGScsmSU5u5SbbfxJBsr3KiIq7jCNRFtEB9Otu7WtjcMOXpi3bXSn3/M+YGGvc1batBWo5KVCsk5ZMkpzdyk22/iSAYXe
             ZAAAAAAAAAAAAB4/jjXw7Pg/lseeHXGOpkyJW1+KC6ovt7mkz2DFua+Hb1M2rsQ68ObHLHkjbVxapq138maSN22K3xQ3jdsPR3gf
             /9k=
-            """),
-        ("Seeds/speakeasy/migrations/V1__rename_location_to_venue.yaml", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/migrations/V1__rename_location_to_venue.yaml",
+            """
             ZGVzY3JpcHRpb246IEV2ZW50cyBjYWxsIHRoZWlyIHBsYWNlIFZlbnVlIChhcHAgdjIgcmVhZHMgVmVudWUpCm9wZXJhdGlvbnM6
             CiAgLSByZW5hbWUtcHJvcGVydHk6IHt0YWJsZTogZXZlbnRzLCB3aGVyZTogIlBhcnRpdGlvbktleSBlcSAnRXZlbnRzJyIsIGZy
             b206IEV2ZW50TG9jYXRpb24sIHRvOiBWZW51ZX0K
-            """),
-        ("Seeds/speakeasy/migrations/V2__backfill_capacity.yaml", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/migrations/V2__backfill_capacity.yaml",
+            """
             ZGVzY3JpcHRpb246IEV2ZXJ5IGV2ZW50IGdldHMgYSBDYXBhY2l0eSwgMTAwIHVubGVzcyBpdCBoYXMgb25lCm9wZXJhdGlvbnM6
             CiAgLSBzZXQtcHJvcGVydHk6IHt0YWJsZTogZXZlbnRzLCB3aGVyZTogIlBhcnRpdGlvbktleSBlcSAnRXZlbnRzJyIsIG5hbWU6
             IENhcGFjaXR5LCB2YWx1ZTogMTAwLCBpZi1taXNzaW5nOiB0cnVlfQo=
-            """),
-        ("Seeds/speakeasy/templates/bio.mustache", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/templates/bio.mustache",
+            """
             e3tOYW1lfX0gaXMgYSB7e1RpdGxlfX0gaW4gdGhlIExvcmVtIGlwc3VtIGRvbG9yIHNpdCBhbWV0LCBjb25zZWN0ZXR1ciBhZGlw
             aXNjaW5nIGVsaXQuIEluIGNvbW1vZG8gZmVybWVudHVtIGFkaXBpc2NpbmcuIE1hZWNlbmFzIGlkIGRvbG9yIHZlbGl0LCBzaXQg
             YW1ldCBjb21tb2RvIGlwc3VtLiBDcmFzIGxhY3VzIGR1aSwgYmliZW5kdW0gZXQgY29tbW9kbyBhdCwgc2NlbGVyaXNxdWUgYWMg
             ZW5pbS4gTWF1cmlzIG5lYyBwdXJ1cyBhbnRlLiBWZXN0aWJ1bHVtIGFudGUgaXBzdW0gcHJpbWlzIGluIGZhdWNpYnVzIG9yY2kg
             bHVjdHVzIGV0IHVsdHJpY2VzIHBvc3VlcmUgY3ViaWxpYSBDdXJhZTsgUHJhZXNlbnQgdXQgbG9ib3J0aXMgbG9yZW0u
-            """),
-        ("Seeds/speakeasy/templates/event-description.mustache", """
+            """
+        ),
+        (
+            "Seeds/speakeasy/templates/event-description.mustache",
+            """
             e3tFdmVudE5hbWV9fSBpbiB7e0V2ZW50TG9jYXRpb259fSB3aXRoIHt7U3BlYWtlck5hbWV9fS4gTG9yZW0gaXBzdW0gZG9sb3Ig
             c2l0IGFtZXQsIGNvbnNlY3RldHVyIGFkaXBpc2NpbmcgZWxpdC4gSW4gY29tbW9kbyBmZXJtZW50dW0gYWRpcGlzY2luZy4gTWFl
             Y2VuYXMgaWQgZG9sb3IgdmVsaXQsIHNpdCBhbWV0IGNvbW1vZG8gaXBzdW0uIENyYXMgbGFjdXMgZHVpLCBiaWJlbmR1bSBldCBj
@@ -721,6 +768,7 @@ extension EmbeddedDataset {
             cy4gVXQgZXQgbnVsbGEgdXJuYS4gTnVuYyBjb25ndWUgdml2ZXJyYSBuaXNpLCBlZ2V0IHBvcnRhIGVzdCBsb2JvcnRpcyBub24u
             IENyYXMgaW4gdHVycGlzIHVybmEsIHNlZCBwb3J0YSBpcHN1bS4gSW4gc3VzY2lwaXQgcHVydXMgYSBuaWJoIGZhY2lsaXNpcyBl
             Z2V0IHBoYXJldHJhIG9kaW8gcmhvbmN1cy4gTW9yYmkgZmF1Y2lidXMgYmxhbmRpdCBtYXR0aXMu
-            """),
+            """
+        ),
     ]
 }

@@ -96,7 +96,7 @@ public enum SnapshotReader {
         var listed: Set<ExactString> = []
         guard case .array(let containers)? = root["containers"] else { throw bad("'containers' is missing") }
         for node in containers {
-            guard let name = node["name"]?.stringValue, StorageNames.containerProblem(name) == nil,
+            guard let name = node["name"]?.stringValue, StorageNames.containerProblem(name) == nil, ReservedNames.containerProblem(name) == nil,
                 let access = node["access"]?.stringValue.flatMap(PublicAccess.init(rawValue:)),
                 case .array(let blobs)? = node["blobs"]
             else { throw bad("a container entry is incomplete") }

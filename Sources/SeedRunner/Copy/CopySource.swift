@@ -37,7 +37,7 @@ public struct CopySource: Sendable {
         do {
             try await Reachability.check(
                 [blobs.account.blobEndpoint, tables.account.tableEndpoint], trustedCertificates: blobs.configuration.trustedCertificates)
-            let all = try await blobs.listContainers()
+            let all = try await blobs.listContainers().filter { !ReservedNames.isLedgerContainer($0) }
             let (system, copied) = (all.filter { $0.hasPrefix("$") }, all.filter { !$0.hasPrefix("$") })
             // The source's ledger records the source's applies, not the target's.
             return (copied, try await tables.listTables().filter { !ReservedNames.isLedger($0) }, system)

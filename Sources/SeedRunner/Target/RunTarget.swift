@@ -11,7 +11,8 @@ public struct RunTarget: Sendable {
     public var configuration: ClientConfiguration
     /// The part of the work this process does; nil does all of it.
     public var shard: Shard?
-    /// How long to wait for another process that owns the embedded folder.
+    /// How long to wait for another process that owns the embedded folder, or (migrate) for
+    /// another run that holds the account's migrate lock.
     public var lockTimeout: Duration
     /// Names this process in an embedded folder's lock (`azseed apply`).
     public var command: String

@@ -7,7 +7,7 @@ import SeedKit
 /// target's ledger (``ReservedNames/ledgerTable``, PartitionKey `migration`) records each
 /// migration's checksum, state, counts and checkpoint.
 public struct Migrator: Sendable {
-    public let target: RunTarget
+    public var target: RunTarget
     public let folder: URL
     public let observer: any RunObserver
     /// `azseed <version>`, as the ledger records who applied.
@@ -60,7 +60,7 @@ public struct Migrator: Sendable {
         let files = try await load()
         let tool = self.tool
         let clock = self.clock
-        return try await session { session in
+        return try await locked { session, lock in
             let ledger = Ledger(tables: session.run.tables)
             let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
             if let problem = status.problems.first {
@@ -69,10 +69,37 @@ public struct Migrator: Sendable {
             var reports: [MigrationReport] = []
             for entry in Self.chosen(status, to: to) {
                 var run = MigrationRun(tables: session.run.tables, ledger: ledger, tool: tool, host: Self.host, clock: clock, observer: observer)
-                run.beforeCheckpoint = beforeCheckpoint
+                let hook = beforeCheckpoint
+                run.beforeCheckpoint = {
+                    try lock.check()
+                    try await hook?()
+                }
                 reports.append(try await run.apply(entry))
             }
             return reports
+        }
+    }
+
+    /// Ends whoever holds the account's migrate lock, at once: for a run that is gone (killed
+    /// without releasing it; a lease not renewed also ends by itself within 60 s). True when
+    /// there was a lock to break.
+    public func breakLock() async throws -> Bool {
+        try await session { session in try await MigrationLock.breakLock(session.run.blobs) }
+    }
+
+    /// Runs `body` holding the account's migrate lock, released however `body` ends.
+    private func locked<T: Sendable>(_ body: (StorageSession, MigrationLock) async throws -> T) async throws -> T {
+        let holder = "\(tool) on \(Self.host), pid \(getpid()), since \(clock().shortISO8601)"
+        return try await session { session in
+            let lock = try await MigrationLock.acquire(session.run.blobs, holder: holder, timeout: target.lockTimeout, observer: observer)
+            do {
+                let result = try await body(session, lock)
+                await lock.release()
+                return result
+            } catch {
+                await lock.release()
+                throw error
+            }
         }
     }
 
@@ -82,7 +109,7 @@ public struct Migrator: Sendable {
         _ = try await load()
         let tool = self.tool
         let clock = self.clock
-        return try await session { session in
+        return try await locked { session, _ in
             let ledger = Ledger(tables: session.run.tables)
             let records = try await ledger.migrationRecords()
             if let first = records.first {
@@ -112,7 +139,7 @@ public struct Migrator: Sendable {
     /// files' current checksums for applied migrations whose files changed.
     public func repair(acceptChecksums: Bool) async throws -> Repair {
         let files = try await load()
-        return try await session { session in
+        return try await locked { session, _ in
             let ledger = Ledger(tables: session.run.tables)
             let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
             var done = Repair()

@@ -57,8 +57,8 @@ struct CopyCommand: AsyncParsableCommand {
         if outputOptions.out != nil {
             throw ValidationError("--out: a copy plan is not saved (the source may change before it runs); review it with --dry-run, then run copy")
         }
-        for name in containers where StorageNames.containerProblem(name) != nil {
-            throw ValidationError("--container '\(name)': \(StorageNames.containerProblem(name)!)")
+        for name in containers where (StorageNames.containerProblem(name) ?? ReservedNames.containerProblem(name)) != nil {
+            throw ValidationError("--container '\(name)': \((StorageNames.containerProblem(name) ?? ReservedNames.containerProblem(name))!)")
         }
         for name in tables {
             if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) {

@@ -40,7 +40,11 @@ struct ExportCommand: AsyncParsableCommand {
         {
             throw ValidationError("--export-id: 1 to 128 printable ASCII characters without spaces")
         }
-        for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
+        for name in container {
+            if let problem = StorageNames.containerProblem(name) ?? ReservedNames.containerProblem(name) {
+                throw ValidationError("--container '\(name)': \(problem)")
+            }
+        }
         for name in table {
             if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) {
                 throw ValidationError("--table '\(name)': \(problem)")

@@ -191,11 +191,17 @@ struct MigrateRepairCommand: AsyncParsableCommand {
     @Flag(help: "Record the current checksum of applied migrations whose files changed.")
     var acceptChecksums = false
 
+    @Flag(help: "First end the account's migrate lock, held by a run that is gone (killed, or on a machine that went away).")
+    var breakLock = false
+
     func run() async throws {
         let (migrator, observer) = try await options.migrator()
+        var lines: [String] = []
+        if breakLock {
+            lines.append(try await migrator.breakLock() ? "Broke the account's migrate lock." : "The account's migrate lock was not held.")
+        }
         let done = try await migrator.repair(acceptChecksums: acceptChecksums)
         observer.finish()
-        var lines: [String] = []
         if !done.cleared.isEmpty { lines.append("Cleared failed run(s) of \(done.cleared.joined(separator: ", ")): apply resumes them.") }
         if !done.removed.isEmpty { lines.append("Removed ledger record(s) without a file: \(done.removed.joined(separator: ", ")).") }
         if !done.realigned.isEmpty { lines.append("Recorded the current checksum of \(done.realigned.joined(separator: ", ")).") }

@@ -49,7 +49,11 @@ struct ScanCommand: AsyncParsableCommand {
     var snapshot: String?
 
     func validate() throws {
-        for name in container { if let problem = StorageNames.containerProblem(name) { throw ValidationError("--container '\(name)': \(problem)") } }
+        for name in container {
+            if let problem = StorageNames.containerProblem(name) ?? ReservedNames.containerProblem(name) {
+                throw ValidationError("--container '\(name)': \(problem)")
+            }
+        }
         for name in table {
             if let problem = StorageNames.tableProblem(name) ?? ReservedNames.tableProblem(name) {
                 throw ValidationError("--table '\(name)': \(problem)")

@@ -106,7 +106,7 @@ struct TargetOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "How long to wait for another azseed command that has the embedded storage's folder open (such as 30s or 5m; default 0s: refuse at once).",
+            "How long to wait for another azseed command that has the embedded storage's folder open, or (migrate) holds the account's migrate lock (such as 30s or 5m; default 0s: refuse at once).",
             valueName: "duration"))
     var lockTimeout = "0s"
 

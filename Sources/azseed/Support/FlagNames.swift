@@ -34,6 +34,8 @@ extension SettingNames {
         case .migrateValidate: "'azseed migrate validate'"
         case .migrateRepair: "'azseed migrate repair'"
         case .migrateAcceptChecksums: "'azseed migrate repair --accept-checksums'"
+        case .migrateBreakLock: "break it with 'azseed migrate repair --break-lock'"
+        case .lockTimeout: "--lock-timeout"
         case .snapshotCommands: "'azseed export' or 'azseed generate'"
         case .savePlan: "'azseed plan --out FILE'"
         case .applySavedPlan: "'azseed apply --plan'"
