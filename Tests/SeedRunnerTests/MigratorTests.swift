@@ -217,6 +217,40 @@ import Testing
         }
     }
 
+    /// Whoever may write the target's tables can edit the ledger: a migration record that is
+    /// not one is refused in one line, never misread (and never makes apply run twice).
+    @Test func aDamagedMigrationRecordIsRefused() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await Self.seed(tables, count: 10, partitions: 1)
+            let migrator = Migrator(
+                target: RunTarget(location: .account(server.account)), folder: try Self.folder(["V1__rename.yaml": Self.files["V1__rename.yaml"]!]))
+            _ = try await migrator.apply()
+            let edits: [(String, EdmValue?)] = [
+                ("Schema", .int32(9)), ("State", .string("done")), ("Counts", .string("1,-2")), ("Version", .string("01")),
+                ("PendingCount", .int32(500)), ("StartedAt", .string("yesterday")), ("Checksum", .string(String(repeating: "a", count: 65))),
+            ]
+            for (name, value) in edits {
+                var entity = try await tables.get(partitionKey: "migration", rowKey: "1", from: ReservedNames.ledgerTable)!.entity
+                let original = entity
+                entity[name] = value
+                if name == "PendingCount" {
+                    entity["Operation"] = .int32(0)
+                    entity["PendingPartitionKey"] = .string("p0")
+                }
+                _ = try await tables.upsert(entity, into: ReservedNames.ledgerTable)
+                await #expect {
+                    _ = try await migrator.apply()
+                } throws: { error in
+                    let text = "\(error)"
+                    return error is MigrationRecordDamaged && text.contains("damaged") && !text.contains("\n")
+                }
+                _ = try await tables.upsert(original, into: ReservedNames.ledgerTable)
+            }
+            #expect(try await migrator.status().entries.map(\.state) == [.applied])
+        }
+    }
+
     /// Another writer updates entities while the migration runs: every one of its updates
     /// survives (each migration write is conditional on the ETag read; a refused one is read
     /// again) and every entity is migrated.

@@ -151,3 +151,20 @@ def test_a_killed_apply_resumes_exactly(azseed, fresh, tmp_path, trial):
     assert len(values) == 20_000 and set(values) == {"xx"}, {v: values.count(v) for v in set(values)}
     status = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
     assert [(m["state"], m["counts"]) for m in status["migrations"]] == [("applied", [20_000])]
+
+
+def test_the_readme_walkthrough_on_speakeasy(azseed, tmp_path):
+    """README, "Evolving the data already there": SpeakEasy seeded into the embedded storage, its
+    migrations planned (exit 2), applied, listed, and a second apply does nothing."""
+    import shutil
+    repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    shutil.copytree(os.path.join(repository, "Seeds"), tmp_path / "Seeds")
+    assert run(azseed, "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path).returncode == 0
+    plan = run(azseed, "migrate", "plan", "--dataset", "Seeds/speakeasy", "--detailed-exitcode", cwd=tmp_path)
+    assert plan.returncode == 2 and "rename-property events: 100 entities" in plan.stdout and "Plan: 2 migrations to apply, 200 changes." in plan.stdout
+    applied = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert applied.returncode == 0 and "Applied 2 migrations." in applied.stdout
+    status = run(azseed, "migrate", "status", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert status.stdout.count("— applied ") == 2 and status.stdout.count("100 changes") == 2
+    again = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert again.returncode == 0 and "No pending migrations" in again.stdout
