@@ -10,7 +10,8 @@ public enum Setting: String, Sendable, CaseIterable {
     // What a run generates.
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
-    case planCommand, migrateValidate, migrateRepair, migrateAcceptChecksums, migrateBreakLock, lockTimeout, snapshotCommands, savePlan,
+    case planCommand, migrateStatus, migratePlan, migrateValidate, migrateRepair, migrateAcceptChecksums, migrateBreakLock, lockTimeout,
+        snapshotCommands, savePlan,
         applySavedPlan, exportShards,
         exportShardsOfOneExport, emulatorCommand
     // The emulator's start-up.
@@ -45,6 +46,8 @@ public enum Setting: String, Sendable, CaseIterable {
         case .prune: "pruning"
         case .privateAccess: "private access"
         case .planCommand: "a new plan"
+        case .migrateStatus: "Migrator.status()"
+        case .migratePlan: "Migrator.plan()"
         case .migrateValidate: "Migrator.status()"
         case .migrateRepair: "Migrator.repair(acceptChecksums: false)"
         case .migrateAcceptChecksums: "Migrator.repair(acceptChecksums: true)"

@@ -59,7 +59,7 @@ extension YamlError {
 
 extension URL {
     /// The path relative to the working directory when it lies below it, else absolute.
-    var relativePathForMessages: String {
+    package var relativePathForMessages: String {
         let cwd = FileManager.default.currentDirectoryPath
         let path = self.standardizedFileURL.path
         if path.hasPrefix(cwd + "/") { return String(path.dropFirst(cwd.count + 1)) }

@@ -135,6 +135,7 @@ public struct Seeder: Sendable {
         observer.note(
             "dataset \(Printable.escaped(desired.dataset.name)), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)"
         )
+        await noteMigrations(of: request.directory, in: session)
         var plan = try await session.plan(desired, counts: request.counts, access: request.access, prune: prune, digests: digests) {
             observer.reading($0)
         }

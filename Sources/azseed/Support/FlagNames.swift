@@ -31,6 +31,8 @@ extension SettingNames {
         case .prune: "--prune"
         case .privateAccess: "--access private"
         case .planCommand: "'azseed plan'"
+        case .migrateStatus: "'azseed migrate status'"
+        case .migratePlan: "'azseed migrate plan'"
         case .migrateValidate: "'azseed migrate validate'"
         case .migrateRepair: "'azseed migrate repair'"
         case .migrateAcceptChecksums: "'azseed migrate repair --accept-checksums'"
