@@ -60,6 +60,12 @@ import Testing
             ("  - retype-property: {table: events, name: N, to: Int32, on-failure: ignore}", "on-failure"),
             ("  - delete-entities: {table: events}", "needs 'where'"),
             ("  - rekey: {table: events, partition: a, row: b}", "unknown operation 'rekey'"),
+            ("  - move-blobs: {container: photos, prefix: a/, to-container: photos, to-prefix: a/b/}", "overlap"),
+            ("  - move-blobs: {container: photos, prefix: a/, to-container: azseedledger, to-prefix: a/}", "azseed's own container"),
+            ("  - move-blobs: {container: photos, to-container: other, to-prefix: a/}", "missing 'prefix'"),
+            ("  - set-blob-properties: {container: photos, prefix: a/}", "changes nothing"),
+            ("  - set-blob-properties: {container: photos, prefix: a/, metadata: {'bad name': x}}", "metadata name"),
+            ("  - delete-blobs: {container: Photos, prefix: a/}", "container 'Photos'"),
         ]
         for (operation, says) in cases {
             let folder = try Self.folder(["V1__a.yaml": "description: d\noperations:\n\(operation)\n"])

@@ -251,6 +251,43 @@ import Testing
         }
     }
 
+    /// Blob steps: a move copies server-side then deletes, keeps the container's public access
+    /// and content headers; properties change only where they differ; a re-run does nothing.
+    @Test func blobStepsMoveSetAndDeleteIdempotently() async throws {
+        try await TestEmulator.withRunning { server in
+            let blobs = BlobClient(account: server.account)
+            try await blobs.createContainer("speakers", access: .blob)
+            for name in ["a.jpg", "b.jpg", "old/c.txt"] {
+                try await blobs.putBlob(
+                    Data(name.utf8), container: "speakers", name: name, options: BlobUploadOptions(contentType: "image/jpeg", metadata: ["k": "v"]))
+            }
+            let files = [
+                "V1__move.yaml":
+                    "description: move\noperations:\n  - move-blobs: {container: speakers, prefix: \"\", to-container: photos, to-prefix: \"2026/\"}\n",
+                "V2__cache.yaml":
+                    "description: cache\noperations:\n  - set-blob-properties: {container: photos, prefix: \"2026/\", cache-control: \"max-age=60\", metadata: {owner: app}}\n  - delete-blobs: {container: photos, prefix: \"2026/old/\"}\n",
+            ]
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(files))
+            let (_, plan) = try await migrator.plan()
+            #expect(plan[0].operations[0].changes == 3 && plan[0].operations[0].samples.first?.lines == ["speakers/a.jpg -> photos/2026/a.jpg"])
+            let applied = try await migrator.apply()
+            #expect(applied.map { $0.operations.map(\.changes) } == [[3], [3, 1]])
+            var moved: [String] = []
+            for try await page in blobs.list(container: "photos") { moved += page.map(\.name) }
+            #expect(moved == ["2026/a.jpg", "2026/b.jpg"])
+            var left: [String] = []
+            for try await page in blobs.list(container: "speakers") { left += page.map(\.name) }
+            #expect(left.isEmpty)
+            let a = try await blobs.properties(container: "photos", name: "2026/a.jpg")
+            #expect(
+                a?.contentType == "image/jpeg" && a?.cacheControl == "max-age=60" && a?.metadata == ["k": "v", "owner": "app"] && a?.contentMD5 != nil
+            )
+            #expect(try await blobs.containerAccess("photos") == .blob)
+            #expect(try await blobs.download(container: "photos", name: "2026/a.jpg") == Data("a.jpg".utf8))
+            #expect(try await migrator.plan().1.isEmpty)
+        }
+    }
+
     /// Another writer updates entities while the migration runs: every one of its updates
     /// survives (each migration write is conditional on the ETag read; a refused one is read
     /// again) and every entity is migrated.

@@ -161,10 +161,24 @@ def test_the_readme_walkthrough_on_speakeasy(azseed, tmp_path):
     shutil.copytree(os.path.join(repository, "Seeds"), tmp_path / "Seeds")
     assert run(azseed, "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path).returncode == 0
     plan = run(azseed, "migrate", "plan", "--dataset", "Seeds/speakeasy", "--detailed-exitcode", cwd=tmp_path)
-    assert plan.returncode == 2 and "rename-property events: 100 entities" in plan.stdout and "Plan: 2 migrations to apply, 200 changes." in plan.stdout
+    assert plan.returncode == 2 and "rename-property events: 100 entities" in plan.stdout and "Plan: 3 migrations to apply, 216 changes." in plan.stdout
+    assert "move-blobs speakers: 8 blobs" in plan.stdout and "speakers/BJohnson.jpg -> photos/BJohnson.jpg" in plan.stdout
     applied = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
-    assert applied.returncode == 0 and "Applied 2 migrations." in applied.stdout
+    assert applied.returncode == 0 and "Applied 3 migrations." in applied.stdout
     status = run(azseed, "migrate", "status", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
-    assert status.stdout.count("— applied ") == 2 and status.stdout.count("100 changes") == 2
+    assert status.stdout.count("— applied ") == 3 and status.stdout.count("100 changes") == 2 and "16 changes" in status.stdout
+    # The app reads each photo from the new container, anonymously, at the URL its entity holds.
+    emulator = start_emulator(azseed, "--data-dir", str(tmp_path / ".azseed" / "storage"))
+    try:
+        table = TableServiceClient.from_connection_string(emulator.connection_string).get_table_client("events")
+        urls = [e["ImageUrl"] for e in table.query_entities("PartitionKey eq 'speakers'")]
+        assert len(urls) == 8 and all("/photos/" in u for u in urls)
+        blob_port = emulator.blob.split(":")[2].split("/")[0]
+        import urllib.request
+        for url in urls:
+            with urllib.request.urlopen(url.replace(":10000/", f":{blob_port}/")) as response:
+                assert response.status == 200 and response.headers["Content-Type"] == "image/jpeg"
+    finally:
+        stop_emulator(emulator)
     again = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
     assert again.returncode == 0 and "No pending migrations" in again.stdout

@@ -742,6 +742,16 @@ extension EmbeddedDataset {
             """
         ),
         (
+            "Seeds/speakeasy/migrations/V3__photos_container.yaml",
+            """
+            ZGVzY3JpcHRpb246IFNwZWFrZXIgcGhvdG9zIG1vdmUgdG8gYSBwaG90b3MgY29udGFpbmVyLCBhbmQgZXZlcnkgSW1hZ2VVcmwg
+            Zm9sbG93cyB0aGVtCm9wZXJhdGlvbnM6CiAgLSBtb3ZlLWJsb2JzOiB7Y29udGFpbmVyOiBzcGVha2VycywgcHJlZml4OiAiIiwg
+            dG8tY29udGFpbmVyOiBwaG90b3MsIHRvLXByZWZpeDogIiJ9CiAgLSByZXBsYWNlLWluLXByb3BlcnR5OiB7dGFibGU6IGV2ZW50
+            cywgd2hlcmU6ICJQYXJ0aXRpb25LZXkgZXEgJ3NwZWFrZXJzJyIsIG5hbWU6IEltYWdlVXJsLCBmaW5kOiAvc3BlYWtlcnMvLCBy
+            ZXBsYWNlOiAvcGhvdG9zL30K
+            """
+        ),
+        (
             "Seeds/speakeasy/templates/bio.mustache",
             """
             e3tOYW1lfX0gaXMgYSB7e1RpdGxlfX0gaW4gdGhlIExvcmVtIGlwc3VtIGRvbG9yIHNpdCBhbWV0LCBjb25zZWN0ZXR1ciBhZGlw

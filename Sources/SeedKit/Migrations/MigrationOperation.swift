@@ -8,6 +8,8 @@ public enum MigrationOperation: Sendable {
     case deleteTable(String)
     /// A step over the entities of a table that `where` selects.
     case entities(EntityStep)
+    /// A step over the blobs of a container under a prefix.
+    case blobs(BlobStep)
 
     /// The operation's name in the file (`rename-property`).
     public var name: String {
@@ -15,14 +17,49 @@ public enum MigrationOperation: Sendable {
         case .createTable: "create-table"
         case .deleteTable: "delete-table"
         case .entities(let step): step.change.name
+        case .blobs(let step): step.change.name
         }
     }
 
-    /// The table it works on.
+    /// The table it works on, or for a blob operation its container.
     public var table: String {
         switch self {
         case .createTable(let table), .deleteTable(let table): table
         case .entities(let step): step.table
+        case .blobs(let step): step.container
+        }
+    }
+
+    /// Whether it works on blobs (its ``table`` is a container).
+    public var isBlobOperation: Bool {
+        if case .blobs = self { return true }
+        return false
+    }
+}
+
+/// A change to each blob of `container` whose name starts with `prefix` (byte-wise).
+public struct BlobStep: Sendable {
+    public var container: String
+    public var prefix: String
+    public var change: BlobChange
+
+    /// Whether the step takes the blob named `name`.
+    public func selects(_ name: String) -> Bool { name.utf8.starts(with: prefix.utf8) }
+}
+
+/// What a blob step does to one blob.
+public enum BlobChange: Sendable {
+    /// Server-side copy to `toContainer`, the prefix replaced by `toPrefix`, then delete.
+    case move(toContainer: String, toPrefix: String)
+    /// Content type, cache control and metadata (the names given; the others kept).
+    case setProperties(contentType: String?, cacheControl: String?, metadata: [String: String])
+    case delete
+
+    public var name: String {
+        switch self {
+        case .move: "move-blobs"
+        case .setProperties: "set-blob-properties"
+        case .delete: "delete-blobs"
         }
     }
 }

@@ -18,6 +18,9 @@ struct MigrationParser {
         ("retype-property", ["table", "where", "name", "to", "on-failure"]),
         ("replace-in-property", ["table", "where", "name", "find", "replace"]),
         ("delete-entities", ["table", "where"]),
+        ("move-blobs", ["container", "prefix", "to-container", "to-prefix"]),
+        ("set-blob-properties", ["container", "prefix", "content-type", "cache-control", "metadata"]),
+        ("delete-blobs", ["container", "prefix"]),
     ]
     /// The longest `where:`, `template:`, `find:` or `replace:` text.
     static let maxText = 32 << 10
@@ -100,6 +103,7 @@ struct MigrationParser {
             }
             return name
         }
+        if name.hasSuffix("-blobs") || name == "set-blob-properties" { return .blobs(try blobStep(name, fields, body)) }
         let table = try required("table")
         if let problem = StorageNames.tableProblem(table) ?? ReservedNames.tableProblem(table) {
             throw reader.error(field("table"), "\(what): table '\(Printable.escaped(table))': \(problem)")
@@ -159,6 +163,66 @@ struct MigrationParser {
             change = .deleteEntities
         }
         return .entities(EntityStep(table: table, filterText: filterText, filter: filter, change: change))
+    }
+
+    /// A blob operation: containers named as Azure allows (not azseed's own), prefixes that
+    /// could start a blob name, and a move whose source and destination do not overlap (a move
+    /// into its own prefix would meet its own blobs again).
+    private func blobStep(_ what: String, _ fields: [(key: String, value: Node, keyNode: Node)], _ body: Node) throws(DatasetError) -> BlobStep {
+        func field(_ key: String) -> Node? { fields.first(where: { $0.key == key })?.value }
+        func container(_ key: String) throws(DatasetError) -> String {
+            let name = try reader.string(try reader.required(fields, key, in: what, at: body), "\(what): \(key)")
+            if let problem = StorageNames.containerProblem(name) ?? ReservedNames.containerProblem(name) {
+                throw reader.error(field(key), "\(what): \(key) '\(Printable.escaped(name))': \(problem)")
+            }
+            return name
+        }
+        func prefix(_ key: String) throws(DatasetError) -> String {
+            guard let node = field(key) else { throw reader.error(body, "\(what) is missing '\(key)' (\"\" for every blob)") }
+            let text = try scalarText(node, "\(what): \(key)")
+            guard text.utf8.count <= 1024 else { throw reader.error(node, "\(what): \(key) is longer than a blob name's 1,024 bytes") }
+            if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw reader.error(node, "\(what): \(key) holds a control character, which no blob name may")
+            }
+            return text
+        }
+        let source = try container("container")
+        let from = try prefix("prefix")
+        switch what {
+        case "move-blobs":
+            let target = try container("to-container")
+            let to = try prefix("to-prefix")
+            if source == target && (from.utf8.starts(with: to.utf8) || to.utf8.starts(with: from.utf8)) {
+                throw reader.error(
+                    body,
+                    "\(what): '\(Printable.escaped(from))' and '\(Printable.escaped(to))' overlap in one container; a move must leave the blobs it reads"
+                )
+            }
+            return BlobStep(container: source, prefix: from, change: .move(toContainer: target, toPrefix: to))
+        case "set-blob-properties":
+            var metadata: [String: String] = [:]
+            if let node = field("metadata") {
+                for pair in try reader.namedMapping(node, "\(what): metadata") {
+                    if let problem = StorageNames.metadataNameProblem(pair.key) {
+                        throw reader.error(pair.keyNode, "\(what): metadata name '\(Printable.escaped(pair.key))': \(problem)")
+                    }
+                    metadata[pair.key] = try scalarText(pair.value, "\(what): metadata \(pair.key)")
+                }
+            }
+            let contentType = try field("content-type").map { (node: Node) throws(DatasetError) -> String in
+                try reader.string(node, "\(what): content-type")
+            }
+            let cacheControl = try field("cache-control").map { (node: Node) throws(DatasetError) -> String in
+                try reader.string(node, "\(what): cache-control")
+            }
+            guard contentType != nil || cacheControl != nil || !metadata.isEmpty else {
+                throw reader.error(body, "\(what) changes nothing; give content-type, cache-control or metadata")
+            }
+            return BlobStep(
+                container: source, prefix: from, change: .setProperties(contentType: contentType, cacheControl: cacheControl, metadata: metadata))
+        default:
+            return BlobStep(container: source, prefix: from, change: .delete)
+        }
     }
 
     /// `value:` (typed by `type:`, else by how YAML wrote it) or `template:` (its text read

@@ -14,7 +14,9 @@ public struct MigrationReport: Sendable {
 public struct OperationReport: Sendable {
     /// `rename-property`, `create-table`…
     public var op: String
+    /// The table, or for a blob operation (``isBlobOperation``) the container.
     public var table: String
+    public var isBlobOperation = false
     /// Entities it changes (replaced or deleted), or for a table operation 1 when it creates
     /// or deletes the table.
     public var changes: Int
@@ -48,6 +50,13 @@ public struct EntityDiff: Sendable {
     public var partitionKey: String
     public var rowKey: String
     public var lines: [String]
+
+    /// A blob step's change: `partitionKey` empty, `rowKey` the blob's name, one line.
+    init(blob: String, line: String) {
+        partitionKey = ""
+        rowKey = blob
+        lines = [line]
+    }
 
     init(before: TableEntity, outcome: EntityOutcome) {
         partitionKey = before.partitionKey

@@ -7,6 +7,7 @@ import SeedKit
 /// the service refuses for good) leaves the record `failed`, its checkpoint kept.
 struct MigrationRun {
     let tables: TableClient
+    let blobs: BlobClient
     let ledger: Ledger
     let tool: String
     let host: String
@@ -38,6 +39,7 @@ struct MigrationRun {
         var report = MigrationReport(version: migration.version.text, description: migration.description, state: "applied", operations: [])
         for (i, operation) in migration.operations.enumerated() {
             var done = OperationReport(op: operation.name, table: operation.table)
+            done.isBlobOperation = operation.isBlobOperation
             if i < start {
                 done.changes = record.counts[i]
                 done.done = true
@@ -64,6 +66,9 @@ struct MigrationRun {
                     }
                     defer { record = run.record }
                     try await run.run()
+                case .blobs(let step):
+                    let hook = beforeCheckpoint
+                    record.counts[i] += try await BlobStepRun(blobs: blobs, step: step, account: blobs.account) { try await hook?() }.run()
                 }
             } catch let stopped as EntityStepRun.Stopped {
                 try await fail(&record, "operation \(i + 1) (\(operation.name)): \(stopped.message)")

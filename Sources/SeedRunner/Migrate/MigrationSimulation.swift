@@ -8,15 +8,20 @@ import SeedKit
 /// entity first, in memory. Writes nothing.
 struct MigrationSimulation {
     let tables: TableClient
+    let blobs: BlobClient
     let observer: any RunObserver
     /// Tables that would exist, by their lowercased name (Azure's table names ignore case),
     /// and whether the target holds them now (else their entities are none).
     private var exists: [String: Bool]
     /// Entity steps earlier in the plan, per table.
     private var earlier: [String: [EntityStep]] = [:]
+    /// What earlier blob steps of the plan would have done, per container: blobs gone, and blobs
+    /// added or changed (by name).
+    private var blobOverlay: [String: (removed: Set<String>, changed: [String: BlobProperties])] = [:]
 
-    init(tables: TableClient, observer: any RunObserver) async throws {
+    init(tables: TableClient, blobs: BlobClient, observer: any RunObserver) async throws {
         self.tables = tables
+        self.blobs = blobs
         self.observer = observer
         var exists: [String: Bool] = [:]
         do {
@@ -33,6 +38,7 @@ struct MigrationSimulation {
         var report = MigrationReport(version: migration.version.text, description: migration.description, state: entry.state.rawValue, operations: [])
         for (i, operation) in migration.operations.enumerated() {
             var counted = OperationReport(op: operation.name, table: operation.table)
+            counted.isBlobOperation = operation.isBlobOperation
             let key = operation.table.lowercased()
             if i < resumeAt {
                 counted.done = true
@@ -61,10 +67,57 @@ struct MigrationSimulation {
                 }
                 if held { try await count(step, into: &counted) }
                 earlier[key, default: []].append(step)
+            case .blobs(let step):
+                let run = BlobStepRun(blobs: blobs, step: step, account: blobs.account) {}
+                for blob in try await currentBlobs(run) where run.changes(blob) {
+                    counted.changes += 1
+                    if case .delete = step.change { counted.deleted += 1 }
+                    if counted.samples.count < OperationReport.maxSamples {
+                        counted.samples.append(EntityDiff(blob: blob.name, line: run.describe(blob)))
+                    }
+                    simulate(step, on: blob)
+                }
             }
             report.operations.append(counted)
         }
         return report
+    }
+
+    /// The blobs a step would see: the container's listing with the earlier steps' overlay (a
+    /// container an earlier move makes is empty until then).
+    private func currentBlobs(_ run: BlobStepRun) async throws -> [BlobProperties] {
+        let overlay = blobOverlay[run.step.container]
+        var listed: [BlobProperties] = []
+        do {
+            listed = try await run.listed()
+        } catch let error as RunError where overlay != nil && error.phrase.description.contains("does not exist") {
+        }
+        var byName: [String: BlobProperties] = [:]
+        for blob in listed where !(overlay?.removed.contains(blob.name) ?? false) { byName[blob.name] = blob }
+        for (name, blob) in overlay?.changed ?? [:] where run.step.selects(name) { byName[name] = blob }
+        return byName.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    /// Records in the overlay what a blob step does to one blob.
+    private mutating func simulate(_ step: BlobStep, on blob: BlobProperties) {
+        switch step.change {
+        case .move(let container, let prefix):
+            blobOverlay[step.container, default: ([], [:])].removed.insert(blob.name)
+            blobOverlay[step.container]?.changed[blob.name] = nil
+            var moved = blob
+            moved.name = prefix + String(decoding: blob.name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self)
+            blobOverlay[container, default: ([], [:])].changed[moved.name] = moved
+            blobOverlay[container]?.removed.remove(moved.name)
+        case .setProperties(let contentType, let cacheControl, let metadata):
+            var changed = blob
+            if let contentType { changed.contentType = contentType }
+            if let cacheControl { changed.cacheControl = cacheControl }
+            changed.metadata.merge(metadata) { $1 }
+            blobOverlay[step.container, default: ([], [:])].changed[blob.name] = changed
+        case .delete:
+            blobOverlay[step.container, default: ([], [:])].removed.insert(blob.name)
+            blobOverlay[step.container]?.changed[blob.name] = nil
+        }
     }
 
     /// Reads the table (only what `where:` selects when no earlier step changes it) and counts

@@ -45,7 +45,7 @@ public struct Migrator: Sendable {
         let files = try await load()
         return try await session { session in
             let status = MigrationStatus(files: files, records: try await Ledger(tables: session.run.tables).migrationRecords())
-            var simulation = try await MigrationSimulation(tables: session.run.tables, observer: observer)
+            var simulation = try await MigrationSimulation(tables: session.run.tables, blobs: session.run.blobs, observer: observer)
             var reports: [MigrationReport] = []
             for entry in Self.chosen(status, to: to) {
                 reports.append(try await simulation.plan(entry))
@@ -68,7 +68,9 @@ public struct Migrator: Sendable {
             }
             var reports: [MigrationReport] = []
             for entry in Self.chosen(status, to: to) {
-                var run = MigrationRun(tables: session.run.tables, ledger: ledger, tool: tool, host: Self.host, clock: clock, observer: observer)
+                var run = MigrationRun(
+                    tables: session.run.tables, blobs: session.run.blobs, ledger: ledger, tool: tool, host: Self.host, clock: clock,
+                    observer: observer)
                 let hook = beforeCheckpoint
                 run.beforeCheckpoint = {
                     try lock.check()

@@ -17,6 +17,10 @@ enum MigrationPrinting {
                 changes += op.done ? 0 : op.changes
                 lines.append("  \(opLine(op))")
                 for sample in op.samples {
+                    if op.isBlobOperation {
+                        lines += sample.lines.map { "      \($0)" }
+                        continue
+                    }
                     lines.append(
                         "      (\(Printable.escaped(sample.partitionKey, quotes: false)), \(Printable.escaped(sample.rowKey, quotes: false)))")
                     lines += sample.lines.map { "        \($0)" }
@@ -48,6 +52,7 @@ enum MigrationPrinting {
         switch op.op {
         case "create-table": what = op.changes == 1 ? "creates the table" : "the table exists"
         case "delete-table": what = op.changes == 1 ? "deletes the table" : "no such table"
+        case _ where op.isBlobOperation: what = "\(op.changes) blob\(op.changes == 1 ? "" : "s")"
         default: what = "\(op.changes) entit\(op.changes == 1 ? "y" : "ies")"
         }
         return "\(op.op) \(op.table): \(what)\(op.done ? " (done before the interruption)" : "")"
@@ -87,7 +92,7 @@ enum MigrationPrinting {
 
     private static func operationJSON(_ op: OperationReport) -> JSONValue {
         var members: [(String, JSONValue)] = [
-            ("op", .string(op.op)), ("table", .string(op.table)), ("changes", .number(String(op.changes))),
+            ("op", .string(op.op)), (op.isBlobOperation ? "container" : "table", .string(op.table)), ("changes", .number(String(op.changes))),
             ("deleted", .number(String(op.deleted))), ("failures", .number(String(op.failures))),
         ]
         if op.done { members.append(("done", .bool(true))) }
@@ -98,10 +103,12 @@ enum MigrationPrinting {
                     "samples",
                     .array(
                         op.samples.map {
-                            .object([
-                                ("partitionKey", .string($0.partitionKey)), ("rowKey", .string($0.rowKey)),
-                                ("changes", .array($0.lines.map(JSONValue.string))),
-                            ])
+                            op.isBlobOperation
+                                ? .object([("blob", .string($0.rowKey)), ("changes", .array($0.lines.map(JSONValue.string)))])
+                                : .object([
+                                    ("partitionKey", .string($0.partitionKey)), ("rowKey", .string($0.rowKey)),
+                                    ("changes", .array($0.lines.map(JSONValue.string))),
+                                ])
                         })
                 ))
         }

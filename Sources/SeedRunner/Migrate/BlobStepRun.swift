@@ -1,0 +1,118 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// Carries out one blob step of a migration. Every step is idempotent by construction, so a
+/// run stopped anywhere resumes by listing again: a move copies server-side (through this
+/// process when the account cannot read itself by URL) and deletes the source only after, and
+/// skips a copy whose destination already holds the same bytes; properties are set only where
+/// they differ; each delete and each change is conditional on the ETag listed.
+struct BlobStepRun {
+    let blobs: BlobClient
+    let step: BlobStep
+    let account: StorageAccount
+    /// Before each blob is changed (the lock's check).
+    let beforeChange: @Sendable () async throws -> Void
+
+    /// The blobs the step changes, with what it would do to each (the plan's samples too).
+    func listed() async throws -> [BlobProperties] {
+        var found: [BlobProperties] = []
+        do {
+            for try await page in blobs.list(container: step.container, prefix: step.prefix.isEmpty ? nil : step.prefix) {
+                for var blob in page where step.selects(blob.name) {
+                    // The listing's XML carries the ETag unquoted; conditions take it as headers
+                    // carry it (as `copy` does).
+                    if let etag = blob.etag, !etag.hasPrefix("\""), !etag.hasPrefix("W/") { blob.etag = "\"" + etag + "\"" }
+                    found.append(blob)
+                }
+            }
+        } catch let error as AzureStorageError where error.status == 404 {
+            throw RunError("\(step.change.name): container \(step.container) does not exist; name the right container")
+        }
+        return found
+    }
+
+    /// Whether the step would change `blob` (a move always does; properties only when they differ).
+    func changes(_ blob: BlobProperties) -> Bool {
+        guard case .setProperties(let contentType, let cacheControl, let metadata) = step.change else { return true }
+        return (contentType.map { $0 != blob.contentType } ?? false) || (cacheControl.map { $0 != blob.cacheControl } ?? false)
+            || metadata.contains { blob.metadata[$0.key] != $0.value }
+    }
+
+    /// One line for the plan: what the step does to `blob`.
+    func describe(_ blob: BlobProperties) -> String {
+        let name = Printable.escaped(blob.name, quotes: false)
+        switch step.change {
+        case .move(let container, let prefix):
+            return
+                "\(step.container)/\(name) -> \(container)/\(Printable.escaped(prefix + String(decoding: blob.name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self), quotes: false))"
+        case .setProperties(let contentType, let cacheControl, let metadata):
+            var parts: [String] = []
+            if let contentType, contentType != blob.contentType { parts.append("content-type \(blob.contentType ?? "none") -> \(contentType)") }
+            if let cacheControl, cacheControl != blob.cacheControl { parts.append("cache-control \(blob.cacheControl ?? "none") -> \(cacheControl)") }
+            for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where blob.metadata[key] != value {
+                parts.append("metadata \(key) -> \(value)")
+            }
+            return "\(step.container)/\(name): " + Printable.escaped(parts.joined(separator: ", "), quotes: false)
+        case .delete:
+            return "- \(step.container)/\(name)"
+        }
+    }
+
+    /// Changes every blob the step takes; returns how many it changed.
+    func run() async throws -> Int {
+        let found = try await listed()
+        var changed = 0
+        if case .move(let toContainer, _) = step.change, !found.isEmpty {
+            // The destination is made as public as the source, so moved blobs are read as before.
+            let access = try await blobs.containerAccess(step.container) ?? .private
+            _ = try await blobs.ensureContainer(toContainer, access: access)
+        }
+        let copier = BlobCopier(source: blobs, target: account)
+        for blob in found where changes(blob) {
+            try await beforeChange()
+            guard let etag = blob.etag else { continue }
+            do {
+                switch step.change {
+                case .move(let toContainer, let toPrefix):
+                    let name = toPrefix + String(decoding: blob.name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self)
+                    let there = try await blobs.properties(container: toContainer, name: name)
+                    let same =
+                        there.map { $0.contentLength == blob.contentLength && $0.contentMD5 != nil && $0.contentMD5 == blob.contentMD5 } ?? false
+                    if !same {
+                        let md5 = blob.contentMD5.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
+                        let desired = DesiredBlob(
+                            name: name, content: .sourceBlob(container: step.container, name: blob.name, listed: blob), size: blob.contentLength,
+                            md5: md5,
+                            contentType: blob.contentType ?? "application/octet-stream")
+                        try await copier.copy(
+                            container: step.container, name: blob.name, listed: blob, to: blobs, as: toContainer, name, blob: desired)
+                    }
+                    try await blobs.deleteBlob(container: step.container, name: blob.name, etag: etag)
+                case .setProperties(let contentType, let cacheControl, let metadata):
+                    var options = blob.uploadOptions
+                    if let contentType { options.contentType = contentType }
+                    if let cacheControl { options.cacheControl = cacheControl }
+                    var current = etag
+                    if options.contentType != blob.uploadOptions.contentType || options.cacheControl != blob.cacheControl {
+                        try await blobs.setProperties(
+                            container: step.container, name: blob.name, options: options, md5: blob.contentMD5, etag: current)
+                        current = try await blobs.properties(container: step.container, name: blob.name)?.etag ?? current
+                    }
+                    if metadata.contains(where: { blob.metadata[$0.key] != $0.value }) {
+                        try await blobs.setMetadata(
+                            container: step.container, name: blob.name, metadata: blob.metadata.merging(metadata) { $1 }, etag: current)
+                    }
+                case .delete:
+                    try await blobs.deleteBlob(container: step.container, name: blob.name, etag: etag)
+                }
+                changed += 1
+            } catch let error as AzureStorageError where error.status == 412 {
+                throw RunError(
+                    "\(step.change.name): blob \(step.container)/\(Printable.escaped(blob.name, quotes: false)) changed while it was migrated; run apply again (what was done is kept)"
+                )
+            }
+        }
+        return changed
+    }
+}
