@@ -288,6 +288,35 @@ import Testing
         }
     }
 
+    /// An idempotent step writes batches concurrently and records only the key before which
+    /// all are written: stopped at a checkpoint, the resumed run meets the batches written after
+    /// it already changed and leaves them (a rename of a renamed entity changes nothing).
+    @Test func anIdempotentStepStoppedAtACheckpointResumes() async throws {
+        struct Kill: Error {}
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await Self.seed(tables, count: 6_000, partitions: 5)
+            let rename = "description: rename\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n"
+            var migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(["V1__rename.yaml": rename]))
+            let saves = Mutex(0)
+            migrator.beforeCheckpoint = {
+                if saves.withLock({
+                    $0 += 1
+                    return $0
+                }) == 2 {
+                    throw Kill()
+                }
+            }
+            await #expect(throws: Kill.self) { _ = try await migrator.apply() }
+            let stopped = try await migrator.status().entries[0]
+            #expect(stopped.state == .running && stopped.record?.checkpoint?.after != nil && stopped.record?.checkpoint?.pending == nil)
+            migrator.beforeCheckpoint = nil
+            _ = try await migrator.apply()
+            let after = try await Self.all(tables)
+            #expect(after.count == 6_000 && after.allSatisfy { $0["Venue"] == .string("x") && $0["Place"] == nil })
+        }
+    }
+
     /// Another writer updates entities while the migration runs: every one of its updates
     /// survives (each migration write is conditional on the ETag read; a refused one is read
     /// again) and every entity is migrated.

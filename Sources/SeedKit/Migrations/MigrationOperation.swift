@@ -89,6 +89,21 @@ public enum EntityChange: Sendable {
     case replaceInProperty(name: String, find: String, replace: String)
     case deleteEntities
 
+    /// Whether applying the step to what it made changes nothing more: then a batch applied
+    /// twice (after a resume from an earlier checkpoint) is the same as once, and the runner may
+    /// write batches concurrently with no pending record. Rename, remove, retype and delete are;
+    /// a set is unless its template reads the property it sets; a text replacement is not (its
+    /// result may hold what it finds again).
+    public var isIdempotent: Bool {
+        switch self {
+        case .renameProperty, .removeProperty, .retypeProperty, .deleteEntities: true
+        case .setProperty(let name, .value, _): !name.isEmpty
+        case .setProperty(let name, .template(let template), _):
+            !template.text.variables.contains { $0.utf8.elementsEqual(name.utf8) || $0.utf8.starts(with: (name + ".").utf8) }
+        case .replaceInProperty: false
+        }
+    }
+
     public var name: String {
         switch self {
         case .renameProperty: "rename-property"

@@ -59,6 +59,10 @@ struct EntityStepRun {
                 .and(.partition(cursor.partitionKey), .compare("RowKey", .gt, .string(cursor.rowKey))))
             filter = filter.map { .and($0, past) } ?? past
         }
+        if step.change.isIdempotent {
+            try await runConcurrently(filter: filter)
+            return
+        }
         do {
             for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
                 for read in page where step.selects(read.entity) {
@@ -81,6 +85,116 @@ struct EntityStepRun {
         }
     }
 
+    /// Batches written in flight at once by an idempotent step.
+    static let batchesInFlight = 16
+    /// An idempotent step records the key it is past after this many batches.
+    static let batchesPerCheckpoint = 20
+
+    /// An idempotent step: a batch applied twice is applied once in effect, so batches go out
+    /// concurrently (``batchesInFlight``) with no pending record, and the ledger records every
+    /// ``batchesPerCheckpoint`` batches the key before which all are written. A run stopped
+    /// anywhere resumes there; the batches written after it meet entities already changed,
+    /// which the step leaves as they are.
+    private mutating func runConcurrently(filter: TableFilter?) async throws {
+        let tables = self.tables
+        let step = self.step
+        var lastKeys: [MigrationRecord.EntityKey] = []
+        var done: [Int: Int] = [:]
+        var contiguous = 0
+        var saved = 0
+        var failure: Stopped?
+        try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            var inFlight = 0
+            /// Takes finished batches: moves the cursor past every batch before which all are written.
+            func finish(_ result: (Int, Int)) async throws {
+                done[result.0] = result.1
+                while let count = done.removeValue(forKey: contiguous) {
+                    record.counts[operation] += count
+                    cursor = lastKeys[contiguous]
+                    contiguous += 1
+                }
+                if contiguous - saved >= Self.batchesPerCheckpoint {
+                    record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
+                    try await save(record)
+                    saved = contiguous
+                }
+            }
+            func send(_ batch: [(read: QueriedEntity, outcome: EntityOutcome)]) async throws {
+                guard !batch.isEmpty else { return }
+                if inFlight == Self.batchesInFlight, let result = try await group.next() {
+                    inFlight -= 1
+                    try await finish(result)
+                }
+                let index = lastKeys.count
+                lastKeys.append(MigrationRecord.EntityKey(partitionKey: batch[0].read.entity.partitionKey, rowKey: batch.last!.read.entity.rowKey))
+                group.addTask { (index, try await Self.write(batch, to: tables, step: step)) }
+                inFlight += 1
+            }
+            var current: [(read: QueriedEntity, outcome: EntityOutcome)] = []
+            do {
+                scan: for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
+                    for read in page where step.selects(read.entity) {
+                        let outcome = step.change.apply(to: read.entity)
+                        switch outcome {
+                        case .unchanged: continue
+                        case .failed(let why):
+                            failure = Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
+                            break scan
+                        case .replaced, .deleted:
+                            if let first = current.first, !first.read.entity.partitionKey.isExactly(read.entity.partitionKey) {
+                                try await send(current)
+                                current = []
+                            }
+                            current.append((read, outcome))
+                            if current.count == MigrationRecord.maxPending {
+                                try await send(current)
+                                current = []
+                            }
+                        }
+                    }
+                }
+                try await send(current)
+            } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
+                throw RunError("\(step.change.name): table \(step.table) does not exist; create it first (create-table) or name the right table")
+            }
+            while let result = try await group.next() { try await finish(result) }
+        }
+        record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
+        if let failure { throw failure }
+    }
+
+    /// Writes one batch on the ETags read; on 412 (an entity changed meanwhile) reads it again
+    /// and applies the step to what is there now. Returns how many entities it changed.
+    static func write(_ first: [(read: QueriedEntity, outcome: EntityOutcome)], to tables: TableClient, step: EntityStep) async throws -> Int {
+        var batch = first
+        var attempts = 0
+        while !batch.isEmpty {
+            do {
+                try await tables.submit(operations(batch), to: step.table)
+                return batch.count
+            } catch let error as AzureStorageError where error.status == 412 || (error.status == 404 && error.failedOperation != nil) {
+                attempts += 1
+                guard attempts <= maxRereads else {
+                    throw RunError(
+                        "table \(step.table), partition '\(Printable.escaped(batch[0].read.entity.partitionKey))': entities kept changing while they were migrated (\(attempts) reads); run apply again"
+                    )
+                }
+                batch = try await reread(batch.map(\.read.entity), tables: tables, step: step)
+            }
+        }
+        return 0
+    }
+
+    static func operations(_ batch: [(read: QueriedEntity, outcome: EntityOutcome)]) -> [TableBatchOperation] {
+        batch.map { item in
+            let etag = item.read.etag ?? "*"
+            switch item.outcome {
+            case .replaced(let entity): return .update(entity, etag: etag)
+            default: return .delete(partitionKey: item.read.entity.partitionKey, rowKey: item.read.entity.rowKey, etag: etag)
+            }
+        }
+    }
+
     /// Records the batch as pending, sends it, and moves past it.
     private mutating func flush() async throws {
         guard !batch.isEmpty else { return }
@@ -91,15 +205,8 @@ struct EntityStepRun {
                 operation: operation, after: cursor,
                 pending: MigrationRecord.PendingBatch(partitionKey: partition, rows: batch.map { ($0.read.entity.rowKey, $0.read.etag ?? "*") }))
             try await save(record)
-            let operations: [TableBatchOperation] = batch.map { item in
-                let etag = item.read.etag ?? "*"
-                switch item.outcome {
-                case .replaced(let entity): return .update(entity, etag: etag)
-                default: return .delete(partitionKey: item.read.entity.partitionKey, rowKey: item.read.entity.rowKey, etag: etag)
-                }
-            }
             do {
-                try await tables.submit(operations, to: step.table)
+                try await tables.submit(Self.operations(batch), to: step.table)
                 record.counts[operation] += batch.count
                 cursor = MigrationRecord.EntityKey(partitionKey: partition, rowKey: batch.last!.read.entity.rowKey)
                 record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
@@ -112,13 +219,15 @@ struct EntityStepRun {
                         "table \(step.table), partition '\(Printable.escaped(partition))': entities kept changing while they were migrated (\(attempts) reads); run apply again"
                     )
                 }
-                batch = try await reread(batch.map(\.read.entity))
+                batch = try await Self.reread(batch.map(\.read.entity), tables: tables, step: step)
             }
         }
     }
 
     /// The entities read again, with what the step makes of each now; gone ones dropped.
-    private func reread(_ entities: [TableEntity]) async throws -> [(read: QueriedEntity, outcome: EntityOutcome)] {
+    static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep) async throws -> [(
+        read: QueriedEntity, outcome: EntityOutcome
+    )] {
         var again: [(read: QueriedEntity, outcome: EntityOutcome)] = []
         for entity in entities {
             guard let read = try await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: step.table),
