@@ -182,3 +182,54 @@ def test_the_readme_walkthrough_on_speakeasy(azseed, tmp_path):
         stop_emulator(emulator)
     again = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
     assert again.returncode == 0 and "No pending migrations" in again.stdout
+
+
+def test_apply_backup_is_restored_exactly_by_import(azseed, fresh, tmp_path):
+    """`apply --backup DIR` writes a snapshot of what the migrations touch before the first change;
+    `azseed import DIR` puts it back byte for byte (re-exported, the tables are identical)."""
+    seed(azseed, fresh, tmp_path, 500, 5)
+    before = tmp_path / "before"
+    assert run(azseed, "export", "--out", str(before), "--table", "events", "--connection-string", fresh.connection_string,
+               "--dataset", str(tmp_path / "seed")).returncode == 0
+    migrations = folder(tmp_path, {"V1__rename.yaml": RENAME, "V2__capacity.yaml": CAPACITY})
+    backup = tmp_path / "backup"
+    done = migrate(azseed, fresh, migrations, "apply", "--backup", str(backup))
+    assert done.returncode == 0 and "backup of table events" in done.stderr, done.stderr
+    assert (backup / "tables" / "events.jsonl").read_bytes() == (before / "tables" / "events.jsonl").read_bytes()
+    restored = run(azseed, "import", str(backup), "--connection-string", fresh.connection_string)
+    assert restored.returncode == 0, restored.stderr
+    again = tmp_path / "again"
+    assert run(azseed, "export", "--out", str(again), "--table", "events", "--connection-string", fresh.connection_string,
+               "--dataset", str(tmp_path / "seed")).returncode == 0
+    assert (again / "tables" / "events.jsonl").read_bytes() == (before / "tables" / "events.jsonl").read_bytes()
+    # A backup folder that is not empty is refused before anything is written.
+    with open(os.path.join(migrations, "V3__drop.yaml"), "w") as f:
+        f.write("description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 0\"}\n")
+    refused = migrate(azseed, fresh, migrations, "apply", "--backup", str(backup))
+    assert refused.returncode != 0 and refused.stderr.count("\n") == 1, refused.stderr
+    assert len(list(TableServiceClient.from_connection_string(fresh.connection_string).get_table_client("events").list_entities())) == 500
+
+
+def test_migrate_is_faster_than_the_hand_written_sdk_script(azseed, fresh, tmp_path):
+    """Regression guard (Benchmarks/migrate.sh measures the release build: about 15x): the same
+    rename of 20,000 entities by `azseed migrate apply` and by the hand-written script on the
+    official SDK (Benchmarks/python/migrate_port.py), on two copies of the data; azseed must take
+    less than half the script's time even as a debug build."""
+    import sys
+    seed(azseed, fresh, tmp_path, 20_000, 20)
+    other = start_emulator(azseed, "--in-memory")
+    try:
+        seed(azseed, other, tmp_path, 20_000, 20)
+        migrations = folder(tmp_path, {"V1__rename.yaml": "description: r\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n"})
+        started = time.monotonic()
+        assert migrate(azseed, fresh, migrations, "apply").returncode == 0
+        ours = time.monotonic() - started
+        repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        started = time.monotonic()
+        script = subprocess.run([sys.executable, os.path.join(repository, "Benchmarks", "python", "migrate_port.py"), "--connection-string",
+                                 other.connection_string], capture_output=True, text=True, timeout=600)
+        theirs = time.monotonic() - started
+        assert script.returncode == 0 and json.loads(script.stdout)["changed"] == 20_000, script.stderr
+        assert ours * 2 < theirs, f"azseed {ours:.1f} s, the SDK script {theirs:.1f} s"
+    finally:
+        stop_emulator(other)

@@ -10,7 +10,8 @@ public enum Setting: String, Sendable, CaseIterable {
     // What a run generates.
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
-    case planCommand, migrateStatus, migratePlan, migrateValidate, migrateRepair, migrateAcceptChecksums, migrateBreakLock, lockTimeout,
+    case planCommand, importSnapshot, migrateStatus, migratePlan, migrateValidate, migrateRepair, migrateAcceptChecksums, migrateBreakLock,
+        lockTimeout,
         snapshotCommands, savePlan,
         applySavedPlan, exportShards,
         exportShardsOfOneExport, emulatorCommand
@@ -46,6 +47,7 @@ public enum Setting: String, Sendable, CaseIterable {
         case .prune: "pruning"
         case .privateAccess: "private access"
         case .planCommand: "a new plan"
+        case .importSnapshot: "importSnapshot(_:into:…)"
         case .migrateStatus: "Migrator.status()"
         case .migratePlan: "Migrator.plan()"
         case .migrateValidate: "Migrator.status()"

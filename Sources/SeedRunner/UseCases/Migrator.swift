@@ -55,19 +55,30 @@ public struct Migrator: Sendable {
     }
 
     /// Applies the pending migrations up to `to` in order, resuming an interrupted one at its
-    /// checkpoint. Refused, before any write, while `validate` finds a problem.
-    public func apply(to: MigrationVersion? = nil) async throws -> [MigrationReport] {
+    /// checkpoint. Refused, before any write, while `validate` finds a problem. With `backup`,
+    /// first writes a snapshot of every table and container they touch (that exists) into that
+    /// folder — `azseed import` restores it — holding the lock, before the first change.
+    public func apply(to: MigrationVersion? = nil, backup: URL? = nil) async throws -> [MigrationReport] {
         let files = try await load()
         let tool = self.tool
         let clock = self.clock
+        if let backup {
+            let data = target.embeddedDataDirectory
+            try await BlockingPool.run {
+                if let data { try FolderOverlap.check(output: backup, inputs: [("the storage's data folder", data)]) }
+                try FolderOverlap.checkNoDataFolder(output: backup)
+            }
+        }
         return try await locked { session, lock in
             let ledger = Ledger(tables: session.run.tables)
             let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
             if let problem = status.problems.first {
                 throw RunError(Self.refusal(problem, count: status.problems.count))
             }
+            let chosen = Self.chosen(status, to: to)
+            if let backup, !chosen.isEmpty { try await self.backup(chosen, into: backup, session) }
             var reports: [MigrationReport] = []
-            for entry in Self.chosen(status, to: to) {
+            for entry in chosen {
                 var run = MigrationRun(
                     tables: session.run.tables, blobs: session.run.blobs, ledger: ledger, tool: tool, host: Self.host, clock: clock,
                     observer: observer)
@@ -80,6 +91,35 @@ public struct Migrator: Sendable {
             }
             return reports
         }
+    }
+
+    /// The snapshot `apply --backup` writes: the tables and containers the migrations touch.
+    private func backup(_ chosen: [MigrationStatus.Entry], into folder: URL, _ session: StorageSession) async throws {
+        var tables: [String] = []
+        var containers: [String] = []
+        for operation in chosen.flatMap({ $0.migration?.operations ?? [] }) {
+            switch operation {
+            case .createTable: break
+            case .deleteTable(let table): tables.append(table)
+            case .entities(let step): tables.append(step.table)
+            case .blobs(let step):
+                containers.append(step.container)
+                if case .move(let to, _) = step.change { containers.append(to) }
+            }
+        }
+        let existingTables = Set(try await session.run.tables.listTables().map { $0.lowercased() })
+        let existingContainers = Set(try await session.run.blobs.listContainers())
+        var seen: Set<String> = []
+        tables = tables.filter { existingTables.contains($0.lowercased()) && seen.insert("t:" + $0.lowercased()).inserted }
+        containers = containers.filter { existingContainers.contains($0) && seen.insert("c:" + $0).inserted }
+        let exporter = Exporter(run: session.run)
+        let summary = try await exporter.export(containers: containers, tables: tables, dataset: nil, to: folder, force: false) {
+            observer.reading($0)
+        }
+        let what = (tables.map { "table \($0)" } + containers.map { "container \($0)" }).joined(separator: ", ")
+        observer.note(
+            "backup of \(what.isEmpty ? "nothing (no table or container it touches exists yet)" : what) (\(summary.entities.reduce(0) { $0 + $1.count }) entities, \(summary.blobs) blobs) written to \(folder.relativePathForMessages); \(Setting.importSnapshot) restores it"
+        )
     }
 
     /// Ends whoever holds the account's migrate lock, at once: for a run that is gone (killed

@@ -100,13 +100,19 @@ struct MigrateApplyCommand: AsyncParsableCommand {
     @Flag(help: "Confirm changing data in an endpoint that is not loopback.")
     var yes = false
 
+    @Option(
+        help: ArgumentHelp(
+            "First write a snapshot of every table and container the migrations touch into this new folder ('azseed import DIR' restores it).",
+            valueName: "dir"))
+    var backup: String?
+
     func run() async throws {
         let to = try MigrationOptions.version(to, flag: "--to")
         let (migrator, observer) = try await options.migrator()
         if !yes, let place = migrator.target.deletesNeedConfirmation {
             throw ValidationError("migrate apply changes data in \(place); add --yes to confirm")
         }
-        let reports = try await migrator.apply(to: to)
+        let reports = try await migrator.apply(to: to, backup: backup.map { URL(fileURLWithPath: $0) })
         observer.finish()
         if options.output == .json {
             Console.print(MigrationPrinting.json(reports).pretty())

@@ -31,6 +31,7 @@ extension SettingNames {
         case .prune: "--prune"
         case .privateAccess: "--access private"
         case .planCommand: "'azseed plan'"
+        case .importSnapshot: "'azseed import DIR'"
         case .migrateStatus: "'azseed migrate status'"
         case .migratePlan: "'azseed migrate plan'"
         case .migrateValidate: "'azseed migrate validate'"
