@@ -1,7 +1,7 @@
 """Blob leases in the emulator, driven through azure-storage-blob's own BlobLeaseClient and judged
 by Azure's documented lease states and error codes (docs/PROTOCOL.md, "Leases"): acquire, renew,
-change, release and break; writes to a leased blob need its lease id; container leases are refused,
-never ignored."""
+change, release and break, on blobs and on containers; writes to a leased blob need its lease id,
+deleting a leased container needs its."""
 import time
 import uuid
 
@@ -113,19 +113,45 @@ def test_list_blobs_reports_the_lease(blob, emulator):
     assert [(b.name, b.lease.state, b.lease.status, b.lease.duration) for b in listed] == [("lock", "leased", "locked", "infinite")]
 
 
-def test_invalid_durations_and_container_leases_are_refused(blob, emulator, name):
+def test_invalid_durations_are_refused(blob):
     for duration in (14, 61, 0):
         with pytest.raises(HttpResponseError) as e:
             BlobLeaseClient(blob).acquire(lease_duration=duration)
         assert e.value.status_code == 400 and code(e) == "InvalidHeaderValue"
+
+
+def test_a_leased_container_is_deleted_only_with_its_lease(blob, emulator, name):
     container = BlobServiceClient.from_connection_string(emulator.connection_string, retry_total=0).get_container_client(name)
+    lease = BlobLeaseClient(container)
+    lease.acquire(lease_duration=-1)
+    props = container.get_container_properties()
+    assert (props.lease.state, props.lease.status, props.lease.duration) == ("leased", "locked", "infinite")
+    listed = [c for c in BlobServiceClient.from_connection_string(emulator.connection_string).list_containers() if c.name == name]
+    assert listed[0].lease.state == "leased"
     with pytest.raises(HttpResponseError) as e:
-        BlobLeaseClient(container).acquire(lease_duration=15)
-    assert e.value.status_code == 400 and code(e) == "UnsupportedHeader"
+        container.delete_container()
+    assert e.value.status_code == 412 and code(e) == "LeaseIdMissing"
     with pytest.raises(HttpResponseError) as e:
         container.delete_container(lease=str(uuid.uuid4()))
-    assert e.value.status_code == 400 and code(e) == "UnsupportedHeader"
-    assert container.exists(), "a container lease the emulator does not implement deleted nothing"
+    assert e.value.status_code == 412 and code(e) == "LeaseIdMismatchWithContainerOperation"
+    with pytest.raises(HttpResponseError) as e:
+        container.set_container_metadata({"a": "b"}, lease=str(uuid.uuid4()))
+    assert e.value.status_code == 412 and code(e) == "LeaseIdMismatchWithContainerOperation"
+    container.set_container_metadata({"a": "b"})  # optional on metadata: no id is fine
+    assert container.exists()
+    with pytest.raises(HttpResponseError) as e:
+        BlobLeaseClient(container).acquire(lease_duration=15)
+    assert e.value.status_code == 409 and code(e) == "LeaseAlreadyPresent"
+    container.delete_container(lease=lease)
+    assert not container.exists()
+
+
+def test_a_lease_id_on_a_container_without_a_lease_is_refused(blob, emulator, name):
+    container = BlobServiceClient.from_connection_string(emulator.connection_string, retry_total=0).get_container_client(name)
+    with pytest.raises(HttpResponseError) as e:
+        container.delete_container(lease=str(uuid.uuid4()))
+    assert e.value.status_code == 412 and code(e) == "LeaseNotPresentWithContainerOperation"
+    assert container.exists()
 
 
 def test_a_reader_cannot_lock_anyone_out(blob, emulator, name):

@@ -38,8 +38,8 @@ enum SASAuthorization {
             case ("PUT", nil): needed = "cw"
             case ("DELETE", nil): needed = "d"
             case ("GET", nil), ("HEAD", nil), ("GET", "metadata"), ("HEAD", "metadata"): needed = "r"
-            case ("PUT", "metadata"): needed = "w"
-            default: throw notAuthorized  // ACLs, leases
+            case ("PUT", "metadata"), ("PUT", "lease"): needed = "w"
+            default: throw notAuthorized  // ACLs
             }
             switch grant.scope {
             case .account: try require(grant, resourceType: "c", anyOf: needed)

@@ -81,7 +81,7 @@ extension BlobService {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
         // A leased blob's blocks are staged only with its lease id (the commit checks it again).
-        try await store.checkLease(container: container, name: blob, given: request.headers["x-ms-lease-id"], write: true)
+        try await store.checkLease(container: container, name: blob as String?, given: request.headers["x-ms-lease-id"], write: true)
         let md5 = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
             try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)

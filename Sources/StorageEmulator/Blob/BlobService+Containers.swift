@@ -40,8 +40,8 @@ extension BlobService {
         var headers = containerHeaders(record)
         for (n, v) in record.metadata { headers["x-ms-meta-" + n] = v }
         if !record.access.isEmpty { headers["x-ms-blob-public-access"] = record.access }
-        headers["x-ms-lease-status"] = "unlocked"
-        headers["x-ms-lease-state"] = "available"
+        let (lease, now) = try await store.lease(container: name, name: nil)
+        for (header, value) in BlobLease.headers(lease, at: now) { headers[header] = value }
         headers["x-ms-has-immutability-policy"] = "false"
         headers["x-ms-has-legal-hold"] = "false"
         return TransportResponse(status: 200, headers: headers)
@@ -56,8 +56,8 @@ extension BlobService {
         return TransportResponse(status: 200, headers: headers, body: Data(body.utf8))
     }
 
-    func deleteContainer(_ name: String) async throws -> TransportResponse {
-        try await store.deleteContainer(name)
+    func deleteContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
+        try await store.deleteContainer(name, leaseID: request.headers["x-ms-lease-id"])
         return TransportResponse(status: 202)
     }
 
@@ -88,7 +88,10 @@ extension BlobService {
         for record in records {
             xml += "<Container>" + XMLEscape.element("Name", record.name) + "<Properties>"
             xml += XMLEscape.element("Last-Modified", ServerClock.httpDate(record.modified)) + XMLEscape.element("Etag", record.etag)
-            xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>"
+            let (leaseRecord, now) = try await store.lease(container: record.name, name: nil)
+            let lease = Dictionary(BlobLease.headers(leaseRecord, at: now), uniquingKeysWith: { a, _ in a })
+            xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
+            if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }
             if !record.access.isEmpty { xml += XMLEscape.element("PublicAccess", record.access) }
             xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties>"
             if includeMetadata { xml += BlobListingXML.metadata(record.metadata) }

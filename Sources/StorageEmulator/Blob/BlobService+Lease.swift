@@ -2,9 +2,10 @@ import AzureStorage
 import Foundation
 
 extension BlobService {
-    /// Lease Blob (`PUT ?comp=lease`): acquire, renew, change, release or break, as
+    /// Lease Blob (`PUT ?comp=lease`) and, with `blob` nil, Lease Container (`PUT
+    /// ?restype=container&comp=lease`): acquire, renew, change, release or break, as
     /// `x-ms-lease-action` asks; the states and refusals are Azure's (docs/PROTOCOL.md, "Leases").
-    func leaseBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+    func lease(_ container: String, _ blob: String?, _ request: TransportRequest) async throws -> TransportResponse {
         let h = request.headers
         func required(_ name: String) throws -> String {
             guard let value = h[name] else {
@@ -42,8 +43,8 @@ extension BlobService {
         if h["If-Modified-Since"] != nil || h["If-Unmodified-Since"] != nil || h["If-Match"] != nil || h["If-None-Match"] != nil {
             throw ServiceError.unsupportedHeader("conditional headers on Lease Blob")
         }
-        let outcome = try await store.leaseBlob(container: container, name: blob, action)
-        var headers = blobHeaders(outcome.blob)
+        let outcome = try await store.lease(container: container, name: blob, action)
+        var headers = HeaderFields([("ETag", outcome.etag), ("Last-Modified", ServerClock.httpDate(outcome.modified))])
         if let id = outcome.id { headers["x-ms-lease-id"] = id }
         if let seconds = outcome.breakSeconds { headers["x-ms-lease-time"] = String(seconds) }
         let status: Int

@@ -48,15 +48,20 @@ struct BlobService: Sendable {
                     container: container,
                     level: method == "GET" && comp == "list" || (method == "GET" || method == "HEAD") && comp == nil ? "container" : nil)
             }
-            try Self.refuseContainerLease(request)
+            if comp != "lease" && method != "DELETE" {
+                // Reads and metadata/ACL writes take an optional lease id, which must be the
+                // container's active lease (Delete Container checks it in its transaction).
+                try await store.checkLease(container: container, name: nil, given: request.headers["x-ms-lease-id"], write: false)
+            }
             switch (method, comp) {
+            case ("PUT", "lease"): return BlobReply(try await lease(container, nil, request))
             case ("PUT", nil): return BlobReply(try await createContainer(container, request))
             case ("PUT", "acl"): return BlobReply(try await setContainerACL(container, request))
             case ("PUT", "metadata"): return BlobReply(try await setContainerMetadata(container, request))
             case ("GET", nil), ("HEAD", nil): return BlobReply(try await containerProperties(container))
             case ("GET", "acl"), ("HEAD", "acl"): return BlobReply(try await containerACL(container))
             case ("GET", "list"): return BlobReply(try await listBlobs(container, request, query))
-            case ("DELETE", nil): return BlobReply(try await deleteContainer(container))
+            case ("DELETE", nil): return BlobReply(try await deleteContainer(container, request))
             case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
             default: throw ServiceError.unsupportedVerb(method)
             }
@@ -73,7 +78,7 @@ struct BlobService: Sendable {
             return BlobReply(try await putBlockFromURL(container, blob, request, query, access: copyAccess))
         case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
         case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request))
-        case ("PUT", "lease"): return BlobReply(try await leaseBlob(container, blob, request))
+        case ("PUT", "lease"): return BlobReply(try await lease(container, blob, request))
         case ("PUT", nil): return BlobReply(try await putBlob(container, blob, request, upload))
         case ("PUT", "block"): return BlobReply(try await putBlock(container, blob, request, query, upload))
         case ("PUT", "blocklist"): return BlobReply(try await putBlockList(container, blob, request))
@@ -90,23 +95,12 @@ struct BlobService: Sendable {
 
     /// Headers that change what a blob operation means and that the emulator does not
     /// implement (tags, time conditions, customer keys, immutability, tiers other than Hot on
-    /// a write): refused with 400 UnsupportedHeader, never ignored. (Blob leases are
-    /// implemented; container leases are not, see ``refuseContainerLease(_:)``.)
+    /// a write): refused with 400 UnsupportedHeader, never ignored. (Leases are implemented.)
     static let unimplementedHeaders = [
         "x-ms-tags", "x-ms-if-tags",
         "x-ms-encryption-key", "x-ms-encryption-scope", "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
         "x-ms-legal-hold", "x-ms-blob-sequence-number",
     ]
-
-    /// Container leases (Lease Container, and `x-ms-lease-id` on container operations) are not
-    /// implemented: refused, never ignored (a Delete Container naming a lease would otherwise
-    /// delete a container the caller believes protected).
-    static func refuseContainerLease(_ request: TransportRequest) throws {
-        if request.query.contains(where: { $0.name == "comp" && $0.value == "lease" }) {
-            throw ServiceError.unsupportedHeader("x-ms-lease-action (Lease Container)")
-        }
-        for name in ["x-ms-lease-id", "x-ms-lease-action"] where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
-    }
 
     static func refuseUnimplemented(_ request: TransportRequest) throws {
         for name in unimplementedHeaders where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }

@@ -87,17 +87,26 @@ struct BlobLease: Sendable, Equatable {
     /// Whether a write (or, with `write` false, a read) may go ahead given the request's
     /// `x-ms-lease-id`: an active lease needs its id on a write; an id given must be the
     /// active lease's, on any operation.
-    static func check(_ lease: BlobLease?, given: String?, write: Bool, at now: EdmDateTime) throws(ServiceError) {
+    /// `container`: the lease is a container's (Lease Container), with its own codes.
+    static func check(_ lease: BlobLease?, given: String?, write: Bool, at now: EdmDateTime, container: Bool = false) throws(ServiceError) {
         let active = lease.map { $0.isActive(at: now) } ?? false
+        let noun = container ? "container" : "blob"
         if let given {
             guard active, let lease else {
-                throw ServiceError(412, .leaseNotPresentWithBlobOperation, "There is currently no lease on the blob.")
+                throw ServiceError(
+                    412, container ? .leaseNotPresentWithContainerOperation : .leaseNotPresentWithBlobOperation,
+                    "There is currently no lease on the \(noun).")
             }
             guard same(given, lease.id) else {
-                throw ServiceError(412, .leaseIdMismatchWithBlobOperation, "The lease ID specified did not match the lease ID for the blob.")
+                throw ServiceError(
+                    412, container ? .leaseIdMismatchWithContainerOperation : .leaseIdMismatchWithBlobOperation,
+                    "The lease ID specified did not match the lease ID for the \(noun).")
             }
         } else if write && active {
-            throw ServiceError(412, .leaseIdMissing, "There is currently a lease on the blob and no lease ID was specified in the request.")
+            throw ServiceError(412, .leaseIdMissing, "There is currently a lease on the \(noun) and no lease ID was specified in the request.")
         }
     }
+
+    /// The key a container's own lease is stored under (no blob has an empty name).
+    static let containerKey = ""
 }

@@ -53,9 +53,13 @@ extension EmulatorStore {
     }
 
     /// Deletes a container and every blob and uncommitted block in it.
-    func deleteContainer(_ name: String) async throws {
+    /// Deletes a container and everything in it; a leased container needs its lease id,
+    /// checked in this transaction.
+    func deleteContainer(_ name: String, leaseID: String? = nil) async throws {
+        let now = clock.now()
         let freed = try await write { db -> [String] in
             guard try Self.container(name, db) != nil else { throw Self.containerNotFound }
+            try BlobLease.check(try BlobLease.read(name, BlobLease.containerKey, db), given: leaseID, write: true, at: now, container: true)
             let ids = try String.fetchAll(
                 db, sql: "SELECT data FROM blobs WHERE container = ? UNION ALL SELECT data FROM blocks WHERE container = ?",
                 arguments: [name, name])

@@ -14,25 +14,34 @@ enum LeaseAction: Sendable {
 }
 
 /// What a lease action answers: the lease id (acquire, renew, change), the seconds until a
-/// break ends (break), and the blob for its ETag and Last-Modified.
+/// break ends (break), and the leased blob's or container's ETag and Last-Modified.
 struct LeaseOutcome: Sendable {
     var id: String?
     var breakSeconds: Int?
-    var blob: BlobRecord
+    var etag: String
+    var modified: EdmDateTime
 }
 
 extension EmulatorStore {
-    /// Carries out a lease action on a blob, in one transaction, as Azure's lease states
-    /// answer it (docs/PROTOCOL.md, "Leases").
-    func leaseBlob(container: String, name: String, _ action: LeaseAction) async throws -> LeaseOutcome {
+    /// Carries out a lease action on a blob, or with `name` nil on the container itself, in one
+    /// transaction, as Azure's lease states answer it (docs/PROTOCOL.md, "Leases").
+    func lease(container: String, name blobName: String?, _ action: LeaseAction) async throws -> LeaseOutcome {
         let now = clock.now()
+        let noun = blobName == nil ? "container" : "blob"
+        let name = blobName ?? BlobLease.containerKey
         return try await write { db in
-            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
-            guard let blob = try Self.blob(container, name, db) else { throw Self.blobNotFound }
+            guard let containerRecord = try Self.container(container, db) else { throw Self.containerNotFound }
+            let blob: (etag: String, modified: EdmDateTime)
+            if let blobName {
+                guard let record = try Self.blob(container, blobName, db) else { throw Self.blobNotFound }
+                blob = (record.etag, record.modified)
+            } else {
+                blob = (containerRecord.etag, containerRecord.modified)
+            }
             let lease = try BlobLease.read(container, name, db)
             let state = lease?.state(at: now) ?? .available
-            let notPresent = ServiceError(409, .leaseNotPresentWithLeaseOperation, "There is currently no lease on the blob.")
-            let mismatch = ServiceError(409, .leaseIdMismatchWithLeaseOperation, "The lease ID specified did not match the lease ID for the blob.")
+            let notPresent = ServiceError(409, .leaseNotPresentWithLeaseOperation, "There is currently no lease on the \(noun).")
+            let mismatch = ServiceError(409, .leaseIdMismatchWithLeaseOperation, "The lease ID specified did not match the lease ID for the \(noun).")
             func expiry(_ duration: Int?) -> EdmDateTime? { duration.map { EdmDateTime(ticks: now.ticks + Int64($0) * 10_000_000) } }
             switch action {
             case .acquire(let duration, let proposed):
@@ -40,13 +49,13 @@ extension EmulatorStore {
                 case .available, .expired, .broken:
                     let id = proposed ?? UUID().uuidString.lowercased()
                     try BlobLease(id: id, duration: duration, expires: expiry(duration)).write(container, name, db)
-                    return LeaseOutcome(id: id, blob: blob)
+                    return LeaseOutcome(id: id, etag: blob.etag, modified: blob.modified)
                 case .leased:
                     guard let proposed, BlobLease.same(proposed, lease!.id) else {
                         throw ServiceError(409, .leaseAlreadyPresent, "There is already a lease present.")
                     }
                     try BlobLease(id: lease!.id, duration: duration, expires: expiry(duration)).write(container, name, db)
-                    return LeaseOutcome(id: proposed, blob: blob)
+                    return LeaseOutcome(id: proposed, etag: blob.etag, modified: blob.modified)
                 case .breaking:
                     if let proposed, BlobLease.same(proposed, lease!.id) {
                         throw ServiceError(
@@ -63,7 +72,7 @@ extension EmulatorStore {
                     )
                 }
                 try BlobLease(id: lease.id, duration: lease.duration, expires: expiry(lease.duration)).write(container, name, db)
-                return LeaseOutcome(id: id, blob: blob)
+                return LeaseOutcome(id: id, etag: blob.etag, modified: blob.modified)
             case .change(let id, let proposed):
                 guard let lease, state != .available else { throw notPresent }
                 guard BlobLease.same(id, lease.id) || BlobLease.same(proposed, lease.id) else { throw mismatch }
@@ -72,7 +81,7 @@ extension EmulatorStore {
                     var changed = lease
                     changed.id = proposed
                     try changed.write(container, name, db)
-                    return LeaseOutcome(id: proposed, blob: blob)
+                    return LeaseOutcome(id: proposed, etag: blob.etag, modified: blob.modified)
                 case .breaking:
                     throw ServiceError(
                         409, .leaseIsBreakingAndCannotBeChanged,
@@ -84,7 +93,7 @@ extension EmulatorStore {
                 guard let lease, state != .available else { throw notPresent }
                 guard BlobLease.same(id, lease.id) else { throw mismatch }
                 try BlobLease.delete(container, name, db)
-                return LeaseOutcome(blob: blob)
+                return LeaseOutcome(etag: blob.etag, modified: blob.modified)
             case .breakLease(let period):
                 guard var lease, state != .available else { throw notPresent }
                 let end: EdmDateTime?
@@ -113,24 +122,25 @@ extension EmulatorStore {
                 lease.expires = nil
                 try lease.write(container, name, db)
                 let seconds = lease.breakAt.map { Int((($0.ticks - now.ticks) + 9_999_999) / 10_000_000) } ?? 0
-                return LeaseOutcome(breakSeconds: seconds, blob: blob)
+                return LeaseOutcome(breakSeconds: seconds, etag: blob.etag, modified: blob.modified)
             }
         }
     }
 
     /// Checks a request's `x-ms-lease-id` against a blob's lease, outside a write (Put Block,
     /// reads): a missing blob has no lease.
-    func checkLease(container: String, name: String, given: String?, write: Bool) async throws {
+    func checkLease(container: String, name: String?, given: String?, write: Bool) async throws {
         guard given != nil || write else { return }
         let now = clock.now()
         try await read { db in
-            try BlobLease.check(try BlobLease.read(container, name, db), given: given, write: write, at: now)
+            try BlobLease.check(
+                try BlobLease.read(container, name ?? BlobLease.containerKey, db), given: given, write: write, at: now, container: name == nil)
         }
     }
 
     /// The lease of one blob, for the headers of Get Blob and Get Blob Properties.
-    func lease(container: String, name: String) async throws -> (BlobLease?, EdmDateTime) {
+    func lease(container: String, name: String?) async throws -> (BlobLease?, EdmDateTime) {
         let now = clock.now()
-        return (try await read { db in try BlobLease.read(container, name, db) }, now)
+        return (try await read { db in try BlobLease.read(container, name ?? BlobLease.containerKey, db) }, now)
     }
 }
