@@ -66,6 +66,8 @@ import Testing
             ("  - set-blob-properties: {container: photos, prefix: a/}", "changes nothing"),
             ("  - set-blob-properties: {container: photos, prefix: a/, metadata: {'bad name': x}}", "metadata name"),
             ("  - delete-blobs: {container: Photos, prefix: a/}", "container 'Photos'"),
+            ("  - copy-table: {from: events, to: Events}", "the same table"),
+            ("  - copy-table: {from: events, to: azseedledger}", "ledger"),
         ]
         for (operation, says) in cases {
             let folder = try Self.folder(["V1__a.yaml": "description: d\noperations:\n\(operation)\n"])

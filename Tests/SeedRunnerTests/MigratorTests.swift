@@ -317,6 +317,26 @@ import Testing
         }
     }
 
+    /// copy-table copies every entity exactly; a plan counts the steps after it on the copy as
+    /// if the copy were there.
+    @Test func copyTableCopiesAndThePlanSeesTheCopy() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await Self.seed(tables, count: 250, partitions: 3)
+            let files = [
+                "V1__archive.yaml": "description: archive\noperations:\n  - copy-table: {from: events, to: archive}\n",
+                "V2__rename.yaml": "description: rename\noperations:\n  - rename-property: {table: archive, from: Place, to: Venue}\n",
+            ]
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(files))
+            #expect(try await migrator.plan().1.map { $0.operations.map(\.changes) } == [[250], [250]])
+            #expect(try await migrator.apply().map { $0.operations.map(\.changes) } == [[250], [250]])
+            var archived: [TableEntity] = []
+            for try await page in tables.query("archive", fullMetadata: true) { archived += page.map(\.entity) }
+            #expect(archived.count == 250 && archived.allSatisfy { $0["Venue"] == .string("x") && $0["Number"]?.type == .int32 })
+            #expect(try await Self.all(tables).allSatisfy { $0["Place"] == .string("x") })
+        }
+    }
+
     /// Another writer updates entities while the migration runs: every one of its updates
     /// survives (each migration write is conditional on the ETag read; a refused one is read
     /// again) and every entity is migrated.

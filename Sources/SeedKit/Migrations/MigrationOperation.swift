@@ -6,6 +6,9 @@ import AzureStorage
 public enum MigrationOperation: Sendable {
     case createTable(String)
     case deleteTable(String)
+    /// Every entity of `from` written to `to` (created when missing) as it is, replacing one of
+    /// the same keys: idempotent, so a stopped copy is run again whole.
+    case copyTable(from: String, to: String)
     /// A step over the entities of a table that `where` selects.
     case entities(EntityStep)
     /// A step over the blobs of a container under a prefix.
@@ -15,6 +18,7 @@ public enum MigrationOperation: Sendable {
     public var name: String {
         switch self {
         case .createTable: "create-table"
+        case .copyTable: "copy-table"
         case .deleteTable: "delete-table"
         case .entities(let step): step.change.name
         case .blobs(let step): step.change.name
@@ -24,7 +28,7 @@ public enum MigrationOperation: Sendable {
     /// The table it works on, or for a blob operation its container.
     public var table: String {
         switch self {
-        case .createTable(let table), .deleteTable(let table): table
+        case .createTable(let table), .deleteTable(let table), .copyTable(let table, _): table
         case .entities(let step): step.table
         case .blobs(let step): step.container
         }

@@ -12,6 +12,7 @@ struct MigrationParser {
     static let operationKeys: [(String, [String])] = [
         ("create-table", ["table"]),
         ("delete-table", ["table"]),
+        ("copy-table", ["from", "to"]),
         ("rename-property", ["table", "where", "from", "to"]),
         ("set-property", ["table", "where", "name", "value", "template", "type", "if-missing"]),
         ("remove-property", ["table", "where", "name"]),
@@ -104,6 +105,18 @@ struct MigrationParser {
             return name
         }
         if name.hasSuffix("-blobs") || name == "set-blob-properties" { return .blobs(try blobStep(name, fields, body)) }
+        if name == "copy-table" {
+            var names: [String] = []
+            for key in ["from", "to"] {
+                let table = try required(key)
+                if let problem = StorageNames.tableProblem(table) ?? ReservedNames.tableProblem(table) {
+                    throw reader.error(field(key), "\(what): \(key) '\(Printable.escaped(table))': \(problem)")
+                }
+                names.append(table)
+            }
+            guard names[0].lowercased() != names[1].lowercased() else { throw reader.error(body, "\(what): from and to are the same table") }
+            return .copyTable(from: names[0], to: names[1])
+        }
         let table = try required("table")
         if let problem = StorageNames.tableProblem(table) ?? ReservedNames.tableProblem(table) {
             throw reader.error(field("table"), "\(what): table '\(Printable.escaped(table))': \(problem)")

@@ -48,6 +48,9 @@ struct MigrationRun {
             }
             do {
                 switch operation {
+                case .copyTable(let from, let to):
+                    let hook = beforeCheckpoint
+                    record.counts[i] = try await CopyTableRun(tables: tables, from: from, to: to) { try await hook?() }.run()
                 case .createTable(let table):
                     record.counts[i] = try await tables.ensureTable(table) ? 1 : 0
                 case .deleteTable(let table):

@@ -15,6 +15,10 @@ struct MigrationSimulation {
     private var exists: [String: Bool]
     /// Entity steps earlier in the plan, per table.
     private var earlier: [String: [EntityStep]] = [:]
+    /// Tables a copy-table of the plan fills, the table it copies, and the steps that table
+    /// had had by then.
+    private var copiedFrom: [String: String] = [:]
+    private var copiedSteps: [String: [EntityStep]] = [:]
     /// What earlier blob steps of the plan would have done, per container: blobs gone, and blobs
     /// added or changed (by name).
     private var blobOverlay: [String: (removed: Set<String>, changed: [String: BlobProperties])] = [:]
@@ -48,6 +52,24 @@ struct MigrationSimulation {
                 continue
             }
             switch operation {
+            case .copyTable(let from, let to):
+                guard let held = exists[from.lowercased()] else {
+                    throw RunError(
+                        "migration \(migration.version.text), operation \(i + 1) (copy-table): table \(from) does not exist, and no operation before it creates it; name the right table"
+                    )
+                }
+                // Every entity of `from`, as the earlier steps would leave it (a delete-entities
+                // step leaves fewer); `to` then holds them, for the steps after.
+                if held || copiedFrom[from.lowercased()] != nil {
+                    var copied = 0
+                    try await visit(from, filter: nil) { _ in copied += 1 }
+                    counted.changes = copied
+                }
+                if exists[to.lowercased()] == nil { exists[to.lowercased()] = false }
+                // `to` now holds `from` as the steps so far leave it; its own steps start afresh.
+                copiedFrom[to.lowercased()] = copiedFrom[from.lowercased()] ?? from.lowercased()
+                copiedSteps[to.lowercased()] = (copiedSteps[from.lowercased()] ?? []) + (earlier[from.lowercased()] ?? [])
+                earlier[to.lowercased()] = []
             case .createTable:
                 if exists[key] == nil {
                     counted.changes = 1
@@ -58,6 +80,8 @@ struct MigrationSimulation {
                     counted.changes = 1
                     exists[key] = nil
                     earlier[key] = []
+                    copiedFrom[key] = nil
+                    copiedSteps[key] = nil
                 }
             case .entities(let step):
                 guard let held = exists[key] else {
@@ -65,7 +89,7 @@ struct MigrationSimulation {
                         "migration \(migration.version.text), operation \(i + 1) (\(step.change.name)): table \(step.table) does not exist, and no operation before it creates it; name the right table or add create-table"
                     )
                 }
-                if held { try await count(step, into: &counted) }
+                if held || copiedFrom[key] != nil { try await count(step, into: &counted) }
                 earlier[key, default: []].append(step)
             case .blobs(let step):
                 let run = BlobStepRun(blobs: blobs, step: step, account: blobs.account) {}
@@ -121,13 +145,34 @@ struct MigrationSimulation {
     }
 
     /// Reads the table (only what `where:` selects when no earlier step changes it) and counts
-    /// what the step would change.
+    /// what the step would change. A table a copy-table of the plan fills is read from the table
+    /// it copies, through that table's earlier steps, then its own.
     private func count(_ step: EntityStep, into counted: inout OperationReport) async throws {
-        let before = earlier[step.table.lowercased()] ?? []
-        let filter = before.isEmpty ? step.filterText.map { TableFilter.written($0, comparisons: step.filterComparisons) } : nil
+        try await visit(step.table, filter: step) { entity in
+            guard step.selects(entity) else { return }
+            let outcome = step.change.apply(to: entity)
+            switch outcome {
+            case .unchanged: return
+            case .failed(let why):
+                counted.failures += 1
+                if counted.firstFailure == nil { counted.firstFailure = "entity (\(EntityStepRun.shown(entity))): \(why)" }
+            case .replaced, .deleted:
+                counted.changes += 1
+                if case .deleted = outcome { counted.deleted += 1 }
+                if counted.samples.count < OperationReport.maxSamples { counted.samples.append(EntityDiff(before: entity, outcome: outcome)) }
+            }
+        }
+    }
+
+    /// Every entity of `table` as the plan's earlier steps would leave it.
+    private func visit(_ table: String, filter step: EntityStep?, _ body: (TableEntity) -> Void) async throws {
+        let key = table.lowercased()
+        let source = copiedFrom[key] ?? key
+        let before = (copiedFrom[key] != nil ? copiedSteps[key] ?? [] : []) + (earlier[key] ?? [])
+        let filter = before.isEmpty ? step?.filterText.map { TableFilter.written($0, comparisons: step!.filterComparisons) } : nil
         var read = 0
         do {
-            for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
+            for try await page in tables.query(copiedFrom[key] != nil ? source : table, filter: filter, fullMetadata: true) {
                 read += page.count
                 observer.reading(read)
                 entities: for queried in page {
@@ -139,22 +184,11 @@ struct MigrationSimulation {
                         case .unchanged, .failed: break
                         }
                     }
-                    guard step.selects(entity) else { continue }
-                    let outcome = step.change.apply(to: entity)
-                    switch outcome {
-                    case .unchanged: continue
-                    case .failed(let why):
-                        counted.failures += 1
-                        if counted.firstFailure == nil { counted.firstFailure = "entity (\(EntityStepRun.shown(entity))): \(why)" }
-                    case .replaced, .deleted:
-                        counted.changes += 1
-                        if case .deleted = outcome { counted.deleted += 1 }
-                        if counted.samples.count < OperationReport.maxSamples { counted.samples.append(EntityDiff(before: entity, outcome: outcome)) }
-                    }
+                    body(entity)
                 }
             }
         } catch {
-            throw RunError.explaining(error, while: "reading table \(step.table)")
+            throw RunError.explaining(error, while: "reading table \(source)")
         }
     }
 }

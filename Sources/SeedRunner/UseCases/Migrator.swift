@@ -100,6 +100,7 @@ public struct Migrator: Sendable {
         for operation in chosen.flatMap({ $0.migration?.operations ?? [] }) {
             switch operation {
             case .createTable: break
+            case .copyTable(_, let to): tables.append(to)
             case .deleteTable(let table): tables.append(table)
             case .entities(let step): tables.append(step.table)
             case .blobs(let step):
