@@ -337,6 +337,33 @@ import Testing
         }
     }
 
+    /// rekey inserts under the new keys, then deletes the old; a half-moved entity (both there,
+    /// as a stopped run leaves it) is finished; templates that give other keys again are refused
+    /// entity by entity; a second run changes nothing.
+    @Test func rekeyMovesEntitiesExactlyOnce() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await Self.seed(tables, count: 300, partitions: 3)
+            // Half-moved already: entity 000005 of p2 is also at its new keys.
+            var half = try await tables.get(partitionKey: "p2", rowKey: "000005", from: "events")!.entity
+            half.partitionKey = "moved-x"
+            _ = try await tables.insert(half, into: "events")
+            let files = ["V1__rekey.yaml": "description: rekey\noperations:\n  - rekey: {table: events, where: \"PartitionKey lt 'q'\", partition: \"moved-{{Place}}\"}\n"]
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(files))
+            let (_, plan) = try await migrator.plan()
+            #expect(plan[0].operations[0].changes == 300 && plan[0].operations[0].samples.first?.lines.first?.hasPrefix("~ keys (p0, ") == true)
+            #expect(try await migrator.apply()[0].operations[0].changes == 300)
+            let after = try await Self.all(tables)
+            #expect(after.count == 300 && after.allSatisfy { $0.partitionKey == "moved-x" && $0["Place"] == .string("x") })
+            #expect(try await migrator.plan().1.isEmpty)
+
+            let growing = ["V2__grow.yaml": "description: grow\noperations:\n  - rekey: {table: events, row: \"{{RowKey}}-x\"}\n"]
+            let refused = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(growing))
+            let (_, grow) = try await refused.plan()
+            #expect(grow[0].operations[0].failures == 300 && grow[0].operations[0].firstFailure?.contains("give other keys again") == true)
+        }
+    }
+
     /// Another writer updates entities while the migration runs: every one of its updates
     /// survives (each migration write is conditional on the ETag read; a refused one is read
     /// again) and every entity is migrated.

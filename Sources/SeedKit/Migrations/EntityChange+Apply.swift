@@ -6,6 +6,8 @@ public enum EntityOutcome: Sendable, Equatable {
     /// The whole entity to write in its place (a Replace, so removed properties go).
     case replaced(TableEntity)
     case deleted
+    /// The entity under new keys (a rekey): inserted, then the old one deleted.
+    case rekeyed(TableEntity)
     /// The step cannot be applied to this entity: why, naming the property.
     case failed(String)
 }
@@ -58,6 +60,27 @@ extension EntityChange {
             changed[name] = .string(replaced)
         case .deleteEntities:
             return .deleted
+        case .rekey(let partition, let row):
+            func keys(_ of: TableEntity) -> (String, String) {
+                (partition.map { $0.text.render(Self.context(of)) } ?? of.partitionKey, row.map { $0.text.render(Self.context(of)) } ?? of.rowKey)
+            }
+            let (pk, rk) = keys(entity)
+            if pk.isExactly(entity.partitionKey) && rk.isExactly(entity.rowKey) { return .unchanged }
+            for (key, what) in [(pk, "PartitionKey"), (rk, "RowKey")] {
+                if let problem = StorageNames.keyProblem(key) {
+                    return .failed("the new \(what) '\(Printable.escaped(String(key.prefix(64))))' is not a key: \(problem)")
+                }
+            }
+            var moved = entity
+            moved.partitionKey = pk
+            moved.rowKey = rk
+            // Applied to its own result, a rekey must change nothing: else a resumed run, or the
+            // scan meeting the new entity, would move it again.
+            let (again, againRow) = keys(moved)
+            guard again.isExactly(pk) && againRow.isExactly(rk) else {
+                return .failed("its new keys ('\(Printable.escaped(String(pk.prefix(64))))', '\(Printable.escaped(String(rk.prefix(64))))') give other keys again; the templates must give an entity's keys from values a rekey does not change")
+            }
+            return .rekeyed(moved)
         }
         return changed == entity ? .unchanged : .replaced(changed)
     }
@@ -65,12 +88,17 @@ extension EntityChange {
 
 extension EntityTemplate {
     /// The template with the entity's keys and properties as its variables (each as its text).
-    func render(for entity: TableEntity) -> String {
+    func render(for entity: TableEntity) -> String { text.render(EntityChange.context(entity)) }
+}
+
+extension EntityChange {
+    /// A template's variables for an entity: its properties' text and its keys.
+    static func context(_ entity: TableEntity) -> [ExactString: TemplateValue] {
         var context: [ExactString: TemplateValue] = [:]
         for (name, value) in entity.properties { context[ExactString(name)] = .text(value.text) }
         context[ExactString("PartitionKey")] = .text(entity.partitionKey)
         context[ExactString("RowKey")] = .text(entity.rowKey)
-        return text.render(context)
+        return context
     }
 }
 

@@ -92,6 +92,9 @@ public enum EntityChange: Sendable {
     case retypeProperty(name: String, to: EdmType, onFailure: RetypeFailure)
     case replaceInProperty(name: String, find: String, replace: String)
     case deleteEntities
+    /// New keys from templates over the entity (nil keeps that key): the entity is inserted
+    /// under them, then the old one deleted.
+    case rekey(partition: EntityTemplate?, row: EntityTemplate?)
 
     /// Whether applying the step to what it made changes nothing more: then a batch applied
     /// twice (after a resume from an earlier checkpoint) is the same as once, and the runner may
@@ -100,7 +103,8 @@ public enum EntityChange: Sendable {
     /// result may hold what it finds again).
     public var isIdempotent: Bool {
         switch self {
-        case .renameProperty, .removeProperty, .retypeProperty, .deleteEntities: true
+        // A rekey is checked entity by entity: the new keys must give themselves again.
+        case .renameProperty, .removeProperty, .retypeProperty, .deleteEntities, .rekey: true
         case .setProperty(let name, .value, _): !name.isEmpty
         case .setProperty(let name, .template(let template), _):
             !template.text.variables.contains { $0.utf8.elementsEqual(name.utf8) || $0.utf8.starts(with: (name + ".").utf8) }
@@ -116,6 +120,7 @@ public enum EntityChange: Sendable {
         case .retypeProperty: "retype-property"
         case .replaceInProperty: "replace-in-property"
         case .deleteEntities: "delete-entities"
+        case .rekey: "rekey"
         }
     }
 

@@ -19,6 +19,7 @@ struct MigrationParser {
         ("retype-property", ["table", "where", "name", "to", "on-failure"]),
         ("replace-in-property", ["table", "where", "name", "find", "replace"]),
         ("delete-entities", ["table", "where"]),
+        ("rekey", ["table", "where", "partition", "row"]),
         ("move-blobs", ["container", "prefix", "to-container", "to-prefix"]),
         ("set-blob-properties", ["container", "prefix", "content-type", "cache-control", "metadata"]),
         ("delete-blobs", ["container", "prefix"]),
@@ -172,6 +173,20 @@ struct MigrationParser {
             let find = try text("find")
             guard let replaceNode = field("replace") else { throw reader.error(body, "\(what) is missing 'replace'") }
             change = .replaceInProperty(name: name, find: find, replace: try scalarText(replaceNode, "\(what): replace"))
+        case "rekey":
+            func template(_ key: String) throws(DatasetError) -> EntityTemplate? {
+                guard let node = field(key) else { return nil }
+                let source = try scalarText(node, "\(what): \(key)")
+                guard source.utf8.count <= Self.maxText else { throw reader.error(node, "\(what): \(key) is longer than \(Self.maxText) bytes") }
+                do {
+                    return EntityTemplate(text: try MustacheText.parse(source, maxDepth: Template.maxSectionDepth), source: source, type: .string)
+                } catch {
+                    throw reader.error(node, "\(what): \(key): \(error.description)")
+                }
+            }
+            let partition = try template("partition"), row = try template("row")
+            guard partition != nil || row != nil else { throw reader.error(body, "\(what) takes 'partition', 'row' or both (templates of the new keys)") }
+            change = .rekey(partition: partition, row: row)
         default:
             change = .deleteEntities
         }

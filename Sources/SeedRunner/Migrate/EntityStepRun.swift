@@ -59,6 +59,10 @@ struct EntityStepRun {
                 .and(.partition(cursor.partitionKey), .compare("RowKey", .gt, .string(cursor.rowKey))))
             filter = filter.map { .and($0, past) } ?? past
         }
+        if case .rekey = step.change {
+            try await runRekey(filter: filter)
+            return
+        }
         if step.change.isIdempotent {
             try await runConcurrently(filter: filter)
             return
@@ -72,6 +76,7 @@ struct EntityStepRun {
                     case .failed(let why):
                         try await flush()
                         throw Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
+                    case .rekeyed: throw Self.notBatched
                     case .replaced, .deleted:
                         if let first = batch.first, !first.read.entity.partitionKey.isExactly(read.entity.partitionKey) { try await flush() }
                         batch.append((read, outcome))
@@ -140,6 +145,7 @@ struct EntityStepRun {
                         case .failed(let why):
                             failure = Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
                             break scan
+                        case .rekeyed: throw Self.notBatched
                         case .replaced, .deleted:
                             if let first = current.first, !first.read.entity.partitionKey.isExactly(read.entity.partitionKey) {
                                 try await send(current)
@@ -195,6 +201,92 @@ struct EntityStepRun {
         }
     }
 
+    /// A rekey moves entities one by one (old and new may be in different partitions): never
+    /// in a batch.
+    static let notBatched = RunError("a rekey reached the batch writer; this is a defect of azseed")
+
+    /// `rekey`: each selected entity whose templates give other keys is inserted under them,
+    /// then the old one deleted on its ETag — several at once. Checked entity by entity to give
+    /// its own keys again (``EntityChange/apply(to:)``), a rekey is idempotent: a stopped run
+    /// scans again, finds the moved entities unchanged and the half-moved ones (both present)
+    /// finishes.
+    private mutating func runRekey(filter: TableFilter?) async throws {
+        let tables = self.tables, step = self.step
+        var moved = 0
+        var failure: Stopped?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var inFlight = 0
+                scan: for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
+                    for read in page where step.selects(read.entity) {
+                        switch step.change.apply(to: read.entity) {
+                        case .failed(let why):
+                            failure = Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
+                            break scan
+                        case .rekeyed(let new):
+                            if inFlight == Self.batchesInFlight * 4 {
+                                try await group.next()
+                                inFlight -= 1
+                            }
+                            group.addTask { try await Self.move(read, to: new, tables: tables, step: step) }
+                            inFlight += 1
+                            moved += 1
+                        default: continue
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
+            throw RunError("\(step.change.name): table \(step.table) does not exist; create it first (create-table) or name the right table")
+        }
+        record.counts[operation] += moved
+        record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: nil, pending: nil)
+        if let failure { throw failure }
+    }
+
+    /// Moves one entity: inserts it under its new keys (one already there with the same values
+    /// is this move's, from a run that stopped), then deletes the old on the ETag read. An old
+    /// entity changed meanwhile is read again and moved as it now is.
+    static func move(_ first: QueriedEntity, to firstNew: TableEntity, tables: TableClient, step: EntityStep) async throws {
+        var read = first, new = firstNew
+        for _ in 0...maxRereads {
+            do {
+                _ = try await tables.insert(new, into: step.table)
+            } catch let error as AzureStorageError where error.status == 409 {
+                let there = try await tables.get(partitionKey: new.partitionKey, rowKey: new.rowKey, from: step.table)
+                guard there?.entity == new else {
+                    throw Stopped(
+                        message:
+                            "table \(step.table), entity (\(shown(read.entity))): an entity with its new keys (\(shown(new))) already exists with other values; nothing of it was changed"
+                    )
+                }
+            }
+            do {
+                try await tables.deleteEntity(partitionKey: read.entity.partitionKey, rowKey: read.entity.rowKey, from: step.table, etag: read.etag ?? "*")
+                return
+            } catch let error as AzureStorageError where error.status == 404 {
+                return  // gone: moved by an earlier run, or deleted by someone else
+            } catch let error as AzureStorageError where error.status == 412 {
+                // Changed since it was read: the copy made is of an old version. Read it again.
+                guard let fresh = try await tables.get(partitionKey: read.entity.partitionKey, rowKey: read.entity.rowKey, from: step.table) else { return }
+                guard step.selects(fresh.entity), case .rekeyed(let again) = step.change.apply(to: fresh.entity) else {
+                    // No longer moved by the step: the copy made is not wanted.
+                    try await tables.deleteEntity(partitionKey: new.partitionKey, rowKey: new.rowKey, from: step.table)
+                    return
+                }
+                if again.partitionKey.isExactly(new.partitionKey) && again.rowKey.isExactly(new.rowKey) {
+                    _ = try await tables.upsert(again, into: step.table)
+                } else {
+                    try await tables.deleteEntity(partitionKey: new.partitionKey, rowKey: new.rowKey, from: step.table)
+                }
+                read = fresh
+                new = again
+            }
+        }
+        throw RunError("table \(step.table), entity (\(shown(read.entity))): it kept changing while it was moved; run apply again")
+    }
+
     /// Records the batch as pending, sends it, and moves past it.
     private mutating func flush() async throws {
         guard !batch.isEmpty else { return }
@@ -237,6 +329,7 @@ struct EntityStepRun {
             switch outcome {
             case .unchanged: continue
             case .failed(let why): throw Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
+            case .rekeyed: throw Self.notBatched
             case .replaced, .deleted: again.append((read, outcome))
             }
         }

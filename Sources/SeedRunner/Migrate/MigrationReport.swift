@@ -61,6 +61,13 @@ public struct EntityDiff: Sendable {
     init(before: TableEntity, outcome: EntityOutcome) {
         partitionKey = before.partitionKey
         rowKey = before.rowKey
+        if case .rekeyed(let moved) = outcome {
+            lines = [
+                Printable.escaped(
+                    "~ keys (\(before.partitionKey), \(before.rowKey)) -> (\(moved.partitionKey), \(moved.rowKey))", quotes: false)
+            ]
+            return
+        }
         guard case .replaced(let after) = outcome else {
             lines = ["- the entity"]
             return

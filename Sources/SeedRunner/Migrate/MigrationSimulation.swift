@@ -156,7 +156,7 @@ struct MigrationSimulation {
             case .failed(let why):
                 counted.failures += 1
                 if counted.firstFailure == nil { counted.firstFailure = "entity (\(EntityStepRun.shown(entity))): \(why)" }
-            case .replaced, .deleted:
+            case .replaced, .deleted, .rekeyed:
                 counted.changes += 1
                 if case .deleted = outcome { counted.deleted += 1 }
                 if counted.samples.count < OperationReport.maxSamples { counted.samples.append(EntityDiff(before: entity, outcome: outcome)) }
@@ -179,7 +179,7 @@ struct MigrationSimulation {
                     var entity = queried.entity
                     for earlierStep in before where earlierStep.selects(entity) {
                         switch earlierStep.change.apply(to: entity) {
-                        case .replaced(let changed): entity = changed
+                        case .replaced(let changed), .rekeyed(let changed): entity = changed
                         case .deleted: continue entities
                         case .unchanged, .failed: break
                         }
