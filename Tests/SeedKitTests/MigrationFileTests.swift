@@ -59,7 +59,8 @@ import Testing
             ("  - retype-property: {table: events, name: N, to: Binary}", "is not one of"),
             ("  - retype-property: {table: events, name: N, to: Int32, on-failure: ignore}", "on-failure"),
             ("  - delete-entities: {table: events}", "needs 'where'"),
-            ("  - rekey: {table: events, partition: a, row: b}", "unknown operation 'rekey'"),
+            ("  - rekey: {table: events}", "takes 'partition', 'row' or both"),
+            ("  - undo-everything: {table: events}", "unknown operation 'undo-everything'"),
             ("  - move-blobs: {container: photos, prefix: a/, to-container: photos, to-prefix: a/b/}", "overlap"),
             ("  - move-blobs: {container: photos, prefix: a/, to-container: azseedledger, to-prefix: a/}", "azseed's own container"),
             ("  - move-blobs: {container: photos, to-container: other, to-prefix: a/}", "missing 'prefix'"),
@@ -67,6 +68,8 @@ import Testing
             ("  - set-blob-properties: {container: photos, prefix: a/, metadata: {'bad name': x}}", "metadata name"),
             ("  - delete-blobs: {container: Photos, prefix: a/}", "container 'Photos'"),
             ("  - copy-table: {from: events, to: Events}", "the same table"),
+            // From an attacker's review: caught only mid-apply, after the container was made.
+            ("  - move-blobs: {container: speakers, prefix: \"\", to-container: photos, to-prefix: ../azseedledger/}", "'..' segment"),
             ("  - copy-table: {from: events, to: azseedledger}", "ledger"),
         ]
         for (operation, says) in cases {

@@ -229,6 +229,8 @@ import Testing
             let edits: [(String, EdmValue?)] = [
                 ("Schema", .int32(9)), ("State", .string("done")), ("Counts", .string("1,-2")), ("Version", .string("01")),
                 ("PendingCount", .int32(500)), ("StartedAt", .string("yesterday")), ("Checksum", .string(String(repeating: "a", count: 65))),
+                // From an attacker's review: counts that overflow a sum crashed `status`.
+                ("Counts", .string("9223372036854775807,9223372036854775807")),
             ]
             for (name, value) in edits {
                 var entity = try await tables.get(partitionKey: "migration", rowKey: "1", from: ReservedNames.ledgerTable)!.entity
@@ -348,7 +350,10 @@ import Testing
             var half = try await tables.get(partitionKey: "p2", rowKey: "000005", from: "events")!.entity
             half.partitionKey = "moved-x"
             _ = try await tables.insert(half, into: "events")
-            let files = ["V1__rekey.yaml": "description: rekey\noperations:\n  - rekey: {table: events, where: \"PartitionKey lt 'q'\", partition: \"moved-{{Place}}\"}\n"]
+            let files = [
+                "V1__rekey.yaml":
+                    "description: rekey\noperations:\n  - rekey: {table: events, where: \"PartitionKey lt 'q'\", partition: \"moved-{{Place}}\"}\n"
+            ]
             let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(files))
             let (_, plan) = try await migrator.plan()
             #expect(plan[0].operations[0].changes == 300 && plan[0].operations[0].samples.first?.lines.first?.hasPrefix("~ keys (p0, ") == true)
@@ -361,6 +366,96 @@ import Testing
             let refused = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(growing))
             let (_, grow) = try await refused.plan()
             #expect(grow[0].operations[0].failures == 300 && grow[0].operations[0].firstFailure?.contains("give other keys again") == true)
+        }
+    }
+
+    /// From an attacker's review: a stopped non-idempotent step whose last batch was written,
+    /// then changed by someone else (another property), was taken as not written — or, with
+    /// the step's own property overwritten, as written. Now a batch is told written by the
+    /// value the step writes; when no entity tells, the run stops and says so.
+    @Test func aPendingBatchChangedBySomeoneElseIsToldApartOrStopsTheRun() async throws {
+        struct Kill: Error {}
+        for overwriteTheProperty in [false, true] {
+            try await TestEmulator.withRunning { server in
+                let tables = TableClient(account: server.account)
+                try await Self.seed(tables, count: 300, partitions: 1)
+                let double = "description: x to xx\noperations:\n  - replace-in-property: {table: events, name: Place, find: x, replace: xx}\n"
+                var migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(["V1__double.yaml": double]))
+                let saves = Mutex(0)
+                migrator.beforeCheckpoint = {
+                    if saves.withLock({
+                        $0 += 1
+                        return $0
+                    }) == 3 {
+                        throw Kill()
+                    }
+                }
+                await #expect(throws: Kill.self) { _ = try await migrator.apply() }
+                migrator.beforeCheckpoint = nil
+                // Batch 2 (000100…000199) was written; its pending record says so only by value.
+                for i in 100..<200 {
+                    let key = String(format: "%06d", i)
+                    // Place back to "x": as if the batch had never been written and the app had
+                    // touched each entity since — which the old check took for written.
+                    let change: EntityProperties =
+                        overwriteTheProperty ? ["Place": .string("x"), "Touched": .boolean(true)] : ["Touched": .boolean(true)]
+                    _ = try await tables.upsert(TableEntity(partitionKey: "p0", rowKey: key, properties: change), into: "events", merge: true)
+                }
+                if overwriteTheProperty {
+                    await #expect {
+                        _ = try await migrator.apply()
+                    } throws: { error in "\(error)".contains("cannot be told written or not") }
+                    #expect(try await migrator.status().entries[0].state == .failed)
+                    #expect(try await migrator.repair(acceptChecksums: false).cleared == ["1"])
+                }
+                _ = try await migrator.apply()
+                let places = try await Self.all(tables).map { $0["Place"] }
+                #expect(places == Array(repeating: .string("xx"), count: 300), "overwritten: \(overwriteTheProperty)")
+            }
+        }
+    }
+
+    /// From an attacker's review: a failed run whose file was then edited was resumed at its old
+    /// checkpoint, skipping the edited operations before it. Now it starts over when every
+    /// operation it had run is safe to run twice, and repair refuses otherwise.
+    @Test func aFailedRunWhoseFileChangedStartsOverOrIsRefused() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await Self.seed(tables, count: 5, partitions: 1)
+            _ = try await tables.upsert(
+                TableEntity(partitionKey: "p0", rowKey: "000004", properties: ["Bar": .string("x")]), into: "events", merge: true)
+            let folder = try Self.folder([
+                "V1__x.yaml":
+                    "description: x\noperations:\n  - set-property: {table: events, name: Foo, value: 1}\n  - retype-property: {table: events, name: Bar, to: Int32}\n"
+            ])
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: folder)
+            await #expect(throws: RunError.self) { _ = try await migrator.apply() }
+            try Data(
+                "description: x\noperations:\n  - set-property: {table: events, name: Baz, value: 2}\n  - retype-property: {table: events, name: Bar, to: Int32, on-failure: skip}\n"
+                    .utf8
+            ).write(to: folder.appendingPathComponent("V1__x.yaml"))
+            #expect(try await migrator.repair(acceptChecksums: false).restarted == ["1"])
+            _ = try await migrator.apply()
+            #expect(try await Self.all(tables).allSatisfy { $0["Baz"] == .int32(2) })
+
+            // A step not safe to run twice among those it ran: refused.
+            let other = try Self.folder([
+                "V1__y.yaml":
+                    "description: y\noperations:\n  - replace-in-property: {table: events, name: Place, find: x, replace: xx}\n  - retype-property: {table: events, name: Bar, to: Int32}\n"
+            ])
+            try await TestEmulator.withRunning { second in
+                let t2 = TableClient(account: second.account)
+                try await Self.seed(t2, count: 5, partitions: 1)
+                _ = try await t2.upsert(
+                    TableEntity(partitionKey: "p0", rowKey: "000004", properties: ["Bar": .string("x")]), into: "events", merge: true)
+                let m2 = Migrator(target: RunTarget(location: .account(second.account)), folder: other)
+                await #expect(throws: RunError.self) { _ = try await m2.apply() }
+                try Data("description: y\noperations:\n  - replace-in-property: {table: events, name: Place, find: x, replace: xy}\n".utf8)
+                    .write(to: other.appendingPathComponent("V1__y.yaml"))
+                await #expect {
+                    _ = try await m2.repair(acceptChecksums: false)
+                } throws: { error in "\(error)".contains("not safe to run twice") }
+            }
         }
     }
 

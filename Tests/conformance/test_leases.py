@@ -175,3 +175,22 @@ def test_a_reader_cannot_lock_anyone_out(blob, emulator, name):
     assert blob.get_blob_properties().lease.state == "available"
     writer_sas = generate_blob_sas(ACCOUNT, name, "lock", account_key=KEY, permission=BlobSasPermissions(write=True), expiry=expiry)
     BlobLeaseClient(BlobClient.from_blob_url(f"{emulator.blob}/{name}/lock?{writer_sas}", retry_total=0)).acquire(lease_duration=15)
+
+
+def test_a_block_from_url_needs_the_lease_too(blob, emulator, name):
+    """From an attacker's review: Put Block From URL staged into a leased blob without its id (a
+    holder would then commit someone else's bytes). Now it is 412 LeaseIdMissing, as Put Block."""
+    from datetime import datetime, timedelta, timezone
+    from azure.storage.blob import BlobSasPermissions, generate_blob_sas
+    from conftest import ACCOUNT, KEY
+    container = BlobServiceClient.from_connection_string(emulator.connection_string, retry_total=0).get_container_client(name)
+    source = container.upload_blob("source", b"someone else's bytes")
+    sas = generate_blob_sas(ACCOUNT, name, "source", account_key=KEY, permission=BlobSasPermissions(read=True),
+                            expiry=datetime.now(timezone.utc) + timedelta(hours=1))
+    target = container.upload_blob("y", b"mine")
+    lease = BlobLeaseClient(target)
+    lease.acquire(lease_duration=-1)
+    with pytest.raises(HttpResponseError) as e:
+        target.stage_block_from_url("YmxvY2sx", f"{source.url}?{sas}")
+    assert e.value.status_code == 412 and code(e) == "LeaseIdMissing"
+    target.stage_block_from_url("YmxvY2sx", f"{source.url}?{sas}", lease=lease)

@@ -233,3 +233,34 @@ def test_migrate_is_faster_than_the_hand_written_sdk_script(azseed, fresh, tmp_p
         assert ours * 2 < theirs, f"azseed {ours:.1f} s, the SDK script {theirs:.1f} s"
     finally:
         stop_emulator(other)
+
+
+def test_text_from_files_and_the_ledger_cannot_drive_the_terminal(azseed, fresh, tmp_path):
+    """From an attacker's review: a description, or a ledger record's Host and Tool (anyone who may
+    write the target's tables), printed raw could colour the terminal and forge lines. A
+    description must be one line of text; ledger text is escaped where it is shown."""
+    table = seed(azseed, fresh, tmp_path, 10, 1)
+    bad = folder(tmp_path, {"V1__d.yaml": 'description: "evil\\e[31m\\nFAKE: Applied 0 migrations\\r"\noperations:\n  - remove-property: {table: events, name: Nope}\n'})
+    refused = migrate(azseed, fresh, bad, "plan")
+    assert refused.returncode == 1 and "control character" in refused.stderr and "\x1b" not in refused.stderr
+    os.remove(os.path.join(bad, "V1__d.yaml"))
+    good = folder(tmp_path, {"V1__r.yaml": RENAME})
+    assert migrate(azseed, fresh, good, "apply").returncode == 0
+    ledger = TableServiceClient.from_connection_string(fresh.connection_string).get_table_client("azseedledger")
+    record = ledger.get_entity("migration", "1")
+    record["Host"] = "vm\x1b[31m\nVERSION 9 applied by admin\x1b]0;owned\x07"
+    record["Tool"] = "azseed\r"
+    ledger.upsert_entity(record, mode=UpdateMode.REPLACE)
+    status = migrate(azseed, fresh, good, "status")
+    assert status.returncode == 0 and "\x1b" not in status.stdout and "\r" not in status.stdout and "\x07" not in status.stdout
+    assert status.stdout.count("\n") == 2, status.stdout  # the header and one line
+
+
+def test_a_backup_folder_is_named_as_its_flag(azseed, tmp_path):
+    """From an attacker's review: refusals of --backup named --out and --force, which migrate does not have."""
+    import shutil
+    repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    shutil.copytree(os.path.join(repository, "Seeds"), tmp_path / "Seeds")
+    assert run(azseed, "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path).returncode == 0
+    done = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", "--backup", ".azseed/storage/bk", cwd=tmp_path)
+    assert done.returncode == 64 and "--backup" in done.stderr and "--out" not in done.stderr and "--force" not in done.stderr, done.stderr

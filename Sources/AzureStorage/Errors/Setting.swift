@@ -6,7 +6,7 @@ public enum Setting: String, Sendable, CaseIterable {
     // Where the data is and how to reach it.
     case accountName, blobEndpoint, tableEndpoint, sasToken, loginAuth, trustedCertificates, timeout, logFile
     // What a run reads or writes.
-    case dataset, outputFolder, replaceOutput, dataFolder, table, container, detailedPlan, shard
+    case dataset, outputFolder, backupFolder, replaceOutput, dataFolder, table, container, detailedPlan, shard
     // What a run generates.
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
@@ -31,6 +31,7 @@ public enum Setting: String, Sendable, CaseIterable {
         case .logFile: "the request log file"
         case .dataset: "the dataset folder"
         case .outputFolder: "output folder"
+        case .backupFolder: "backup folder"
         case .replaceOutput: "the option to replace it"
         case .dataFolder: "data folder"
         case .table: "table name"

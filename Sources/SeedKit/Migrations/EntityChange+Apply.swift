@@ -1,4 +1,6 @@
 import AzureStorage
+import Crypto
+import Foundation
 
 /// What a step makes of one entity.
 public enum EntityOutcome: Sendable, Equatable {
@@ -78,7 +80,9 @@ extension EntityChange {
             // scan meeting the new entity, would move it again.
             let (again, againRow) = keys(moved)
             guard again.isExactly(pk) && againRow.isExactly(rk) else {
-                return .failed("its new keys ('\(Printable.escaped(String(pk.prefix(64))))', '\(Printable.escaped(String(rk.prefix(64))))') give other keys again; the templates must give an entity's keys from values a rekey does not change")
+                return .failed(
+                    "its new keys ('\(Printable.escaped(String(pk.prefix(64))))', '\(Printable.escaped(String(rk.prefix(64))))') give other keys again; the templates must give an entity's keys from values a rekey does not change"
+                )
             }
             return .rekeyed(moved)
         }
@@ -154,5 +158,27 @@ enum Retype {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension EntityStep {
+    /// The property a step that is not idempotent writes (`replace-in-property`, a `set-property`
+    /// whose template reads itself); nil for the others.
+    public var writtenProperty: String? {
+        guard !change.isIdempotent else { return nil }
+        switch change {
+        case .replaceInProperty(let name, _, _), .setProperty(let name, _, _): return name
+        default: return nil
+        }
+    }
+
+    /// A digest of the value ``writtenProperty`` holds in `entity` (its type and text; `absent`
+    /// when it has none): recorded for each entity of a pending batch with the value the step
+    /// writes, and compared after a stop with what is there, to tell whether the batch was
+    /// written even when someone has changed the entity since.
+    public func writtenDigest(_ entity: TableEntity) -> String {
+        guard let name = writtenProperty, let value = entity[name] else { return "absent" }
+        let digest = SHA256.hash(data: Data((value.type.rawValue + "\u{0}" + value.text).utf8))
+        return digest.prefix(12).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -58,6 +58,9 @@ struct MigrationParser {
         let descriptionNode = try parser.reader.required(pairs, "description", in: "a migration", at: root)
         let description = try parser.reader.string(descriptionNode, "description")
         guard description.utf8.count <= 1024 else { throw parser.reader.error(descriptionNode, "description is longer than 1024 bytes") }
+        if description.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) {
+            throw parser.reader.error(descriptionNode, "description holds a control character; it is one line of text")
+        }
         let list = try parser.reader.sequence(try parser.reader.required(pairs, "operations", in: "a migration", at: root), "operations")
         guard !list.isEmpty else { throw parser.reader.error(root, "operations is empty; a migration does at least one thing") }
         guard list.count <= MigrationSet.maxOperations else {
@@ -184,8 +187,11 @@ struct MigrationParser {
                     throw reader.error(node, "\(what): \(key): \(error.description)")
                 }
             }
-            let partition = try template("partition"), row = try template("row")
-            guard partition != nil || row != nil else { throw reader.error(body, "\(what) takes 'partition', 'row' or both (templates of the new keys)") }
+            let partition = try template("partition")
+            let row = try template("row")
+            guard partition != nil || row != nil else {
+                throw reader.error(body, "\(what) takes 'partition', 'row' or both (templates of the new keys)")
+            }
             change = .rekey(partition: partition, row: row)
         default:
             change = .deleteEntities
@@ -211,6 +217,10 @@ struct MigrationParser {
             guard text.utf8.count <= 1024 else { throw reader.error(node, "\(what): \(key) is longer than a blob name's 1,024 bytes") }
             if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
                 throw reader.error(node, "\(what): \(key) holds a control character, which no blob name may")
+            }
+            // A `.` or `..` segment would make URLs that resolve to another blob (or container).
+            if text.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) {
+                throw reader.error(node, "\(what): \(key) '\(Printable.escaped(text))' has a '.' or '..' segment, which names another blob in a URL")
             }
             return text
         }

@@ -68,7 +68,7 @@ public enum FolderOverlap {
             let found = url.deletingLastPathComponent()
             throw GenerationError(
                 usage: true,
-                "\(flag) \(output.relativePathForMessages) contains the storage data folder \(found.relativePathForMessages); \(Setting.replaceOutput) would delete it — choose another \(flag)"
+                "\(flag) \(output.relativePathForMessages) contains the storage data folder \(found.relativePathForMessages); writing there would destroy it — choose another \(flag)"
             )
         }
     }

@@ -63,6 +63,18 @@ struct BlobStepRun {
     func run() async throws -> Int {
         let found = try await listed()
         var changed = 0
+        if case .move(let toContainer, let toPrefix) = step.change {
+            // Every new name is checked before the first write (a name too long, or one a URL
+            // would resolve elsewhere), so a move that cannot finish does not start.
+            for blob in found {
+                let name = toPrefix + String(decoding: blob.name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self)
+                if let problem = StorageNames.addressableBlobProblem(name) {
+                    throw RunError(
+                        "\(step.change.name): blob \(step.container)/\(Printable.escaped(blob.name, quotes: false)) would be named '\(Printable.escaped(name, quotes: false))' in \(toContainer): \(problem); nothing was moved"
+                    )
+                }
+            }
+        }
         if case .move(let toContainer, _) = step.change, !found.isEmpty {
             // The destination is made as public as the source, so moved blobs are read as before.
             let access = try await blobs.containerAccess(step.container) ?? .private

@@ -211,7 +211,8 @@ struct EntityStepRun {
     /// scans again, finds the moved entities unchanged and the half-moved ones (both present)
     /// finishes.
     private mutating func runRekey(filter: TableFilter?) async throws {
-        let tables = self.tables, step = self.step
+        let tables = self.tables
+        let step = self.step
         var moved = 0
         var failure: Stopped?
         do {
@@ -249,7 +250,8 @@ struct EntityStepRun {
     /// is this move's, from a run that stopped), then deletes the old on the ETag read. An old
     /// entity changed meanwhile is read again and moved as it now is.
     static func move(_ first: QueriedEntity, to firstNew: TableEntity, tables: TableClient, step: EntityStep) async throws {
-        var read = first, new = firstNew
+        var read = first
+        var new = firstNew
         for _ in 0...maxRereads {
             do {
                 _ = try await tables.insert(new, into: step.table)
@@ -263,13 +265,16 @@ struct EntityStepRun {
                 }
             }
             do {
-                try await tables.deleteEntity(partitionKey: read.entity.partitionKey, rowKey: read.entity.rowKey, from: step.table, etag: read.etag ?? "*")
+                try await tables.deleteEntity(
+                    partitionKey: read.entity.partitionKey, rowKey: read.entity.rowKey, from: step.table, etag: read.etag ?? "*")
                 return
             } catch let error as AzureStorageError where error.status == 404 {
                 return  // gone: moved by an earlier run, or deleted by someone else
             } catch let error as AzureStorageError where error.status == 412 {
                 // Changed since it was read: the copy made is of an old version. Read it again.
-                guard let fresh = try await tables.get(partitionKey: read.entity.partitionKey, rowKey: read.entity.rowKey, from: step.table) else { return }
+                guard let fresh = try await tables.get(partitionKey: read.entity.partitionKey, rowKey: read.entity.rowKey, from: step.table) else {
+                    return
+                }
                 guard step.selects(fresh.entity), case .rekeyed(let again) = step.change.apply(to: fresh.entity) else {
                     // No longer moved by the step: the copy made is not wanted.
                     try await tables.deleteEntity(partitionKey: new.partitionKey, rowKey: new.rowKey, from: step.table)
@@ -295,7 +300,13 @@ struct EntityStepRun {
             let partition = batch[0].read.entity.partitionKey
             record.checkpoint = MigrationRecord.Checkpoint(
                 operation: operation, after: cursor,
-                pending: MigrationRecord.PendingBatch(partitionKey: partition, rows: batch.map { ($0.read.entity.rowKey, $0.read.etag ?? "*") }))
+                pending: MigrationRecord.PendingBatch(
+                    partitionKey: partition,
+                    rows: batch.map { item in
+                        let written: String
+                        if case .replaced(let after) = item.outcome { written = step.writtenDigest(after) } else { written = "absent" }
+                        return (item.read.entity.rowKey, item.read.etag ?? "*", written)
+                    }))
             try await save(record)
             do {
                 try await tables.submit(Self.operations(batch), to: step.table)
@@ -336,15 +347,24 @@ struct EntityStepRun {
         return again
     }
 
-    /// Whether a batch recorded as pending was committed: every entity in it is gone or has
-    /// another ETag than the one read (a batch is atomic, so none would have otherwise).
+    /// Whether a batch recorded as pending was written. A batch is atomic: one entity still
+    /// with the ETag read says none was; one holding the value the step writes says all were.
+    /// Every entity gone says there is nothing left to do. Every one changed by someone else
+    /// since, none holding the step's value, cannot be told apart: the run stops and says so.
     private func committed(_ pending: MigrationRecord.PendingBatch) async throws -> Bool {
+        var written = false
+        var present = false
         for row in pending.rows {
-            if let now = try await tables.get(partitionKey: pending.partitionKey, rowKey: row.rowKey, from: step.table), now.etag == row.etag {
-                return false
-            }
+            guard let now = try await tables.get(partitionKey: pending.partitionKey, rowKey: row.rowKey, from: step.table) else { continue }
+            present = true
+            if now.etag == row.etag { return false }
+            if row.written != "absent" && step.writtenDigest(now.entity) == row.written { written = true }
         }
-        return true
+        if written || !present { return true }
+        throw Stopped(
+            message:
+                "table \(step.table), partition '\(Printable.escaped(pending.partitionKey, quotes: false))': the batch being written when the run stopped cannot be told written or not — every entity of it (RowKeys \(pending.rows.prefix(3).map { "'\(Printable.escaped($0.rowKey, quotes: false))'" }.joined(separator: ", "))\(pending.rows.count > 3 ? ", …" : "")) was changed by someone else since, and none holds the value this step writes. Check them: one that holds the step's change already should be put back as it was; then repair, and apply applies the step to them again"
+        )
     }
 
     static func shown(_ entity: TableEntity) -> String {

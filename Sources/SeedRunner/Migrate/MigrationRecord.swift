@@ -13,6 +13,8 @@ public struct MigrationRecord: Sendable, Equatable {
     public static let partition = "migration"
     /// The most entities a batch holds, and so a pending batch.
     static let maxPending = 100
+    /// The largest count a record may hold.
+    static let maxCount = 1 << 53
 
     public enum State: String, Sendable, CaseIterable {
         /// Started and not finished: interrupted, or running now elsewhere.
@@ -37,13 +39,16 @@ public struct MigrationRecord: Sendable, Equatable {
         public var rowKey: String
     }
 
+    /// Each entity of the batch with the ETag read and a digest of the value the step writes
+    /// (``EntityStep/writtenDigest(_:)``).
     public struct PendingBatch: Sendable, Equatable {
         public var partitionKey: String
-        public var rows: [(rowKey: String, etag: String)]
+        public var rows: [(rowKey: String, etag: String, written: String)]
 
         public static func == (a: PendingBatch, b: PendingBatch) -> Bool {
             a.partitionKey.isExactly(b.partitionKey)
-                && a.rows.count == b.rows.count && zip(a.rows, b.rows).allSatisfy { $0.rowKey.isExactly($1.rowKey) && $0.etag == $1.etag }
+                && a.rows.count == b.rows.count
+                && zip(a.rows, b.rows).allSatisfy { $0.rowKey.isExactly($1.rowKey) && $0.etag == $1.etag && $0.written == $1.written }
         }
     }
 
@@ -90,7 +95,8 @@ public struct MigrationRecord: Sendable, Equatable {
                 properties["PendingCount"] = .int32(Int32(pending.rows.count))
                 for (i, row) in pending.rows.enumerated() {
                     properties["PendingRowKey\(i)"] = .string(row.rowKey)
-                    properties["PendingETag\(i)"] = .string(row.etag)
+                    // One property for both: an entity holds at most 252.
+                    properties["PendingCheck\(i)"] = .string(row.written + " " + row.etag)
                 }
             }
         }
@@ -140,7 +146,8 @@ public struct MigrationRecord: Sendable, Equatable {
         let countText = try string("Counts", max: 16 << 10)
         var counts: [Int] = []
         for part in countText.split(separator: ",", omittingEmptySubsequences: false) where !countText.isEmpty {
-            guard let n = Int(part), n >= 0 else { throw damaged("Counts is not a list of counts") }
+            // At most 2^53 each (more entities than an account holds), so sums never overflow.
+            guard let n = Int(part), n >= 0, n <= Self.maxCount else { throw damaged("Counts is not a list of counts (each 0 to 2^53)") }
             counts.append(n)
         }
         guard counts.count <= MigrationSet.maxOperations else { throw damaged("Counts lists more than \(MigrationSet.maxOperations) operations") }
@@ -155,8 +162,12 @@ public struct MigrationRecord: Sendable, Equatable {
             var pending: PendingBatch?
             if entity["PendingPartitionKey"] != nil {
                 let count = Int(try int("PendingCount", in: 1...Int32(Self.maxPending)))
-                var rows: [(String, String)] = []
-                for i in 0..<count { rows.append((try string("PendingRowKey\(i)"), try string("PendingETag\(i)", max: 256))) }
+                var rows: [(String, String, String)] = []
+                for i in 0..<count {
+                    let check = try string("PendingCheck\(i)", max: 300)
+                    guard let space = check.firstIndex(of: " ") else { throw damaged("PendingCheck\(i) is not a digest and an ETag") }
+                    rows.append((try string("PendingRowKey\(i)"), String(check[check.index(after: space)...]), String(check[..<space])))
+                }
                 pending = PendingBatch(partitionKey: try string("PendingPartitionKey"), rows: rows)
             }
             checkpoint = Checkpoint(operation: operation, after: after, pending: pending)

@@ -22,7 +22,8 @@ struct MigrationRun {
         if let existing = entry.record, existing.state == .running {
             record = existing
             observer.note(
-                "resuming migration \(migration.version.text) (\(migration.description)) at operation \((record.checkpoint?.operation ?? 0) + 1)")
+                "resuming migration \(migration.version.text) (\(Printable.escaped(migration.description, quotes: false))) at operation \((record.checkpoint?.operation ?? 0) + 1)"
+            )
         } else {
             record = MigrationRecord(
                 version: migration.version.canonical, description: migration.description, script: migration.script, checksum: migration.checksum,

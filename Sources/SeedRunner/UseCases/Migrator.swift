@@ -65,8 +65,8 @@ public struct Migrator: Sendable {
         if let backup {
             let data = target.embeddedDataDirectory
             try await BlockingPool.run {
-                if let data { try FolderOverlap.check(output: backup, inputs: [("the storage's data folder", data)]) }
-                try FolderOverlap.checkNoDataFolder(output: backup)
+                if let data { try FolderOverlap.check(output: backup, setting: .backupFolder, inputs: [("the storage's data folder", data)]) }
+                try FolderOverlap.checkNoDataFolder(output: backup, setting: .backupFolder)
             }
         }
         return try await locked { session, lock in
@@ -173,6 +173,8 @@ public struct Migrator: Sendable {
     /// removed, checksums realigned.
     public struct Repair: Sendable {
         public var cleared: [String] = []
+        /// Failed runs whose file changed since: they start over (every operation is safe to run again).
+        public var restarted: [String] = []
         public var removed: [String] = []
         public var realigned: [String] = []
     }
@@ -190,12 +192,25 @@ public struct Migrator: Sendable {
                 guard var record = entry.record else { continue }
                 switch entry.state {
                 case .failed:
+                    if let migration = entry.migration, migration.checksum != record.checksum {
+                        // The file changed since the run failed: its checkpoint points into the
+                        // old operations. It starts over — unless an operation it had run, in the
+                        // new file, would change an entity again when run twice.
+                        let ran = migration.operations.prefix((record.checkpoint?.operation ?? migration.operations.count) + 1)
+                        if let unsafe = ran.first(where: { !Self.isIdempotent($0) }) {
+                            throw RunError(
+                                "migration \(record.version) failed and its file has changed since; starting it over would run \(unsafe.name) on \(unsafe.table) again, which is not safe to run twice. Restore the file as it was when it failed, then \(Setting.migrateRepair) lets apply resume it"
+                            )
+                        }
+                        try await ledger.deleteMigrationRecord(record.version)
+                        done.restarted.append(record.version)
+                        continue
+                    }
                     record.state = .running
                     record.error = nil
-                    if let migration = entry.migration {
-                        record.checksum = migration.checksum
-                        record.description = migration.description
-                    }
+                    // A batch that could not be told written or not is read again: the step is
+                    // applied to what its entities hold now.
+                    record.checkpoint?.pending = nil
                     try await ledger.write(record)
                     done.cleared.append(record.version)
                 case .missingFile:
@@ -212,6 +227,12 @@ public struct Migrator: Sendable {
             }
             return done
         }
+    }
+
+    /// Whether running an operation twice is the same as once.
+    static func isIdempotent(_ operation: MigrationOperation) -> Bool {
+        if case .entities(let step) = operation { return step.change.isIdempotent }
+        return true
     }
 
     static func chosen(_ status: MigrationStatus, to: MigrationVersion?) -> [MigrationStatus.Entry] {
@@ -233,7 +254,7 @@ public struct Migrator: Sendable {
                 "migration \(problem.version) is older than a version already applied; give it a version after the newest applied one\(more); nothing was written"
         default:
             return
-                "migration \(problem.version) failed\(problem.record?.error.map { " (\($0))" } ?? ""); fix the cause, then \(Setting.migrateRepair) lets apply resume it\(more); nothing was written"
+                "migration \(problem.version) failed\(problem.record?.error.map { " (\(Printable.escaped($0, quotes: false)))" } ?? ""); fix the cause, then \(Setting.migrateRepair) lets apply resume it\(more); nothing was written"
         }
     }
 

@@ -219,6 +219,8 @@ extension BlobService {
             throw ServiceError.invalidQuery("blockid", query["blockid"] ?? "")
         }
         try refuseUnsupportedCopyHeaders(request)
+        // As Put Block: a leased blob's blocks are staged only with its lease id.
+        try await store.checkLease(container: container, name: blob as String?, given: request.headers["x-ms-lease-id"], write: true)
         let (_, source) = try await copySource(request, access: access)
         var range: (start: Int, end: Int?)?
         if let text = request.headers["x-ms-source-range"] {

@@ -209,6 +209,11 @@ struct MigrateRepairCommand: AsyncParsableCommand {
         let done = try await migrator.repair(acceptChecksums: acceptChecksums)
         observer.finish()
         if !done.cleared.isEmpty { lines.append("Cleared failed run(s) of \(done.cleared.joined(separator: ", ")): apply resumes them.") }
+        if !done.restarted.isEmpty {
+            lines.append(
+                "Failed run(s) of \(done.restarted.joined(separator: ", ")) whose file changed since start over: apply runs them from the first operation."
+            )
+        }
         if !done.removed.isEmpty { lines.append("Removed ledger record(s) without a file: \(done.removed.joined(separator: ", ")).") }
         if !done.realigned.isEmpty { lines.append("Recorded the current checksum of \(done.realigned.joined(separator: ", ")).") }
         Console.print((lines.isEmpty ? "Nothing to repair." : lines.joined(separator: "\n")) + "\n")

@@ -15,6 +15,7 @@ extension SettingNames {
         case .logFile: "--log-file"
         case .dataset: "--dataset DIR"
         case .outputFolder: "--out"
+        case .backupFolder: "--backup"
         case .replaceOutput: "--force"
         case .dataFolder: "--data-dir"
         case .table: "--table"

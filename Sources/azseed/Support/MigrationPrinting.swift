@@ -5,6 +5,10 @@ import SeedRunner
 
 /// How `azseed migrate` prints plans, results and status, as text or one JSON document.
 enum MigrationPrinting {
+    /// Text from a migration file or the target's ledger, as the terminal gets it: control
+    /// characters escaped, so neither can draw or forge lines (JSON escapes them itself).
+    static func shown(_ text: String) -> String { Printable.escaped(text, quotes: false) }
+
     static func planText(_ reports: [MigrationReport], status: MigrationStatus, folder: URL) -> String {
         guard !reports.isEmpty else {
             return "No pending migrations in \(folder.relativePath) (\(status.entries.count) known)."
@@ -12,7 +16,7 @@ enum MigrationPrinting {
         var lines: [String] = []
         var changes = 0
         for report in reports {
-            lines.append("V\(report.version) \(report.description) (\(report.state == "running" ? "interrupted: resumes" : report.state))")
+            lines.append("V\(report.version) \(shown(report.description)) (\(report.state == "running" ? "interrupted: resumes" : report.state))")
             for op in report.operations {
                 changes += op.done ? 0 : op.changes
                 lines.append("  \(opLine(op))")
@@ -39,7 +43,7 @@ enum MigrationPrinting {
         guard !reports.isEmpty else { return "No pending migrations: nothing to apply." }
         var lines: [String] = []
         for report in reports {
-            lines.append("V\(report.version) \(report.description): applied")
+            lines.append("V\(report.version) \(shown(report.description)): applied")
             for op in report.operations { lines.append("  \(opLine(op))") }
         }
         lines.append("")
@@ -63,12 +67,12 @@ enum MigrationPrinting {
         var lines = ["VERSION  STATE            DESCRIPTION"]
         for entry in status.entries {
             var line = "\(entry.version.padding(toLength: max(7, entry.version.count), withPad: " ", startingAt: 0))  "
-            line += "\(entry.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0))  \(entry.description)"
+            line += "\(entry.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0))  \(shown(entry.description))"
             if let record = entry.record, record.state != .baseline {
-                let total = record.counts.reduce(0, +)
+                let total = record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue }
                 line +=
-                    " — \(record.state == .applied ? "applied" : "started") \(record.startedAt.shortISO8601) by \(record.tool) on \(record.host), \(total) change\(total == 1 ? "" : "s")"
-                if let error = record.error { line += "; \(error)" }
+                    " — \(record.state == .applied ? "applied" : "started") \(record.startedAt.shortISO8601) by \(shown(record.tool)) on \(shown(record.host)), \(total) change\(total == 1 ? "" : "s")"
+                if let error = record.error { line += "; \(shown(error))" }
             }
             lines.append(line)
         }
