@@ -28,6 +28,13 @@ struct PhraseTests {
         #expect(!error.description.contains("--"))
     }
 
+    /// From a new user's review: "see migrateValidate" — a Setting interpolated into a String
+    /// printed its case name. It shows its plain name now.
+    @Test func aSettingInAPlainStringShowsItsPlainName() {
+        let more = true ? " (see \(Setting.migrateStatus))" : ""
+        #expect(more == " (see \(Setting.migrateStatus.plainName))" && !more.contains("migrateStatus)"))
+    }
+
     @Test func everySettingHasAPlainNameThatIsNoFlag() {
         for setting in Setting.allCases {
             #expect(!setting.plainName.isEmpty && !setting.plainName.contains("--"), "\(setting.rawValue)")

@@ -54,7 +54,7 @@ import Testing
                 "13 comparisons"
             ),
             ("  - set-property: {table: events, name: N}", "one of 'value' or 'template'"),
-            ("  - set-property: {table: events, name: N, value: abc, type: Int32}", "is not Int32"),
+            ("  - set-property: {table: events, name: N, value: abc, type: Int32}", "is not an Int32"),
             ("  - set-property: {table: events, name: N, template: '{{#a}}'}", "template"),
             ("  - retype-property: {table: events, name: N, to: Binary}", "is not one of"),
             ("  - retype-property: {table: events, name: N, to: Int32, on-failure: ignore}", "on-failure"),

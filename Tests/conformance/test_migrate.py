@@ -81,7 +81,13 @@ def test_plan_apply_status_validate_as_a_user_runs_them(azseed, fresh, tmp_path)
     invalid = migrate(azseed, fresh, migrations, "validate")
     assert invalid.returncode == 1 and invalid.stderr.count("\n") == 1 and "checksum" in invalid.stderr and "--accept-checksums" in invalid.stderr
     refused = migrate(azseed, fresh, migrations, "apply")
-    assert refused.returncode == 1 and "nothing was written" in refused.stderr
+    assert refused.returncode == 1 and "nothing was written" in refused.stderr and "V1__rename.yaml" in refused.stderr
+    # From a new user's review: plan said "No pending migrations" and exit 0 while apply would
+    # refuse; repair without --accept-checksums said "Nothing to repair".
+    planned = migrate(azseed, fresh, migrations, "plan", "--detailed-exitcode")
+    assert planned.returncode == 1 and "apply would refuse" in planned.stderr, planned.stderr
+    told = migrate(azseed, fresh, migrations, "repair")
+    assert told.returncode == 0 and "--accept-checksums" in told.stdout and "Nothing to repair" not in told.stdout
     assert migrate(azseed, fresh, migrations, "repair", "--accept-checksums").returncode == 0
     assert migrate(azseed, fresh, migrations, "validate").returncode == 0
 
@@ -92,7 +98,7 @@ def test_mistakes_are_one_line_before_anything_runs(azseed, fresh, tmp_path):
     done = migrate(azseed, fresh, migrations, "apply")
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "V1__bad.yaml:3" in done.stderr, done.stderr
     missing = run(azseed, "migrate", "plan", "--migrations", str(tmp_path / "nope"), "--connection-string", fresh.connection_string)
-    assert missing.returncode == 1 and "no migrations folder" in missing.stderr
+    assert missing.returncode == 1 and "no migrations folder" in missing.stderr and "--migrations DIR" in missing.stderr
     assert run(azseed, "migrate", "apply", "--to", "x.1", "--migrations", migrations, "--connection-string", fresh.connection_string).returncode == 64
     assert run(azseed, "migrate", "apply", "--shard", "1/2", "--migrations", migrations, "--connection-string", fresh.connection_string).returncode == 64
 
@@ -264,3 +270,33 @@ def test_a_backup_folder_is_named_as_its_flag(azseed, tmp_path):
     assert run(azseed, "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path).returncode == 0
     done = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", "--backup", ".azseed/storage/bk", cwd=tmp_path)
     assert done.returncode == 64 and "--backup" in done.stderr and "--out" not in done.stderr and "--force" not in done.stderr, done.stderr
+
+
+def test_what_a_new_user_met(azseed, fresh, tmp_path):
+    """From a new user's review: Ctrl-C said nothing was written when the ledger recorded changes;
+    `repair --break-lock` broke the lock of a run still going on this machine; a misspelt template
+    variable rendered as nothing on every entity; a non-empty --backup folder was refused naming
+    --out and --force; several problems pointed at "migrateValidate"."""
+    table = seed(azseed, fresh, tmp_path, 60_000, 10)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+    process = subprocess.Popen([azseed, "migrate", "apply", "--migrations", migrations, "--connection-string", fresh.connection_string],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    held = migrate(azseed, fresh, migrations, "repair", "--break-lock")
+    assert held.returncode == 1 and "still running" in held.stderr, held.stderr
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "recorded in the target's ledger" in err and "before any change" not in err, err
+    assert migrate(azseed, fresh, migrations, "apply").returncode == 0  # the lock was released by Ctrl-C
+    assert {e["Place"] for e in table.list_entities(select=["Place"])} == {"xx"}
+
+    typo = folder(tmp_path, {"V2__typo.yaml": "description: t\noperations:\n  - set-property: {table: events, name: X, template: \"{{Plac}}!\"}\n"})
+    planned = migrate(azseed, fresh, typo, "plan")
+    assert planned.returncode == 1 and "reads 'Plac', which this entity does not have" in planned.stderr, planned.stderr
+
+    backup = tmp_path / "occupied"
+    backup.mkdir()
+    (backup / "x").write_text("mine")
+    occupied = migrate(azseed, fresh, typo, "apply", "--backup", str(backup))
+    assert occupied.returncode == 64 and "--backup" in occupied.stderr and "--out" not in occupied.stderr, occupied.stderr
+    assert (backup / "x").read_text() == "mine"

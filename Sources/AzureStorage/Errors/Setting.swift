@@ -2,11 +2,11 @@
 /// program spells it. A library's message names the setting (see ``Phrase``); the program
 /// that shows the message spells it (`azseed` as a flag, a library caller as its own option)
 /// through ``SettingNames``.
-public enum Setting: String, Sendable, CaseIterable {
+public enum Setting: String, Sendable, CaseIterable, CustomStringConvertible {
     // Where the data is and how to reach it.
     case accountName, blobEndpoint, tableEndpoint, sasToken, loginAuth, trustedCertificates, timeout, logFile
     // What a run reads or writes.
-    case dataset, outputFolder, backupFolder, replaceOutput, dataFolder, table, container, detailedPlan, shard
+    case dataset, migrationsFolder, outputFolder, backupFolder, replaceOutput, dataFolder, table, container, detailedPlan, shard
     // What a run generates.
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
@@ -17,6 +17,10 @@ public enum Setting: String, Sendable, CaseIterable {
         exportShardsOfOneExport, emulatorCommand
     // The emulator's start-up.
     case certificate, privateKey, ports, tokenAuthority, allowedCopySource, maxBlobSize
+
+    /// Its plain name: what a `Setting` interpolated into a plain `String` by mistake shows
+    /// (only a ``Phrase`` lets the program spell it), never the case's name.
+    public var description: String { plainName }
 
     /// The plain name a library uses when no program spells it otherwise.
     public var plainName: String {
@@ -30,6 +34,7 @@ public enum Setting: String, Sendable, CaseIterable {
         case .timeout: "the request timeout"
         case .logFile: "the request log file"
         case .dataset: "the dataset folder"
+        case .migrationsFolder: "the migrations folder"
         case .outputFolder: "output folder"
         case .backupFolder: "backup folder"
         case .replaceOutput: "the option to replace it"
@@ -83,11 +88,4 @@ public struct SettingNames: Sendable {
     public static let library = SettingNames { $0.plainName }
 
     public func callAsFunction(_ setting: Setting) -> String { spell(setting) }
-}
-
-extension DefaultStringInterpolation {
-    /// A setting interpolated into a `String` would print its case name: only a ``Phrase``
-    /// spells it, so this overload makes that a compile-time error.
-    @available(*, unavailable, message: "interpolate a Setting into a Phrase, which the program spells")
-    public mutating func appendInterpolation(_ setting: Setting) {}
 }

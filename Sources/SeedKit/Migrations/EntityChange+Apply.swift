@@ -32,9 +32,10 @@ extension EntityChange {
             switch value {
             case .value(let value): changed[name] = value
             case .template(let template):
+                if let missing = template.missing(in: entity) { return .failed(missing) }
                 let text = template.render(for: entity)
                 guard let typed = EdmValue.parse(text, as: template.type) else {
-                    return .failed("the template made '\(Printable.escaped(String(text.prefix(64))))', which is not \(template.type.shortName)")
+                    return .failed("the template made '\(Printable.escaped(String(text.prefix(64))))', which is not \(template.type.withArticle)")
                 }
                 changed[name] = typed
             }
@@ -63,6 +64,7 @@ extension EntityChange {
         case .deleteEntities:
             return .deleted
         case .rekey(let partition, let row):
+            if let missing = partition?.missing(in: entity) ?? row?.missing(in: entity) { return .failed(missing) }
             func keys(_ of: TableEntity) -> (String, String) {
                 (partition.map { $0.text.render(Self.context(of)) } ?? of.partitionKey, row.map { $0.text.render(Self.context(of)) } ?? of.rowKey)
             }
@@ -93,6 +95,17 @@ extension EntityChange {
 extension EntityTemplate {
     /// The template with the entity's keys and properties as its variables (each as its text).
     func render(for entity: TableEntity) -> String { text.render(EntityChange.context(entity)) }
+
+    /// Why the template cannot be rendered for `entity`: a variable outside any section that
+    /// the entity does not have (a misspelt name would otherwise render as nothing). Names in
+    /// sections (`{{#Capacity}}…{{/Capacity}}`) may be missing: that is what sections are for.
+    func missing(in entity: TableEntity) -> String? {
+        for case .variable(let name) in text.nodes where name != "." {
+            if name.isExactly("PartitionKey") || name.isExactly("RowKey") || entity[name] != nil { continue }
+            return "the template reads '\(Printable.escaped(name, quotes: false))', which this entity does not have"
+        }
+        return nil
+    }
 }
 
 extension EntityChange {
@@ -109,6 +122,9 @@ extension EntityChange {
 extension EdmType {
     /// `Int32`, as migration files name the type.
     public var shortName: String { String(rawValue.dropFirst(4)) }
+
+    /// `an Int32`, `a String`: for messages.
+    public var withArticle: String { (shortName.first.map { "AEIOU".contains($0) } ?? false ? "an " : "a ") + shortName }
 
     /// The type a migration file names (`String`, `Int32`, `Int64`, `Double`, `Boolean`,
     /// `DateTime`, `Guid`; `Edm.` may lead).

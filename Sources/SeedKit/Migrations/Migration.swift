@@ -35,7 +35,8 @@ public struct MigrationSet: Sendable {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
             throw DatasetError(
-                file: shown, line: nil, "no migrations folder here; create it, or pass the folder that holds the V<version>__<description>.yaml files"
+                file: shown, line: nil,
+                "no migrations folder here; create it, or name the folder that holds the V<version>__<description>.yaml files with \(Setting.migrationsFolder) (or the dataset folder holding migrations/ with \(Setting.dataset))"
             )
         }
         let names: [String]

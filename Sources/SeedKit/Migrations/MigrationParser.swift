@@ -284,7 +284,7 @@ struct MigrationParser {
             let text = YAMLReader.text(scalar)
             let chosen = type ?? Self.inferredType(scalar)
             guard let typed = EdmValue.parse(text, as: chosen) else {
-                throw reader.error(value, "\(what): value '\(Printable.escaped(String(text.prefix(64))))' is not \(chosen.shortName)")
+                throw reader.error(value, "\(what): value '\(Printable.escaped(String(text.prefix(64))))' is not \(chosen.withArticle)")
             }
             if case .string(let s) = typed, s.utf16.count > 32 * 1024 {
                 throw reader.error(value, "\(what): value is longer than a Table property's 32K characters")

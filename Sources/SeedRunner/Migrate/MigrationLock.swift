@@ -75,8 +75,23 @@ final class MigrationLock: Sendable {
         }
     }
 
-    /// Ends whoever holds the lock, at once (`repair --break-lock`).
-    static func breakLock(_ blobs: BlobClient) async throws -> Bool {
+    /// What the lock blob says of its holder.
+    static func holder(tool: String, host: String, pid: Int32, since: EdmDateTime) -> String {
+        "\(tool) on \(host), pid \(pid), since \(since.shortISO8601)"
+    }
+
+    /// Ends whoever holds the lock, at once (`repair --break-lock`) — refused when the holder is a
+    /// process of this machine that is still running (it would go on writing beside the next run).
+    static func breakLock(_ blobs: BlobClient, host: String) async throws -> Bool {
+        if let data = try? await blobs.download(container: ReservedNames.ledgerContainer, name: blob),
+            let text = String(data: data.prefix(512), encoding: .utf8),
+            let match = text.firstMatch(of: #/^.* on (.+), pid (\d+), since /#), String(match.1) == host,
+            let pid = Int32(match.2), pid != getpid(), kill(pid, 0) == 0 || errno == EPERM
+        {
+            throw RunError(
+                "the account's migrate lock is held by process \(pid) of this machine, which is still running (\(Printable.escaped(text, quotes: false))); stop it (Ctrl-C releases the lock), then run again"
+            )
+        }
         do {
             try await blobs.breakLease(container: ReservedNames.ledgerContainer, name: blob, period: 0)
             return true

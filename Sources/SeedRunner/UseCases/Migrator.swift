@@ -67,6 +67,14 @@ public struct Migrator: Sendable {
             try await BlockingPool.run {
                 if let data { try FolderOverlap.check(output: backup, setting: .backupFolder, inputs: [("the storage's data folder", data)]) }
                 try FolderOverlap.checkNoDataFolder(output: backup, setting: .backupFolder)
+                // A backup is never written over anything: the folder is new, or empty.
+                var isFolder: ObjCBool = false
+                if FileManager.default.fileExists(atPath: backup.path, isDirectory: &isFolder),
+                    !isFolder.boolValue || !((try? FileManager.default.contentsOfDirectory(atPath: backup.path).isEmpty) ?? false)
+                {
+                    throw GenerationError(
+                        usage: true, "\(Setting.backupFolder) \(backup.relativePathForMessages) exists and is not an empty folder; name a new folder")
+                }
             }
         }
         return try await locked { session, lock in
@@ -87,7 +95,10 @@ public struct Migrator: Sendable {
                     try lock.check()
                     try await hook?()
                 }
-                reports.append(try await run.apply(entry))
+                let report = try await run.apply(entry)
+                observer.note(
+                    "migration \(report.version) applied: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+                reports.append(report)
             }
             return reports
         }
@@ -127,12 +138,12 @@ public struct Migrator: Sendable {
     /// without releasing it; a lease not renewed also ends by itself within 60 s). True when
     /// there was a lock to break.
     public func breakLock() async throws -> Bool {
-        try await session { session in try await MigrationLock.breakLock(session.run.blobs) }
+        try await session { session in try await MigrationLock.breakLock(session.run.blobs, host: Self.host) }
     }
 
     /// Runs `body` holding the account's migrate lock, released however `body` ends.
     private func locked<T: Sendable>(_ body: (StorageSession, MigrationLock) async throws -> T) async throws -> T {
-        let holder = "\(tool) on \(Self.host), pid \(getpid()), since \(clock().shortISO8601)"
+        let holder = MigrationLock.holder(tool: tool, host: Self.host, pid: getpid(), since: clock())
         return try await session { session in
             let lock = try await MigrationLock.acquire(session.run.blobs, holder: holder, timeout: target.lockTimeout, observer: observer)
             do {
@@ -177,6 +188,8 @@ public struct Migrator: Sendable {
         public var restarted: [String] = []
         public var removed: [String] = []
         public var realigned: [String] = []
+        /// Applied migrations whose file changed, left as they are (no `acceptChecksums`).
+        public var unresolved: [String] = []
     }
 
     /// Clears failed runs (their checkpoints kept, so `apply` resumes where they stopped),
@@ -216,6 +229,8 @@ public struct Migrator: Sendable {
                 case .missingFile:
                     try await ledger.deleteMigrationRecord(record.version)
                     done.removed.append(record.version)
+                case .checksumChanged where !acceptChecksums:
+                    done.unresolved.append(record.version)
                 case .checksumChanged where acceptChecksums:
                     record.checksum = entry.migration!.checksum
                     record.description = entry.migration!.description
@@ -240,21 +255,23 @@ public struct Migrator: Sendable {
     }
 
     /// Why `apply` refuses while a problem stands, and what to do: the first of `count`.
-    public static func refusal(_ problem: MigrationStatus.Entry, count: Int) -> Phrase {
-        let more = count > 1 ? " (and \(count - 1) more; see \(Setting.migrateValidate))" : ""
+    /// `writing` false (validate) leaves out that nothing was written.
+    public static func refusal(_ problem: MigrationStatus.Entry, count: Int, writing: Bool = true) -> Phrase {
+        let more: Phrase = count > 1 ? " (and \(count - 1) more; see \(Setting.migrateStatus))" : ""
+        let end: Phrase = writing ? "; nothing was written" : ""
+        let which = "migration \(problem.version)" + (problem.migration.map { " (\(Printable.escaped($0.script, quotes: false)))" } ?? "")
         switch problem.state {
         case .checksumChanged:
             return
-                "migration \(problem.version) was applied from a file whose bytes have changed since (checksum); restore the file, or accept it with \(Setting.migrateAcceptChecksums)\(more); nothing was written"
+                "\(which) was applied from a file whose bytes have changed since (checksum); restore the file, or accept it with \(Setting.migrateAcceptChecksums)\(more)\(end)"
         case .missingFile:
             return
-                "migration \(problem.version) is in the target's ledger but its file is not in the migrations folder; restore it, or remove the record with \(Setting.migrateRepair)\(more); nothing was written"
+                "\(which) is in the target's ledger but its file is not in the migrations folder; restore it, or remove the record with \(Setting.migrateRepair)\(more)\(end)"
         case .outOfOrder:
-            return
-                "migration \(problem.version) is older than a version already applied; give it a version after the newest applied one\(more); nothing was written"
+            return "\(which) is older than a version already applied; give it a version after the newest applied one\(more)\(end)"
         default:
             return
-                "migration \(problem.version) failed\(problem.record?.error.map { " (\(Printable.escaped($0, quotes: false)))" } ?? ""); fix the cause, then \(Setting.migrateRepair) lets apply resume it\(more); nothing was written"
+                "\(which) failed\(problem.record?.error.map { " (\(Printable.escaped($0, quotes: false)))" } ?? ""); fix the cause, then \(Setting.migrateRepair) lets apply resume it\(more)\(end)"
         }
     }
 

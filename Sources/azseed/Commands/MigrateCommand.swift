@@ -81,6 +81,17 @@ struct MigratePlanCommand: AsyncParsableCommand {
         } else {
             Console.print(MigrationPrinting.planText(reports, status: status, folder: migrator.folder) + "\n")
         }
+        // As `terraform plan`: a plan that apply would refuse, or stop in, fails.
+        if let first = status.problems.first {
+            throw RunError("apply would refuse: " + Migrator.refusal(first, count: status.problems.count, writing: false))
+        }
+        for report in reports {
+            for (i, op) in report.operations.enumerated() where op.failures > 0 {
+                throw RunError(
+                    "apply would stop at migration \(report.version), operation \(i + 1) (\(op.op)): \(op.failures) entit\(op.failures == 1 ? "y" : "ies") it cannot change, e.g. \(op.firstFailure ?? "")"
+                )
+            }
+        }
         if detailedExitcode && !reports.isEmpty { throw ExitCode(2) }
     }
 }
@@ -112,6 +123,9 @@ struct MigrateApplyCommand: AsyncParsableCommand {
         if !yes, let place = migrator.target.deletesNeedConfirmation {
             throw ValidationError("migrate apply changes data in \(place); add --yes to confirm")
         }
+        Interruption.say(
+            "azseed: migrate apply interrupted; what it did is recorded in the target's ledger ('azseed migrate status' shows it) — run the same command again to resume where it stopped"
+        )
         let reports = try await migrator.apply(to: to, backup: backup.map { URL(fileURLWithPath: $0) })
         observer.finish()
         if options.output == .json {
@@ -160,7 +174,7 @@ struct MigrateValidateCommand: AsyncParsableCommand {
             Console.print("Validated \(status.entries.count) migration(s): no problems.\n")
         }
         if let first = status.problems.first {
-            throw RunError(Migrator.refusal(first, count: status.problems.count))
+            throw RunError(Migrator.refusal(first, count: status.problems.count, writing: false))
         }
     }
 }
@@ -208,14 +222,18 @@ struct MigrateRepairCommand: AsyncParsableCommand {
         }
         let done = try await migrator.repair(acceptChecksums: acceptChecksums)
         observer.finish()
-        if !done.cleared.isEmpty { lines.append("Cleared failed run(s) of \(done.cleared.joined(separator: ", ")): apply resumes them.") }
+        if !done.cleared.isEmpty { lines.append("Cleared the failed run of migration \(done.cleared.joined(separator: ", ")): apply resumes it.") }
         if !done.restarted.isEmpty {
             lines.append(
                 "Failed run(s) of \(done.restarted.joined(separator: ", ")) whose file changed since start over: apply runs them from the first operation."
             )
         }
         if !done.removed.isEmpty { lines.append("Removed ledger record(s) without a file: \(done.removed.joined(separator: ", ")).") }
-        if !done.realigned.isEmpty { lines.append("Recorded the current checksum of \(done.realigned.joined(separator: ", ")).") }
+        for version in done.unresolved {
+            lines.append(
+                "Migration \(version)'s file changed since it was applied: pass --accept-checksums to record its new checksum (or restore the file).")
+        }
+        if !done.realigned.isEmpty { lines.append("Recorded the current checksum of migration \(done.realigned.joined(separator: ", ")).") }
         Console.print((lines.isEmpty ? "Nothing to repair." : lines.joined(separator: "\n")) + "\n")
     }
 }

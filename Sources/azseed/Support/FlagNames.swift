@@ -14,6 +14,7 @@ extension SettingNames {
         case .timeout: "--timeout"
         case .logFile: "--log-file"
         case .dataset: "--dataset DIR"
+        case .migrationsFolder: "--migrations DIR"
         case .outputFolder: "--out"
         case .backupFolder: "--backup"
         case .replaceOutput: "--force"

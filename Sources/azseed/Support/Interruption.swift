@@ -15,6 +15,13 @@ enum Interruption {
 
     static var happened: Bool { interrupted.load(ordering: .relaxed) }
 
+    /// What a command that keeps its own progress says instead (`migrate apply`: the ledger).
+    private static let ownMessage = Mutex<String?>(nil)
+
+    /// Sets the one line an interrupted command prints, for commands whose progress is not
+    /// the progress display's.
+    static func say(_ message: String) { ownMessage.withLock { $0 = message } }
+
     /// Called by the progress display with every update.
     static func record(done: Int, total: Int?, writing: Bool) {
         progress.withLock { $0 = (done, total, writing) }
@@ -47,7 +54,8 @@ enum Interruption {
 
     /// The one line printed when an interrupted command ends.
     static var message: String {
-        switch progress.withLock({ $0 }) {
+        if let own = ownMessage.withLock({ $0 }) { return own }
+        return switch progress.withLock({ $0 }) {
         case (let done, let total?, true)?:
             "azseed: interrupted after \(done) of \(total) changes; each blob and entity batch is written whole or not at all, so nothing is half-written — run the same command again to finish"
         case (let done, _, false)?:

@@ -64,10 +64,10 @@ enum MigrationPrinting {
 
     static func statusText(_ status: MigrationStatus) -> String {
         guard !status.entries.isEmpty else { return "No migrations in the folder or the ledger." }
-        var lines = ["VERSION  STATE            DESCRIPTION"]
+        var lines = ["VERSION  STATE             DESCRIPTION"]
         for entry in status.entries {
             var line = "\(entry.version.padding(toLength: max(7, entry.version.count), withPad: " ", startingAt: 0))  "
-            line += "\(entry.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0))  \(shown(entry.description))"
+            line += "\(entry.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0))  \(shown(entry.description))"
             if let record = entry.record, record.state != .baseline {
                 let total = record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue }
                 line +=
