@@ -139,7 +139,7 @@ import Testing
             var random = SystemRandomNumberGenerator()
             for _ in 0..<3 {
                 let run = Task { try await migrator.apply() }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 1...60, using: &random)))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...15, using: &random)))
                 run.cancel()
                 if (try? await run.value) == nil { stops += 1 }
             }

@@ -16,19 +16,7 @@ extension Dataset {
         guard let data = FileManager.default.contents(atPath: fileURL.path), let text = String(data: data, encoding: .utf8) else {
             throw DatasetError(file: file, line: nil, "cannot read the file as UTF-8 text")
         }
-        let root: Node
-        do {
-            guard let node = try Yams.compose(yaml: text) else {
-                throw DatasetError(file: file, line: nil, "the file is empty")
-            }
-            root = node
-        } catch let error as DatasetError {
-            throw error
-        } catch let error as YamlError {
-            throw DatasetError(file: file, line: error.line, "malformed YAML: \(error.problem)")
-        } catch {
-            throw DatasetError(file: file, line: nil, "malformed YAML: \(error)")
-        }
+        let root = try YAMLReader(file: file).compose(text)
         var loader = DatasetLoader(reader: YAMLReader(file: file), directory: directory)
         let dataset = try loader.dataset(root)
         try DatasetValidator(dataset: dataset).validate()

@@ -9,6 +9,20 @@ struct YAMLReader {
         DatasetError(file: file, line: YAMLReader.line(of: node), message)
     }
 
+    /// The YAML tree of a file's text: an empty file or malformed YAML is a located error.
+    func compose(_ text: String) throws(DatasetError) -> Node {
+        do {
+            guard let node = try Yams.compose(yaml: text) else { throw DatasetError(file: file, line: nil, "the file is empty") }
+            return node
+        } catch let error as DatasetError {
+            throw error
+        } catch let error as YamlError {
+            throw DatasetError(file: file, line: error.line, "malformed YAML: \(error.problem)")
+        } catch {
+            throw DatasetError(file: file, line: nil, "malformed YAML")
+        }
+    }
+
     static func line(of node: Node?) -> Int? {
         guard let node else { return nil }
         switch node {

@@ -42,17 +42,7 @@ struct MigrationParser {
             throw DatasetError(file: file, line: nil, "cannot read the file")
         }
         guard let text = String(data: data, encoding: .utf8) else { throw DatasetError(file: file, line: nil, "cannot read the file as UTF-8 text") }
-        let root: Node
-        do {
-            guard let node = try Yams.compose(yaml: text) else { throw DatasetError(file: file, line: nil, "the file is empty") }
-            root = node
-        } catch let error as DatasetError {
-            throw error
-        } catch let error as YamlError {
-            throw DatasetError(file: file, line: error.line, "malformed YAML: \(error.problem)")
-        } catch {
-            throw DatasetError(file: file, line: nil, "malformed YAML")
-        }
+        let root = try YAMLReader(file: file).compose(text)
         let parser = MigrationParser(reader: YAMLReader(file: file))
         let pairs = try parser.reader.mapping(root, "a migration", allowed: ["description", "operations"])
         let descriptionNode = try parser.reader.required(pairs, "description", in: "a migration", at: root)
