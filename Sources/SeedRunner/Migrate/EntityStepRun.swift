@@ -29,6 +29,8 @@ struct EntityStepRun {
 
     private var cursor: MigrationRecord.EntityKey?
     private var batch: [(read: QueriedEntity, outcome: EntityOutcome)] = []
+    /// Hears the entities read so far, page by page (the CLI shows it: a long step is not silent).
+    var onRead: @Sendable (Int) -> Void = { _ in }
 
     init(
         tables: TableClient, step: EntityStep, operation: Int, record: MigrationRecord,
@@ -68,7 +70,10 @@ struct EntityStepRun {
             return
         }
         do {
+            var read = 0
             for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
+                read += page.count
+                onRead(read)
                 for read in page where step.selects(read.entity) {
                     let outcome = step.change.apply(to: read.entity)
                     switch outcome {
@@ -137,7 +142,10 @@ struct EntityStepRun {
             }
             var current: [(read: QueriedEntity, outcome: EntityOutcome)] = []
             do {
+                var read = 0
                 scan: for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
+                    read += page.count
+                    onRead(read)
                     for read in page where step.selects(read.entity) {
                         let outcome = step.change.apply(to: read.entity)
                         switch outcome {
@@ -218,7 +226,10 @@ struct EntityStepRun {
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var inFlight = 0
+                var read = 0
                 scan: for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
+                    read += page.count
+                    onRead(read)
                     for read in page where step.selects(read.entity) {
                         switch step.change.apply(to: read.entity) {
                         case .failed(let why):

@@ -69,6 +69,8 @@ struct MigrationRun {
                         try await ledger.write($0)
                     }
                     defer { record = run.record }
+                    let observer = self.observer
+                    run.onRead = { observer.reading($0) }
                     try await run.run()
                 case .blobs(let step):
                     let hook = beforeCheckpoint
