@@ -459,6 +459,20 @@ import Testing
         }
     }
 
+    /// From a new user's review: entities `on-failure: skip` leaves alone were not shown.
+    @Test func aPlanCountsTheEntitiesASkipLeaves() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await Self.seed(tables, count: 50, partitions: 1)
+            _ = try await tables.update(
+                TableEntity(partitionKey: "p0", rowKey: "000030", properties: ["Place": .string("x"), "Number": .string("thirty")]), in: "events")
+            let retype = "description: r\noperations:\n  - retype-property: {table: events, name: Number, to: Int64, on-failure: skip}\n"
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(["V1__r.yaml": retype]))
+            let operation = try await migrator.plan().1[0].operations[0]
+            #expect(operation.changes == 49 && operation.skipped == 1 && operation.failures == 0)
+        }
+    }
+
     /// Another writer updates entities while the migration runs: every one of its updates
     /// survives (each migration write is conditional on the ETag read; a refused one is read
     /// again) and every entity is migrated.

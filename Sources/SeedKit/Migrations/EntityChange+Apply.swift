@@ -92,6 +92,15 @@ extension EntityChange {
     }
 }
 
+extension EntityChange {
+    /// Whether the step leaves `entity` as it is only because its value cannot be converted
+    /// (`retype-property … on-failure: skip`): a plan counts those apart.
+    public func skips(_ entity: TableEntity) -> Bool {
+        guard case .retypeProperty(let name, let type, .skip) = self, let value = entity[name], value.type != type else { return false }
+        return Retype.convert(value, to: type) == nil
+    }
+}
+
 extension EntityTemplate {
     /// The template with the entity's keys and properties as its variables (each as its text).
     func render(for entity: TableEntity) -> String { text.render(EntityChange.context(entity)) }

@@ -24,6 +24,9 @@ public struct OperationReport: Sendable {
     public var deleted: Int
     /// Entities it cannot change (plan: `apply` would stop at the first).
     public var failures: Int
+    /// Entities it leaves as they are because their value cannot be converted
+    /// (`on-failure: skip`; plan only).
+    public var skipped = 0
     /// Why the first of those cannot be changed.
     public var firstFailure: String?
     /// A few changes, field by field.

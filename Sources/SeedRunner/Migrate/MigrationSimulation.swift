@@ -152,7 +152,9 @@ struct MigrationSimulation {
             guard step.selects(entity) else { return }
             let outcome = step.change.apply(to: entity)
             switch outcome {
-            case .unchanged: return
+            case .unchanged:
+                if step.change.skips(entity) { counted.skipped += 1 }
+                return
             case .failed(let why):
                 counted.failures += 1
                 if counted.firstFailure == nil { counted.firstFailure = "entity (\(EntityStepRun.shown(entity))): \(why)" }

@@ -59,7 +59,8 @@ enum MigrationPrinting {
         case _ where op.isBlobOperation: what = "\(op.changes) blob\(op.changes == 1 ? "" : "s")"
         default: what = "\(op.changes) entit\(op.changes == 1 ? "y" : "ies")"
         }
-        return "\(op.op) \(op.table): \(what)\(op.done ? " (done before the interruption)" : "")"
+        let skipped = op.skipped > 0 ? " (\(op.skipped) left as they are: their value cannot be converted)" : ""
+        return "\(op.op) \(op.table): \(what)\(skipped)\(op.done ? " (done before the interruption)" : "")"
     }
 
     static func statusText(_ status: MigrationStatus) -> String {
@@ -97,7 +98,7 @@ enum MigrationPrinting {
     private static func operationJSON(_ op: OperationReport) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("op", .string(op.op)), (op.isBlobOperation ? "container" : "table", .string(op.table)), ("changes", .number(String(op.changes))),
-            ("deleted", .number(String(op.deleted))), ("failures", .number(String(op.failures))),
+            ("deleted", .number(String(op.deleted))), ("failures", .number(String(op.failures))), ("skipped", .number(String(op.skipped))),
         ]
         if op.done { members.append(("done", .bool(true))) }
         if let failure = op.firstFailure { members.append(("firstFailure", .string(failure))) }
