@@ -91,8 +91,13 @@ struct EntityStepRun {
             }
             try await flush()
         } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
-            throw RunError("\(step.change.name): table \(step.table) does not exist; create it first (create-table) or name the right table")
+            throw Self.tableMissing(step)
         }
+    }
+
+    /// The step's table is not there (a Query Entities 404): one line saying what to do.
+    static func tableMissing(_ step: EntityStep) -> RunError {
+        RunError("\(step.change.name): table \(step.table) does not exist; create it first (create-table) or name the right table")
     }
 
     /// Batches written in flight at once by an idempotent step.
@@ -169,7 +174,7 @@ struct EntityStepRun {
                 }
                 try await send(current)
             } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
-                throw RunError("\(step.change.name): table \(step.table) does not exist; create it first (create-table) or name the right table")
+                throw Self.tableMissing(step)
             }
             while let result = try await group.next() { try await finish(result) }
         }
@@ -250,7 +255,7 @@ struct EntityStepRun {
                 try await group.waitForAll()
             }
         } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
-            throw RunError("\(step.change.name): table \(step.table) does not exist; create it first (create-table) or name the right table")
+            throw Self.tableMissing(step)
         }
         record.counts[operation] += moved
         record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: nil, pending: nil)

@@ -8,10 +8,13 @@ extension Seeder {
     /// has not had. A note only: reading the ledger or the folder failing says nothing.
     func noteMigrations(of directory: URL, in session: StorageSession) async {
         let folder = directory.appendingPathComponent("migrations")
-        var isFolder: ObjCBool = false
+        // Looking at the folder and reading the files block: on the blocking threads, not the pool.
         let files: MigrationSet? =
-            FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) && isFolder.boolValue
-            ? try? await BlockingPool.run { try MigrationSet.load(folder) } : nil
+            try? await BlockingPool.run { () throws -> MigrationSet? in
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else { return nil }
+                return try MigrationSet.load(folder)
+            } ?? nil
         guard let records = try? await Ledger(tables: session.run.tables).migrationRecords() else { return }
         for record in records where record.state == .running || record.state == .failed {
             observer.note("migration \(record.version) is \(record.state.rawValue) on this target; \(Setting.migrateStatus) shows it")
