@@ -11,6 +11,7 @@ public enum Setting: String, Sendable, CaseIterable, CustomStringConvertible {
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
     case planCommand, importSnapshot, migrateStatus, migratePlan, migrateValidate, migrateRepair, migrateAcceptChecksums, migrateBreakLock,
+        migrateApply, migrateUndo, migrateBackup,
         lockTimeout,
         snapshotCommands, savePlan,
         applySavedPlan, exportShards,
@@ -60,6 +61,9 @@ public enum Setting: String, Sendable, CaseIterable, CustomStringConvertible {
         case .migrateRepair: "Migrator.repair(acceptChecksums: false)"
         case .migrateAcceptChecksums: "Migrator.repair(acceptChecksums: true)"
         case .migrateBreakLock: "break it with Migrator.breakLock()"
+        case .migrateApply: "Migrator.apply()"
+        case .migrateUndo: "Migrator.undo(to:)"
+        case .migrateBackup: "the backup Migrator.apply(backup:) writes"
         case .lockTimeout: "RunTarget.lockTimeout"
         case .snapshotCommands: "an export or a generated snapshot"
         case .savePlan: "a saved plan"

@@ -87,6 +87,11 @@ extension EntityChange {
                 )
             }
             return .rekeyed(moved)
+        case .undo(let step):
+            guard let before = step.change.undoCandidate(entity), step.selects(before), step.change.apply(to: before) == .replaced(entity) else {
+                return .unchanged
+            }
+            return .replaced(before)
         }
         return changed == entity ? .unchanged : .replaced(changed)
     }
@@ -191,8 +196,14 @@ extension EntityStep {
     /// whose template reads itself); nil for the others.
     public var writtenProperty: String? {
         guard !change.isIdempotent else { return nil }
+        return writtenPropertyOfChange
+    }
+
+    /// The property the step's change writes, idempotent or not.
+    var writtenPropertyOfChange: String? {
         switch change {
         case .replaceInProperty(let name, _, _), .setProperty(let name, _, _): return name
+        case .undo(let step): return step.writtenPropertyOfChange
         default: return nil
         }
     }

@@ -95,6 +95,10 @@ public enum EntityChange: Sendable {
     /// New keys from templates over the entity (nil keeps that key): the entity is inserted
     /// under them, then the old one deleted.
     case rekey(partition: EntityTemplate?, row: EntityTemplate?)
+    /// What `migrate undo` runs for an invertible step (``EntityStep/inverse``): each entity the
+    /// step would have made from another is put back as that other — and only when the step,
+    /// applied to it, gives exactly this entity again.
+    indirect case undo(EntityStep)
 
     /// Whether applying the step to what it made changes nothing more: then a batch applied
     /// twice (after a resume from an earlier checkpoint) is the same as once, and the runner may
@@ -109,6 +113,8 @@ public enum EntityChange: Sendable {
         case .setProperty(let name, .template(let template), _):
             !template.text.variables.contains { $0.utf8.elementsEqual(name.utf8) || $0.utf8.starts(with: (name + ".").utf8) }
         case .replaceInProperty: false
+        // Putting a text back may leave a value that holds the replacement again.
+        case .undo(let step): step.change.isIdempotent
         }
     }
 
@@ -121,6 +127,7 @@ public enum EntityChange: Sendable {
         case .replaceInProperty: "replace-in-property"
         case .deleteEntities: "delete-entities"
         case .rekey: "rekey"
+        case .undo(let step): "undo " + step.change.name
         }
     }
 

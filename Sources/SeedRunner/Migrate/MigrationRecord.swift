@@ -24,6 +24,10 @@ public struct MigrationRecord: Sendable, Equatable {
         case failed
         /// Not run: `baseline` counts the account as migrated up to this version.
         case baseline
+        /// `migrate undo` started and did not finish; running it again resumes it.
+        case undoing
+        /// Put back by `migrate undo`: pending again.
+        case undone
     }
 
     /// Where a run is: the operation, the last entity key it is past, and the batch it was
@@ -67,6 +71,13 @@ public struct MigrationRecord: Sendable, Equatable {
     public var checkpoint: Checkpoint?
     /// Why a failed run stopped.
     public var error: String?
+    /// Per operation, the entities (or blobs) `migrate undo` could not tell from the ones the
+    /// operation changed, counted before its first write; nil for one not checked. Empty when
+    /// the migration holds an operation that cannot be undone.
+    public var undoChecks: [Int?] = []
+    /// While undoing and once undone, the counts the migration recorded when applied (``counts``
+    /// then holds the undo's own).
+    public var appliedCounts: [Int]?
 
     /// The record as the ledger's entity.
     public var entity: TableEntity {
@@ -83,6 +94,8 @@ public struct MigrationRecord: Sendable, Equatable {
             "Counts": .string(counts.map(String.init).joined(separator: ",")),
         ]
         if let endedAt { properties["EndedAt"] = .dateTime(endedAt) }
+        if !undoChecks.isEmpty { properties["UndoChecks"] = .string(undoChecks.map { $0.map(String.init) ?? "-" }.joined(separator: ",")) }
+        if let appliedCounts { properties["AppliedCounts"] = .string(appliedCounts.map(String.init).joined(separator: ",")) }
         if let error { properties["Error"] = .string(String(error.prefix(4000))) }
         if let checkpoint {
             properties["Operation"] = .int32(Int32(checkpoint.operation))
@@ -143,15 +156,26 @@ public struct MigrationRecord: Sendable, Equatable {
         endedAt = entity["EndedAt"] == nil ? nil : try date("EndedAt")
         tool = try string("Tool")
         host = try string("Host")
-        let countText = try string("Counts", max: 16 << 10)
-        var counts: [Int] = []
-        for part in countText.split(separator: ",", omittingEmptySubsequences: false) where !countText.isEmpty {
-            // At most 2^53 each (more entities than an account holds), so sums never overflow.
-            guard let n = Int(part), n >= 0, n <= Self.maxCount else { throw damaged("Counts is not a list of counts (each 0 to 2^53)") }
-            counts.append(n)
+        func counts(_ name: String, unchecked: Bool = false) throws(MigrationRecordDamaged) -> [Int?] {
+            let text = try string(name, max: 16 << 10)
+            var counts: [Int?] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) where !text.isEmpty {
+                if unchecked && part == "-" {
+                    counts.append(nil)
+                    continue
+                }
+                // At most 2^53 each (more entities than an account holds), so sums never overflow.
+                guard let n = Int(part), n >= 0, n <= Self.maxCount else { throw damaged("\(name) is not a list of counts (each 0 to 2^53)") }
+                counts.append(n)
+            }
+            guard counts.count <= MigrationSet.maxOperations else {
+                throw damaged("\(name) lists more than \(MigrationSet.maxOperations) operations")
+            }
+            return counts
         }
-        guard counts.count <= MigrationSet.maxOperations else { throw damaged("Counts lists more than \(MigrationSet.maxOperations) operations") }
-        self.counts = counts
+        self.counts = try counts("Counts").map { $0! }
+        undoChecks = entity["UndoChecks"] == nil ? [] : try counts("UndoChecks", unchecked: true)
+        appliedCounts = entity["AppliedCounts"] == nil ? nil : try counts("AppliedCounts").map { $0! }
         error = try optionalString("Error")
         if entity["Operation"] != nil {
             let operation = Int(try int("Operation", in: 0...Int32(MigrationSet.maxOperations)))

@@ -35,8 +35,56 @@ struct MigrationRun {
                 Array(record.counts.prefix(migration.operations.count))
                 + Array(repeating: 0, count: max(0, migration.operations.count - record.counts.count))
         }
+        // Only a migration undo can put back whole is checked for it: the others pay nothing.
+        let checked = migration.firstNotInvertible == nil
+        if checked && record.undoChecks.count != migration.operations.count {
+            record.undoChecks = Array(repeating: nil, count: migration.operations.count)
+        }
         try await ledger.write(record)
+        let report = try await run(migration, &record, undoing: false)
+        record.state = .applied
+        record.endedAt = clock()
+        record.checkpoint = nil
+        try await ledger.write(record)
+        return report
+    }
+
+    /// Puts back what an applied migration did (``Migration/undo(appliedCounts:)``): the record
+    /// turns `undoing` before the first change, keeps the counts it was applied with, and ends
+    /// `undone`; a stopped undo resumes at its checkpoint.
+    func undo(_ entry: MigrationStatus.Entry) async throws -> MigrationReport {
+        let migration = entry.migration!
+        var record = entry.record!
+        if record.state == .undoing {
+            observer.note("resuming the undo of migration \(migration.version.text) at step \((record.checkpoint?.operation ?? 0) + 1)")
+        }
+        let undo = migration.undo(appliedCounts: record.appliedCounts ?? record.counts)
+        if record.state != .undoing {
+            try await UndoCheck(tables: tables, blobs: blobs).beforeUndo(undo, version: migration.version.text)
+            record.appliedCounts = record.counts
+            record.counts = Array(repeating: 0, count: undo.operations.count)
+            record.state = .undoing
+            record.startedAt = clock()
+            record.endedAt = nil
+            record.error = nil
+            record.tool = tool
+            record.host = host
+            record.checkpoint = MigrationRecord.Checkpoint(operation: 0, after: nil, pending: nil)
+        }
+        try await ledger.write(record)
+        var report = try await run(undo, &record, undoing: true)
+        report.state = "undone"
+        record.state = .undone
+        record.endedAt = clock()
+        record.checkpoint = nil
+        try await ledger.write(record)
+        return report
+    }
+
+    /// Runs `migration`'s operations from the record's checkpoint, recording each as it ends.
+    private func run(_ migration: Migration, _ record: inout MigrationRecord, undoing: Bool) async throws -> MigrationReport {
         let start = record.checkpoint?.operation ?? 0
+        let what = undoing ? "the undo of migration \(migration.version.text), step" : "migration \(migration.version.text), operation"
         var report = MigrationReport(version: migration.version.text, description: migration.description, state: "applied", operations: [])
         for (i, operation) in migration.operations.enumerated() {
             var done = OperationReport(op: operation.name, table: operation.table)
@@ -48,6 +96,12 @@ struct MigrationRun {
                 continue
             }
             do {
+                if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil {
+                    // Counted before the operation's first write, and recorded with it: a run
+                    // resumed inside the operation keeps the count made on the data before it.
+                    record.undoChecks[i] = try await UndoCheck(tables: tables, blobs: blobs).conflicts(operation)
+                    try await ledger.write(record)
+                }
                 switch operation {
                 case .copyTable(let from, let to):
                     let hook = beforeCheckpoint
@@ -77,28 +131,28 @@ struct MigrationRun {
                     record.counts[i] += try await BlobStepRun(blobs: blobs, step: step, account: blobs.account) { try await hook?() }.run()
                 }
             } catch let stopped as EntityStepRun.Stopped {
-                try await fail(&record, "operation \(i + 1) (\(operation.name)): \(stopped.message)")
+                try await fail(&record, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(stopped.message)", undoing: undoing)
                 throw RunError(
-                    "migration \(migration.version.text), operation \(i + 1) (\(operation.name)) stopped: \(stopped.message); nothing after it was written. Fix the entity or the migration, then \(Setting.migrateRepair) lets apply resume"
+                    undoing
+                        ? "\(what) \(i + 1) (\(operation.name)) stopped: \(stopped.message); nothing after it was written. Fix the entity, then run the same undo again to resume it"
+                        : "\(what) \(i + 1) (\(operation.name)) stopped: \(stopped.message); nothing after it was written. Fix the entity or the migration, then \(Setting.migrateRepair) lets apply resume"
                 )
             } catch let error as AzureStorageError where Self.isPermanent(error) {
-                try await fail(&record, "operation \(i + 1) (\(operation.name)): \(error)")
-                throw RunError.explaining(error, while: "migration \(migration.version.text), operation \(i + 1) (\(operation.name))")
+                try await fail(&record, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(error)", undoing: undoing)
+                throw RunError.explaining(error, while: "\(what) \(i + 1) (\(operation.name))")
             }
             done.changes = record.counts[i]
             report.operations.append(done)
             record.checkpoint = MigrationRecord.Checkpoint(operation: i + 1, after: nil, pending: nil)
             try await ledger.write(record)
         }
-        record.state = .applied
-        record.endedAt = clock()
-        record.checkpoint = nil
-        try await ledger.write(record)
         return report
     }
 
-    private func fail(_ record: inout MigrationRecord, _ why: String) async throws {
-        record.state = .failed
+    /// Records why the run stopped. An undo stays `undoing` (its checkpoint counts the undo's
+    /// steps, which `apply` cannot resume); running it again resumes it.
+    private func fail(_ record: inout MigrationRecord, _ why: String, undoing: Bool) async throws {
+        if !undoing { record.state = .failed }
         record.error = why
         record.endedAt = clock()
         try await ledger.write(record)

@@ -22,6 +22,10 @@ public struct MigrationStatus: Sendable {
         case missingFile = "missing-file"
         /// A pending file older than a version already applied.
         case outOfOrder = "out-of-order"
+        /// `migrate undo` stopped before it finished; running it again resumes it.
+        case undoing
+        /// Put back by `migrate undo`: `apply` runs it again (from its file as it is now).
+        case undone
     }
 
     public struct Entry: Sendable {
@@ -36,16 +40,17 @@ public struct MigrationStatus: Sendable {
 
     /// Entries `validate` fails on: a changed checksum, a missing file, an out-of-order file,
     /// a failed run.
-    public var problems: [Entry] { entries.filter { [.checksumChanged, .missingFile, .outOfOrder, .failed].contains($0.state) } }
+    public var problems: [Entry] { entries.filter { [.checksumChanged, .missingFile, .outOfOrder, .failed, .undoing].contains($0.state) } }
 
-    /// What `apply` runs, in order: the interrupted one first (it is the oldest), then pending.
-    public var runnable: [Entry] { entries.filter { $0.state == .pending || $0.state == .running } }
+    /// What `apply` runs, in order: the interrupted one first (it is the oldest), then pending
+    /// and undone ones.
+    public var runnable: [Entry] { entries.filter { [.pending, .running, .undone].contains($0.state) && $0.migration != nil } }
 
     init(files: MigrationSet, records: [MigrationRecord]) {
         var byVersion: [String: MigrationRecord] = [:]
         for record in records { byVersion[record.version] = record }
         let baseline = records.filter { $0.state == .baseline }.compactMap { MigrationVersion($0.version) }.max()
-        let newestApplied = records.filter { $0.state != .baseline }.compactMap { MigrationVersion($0.version) }.max()
+        let newestApplied = records.filter { $0.state != .baseline && $0.state != .undone }.compactMap { MigrationVersion($0.version) }.max()
         var entries: [Entry] = []
         var seen: Set<String> = []
         for migration in files.migrations {
@@ -54,18 +59,21 @@ public struct MigrationStatus: Sendable {
             let record = byVersion[key]
             let state: State
             switch record?.state {
-            case nil:
+            case nil, .undone?:
+                // An undone migration runs again as a pending one does, from its file as it is
+                // now (changing the file after an undo is what an undo is for).
                 if let baseline, migration.version <= baseline {
                     state = .belowBaseline
                 } else if let newestApplied, migration.version < newestApplied {
                     state = .outOfOrder
                 } else {
-                    state = .pending
+                    state = record == nil ? .pending : .undone
                 }
             case .baseline?: state = .baseline
             case .applied?: state = record!.checksum == migration.checksum ? .applied : .checksumChanged
             case .running?: state = record!.checksum == migration.checksum ? .running : .checksumChanged
             case .failed?: state = .failed
+            case .undoing?: state = record!.checksum == migration.checksum ? .undoing : .checksumChanged
             }
             entries.append(
                 Entry(version: migration.version.text, description: migration.description, state: state, migration: migration, record: record))
@@ -73,7 +81,8 @@ public struct MigrationStatus: Sendable {
         for record in records where !seen.contains(record.version) {
             entries.append(
                 Entry(
-                    version: record.version, description: record.description, state: record.state == .baseline ? .baseline : .missingFile,
+                    version: record.version, description: record.description,
+                    state: record.state == .baseline ? .baseline : record.state == .undone ? .undone : .missingFile,
                     record: record))
         }
         self.entries = entries.sorted {

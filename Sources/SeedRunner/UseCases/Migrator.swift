@@ -104,6 +104,115 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// The dry run of ``undo(to:)``: what putting back each applied migration from the newest
+    /// down to `version` would change, step by step; writes nothing. Refused as `undo` would be.
+    public func planUndo(to version: MigrationVersion) async throws -> [MigrationReport] {
+        let files = try await load()
+        return try await session { session in
+            let status = MigrationStatus(files: files, records: try await Ledger(tables: session.run.tables).migrationRecords())
+            let chain = try Self.undoChain(status, to: version)
+            var simulation = try await MigrationSimulation(tables: session.run.tables, blobs: session.run.blobs, observer: observer)
+            var reports: [MigrationReport] = []
+            for (entry, undo) in chain {
+                if entry.state != .undoing {
+                    try await UndoCheck(tables: session.run.tables, blobs: session.run.blobs).beforeUndo(undo, version: entry.version)
+                }
+                var report = try await simulation.plan(
+                    MigrationStatus.Entry(
+                        version: entry.version, description: undo.description, state: entry.state == .undoing ? .running : .pending,
+                        migration: undo, record: entry.state == .undoing ? entry.record : nil))
+                report.state = entry.state == .undoing ? "undoing: resumes" : "undo"
+                reports.append(report)
+            }
+            return reports
+        }
+    }
+
+    /// `migrate undo`: puts back every applied migration from the newest down to `version`,
+    /// newest first, each exactly (``Migration/undo(appliedCounts:)``), holding the lock. Refused
+    /// as a whole, before any write, when one holds an operation that cannot be undone, or
+    /// when undo could not tell apart what it changed (counted when it was applied).
+    public func undo(to version: MigrationVersion) async throws -> [MigrationReport] {
+        let files = try await load()
+        let tool = self.tool
+        let clock = self.clock
+        return try await locked { session, lock in
+            let ledger = Ledger(tables: session.run.tables)
+            let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
+            var reports: [MigrationReport] = []
+            for (entry, _) in try Self.undoChain(status, to: version) {
+                var run = MigrationRun(
+                    tables: session.run.tables, blobs: session.run.blobs, ledger: ledger, tool: tool, host: Self.host, clock: clock,
+                    observer: observer)
+                let hook = beforeCheckpoint
+                run.beforeCheckpoint = {
+                    try lock.check()
+                    try await hook?()
+                }
+                let report = try await run.undo(entry)
+                observer.note(
+                    "migration \(report.version) undone: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+                reports.append(report)
+            }
+            return reports
+        }
+    }
+
+    /// The migrations `undo` down to `version` puts back, newest first, each with its undo.
+    static func undoChain(_ status: MigrationStatus, to version: MigrationVersion) throws -> [(MigrationStatus.Entry, Migration)] {
+        let undo: Phrase = "\(Setting.migrateUndo)"
+        let nothing = "; nothing was written"
+        func blocked(_ entry: MigrationStatus.Entry) -> Phrase? {
+            let which = "migration \(entry.version)"
+            switch entry.state {
+            case .running: return "\(which) is being applied or was interrupted; finish it with \(Setting.migrateApply) first, then undo"
+            case .failed: return "\(which) failed; \(Setting.migrateRepair) and \(Setting.migrateApply) finish it, then undo"
+            case .checksumChanged:
+                return "\(which)'s file has changed since it was applied; restore the file as it was applied, then undo"
+            case .missingFile: return "\(which)'s file is not in the migrations folder; restore it, then undo"
+            case .baseline, .belowBaseline: return "\(which) is counted as applied by a baseline, never run; there is nothing undo can put back"
+            default: return nil
+            }
+        }
+        let inRange = status.entries.filter { (MigrationVersion($0.version) ?? version) >= version }
+        guard let target = inRange.first(where: { MigrationVersion($0.version) == version }) else {
+            throw RunError(
+                "migration \(version.canonical) is neither in the migrations folder nor in the target's ledger; \(Setting.migrateStatus) lists them\(nothing)"
+            )
+        }
+        if [.pending, .undone, .outOfOrder].contains(target.state) {
+            throw RunError("migration \(target.version) is not applied (\(target.state.rawValue)); there is nothing to undo\(nothing)")
+        }
+        for entry in inRange { if let why = blocked(entry) { throw RunError("\(why)\(nothing)") } }
+        var chain: [(MigrationStatus.Entry, Migration)] = []
+        for entry in inRange.reversed() where entry.state == .applied || entry.state == .undoing {
+            let migration = entry.migration!
+            let record = entry.record!
+            if entry.state == .applied {
+                if let (i, operation) = migration.firstNotInvertible {
+                    throw RunError(
+                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)) cannot be undone exactly; restore the snapshot \(Setting.migrateBackup) wrote before it (\(Setting.importSnapshot)) instead\(nothing)"
+                    )
+                }
+                guard record.undoChecks.count == migration.operations.count, !record.undoChecks.contains(where: { $0 == nil }) else {
+                    throw RunError(
+                        "migration \(entry.version) was applied without the checks \(undo) needs (by an older azseed); restore a snapshot of the data before it instead\(nothing)"
+                    )
+                }
+                if let (i, n) = record.undoChecks.enumerated().first(where: { ($0.element ?? 0) > 0 }).map({ ($0.offset, $0.element!) }) {
+                    let operation = migration.operations[i]
+                    throw RunError(
+                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)): when it was applied, \(n) \(operation.isBlobOperation ? "blob(s)" : "entit\(n == 1 ? "y" : "ies")") already looked like what it makes, so undo cannot tell them from the ones it changed; restore the snapshot \(Setting.migrateBackup) wrote before it (\(Setting.importSnapshot)) instead\(nothing)"
+                    )
+                }
+            }
+            chain.append((entry, migration))
+        }
+        return chain.map { entry, migration in
+            (entry, migration.undo(appliedCounts: entry.record!.appliedCounts ?? entry.record!.counts))
+        }
+    }
+
     /// The snapshot `apply --backup` writes: the tables and containers the migrations touch.
     private func backup(_ chosen: [MigrationStatus.Entry], into folder: URL, _ session: StorageSession) async throws {
         var tables: [String] = []
@@ -267,6 +376,9 @@ public struct Migrator: Sendable {
         case .missingFile:
             return
                 "\(which) is in the target's ledger but its file is not in the migrations folder; restore it, or remove the record with \(Setting.migrateRepair)\(more)\(end)"
+        case .undoing:
+            return
+                "\(which) is being undone and the undo stopped\(problem.record?.error.map { " (\(Printable.escaped($0, quotes: false)))" } ?? ""); run \(Setting.migrateUndo) again to finish it\(more)\(end)"
         case .outOfOrder:
             return "\(which) is older than a version already applied; give it a version after the newest applied one\(more)\(end)"
         default:

@@ -13,7 +13,7 @@ struct MigrateCommand: AsyncParsableCommand {
             "The target's ledger (table azseedledger) records each migration's checksum, state and checkpoint: an interrupted apply resumes where it stopped. See docs/MIGRATIONS.md.",
         subcommands: [
             MigratePlanCommand.self, MigrateApplyCommand.self, MigrateStatusCommand.self, MigrateValidateCommand.self, MigrateBaselineCommand.self,
-            MigrateRepairCommand.self,
+            MigrateRepairCommand.self, MigrateUndoCommand.self,
         ]
     )
 }
@@ -235,5 +235,56 @@ struct MigrateRepairCommand: AsyncParsableCommand {
         }
         if !done.realigned.isEmpty { lines.append("Recorded the current checksum of migration \(done.realigned.joined(separator: ", ")).") }
         Console.print((lines.isEmpty ? "Nothing to repair." : lines.joined(separator: "\n")) + "\n")
+    }
+}
+
+/// `azseed migrate undo VERSION`: puts back the applied migrations from the newest down to VERSION.
+struct MigrateUndoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "undo",
+        abstract: "Put back exactly what the applied migrations from the newest down to VERSION did (newest first).",
+        discussion:
+            "Only migrations whose every operation is invertible can be undone (rename-property, set-property with if-missing, replace-in-property, move-blobs, create-table), and only when apply found nothing undo could not tell apart; for the others restore the snapshot 'migrate apply --backup DIR' wrote. Against an endpoint that is not loopback, --yes is required."
+    )
+
+    @OptionGroup var options: MigrationOptions
+
+    @Argument(help: ArgumentHelp("The oldest migration to undo.", valueName: "version"))
+    var version: String
+
+    @Flag(help: "Show what the undo would change; write nothing.")
+    var dryRun = false
+
+    @Flag(help: "Confirm changing data in an endpoint that is not loopback.")
+    var yes = false
+
+    func run() async throws {
+        guard let version = MigrationVersion(version) else {
+            throw ValidationError("'\(Printable.escaped(version, quotes: false))' is not a version (an integer or dotted integers, e.g. 3 or 1.2)")
+        }
+        let (migrator, observer) = try await options.migrator()
+        if dryRun {
+            let reports = try await migrator.planUndo(to: version)
+            observer.finish()
+            if options.output == .json {
+                Console.print(MigrationPrinting.json(reports).pretty())
+            } else {
+                Console.print(MigrationPrinting.undoPlanText(reports) + "\n")
+            }
+            return
+        }
+        if !yes, let place = migrator.target.deletesNeedConfirmation {
+            throw ValidationError("migrate undo changes data in \(place); add --yes to confirm")
+        }
+        Interruption.say(
+            "azseed: migrate undo interrupted; what it did is recorded in the target's ledger ('azseed migrate status' shows it) — run the same command again to finish the undo"
+        )
+        let reports = try await migrator.undo(to: version)
+        observer.finish()
+        if options.output == .json {
+            Console.print(MigrationPrinting.json(reports).pretty())
+        } else {
+            Console.print(MigrationPrinting.undoneText(reports) + "\n")
+        }
     }
 }

@@ -51,6 +51,42 @@ enum MigrationPrinting {
         return lines.joined(separator: "\n")
     }
 
+    /// `migrate undo --dry-run`: the same lines as a plan, for the undo's steps.
+    static func undoPlanText(_ reports: [MigrationReport]) -> String {
+        var lines: [String] = []
+        var changes = 0
+        for report in reports {
+            lines.append("V\(report.version) \(shown(report.description)) (\(report.state))")
+            for op in report.operations {
+                changes += op.done ? 0 : op.changes
+                lines.append("  \(opLine(op))")
+                for sample in op.samples {
+                    if op.isBlobOperation {
+                        lines += sample.lines.map { "      \($0)" }
+                        continue
+                    }
+                    lines.append(
+                        "      (\(Printable.escaped(sample.partitionKey, quotes: false)), \(Printable.escaped(sample.rowKey, quotes: false)))")
+                    lines += sample.lines.map { "        \($0)" }
+                }
+            }
+        }
+        lines.append("")
+        lines.append("Undo: \(reports.count) migration\(reports.count == 1 ? "" : "s") to put back, \(changes) change\(changes == 1 ? "" : "s").")
+        return lines.joined(separator: "\n")
+    }
+
+    static func undoneText(_ reports: [MigrationReport]) -> String {
+        var lines: [String] = []
+        for report in reports {
+            lines.append("V\(report.version) \(shown(report.description)): undone")
+            for op in report.operations { lines.append("  \(opLine(op))") }
+        }
+        lines.append("")
+        lines.append("Undid \(reports.count) migration\(reports.count == 1 ? "" : "s"); 'azseed migrate apply' applies them again.")
+        return lines.joined(separator: "\n")
+    }
+
     private static func opLine(_ op: OperationReport) -> String {
         let what: String
         switch op.op {

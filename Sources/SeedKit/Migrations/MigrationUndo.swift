@@ -1,0 +1,115 @@
+import AzureStorage
+
+/// What `migrate undo` can put back exactly.
+///
+/// An operation is invertible when, from what it made, the value it replaced can be computed
+/// again: `rename-property` (the property renamed back), `set-property … if-missing: true`
+/// (the property removed), `replace-in-property` (the replacement replaced back), `move-blobs`
+/// (moved back) and `create-table` (deleted when the run created it). The undo of an entity
+/// step puts an entity back only when the step, applied to what it puts back, gives exactly
+/// the entity there now (``EntityChange/undo(_:)``): an entity the step did not make is left
+/// alone. Whether every entity the step changed comes back, and nothing else moves, is checked
+/// when the migration is applied (``MigrationRecord`` keeps the count of entities undo could
+/// not tell apart); `migrate undo` refuses when that count is not zero.
+extension EntityChange {
+    /// Whether `migrate undo` can put back what this change did.
+    public var isInvertible: Bool {
+        switch self {
+        case .renameProperty, .replaceInProperty: true
+        case .setProperty(_, _, let ifMissing): ifMissing
+        default: false
+        }
+    }
+
+    /// The entity this change may have made `entity` from: the renamed property named back,
+    /// the set property removed, the replacement replaced back. Nil when `entity` is not of
+    /// the shape the change makes. ``EntityChange/apply(to:)`` of `.undo` checks the candidate.
+    func undoCandidate(_ entity: TableEntity) -> TableEntity? {
+        var before = entity
+        switch self {
+        case .renameProperty(let from, let to):
+            guard let value = entity[to], entity[from] == nil else { return nil }
+            before[to] = nil
+            before[from] = value
+        case .setProperty(let name, _, true):
+            guard entity[name] != nil else { return nil }
+            before[name] = nil
+        case .replaceInProperty(let name, let find, let replace):
+            guard case .string(let text)? = entity[name] else { return nil }
+            let back = Retype.replacingBytes(of: replace, with: find, in: text)
+            guard !back.utf8.elementsEqual(text.utf8) else { return nil }
+            before[name] = .string(back)
+        default: return nil
+        }
+        return before
+    }
+}
+
+extension EntityStep {
+    /// The step `migrate undo` runs for this one: every entity of the table read (the `where:`
+    /// is checked on the entity put back, not on the one read), nil when the change is not
+    /// invertible.
+    public var inverse: EntityStep? {
+        guard change.isInvertible else { return nil }
+        return EntityStep(table: table, filterText: nil, filter: nil, change: .undo(self))
+    }
+
+    /// Whether `migrate undo` could not tell `entity`, as it is before the step runs, from one
+    /// the step makes: the step changes it into something undo would not put back as it was,
+    /// or leaves it while it already looks like what the step makes (undo would change it).
+    /// Counted over the table before the step's first write.
+    public func undoConflicts(_ entity: TableEntity) -> Bool {
+        guard let inverse else { return true }
+        if selects(entity), case .replaced(let after) = change.apply(to: entity) {
+            return inverse.change.apply(to: after) != .replaced(entity)
+        }
+        if case .replaced = inverse.change.apply(to: entity) { return true }
+        return false
+    }
+}
+
+extension MigrationOperation {
+    /// Whether `migrate undo` can put back what this operation did.
+    public var isInvertible: Bool {
+        switch self {
+        case .createTable: true
+        case .entities(let step): step.change.isInvertible
+        case .blobs(let step): if case .move = step.change { true } else { false }
+        case .copyTable, .deleteTable: false
+        }
+    }
+
+    /// The operation that puts back what this one did, given what it recorded it changed
+    /// (`applied`): nil when there is nothing to put back (a create-table of a table that was
+    /// there). Only for an invertible operation.
+    func inverse(applied: Int) -> MigrationOperation? {
+        switch self {
+        case .createTable(let table): return applied > 0 ? .deleteTable(table) : nil
+        case .entities(let step): return step.inverse.map(MigrationOperation.entities)
+        case .blobs(let step):
+            guard case .move(let toContainer, let toPrefix) = step.change else { return nil }
+            return .blobs(BlobStep(container: toContainer, prefix: toPrefix, change: .move(toContainer: step.container, toPrefix: step.prefix)))
+        case .copyTable, .deleteTable: return nil
+        }
+    }
+}
+
+extension Migration {
+    /// The first operation `migrate undo` cannot put back (its index and itself); nil when
+    /// every one can.
+    public var firstNotInvertible: (index: Int, operation: MigrationOperation)? {
+        operations.enumerated().first { !$0.element.isInvertible }.map { ($0.offset, $0.element) }
+    }
+
+    /// The migration that undoes this one: the inverse of each operation, last first, given
+    /// the counts each recorded when applied. Same version, file and checksum. Only for a
+    /// migration whose every operation is invertible.
+    public func undo(appliedCounts: [Int]) -> Migration {
+        var undo = self
+        undo.description = "undo " + description
+        undo.operations = operations.enumerated().reversed().compactMap { i, operation in
+            operation.inverse(applied: appliedCounts.indices.contains(i) ? appliedCounts[i] : 1)
+        }
+        return undo
+    }
+}
