@@ -188,6 +188,65 @@ def test_the_readme_walkthrough_on_speakeasy(azseed, tmp_path):
         stop_emulator(emulator)
     again = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
     assert again.returncode == 0 and "No pending migrations" in again.stdout
+    # Undo, shown first, then run: the storage holds exactly the dataset again.
+    dry = run(azseed, "migrate", "undo", "1", "--dataset", "Seeds/speakeasy", "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0 and "Undo: 3 migrations to put back, 216 changes." in dry.stdout, dry.stdout + dry.stderr
+    assert "photos/BJohnson.jpg -> speakers/BJohnson.jpg" in dry.stdout
+    undone = run(azseed, "migrate", "undo", "1", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert undone.returncode == 0 and "Undid 3 migrations" in undone.stdout, undone.stderr
+    assert "undo rename-property events: 100 entities" in undone.stdout and "move-blobs photos: 8 blobs" in undone.stdout
+    verified = run(azseed, "verify", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert verified.returncode == 0 and "holds exactly dataset speakeasy" in verified.stdout, verified.stdout + verified.stderr
+    status = run(azseed, "migrate", "status", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert status.stdout.count("— undone ") == 3, status.stdout
+    twice = run(azseed, "migrate", "undo", "1", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert twice.returncode == 1 and "is not applied (undone)" in twice.stderr and twice.stderr.count("\n") <= 2
+    reapplied = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
+    assert reapplied.returncode == 0 and "Applied 3 migrations." in reapplied.stdout
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_a_killed_undo_resumes_exactly(azseed, fresh, tmp_path, trial):
+    """SIGKILL during `migrate undo` of replace-in-property x -> xx (whose undo, xx -> x, is not
+    idempotent either), then `repair --break-lock` and `undo` again: every value is x once more."""
+    table = seed(azseed, fresh, tmp_path, 20_000, 7)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+    assert migrate(azseed, fresh, migrations, "apply").returncode == 0
+    status = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
+    assert status["migrations"][0]["undoable"] is True
+    process = subprocess.Popen([azseed, "migrate", "undo", "1", "--migrations", migrations, "--connection-string", fresh.connection_string],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(random.Random(trial).uniform(0.3, 1.5))
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    interrupted = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
+    assert [m["state"] for m in interrupted["migrations"]] == ["undoing"], "the kill did not land mid-undo"
+    refused = migrate(azseed, fresh, migrations, "apply")
+    assert refused.returncode == 1
+    assert migrate(azseed, fresh, migrations, "repair", "--break-lock").returncode == 0
+    refused = migrate(azseed, fresh, migrations, "apply")
+    assert refused.returncode == 1 and "being undone" in refused.stderr, refused.stderr
+    resumed = migrate(azseed, fresh, migrations, "undo", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    values = [e["Place"] for e in table.list_entities()]
+    assert len(values) == 20_000 and set(values) == {"x"}, {v: values.count(v) for v in set(values)}
+    status = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
+    assert [(m["state"], m["counts"], m["appliedCounts"]) for m in status["migrations"]] == [("undone", [20_000], [20_000])]
+
+
+def test_undo_refuses_in_one_line_what_it_cannot_put_back(azseed, fresh, tmp_path):
+    """A migration holding delete-entities cannot be undone: one line naming the operation and the
+    backup to use instead, exit 1, nothing written."""
+    table = seed(azseed, fresh, tmp_path, 50, 1)
+    migrations = folder(tmp_path, {"V1__rename.yaml": RENAME,
+                                   "V2__drop.yaml": "description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 40\"}\n"})
+    assert migrate(azseed, fresh, migrations, "apply").returncode == 0
+    refused = migrate(azseed, fresh, migrations, "undo", "1")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "operation 1 (delete-entities on events) cannot be undone exactly" in refused.stderr and "--backup DIR" in refused.stderr
+    assert len(list(table.list_entities())) == 40 and all("Venue" in e for e in table.list_entities())
+    usage = migrate(azseed, fresh, migrations, "undo", "one")
+    assert usage.returncode == 64 and "is not a version" in usage.stderr
 
 
 def test_apply_backup_is_restored_exactly_by_import(azseed, fresh, tmp_path):

@@ -102,11 +102,10 @@ extension Migration {
     }
 
     /// The migration that undoes this one: the inverse of each operation, last first, given
-    /// the counts each recorded when applied. Same version, file and checksum. Only for a
+    /// the counts each recorded when applied. Same version, description, file and checksum. Only for a
     /// migration whose every operation is invertible.
     public func undo(appliedCounts: [Int]) -> Migration {
         var undo = self
-        undo.description = "undo " + description
         undo.operations = operations.enumerated().reversed().compactMap { i, operation in
             operation.inverse(applied: appliedCounts.indices.contains(i) ? appliedCounts[i] : 1)
         }

@@ -107,8 +107,14 @@ enum MigrationPrinting {
             line += "\(entry.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0))  \(shown(entry.description))"
             if let record = entry.record, record.state != .baseline {
                 let total = record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue }
-                line +=
-                    " — \(record.state == .applied ? "applied" : "started") \(record.startedAt.shortISO8601) by \(shown(record.tool)) on \(shown(record.host)), \(total) change\(total == 1 ? "" : "s")"
+                let when: String
+                switch record.state {
+                case .applied: when = "applied \(record.startedAt.shortISO8601)"
+                case .undone: when = "undone \((record.endedAt ?? record.startedAt).shortISO8601)"
+                case .undoing: when = "undo started \(record.startedAt.shortISO8601)"
+                default: when = "started \(record.startedAt.shortISO8601)"
+                }
+                line += " — \(when) by \(shown(record.tool)) on \(shown(record.host)), \(total) change\(total == 1 ? "" : "s")"
                 if let error = record.error { line += "; \(shown(error))" }
             }
             lines.append(line)
@@ -177,6 +183,13 @@ enum MigrationPrinting {
                             members.append(("tool", .string(record.tool)))
                             members.append(("host", .string(record.host)))
                             members.append(("counts", .array(record.counts.map { .number(String($0)) })))
+                            if let applied = record.appliedCounts { members.append(("appliedCounts", .array(applied.map { .number(String($0)) }))) }
+                            // Whether `migrate undo` can put it back: every operation invertible, and
+                            // nothing found at apply time that undo could not tell apart.
+                            if record.state == .applied {
+                                let undoable = !record.undoChecks.isEmpty && record.undoChecks.allSatisfy { $0 == 0 }
+                                members.append(("undoable", .bool(undoable)))
+                            }
                             if let error = record.error { members.append(("error", .string(error))) }
                         }
                         return .object(members)
