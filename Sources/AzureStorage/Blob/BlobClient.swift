@@ -274,11 +274,13 @@ public struct BlobClient: Sendable {
             let r = try await pipeline.send(pipeline.request("HEAD", path(container, name)), operation: "Get Blob Properties", expected: [200])
             var metadata: [String: String] = [:]
             for (header, value) in r.headers where header.lowercased().hasPrefix("x-ms-meta-") { metadata[String(header.dropFirst(10))] = value }
-            return BlobProperties(
+            var properties = BlobProperties(
                 name: name, contentLength: Int(r.headers["Content-Length"] ?? "") ?? 0, contentType: r.headers["Content-Type"],
                 contentMD5: r.headers["Content-MD5"], cacheControl: r.headers["Cache-Control"], contentEncoding: r.headers["Content-Encoding"],
                 contentLanguage: r.headers["Content-Language"], contentDisposition: r.headers["Content-Disposition"], etag: r.headers["ETag"],
                 lastModified: r.headers["Last-Modified"], metadata: metadata, accessTier: r.headers["x-ms-access-tier"])
+            properties.leaseState = r.headers["x-ms-lease-state"]
+            return properties
         } catch let error as AzureStorageError where error.status == 404 {
             return nil
         }

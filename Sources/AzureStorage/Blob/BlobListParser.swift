@@ -50,6 +50,7 @@ final class BlobListParser: NSObject, XMLParserDelegate {
         case ("Properties", "Content-Language"): current!.contentLanguage = text.isEmpty ? nil : text
         case ("Properties", "Content-Disposition"): current!.contentDisposition = text.isEmpty ? nil : text
         case ("Properties", "AccessTier"): current!.accessTier = text.isEmpty ? nil : text
+        case ("Properties", "LeaseState"): current!.leaseState = text.isEmpty ? nil : text
         case ("Properties", "Etag"): current!.etag = text
         case ("Properties", "Last-Modified"): current!.lastModified = text
         case ("Metadata", _): current!.metadata[name] = text

@@ -25,6 +25,9 @@ public struct BlobProperties: Sendable, Equatable {
     /// The access tier the service reports (`Hot`, `Cool`, `Cold`, `Archive`), whether set or
     /// inferred from the account's default; nil when it reports none.
     public var accessTier: String?
+    /// The lease's state as the service reports it (`available`, `leased`, `expired`,
+    /// `breaking`, `broken`); nil when it reports none.
+    public var leaseState: String?
 
     public init(
         name: String, contentLength: Int, contentType: String? = nil, contentMD5: String? = nil, cacheControl: String? = nil,

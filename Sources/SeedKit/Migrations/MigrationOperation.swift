@@ -46,9 +46,20 @@ public struct BlobStep: Sendable {
     public var container: String
     public var prefix: String
     public var change: BlobChange
+    /// The part of the blobs a sharded run (`--shard I/N`) takes, by container and name.
+    public var shard: Shard?
+
+    public init(container: String, prefix: String, change: BlobChange, shard: Shard? = nil) {
+        self.container = container
+        self.prefix = prefix
+        self.change = change
+        self.shard = shard
+    }
 
     /// Whether the step takes the blob named `name`.
-    public func selects(_ name: String) -> Bool { name.utf8.starts(with: prefix.utf8) }
+    public func selects(_ name: String) -> Bool {
+        name.utf8.starts(with: prefix.utf8) && (shard?.owns(container: container, blob: name) ?? true)
+    }
 }
 
 /// What a blob step does to one blob.
@@ -76,9 +87,22 @@ public struct EntityStep: Sendable {
     /// The same filter, parsed: each entity the service returns is checked again.
     let filter: FilterExpression?
     public var change: EntityChange
+    /// The partitions a sharded run (`--shard I/N`) takes.
+    public var shard: Shard?
 
-    /// Whether the step selects `entity` (its `where:`, evaluated as the service does).
-    public func selects(_ entity: TableEntity) -> Bool { filter?.matches(entity) ?? true }
+    init(table: String, filterText: String?, filter: FilterExpression?, change: EntityChange, shard: Shard? = nil) {
+        self.table = table
+        self.filterText = filterText
+        self.filter = filter
+        self.change = change
+        self.shard = shard
+    }
+
+    /// Whether the step selects `entity`: its shard's partitions, and its `where:` evaluated as
+    /// the service does.
+    public func selects(_ entity: TableEntity) -> Bool {
+        (shard?.owns(partition: entity.partitionKey) ?? true) && (filter?.matches(entity) ?? true)
+    }
 
     /// The comparisons `where:` holds.
     public var filterComparisons: Int { filter?.comparisonCount ?? 0 }

@@ -51,7 +51,7 @@ extension EntityStep {
     /// invertible.
     public var inverse: EntityStep? {
         guard change.isInvertible else { return nil }
-        return EntityStep(table: table, filterText: nil, filter: nil, change: .undo(self))
+        return EntityStep(table: table, filterText: nil, filter: nil, change: .undo(self), shard: shard)
     }
 
     /// Whether `migrate undo` could not tell `entity`, as it is before the step runs, from one
@@ -110,5 +110,36 @@ extension Migration {
             operation.inverse(applied: appliedCounts.indices.contains(i) ? appliedCounts[i] : 1)
         }
         return undo
+    }
+}
+
+extension Migration {
+    /// The part of this migration a sharded run (`--shard I/N`) does: each entity step the
+    /// shard's partitions, each blob step the shard's blobs. Table operations stay whole
+    /// (create-table is idempotent; copy-table is sharded by its runner).
+    public func sharded(_ shard: Shard?) -> Migration {
+        guard let shard, shard.count > 1 else { return self }
+        var copy = self
+        copy.operations = operations.map { operation in
+            switch operation {
+            case .entities(var step):
+                step.shard = shard
+                return .entities(step)
+            case .blobs(var step):
+                step.shard = shard
+                return .blobs(step)
+            default: return operation
+            }
+        }
+        return copy
+    }
+
+    /// The first operation a sharded run cannot do in parts: delete-table (one shard would delete
+    /// the table while another still works in it).
+    public var firstNotShardable: (index: Int, operation: MigrationOperation)? {
+        operations.enumerated().first {
+            if case .deleteTable = $0.element { return true }
+            return false
+        }.map { ($0.offset, $0.element) }
     }
 }

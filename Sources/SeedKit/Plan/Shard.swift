@@ -28,6 +28,12 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         count == 1 || Int(StableHash.keys(partitionKey, rowKey) % UInt64(count)) == index
     }
 
+    /// Whether the shard owns a whole partition: `migrate` splits by partition, so a batch (one
+    /// partition) is one shard's, and a rekey's entity is moved by the shard of its old keys.
+    public func owns(partition: String) -> Bool {
+        count == 1 || Int(StableHash.keys(partition, "") % UInt64(count)) == index
+    }
+
     public func owns(container: String, blob: String) -> Bool {
         count == 1 || Int(StableHash.keys(container, blob) % UInt64(count)) == index
     }

@@ -9,6 +9,8 @@ struct CopyTableRun {
     let tables: TableClient
     let from: String
     let to: String
+    /// Only these partitions (`--shard I/N`).
+    var shard: Shard? = nil
     /// Before each batch (the lock's check).
     let beforeBatch: @Sendable () async throws -> Void
     static let batchesInFlight = 16
@@ -43,7 +45,7 @@ struct CopyTableRun {
                     batch = []
                 }
                 for try await page in tables.query(from, fullMetadata: true) {
-                    for read in page {
+                    for read in page where shard?.owns(partition: read.entity.partitionKey) ?? true {
                         if let first = batch.first, !first.partitionKey.isExactly(read.entity.partitionKey) { try await send() }
                         batch.append(read.entity)
                         if batch.count == MigrationRecord.maxPending { try await send() }

@@ -6,14 +6,41 @@ extension Ledger {
     /// Every migration record in the target's ledger, by version; none when there is no ledger.
     /// A credential that cannot read it is an error: migrating blind would apply twice.
     func migrationRecords() async throws -> [MigrationRecord] {
+        try await records(in: MigrationRecord.partition)
+    }
+
+    /// The shards' own records of migrations applied in shards (``MigrationRecord/shardPartition``).
+    func shardRecords() async throws -> [MigrationRecord] {
+        try await records(in: MigrationRecord.shardPartition)
+    }
+
+    /// Removes every shard record of `version` (an undo, or the migration's record written).
+    func deleteShardRecords(_ version: String, among records: [MigrationRecord]) async throws {
+        for record in records where record.version == version {
+            guard let shard = record.shard else { continue }
+            do {
+                try await tables.deleteEntity(
+                    partitionKey: MigrationRecord.shardPartition, rowKey: MigrationRecord.shardRowKey(version, shard), from: ReservedNames.ledgerTable
+                )
+            } catch let error as AzureStorageError where error.status == 404 {
+            } catch {
+                throw RunError.explaining(error, while: "removing a shard record of migration \(version) from azseed's ledger")
+            }
+        }
+    }
+
+    private func records(in partition: String) async throws -> [MigrationRecord] {
         var records: [MigrationRecord] = []
         do {
-            for try await page in tables.query(ReservedNames.ledgerTable, filter: .partition(MigrationRecord.partition), fullMetadata: true) {
+            for try await page in tables.query(ReservedNames.ledgerTable, filter: .partition(partition), fullMetadata: true) {
                 for queried in page {
                     records.append(try MigrationRecord(queried.entity))
-                    guard records.count <= MigrationSet.maxMigrations + 1 else {
+                    // Shard records are kept until the migration's record is written: at most a
+                    // few migrations' shards at once.
+                    let limit = partition == MigrationRecord.partition ? MigrationSet.maxMigrations + 1 : 100_000
+                    guard records.count <= limit else {
                         throw RunError(
-                            "the ledger holds more than \(MigrationSet.maxMigrations) migration records; that is not a ledger azseed wrote")
+                            "the ledger holds more than \(limit) records in partition \(partition); that is not a ledger azseed wrote")
                     }
                 }
             }

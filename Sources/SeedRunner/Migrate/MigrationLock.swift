@@ -3,27 +3,73 @@ import Foundation
 import SeedKit
 import Synchronization
 
-/// One `migrate apply` (or `repair`, `baseline`) per account at a time: a lease on blob
+/// One `migrate apply` (or `undo`, `repair`, `baseline`) per account at a time: a lease on blob
 /// `migrate.lock` in azseed's container (``ReservedNames/ledgerContainer``), taken for 60 s,
 /// renewed every 20 s while the run lasts and released at its end. A run whose renewal fails
 /// stops at its next checkpoint. The blob holds who took it, so a refusal can say.
+///
+/// The shards of a sharded apply (`--shard I/N`) each take a lock of their own
+/// (`migrate.shard-I-of-N.lock`), so they run at once; a shard and an unsharded run exclude
+/// each other: each, holding its own lock, looks at the other kind's and lets go when one is
+/// held (two that start together may both let go; neither runs beside the other).
 final class MigrationLock: Sendable {
     static let blob = "migrate.lock"
+    static let shardPrefix = "migrate.shard-"
     static let seconds = 60
     static let renewEvery: Duration = .seconds(20)
 
+    /// The lock blob of `shard` (nil: the account's).
+    static func blob(_ shard: Shard?) -> String {
+        guard let shard, shard.count > 1 else { return blob }
+        return "\(shardPrefix)\(shard.index)-of-\(shard.count).lock"
+    }
+
     let blobs: BlobClient
     let id: String
+    let name: String
     private let lost = Mutex<String?>(nil)
     private let renewal = Mutex<Task<Void, Never>?>(nil)
 
-    private init(blobs: BlobClient, id: String) {
+    private init(blobs: BlobClient, id: String, name: String) {
         self.blobs = blobs
         self.id = id
+        self.name = name
     }
 
-    /// Takes the lock, waiting up to `timeout` for another run to end.
-    static func acquire(_ blobs: BlobClient, holder: String, timeout: Duration, observer: any RunObserver) async throws -> MigrationLock {
+    /// Takes the lock (of `shard`, or the account's), waiting up to `timeout` for another run to end.
+    static func acquire(
+        _ blobs: BlobClient, holder: String, timeout: Duration, observer: any RunObserver, shard: Shard? = nil
+    ) async throws -> MigrationLock {
+        let lock = try await acquireOne(blobs, name: blob(shard), holder: holder, timeout: timeout, observer: observer)
+        do {
+            if let other = try await otherKindHeld(blobs, shard: shard) {
+                await lock.release()
+                throw RunError(
+                    shard == nil
+                        ? "a sharded migrate apply holds its lock (\(Printable.escaped(other, quotes: false))); wait for every shard to finish, or, if they are gone, \(Setting.migrateBreakLock)"
+                        : "an unsharded migrate run holds the account's migrate lock; wait for it to finish, or, if it is gone, \(Setting.migrateBreakLock)"
+                )
+            }
+        } catch let error as AzureStorageError {
+            await lock.release()
+            throw RunError.explaining(error, while: "looking at azseed's migrate locks")
+        }
+        return lock
+    }
+
+    /// A held lock of the other kind: a shard's for an unsharded run, the account's for a shard.
+    private static func otherKindHeld(_ blobs: BlobClient, shard: Shard?) async throws -> String? {
+        for try await page in blobs.list(container: ReservedNames.ledgerContainer, prefix: shard == nil ? shardPrefix : blob) {
+            for listed in page where listed.leaseState == "leased" && (shard == nil ? listed.name.hasPrefix(shardPrefix) : listed.name == blob) {
+                return listed.name
+            }
+        }
+        return nil
+    }
+
+    private static func acquireOne(
+        _ blobs: BlobClient, name blob: String, holder: String, timeout: Duration, observer: any RunObserver
+    ) async throws -> MigrationLock {
         let container = ReservedNames.ledgerContainer
         do {
             _ = try await blobs.ensureContainer(container)
@@ -40,7 +86,7 @@ final class MigrationLock: Sendable {
         while true {
             // The id is chosen here, so a run stopped while the answer is on its way still
             // knows the lease it may hold, and releases it.
-            let lock = MigrationLock(blobs: blobs, id: UUID().uuidString.lowercased())
+            let lock = MigrationLock(blobs: blobs, id: UUID().uuidString.lowercased(), name: blob)
             do {
                 do {
                     _ = try await blobs.acquireLease(container: container, name: blob, seconds: seconds, proposedID: lock.id)
@@ -80,37 +126,54 @@ final class MigrationLock: Sendable {
         "\(tool) on \(host), pid \(pid), since \(since.shortISO8601)"
     }
 
-    /// Ends whoever holds the lock, at once (`repair --break-lock`) — refused when the holder is a
-    /// process of this machine that is still running (it would go on writing beside the next run).
+    /// Ends whoever holds the account's lock and every shard's lock, at once (`repair
+    /// --break-lock`) — refused when a holder is a process of this machine that is still running
+    /// (it would go on writing beside the next run). True when a lock was broken.
     static func breakLock(_ blobs: BlobClient, host: String) async throws -> Bool {
-        if let data = try? await blobs.download(container: ReservedNames.ledgerContainer, name: blob),
-            let text = String(data: data.prefix(512), encoding: .utf8),
-            let match = text.firstMatch(of: #/^.* on (.+), pid (\d+), since /#), String(match.1) == host,
-            let pid = Int32(match.2), pid != getpid(), kill(pid, 0) == 0 || errno == EPERM
-        {
-            throw RunError(
-                "the account's migrate lock is held by process \(pid) of this machine, which is still running (\(Printable.escaped(text, quotes: false))); stop it (Ctrl-C releases the lock), then run again"
-            )
-        }
+        var names = [blob]
         do {
-            try await blobs.breakLease(container: ReservedNames.ledgerContainer, name: blob, period: 0)
-            return true
-        } catch let error as AzureStorageError where error.status == 404 || error.code == .leaseNotPresentWithLeaseOperation {
+            for try await page in blobs.list(container: ReservedNames.ledgerContainer, prefix: shardPrefix) {
+                names += page.filter { $0.leaseState == "leased" }.map(\.name)
+            }
+        } catch let error as AzureStorageError where error.status == 404 {
             return false
         } catch {
-            throw RunError.explaining(error, while: "breaking azseed's migrate lock")
+            throw RunError.explaining(error, while: "listing azseed's migrate locks")
         }
+        for name in names {
+            if let data = try? await blobs.download(container: ReservedNames.ledgerContainer, name: name),
+                let text = String(data: data.prefix(512), encoding: .utf8),
+                let match = text.firstMatch(of: #/^.* on (.+), pid (\d+), since /#), String(match.1) == host,
+                let pid = Int32(match.2), pid != getpid(), kill(pid, 0) == 0 || errno == EPERM
+            {
+                throw RunError(
+                    "the migrate lock \(name) is held by process \(pid) of this machine, which is still running (\(Printable.escaped(text, quotes: false))); stop it (Ctrl-C releases the lock), then run again"
+                )
+            }
+        }
+        var broke = false
+        for name in names {
+            do {
+                try await blobs.breakLease(container: ReservedNames.ledgerContainer, name: name, period: 0)
+                broke = true
+            } catch let error as AzureStorageError where error.status == 404 || error.code == .leaseNotPresentWithLeaseOperation {
+            } catch {
+                throw RunError.explaining(error, while: "breaking azseed's migrate lock")
+            }
+        }
+        return broke
     }
 
     private func startRenewing() {
         let blobs = self.blobs
         let id = self.id
+        let name = self.name
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: Self.renewEvery)
                 if Task.isCancelled { return }
                 do {
-                    try await blobs.renewLease(container: ReservedNames.ledgerContainer, name: Self.blob, id: id)
+                    try await blobs.renewLease(container: ReservedNames.ledgerContainer, name: name, id: id)
                 } catch {
                     self?.lost.withLock { $0 = "\(error)" }
                     return
@@ -133,8 +196,9 @@ final class MigrationLock: Sendable {
         renewal.withLock { $0?.cancel() }
         let blobs = self.blobs
         let id = self.id
+        let name = self.name
         await Task.detached {
-            try? await blobs.releaseLease(container: ReservedNames.ledgerContainer, name: Self.blob, id: id)
+            try? await blobs.releaseLease(container: ReservedNames.ledgerContainer, name: name, id: id)
         }.value
     }
 }

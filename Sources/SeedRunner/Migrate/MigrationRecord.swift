@@ -11,6 +11,10 @@ import SeedKit
 public struct MigrationRecord: Sendable, Equatable {
     public static let schema: Int32 = 1
     public static let partition = "migration"
+    /// The partition of the shards' own records while a migration is applied in shards
+    /// (`--shard I/N`), RowKey `<version>@<I>of<N>`; the migration's record (in ``partition``)
+    /// is written when every shard has finished.
+    public static let shardPartition = "migration-shard"
     /// The most entities a batch holds, and so a pending batch.
     static let maxPending = 100
     /// The largest count a record may hold.
@@ -78,6 +82,11 @@ public struct MigrationRecord: Sendable, Equatable {
     /// While undoing and once undone, the counts the migration recorded when applied (``counts``
     /// then holds the undo's own).
     public var appliedCounts: [Int]?
+    /// The shard whose part this record keeps (a shard's record), nil for the migration's.
+    public var shard: Shard?
+
+    /// The RowKey of `version`'s record for `shard`.
+    static func shardRowKey(_ version: String, _ shard: Shard) -> String { "\(version)@\(shard.index)of\(shard.count)" }
 
     /// The record as the ledger's entity.
     public var entity: TableEntity {
@@ -113,6 +122,11 @@ public struct MigrationRecord: Sendable, Equatable {
                 }
             }
         }
+        if let shard {
+            properties["ShardIndex"] = .int32(Int32(shard.index))
+            properties["ShardCount"] = .int32(Int32(shard.count))
+            return TableEntity(partitionKey: Self.shardPartition, rowKey: Self.shardRowKey(version, shard), properties: properties)
+        }
         return TableEntity(partitionKey: Self.partition, rowKey: version, properties: properties)
     }
 
@@ -142,7 +156,19 @@ public struct MigrationRecord: Sendable, Equatable {
             throw damaged("Schema \(schema) is not \(Self.schema), the layout this azseed reads; use the azseed that wrote it")
         }
         version = try string("Version")
-        guard let parsed = MigrationVersion(version), parsed.canonical == version, version.isExactly(entity.rowKey) else {
+        var shard: Shard?
+        if entity.partitionKey.isExactly(Self.shardPartition) {
+            let index = Int(try int("ShardIndex", in: 0...99_999))
+            guard let parsed = Shard(index: index, count: Int(try int("ShardCount", in: 2...100_000))) else {
+                throw damaged("ShardIndex is not below ShardCount")
+            }
+            shard = parsed
+        }
+        self.shard = shard
+        let version = self.version
+        let rowKey = shard.map { Self.shardRowKey(version, $0) } ?? version
+        guard let parsed = MigrationVersion(version), parsed.canonical == version, rowKey.isExactly(entity.rowKey)
+        else {
             throw damaged("Version is not the canonical version its RowKey names")
         }
         description = try string("Description")

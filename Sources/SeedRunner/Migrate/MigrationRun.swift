@@ -15,6 +15,8 @@ struct MigrationRun {
     let observer: any RunObserver
     /// Called before each checkpoint is recorded (``Migrator/beforeCheckpoint``).
     var beforeCheckpoint: (@Sendable () async throws -> Void)? = nil
+    /// The shard whose part this run applies (`--shard I/N`): its record is the shard's own.
+    var shard: Shard? = nil
 
     func apply(_ entry: MigrationStatus.Entry) async throws -> MigrationReport {
         let migration = entry.migration!
@@ -28,6 +30,7 @@ struct MigrationRun {
             record = MigrationRecord(
                 version: migration.version.canonical, description: migration.description, script: migration.script, checksum: migration.checksum,
                 state: .running, startedAt: clock(), tool: tool, host: host)
+            record.shard = shard
             record.checkpoint = MigrationRecord.Checkpoint(operation: 0, after: nil, pending: nil)
         }
         if record.counts.count != migration.operations.count {
@@ -105,7 +108,7 @@ struct MigrationRun {
                 switch operation {
                 case .copyTable(let from, let to):
                     let hook = beforeCheckpoint
-                    record.counts[i] = try await CopyTableRun(tables: tables, from: from, to: to) { try await hook?() }.run()
+                    record.counts[i] = try await CopyTableRun(tables: tables, from: from, to: to, shard: shard) { try await hook?() }.run()
                 case .createTable(let table):
                     record.counts[i] = try await tables.ensureTable(table) ? 1 : 0
                 case .deleteTable(let table):

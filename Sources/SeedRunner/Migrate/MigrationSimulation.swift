@@ -10,6 +10,9 @@ struct MigrationSimulation {
     let tables: TableClient
     let blobs: BlobClient
     let observer: any RunObserver
+    /// The part a sharded plan counts (`--shard I/N`): entity and blob steps come sharded; a
+    /// copy-table counts the shard's partitions.
+    var shard: Shard? = nil
     /// Tables that would exist, by their lowercased name (Azure's table names ignore case),
     /// and whether the target holds them now (else their entities are none).
     private var exists: [String: Bool]
@@ -62,7 +65,8 @@ struct MigrationSimulation {
                 // step leaves fewer); `to` then holds them, for the steps after.
                 if held || copiedFrom[from.lowercased()] != nil {
                     var copied = 0
-                    try await visit(from, filter: nil) { _ in copied += 1 }
+                    let shard = self.shard
+                    try await visit(from, filter: nil) { entity in if shard?.owns(partition: entity.partitionKey) ?? true { copied += 1 } }
                     counted.changes = copied
                 }
                 if exists[to.lowercased()] == nil { exists[to.lowercased()] = false }

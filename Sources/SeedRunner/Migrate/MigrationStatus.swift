@@ -26,6 +26,8 @@ public struct MigrationStatus: Sendable {
         case undoing
         /// Put back by `migrate undo`: `apply` runs it again (from its file as it is now).
         case undone
+        /// Being applied in shards (`--shard I/N`), not every shard finished yet.
+        case inShards = "in-shards"
     }
 
     public struct Entry: Sendable {
@@ -34,6 +36,8 @@ public struct MigrationStatus: Sendable {
         public var state: State
         public var migration: Migration?
         public var record: MigrationRecord?
+        /// While it is applied in shards: each shard's own record.
+        public var shards: [MigrationRecord] = []
     }
 
     public var entries: [Entry]
@@ -44,11 +48,13 @@ public struct MigrationStatus: Sendable {
 
     /// What `apply` runs, in order: the interrupted one first (it is the oldest), then pending
     /// and undone ones.
-    public var runnable: [Entry] { entries.filter { [.pending, .running, .undone].contains($0.state) && $0.migration != nil } }
+    public var runnable: [Entry] { entries.filter { [.pending, .running, .undone, .inShards].contains($0.state) && $0.migration != nil } }
 
-    init(files: MigrationSet, records: [MigrationRecord]) {
+    init(files: MigrationSet, records: [MigrationRecord], shards: [MigrationRecord] = []) {
         var byVersion: [String: MigrationRecord] = [:]
         for record in records { byVersion[record.version] = record }
+        var shardsByVersion: [String: [MigrationRecord]] = [:]
+        for record in shards { shardsByVersion[record.version, default: []].append(record) }
         let baseline = records.filter { $0.state == .baseline }.compactMap { MigrationVersion($0.version) }.max()
         let newestApplied = records.filter { $0.state != .baseline && $0.state != .undone }.compactMap { MigrationVersion($0.version) }.max()
         var entries: [Entry] = []
@@ -75,8 +81,12 @@ public struct MigrationStatus: Sendable {
             case .failed?: state = .failed
             case .undoing?: state = record!.checksum == migration.checksum ? .undoing : .checksumChanged
             }
-            entries.append(
-                Entry(version: migration.version.text, description: migration.description, state: state, migration: migration, record: record))
+            var entry = Entry(version: migration.version.text, description: migration.description, state: state, migration: migration, record: record)
+            if [.pending, .undone].contains(state), let parts = shardsByVersion[key], !parts.isEmpty {
+                entry.shards = parts.sorted { ($0.shard?.index ?? 0) < ($1.shard?.index ?? 0) }
+                entry.state = parts.allSatisfy { $0.checksum == migration.checksum } ? .inShards : .checksumChanged
+            }
+            entries.append(entry)
         }
         for record in records where !seen.contains(record.version) {
             entries.append(

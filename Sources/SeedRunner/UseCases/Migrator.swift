@@ -34,7 +34,7 @@ public struct Migrator: Sendable {
     /// The files beside the ledger.
     public func status() async throws -> MigrationStatus {
         let files = try await load()
-        return try await session { session in MigrationStatus(files: files, records: try await Ledger(tables: session.run.tables).migrationRecords())
+        return try await session { session in try await Ledger(tables: session.run.tables).status(of: files)
         }
     }
 
@@ -44,11 +44,13 @@ public struct Migrator: Sendable {
     public func plan(to: MigrationVersion? = nil) async throws -> (MigrationStatus, [MigrationReport]) {
         let files = try await load()
         return try await session { session in
-            let status = MigrationStatus(files: files, records: try await Ledger(tables: session.run.tables).migrationRecords())
+            let status = try await Ledger(tables: session.run.tables).status(of: files)
             var simulation = try await MigrationSimulation(tables: session.run.tables, blobs: session.run.blobs, observer: observer)
+            simulation.shard = target.shard
             var reports: [MigrationReport] = []
             for entry in Self.chosen(status, to: to) {
-                reports.append(try await simulation.plan(entry))
+                guard let part = try Self.shardPart(entry, shard: target.shard) else { continue }
+                reports.append(try await simulation.plan(part))
             }
             return (status, reports)
         }
@@ -77,27 +79,35 @@ public struct Migrator: Sendable {
                 }
             }
         }
-        return try await locked { session, lock in
+        return try await locked(sharded: true) { session, lock in
             let ledger = Ledger(tables: session.run.tables)
-            let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
+            let status = try await ledger.status(of: files)
             if let problem = status.problems.first {
                 throw RunError(Self.refusal(problem, count: status.problems.count))
             }
             let chosen = Self.chosen(status, to: to)
+            try Self.checkShards(chosen, shard: target.shard)
             if let backup, !chosen.isEmpty { try await self.backup(chosen, into: backup, session) }
             var reports: [MigrationReport] = []
             for entry in chosen {
                 var run = MigrationRun(
                     tables: session.run.tables, blobs: session.run.blobs, ledger: ledger, tool: tool, host: Self.host, clock: clock,
                     observer: observer)
+                run.shard = target.shard
                 let hook = beforeCheckpoint
                 run.beforeCheckpoint = {
                     try lock.check()
                     try await hook?()
                 }
-                let report = try await run.apply(entry)
+                guard let part = try Self.shardPart(entry, shard: target.shard) else {
+                    // This shard finished its part earlier: the migration may wait only for the record.
+                    try await finishShards(entry, ledger: ledger)
+                    continue
+                }
+                var report = try await run.apply(part)
+                if target.shard != nil, !(try await finishShards(entry, ledger: ledger)) { report.state = "applied by this shard" }
                 observer.note(
-                    "migration \(report.version) applied: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+                    "migration \(report.version) \(report.state): \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
                 reports.append(report)
             }
             return reports
@@ -109,7 +119,7 @@ public struct Migrator: Sendable {
     public func planUndo(to version: MigrationVersion) async throws -> [MigrationReport] {
         let files = try await load()
         return try await session { session in
-            let status = MigrationStatus(files: files, records: try await Ledger(tables: session.run.tables).migrationRecords())
+            let status = try await Ledger(tables: session.run.tables).status(of: files)
             let chain = try Self.undoChain(status, to: version)
             var simulation = try await MigrationSimulation(tables: session.run.tables, blobs: session.run.blobs, observer: observer)
             var reports: [MigrationReport] = []
@@ -138,9 +148,13 @@ public struct Migrator: Sendable {
         let clock = self.clock
         return try await locked { session, lock in
             let ledger = Ledger(tables: session.run.tables)
-            let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
+            let status = try await ledger.status(of: files)
             var reports: [MigrationReport] = []
-            for (entry, _) in try Self.undoChain(status, to: version) {
+            let chain = try Self.undoChain(status, to: version)
+            // Records a sharded apply left (a shard's part) would make apply skip that part later.
+            let shardRecords = try await ledger.shardRecords()
+            for (entry, _) in chain { try await ledger.deleteShardRecords(entry.version, among: shardRecords) }
+            for (entry, _) in chain {
                 var run = MigrationRun(
                     tables: session.run.tables, blobs: session.run.blobs, ledger: ledger, tool: tool, host: Self.host, clock: clock,
                     observer: observer)
@@ -251,10 +265,11 @@ public struct Migrator: Sendable {
     }
 
     /// Runs `body` holding the account's migrate lock, released however `body` ends.
-    private func locked<T: Sendable>(_ body: (StorageSession, MigrationLock) async throws -> T) async throws -> T {
+    private func locked<T: Sendable>(sharded: Bool = false, _ body: (StorageSession, MigrationLock) async throws -> T) async throws -> T {
         let holder = MigrationLock.holder(tool: tool, host: Self.host, pid: getpid(), since: clock())
         return try await session { session in
-            let lock = try await MigrationLock.acquire(session.run.blobs, holder: holder, timeout: target.lockTimeout, observer: observer)
+            let lock = try await MigrationLock.acquire(
+                session.run.blobs, holder: holder, timeout: target.lockTimeout, observer: observer, shard: sharded ? target.shard : nil)
             do {
                 let result = try await body(session, lock)
                 await lock.release()
@@ -308,8 +323,16 @@ public struct Migrator: Sendable {
         let files = try await load()
         return try await locked { session, _ in
             let ledger = Ledger(tables: session.run.tables)
-            let status = MigrationStatus(files: files, records: try await ledger.migrationRecords())
+            let status = try await ledger.status(of: files)
             var done = Repair()
+            // A shard whose own run failed resumes, as a failed migration does.
+            for var part in try await ledger.shardRecords() where part.state == .failed {
+                part.state = .running
+                part.error = nil
+                part.checkpoint?.pending = nil
+                try await ledger.write(part)
+                done.cleared.append("\(part.version) (shard \(part.shard.map(\.description) ?? "?"))")
+            }
             for entry in status.entries {
                 guard var record = entry.record else { continue }
                 switch entry.state {

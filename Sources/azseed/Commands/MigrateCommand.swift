@@ -33,8 +33,11 @@ struct MigrationOptions: ParsableArguments {
     @Option(help: "How to print: text or json (one document).")
     var output: PlanOutputOptions.Format = .text
 
-    func validate() throws {
-        if target.shard != nil || target.shards != nil { throw ValidationError("--shard is not supported by migrate yet; run it without --shard") }
+    /// `--shard` splits plan and apply; the other subcommands work on the whole ledger.
+    func refuseShard(_ command: String) throws {
+        if target.shard != nil || target.shards != nil {
+            throw ValidationError("--shard splits 'migrate plan' and 'migrate apply'; run 'migrate \(command)' without it")
+        }
     }
 
     var folder: URL {
@@ -117,6 +120,12 @@ struct MigrateApplyCommand: AsyncParsableCommand {
             valueName: "dir"))
     var backup: String?
 
+    func validate() throws {
+        if backup != nil && (options.target.shard != nil || options.target.shards != nil) {
+            throw ValidationError("--backup writes one snapshot of the whole target; run 'migrate apply --backup DIR' without --shard")
+        }
+    }
+
     func run() async throws {
         let to = try MigrationOptions.version(to, flag: "--to")
         let (migrator, observer) = try await options.migrator()
@@ -144,6 +153,8 @@ struct MigrateStatusCommand: AsyncParsableCommand {
 
     @OptionGroup var options: MigrationOptions
 
+    func validate() throws { try options.refuseShard("status") }
+
     func run() async throws {
         let (migrator, observer) = try await options.migrator()
         let status = try await migrator.status()
@@ -163,6 +174,8 @@ struct MigrateValidateCommand: AsyncParsableCommand {
         abstract: "Check the files against the ledger: exit 1 on a changed checksum, a missing file, an out-of-order file or a failed run.")
 
     @OptionGroup var options: MigrationOptions
+
+    func validate() throws { try options.refuseShard("validate") }
 
     func run() async throws {
         let (migrator, observer) = try await options.migrator()
@@ -186,6 +199,8 @@ struct MigrateBaselineCommand: AsyncParsableCommand {
 
     @OptionGroup var options: MigrationOptions
 
+    func validate() throws { try options.refuseShard("baseline") }
+
     @Option(help: ArgumentHelp("The version the account's data already matches.", valueName: "version"))
     var version: String
 
@@ -207,6 +222,8 @@ struct MigrateRepairCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: MigrationOptions
+
+    func validate() throws { try options.refuseShard("repair") }
 
     @Flag(help: "Record the current checksum of applied migrations whose files changed.")
     var acceptChecksums = false
@@ -248,6 +265,8 @@ struct MigrateUndoCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: MigrationOptions
+
+    func validate() throws { try options.refuseShard("undo") }
 
     @Argument(help: ArgumentHelp("The oldest migration to undo.", valueName: "version"))
     var version: String

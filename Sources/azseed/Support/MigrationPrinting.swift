@@ -43,11 +43,16 @@ enum MigrationPrinting {
         guard !reports.isEmpty else { return "No pending migrations: nothing to apply." }
         var lines: [String] = []
         for report in reports {
-            lines.append("V\(report.version) \(shown(report.description)): applied")
+            lines.append("V\(report.version) \(shown(report.description)): \(report.state)")
             for op in report.operations { lines.append("  \(opLine(op))") }
         }
         lines.append("")
-        lines.append("Applied \(reports.count) migration\(reports.count == 1 ? "" : "s").")
+        let partly = reports.filter { $0.state != "applied" }.count
+        lines.append(
+            partly == 0
+                ? "Applied \(reports.count) migration\(reports.count == 1 ? "" : "s")."
+                : "Applied this shard's part of \(reports.count) migration\(reports.count == 1 ? "" : "s"); \(partly) wait\(partly == 1 ? "s" : "") for other shards."
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -105,6 +110,9 @@ enum MigrationPrinting {
         for entry in status.entries {
             var line = "\(entry.version.padding(toLength: max(7, entry.version.count), withPad: " ", startingAt: 0))  "
             line += "\(entry.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0))  \(shown(entry.description))"
+            if entry.state == .inShards, let count = entry.shards.first?.shard?.count {
+                line += " — \(entry.shards.filter { $0.state == .applied }.count) of \(count) shards finished"
+            }
             if let record = entry.record, record.state != .baseline {
                 let total = record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue }
                 let when: String
