@@ -3,7 +3,9 @@
 # partitions, on an in-memory emulator on this machine, for each N; wall time, peak RSS of the
 # azseed process and entities/s end to end (lock, ledger, reads and conditional batch writes).
 # Then the same for a non-idempotent step (replace-in-property), which records each batch as
-# pending before it is written. The entities are seeded first with `azseed apply`. First, the
+# pending before it is written; then `migrate undo 1`, which puts both back. Both migrations can be
+# undone, so apply first counts (one read of the table) what undo could not tell apart. The
+# entities are seeded first with `azseed apply`. First, the
 # same rename by a hand-written script on the official Python SDK (Benchmarks/python/migrate_port.py).
 #
 #   swift build -c release --product azseed && Benchmarks/migrate.sh [N...]
@@ -41,6 +43,7 @@ for n in "${sizes[@]}"; do
   "$bin" apply --dataset "$work/seed$n" --connection-string "$(cs "m$n")" --now 2026-11-21 --concurrency 16 >/dev/null 2>&1
   measure "rename-property, $n entities" "$n" entities "$bin" migrate apply --to 1 --dataset "$work/seed$n" --connection-string "$(cs "m$n")"
   measure "replace-in-property, $n entities" "$n" entities "$bin" migrate apply --to 2 --dataset "$work/seed$n" --connection-string "$(cs "m$n")"
-  "$bin" migrate status --dataset "$work/seed$n" --connection-string "$(cs "m$n")" --output json | grep -c '"applied"' | sed 's/^/applied migrations: /'
+  measure "undo of both, $n entities" "$n" entities "$bin" migrate undo 1 --dataset "$work/seed$n" --connection-string "$(cs "m$n")"
+  "$bin" migrate status --dataset "$work/seed$n" --connection-string "$(cs "m$n")" --output json | grep -c '"undone"' | sed 's/^/undone migrations: /'
   kill %% 2>/dev/null || true
 done
