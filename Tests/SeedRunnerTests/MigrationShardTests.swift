@@ -147,4 +147,47 @@ import Testing
             _ = try await Migrator(target: target, folder: folder).apply()
         }
     }
+
+    /// From the reviews: shards of two splits (0/2 beside 0/3) would apply parts twice — a
+    /// shard refuses while a shard of another N holds its lock; undo refuses a migration still
+    /// being applied in shards; a move applied by shards in turn can be undone (each counts
+    /// only its own blobs at the destination).
+    @Test func anotherSplitAndUndoWhileInShardsAreRefusedAndShardedMovesUndo() async throws {
+        try await TestEmulator.withRunning { server in
+            try await Self.seed(server)
+            let blobs = BlobClient(account: server.account)
+            let folder = try MigratorTests.folder([
+                "V1__move.yaml":
+                    "description: move\noperations:\n  - move-blobs: {container: speakers, prefix: \"\", to-container: photos, to-prefix: \"\"}\n"
+            ])
+            func shard(_ i: Int, of n: Int) -> Migrator {
+                Migrator(target: RunTarget(location: .account(server.account), shard: Shard(index: i, count: n)), folder: folder)
+            }
+            let whole = Migrator(target: RunTarget(location: .account(server.account)), folder: folder)
+            _ = try await blobs.ensureContainer(ReservedNames.ledgerContainer)
+            try await blobs.putBlob(Data(), container: ReservedNames.ledgerContainer, name: "migrate.shard-0-of-3.lock")
+            let other = try await blobs.acquireLease(container: ReservedNames.ledgerContainer, name: "migrate.shard-0-of-3.lock", seconds: nil)
+            do {
+                _ = try await shard(0, of: 2).apply()
+                Issue.record("a shard ran beside a shard of another split")
+            } catch let error as RunError {
+                #expect(error.phrase.description.contains("a shard of another split holds its lock"), "\(error.phrase)")
+            }
+            try await blobs.releaseLease(container: ReservedNames.ledgerContainer, name: "migrate.shard-0-of-3.lock", id: other)
+            _ = try await shard(0, of: 2).apply()
+            do {
+                _ = try await whole.undo(to: MigrationVersion("1")!)
+                Issue.record("undo ran while the migration is in shards")
+            } catch let error as RunError {
+                #expect(error.phrase.description.contains("being applied in shards"), "\(error.phrase)")
+            }
+            _ = try await shard(1, of: 2).apply()
+            let status = try await whole.status()
+            #expect(status.entries.map(\.state) == [.applied] && status.entries[0].record?.undoChecks == [0])
+            _ = try await whole.undo(to: MigrationVersion("1")!)
+            var names: [String] = []
+            for try await page in blobs.list(container: "speakers") { names += page.map(\.name) }
+            #expect(names.count == 30)
+        }
+    }
 }

@@ -4,6 +4,7 @@ import Foundation
 import SeedKit
 import SeedRunner
 import StorageEmulator
+import Synchronization
 import Testing
 
 /// `migrate undo` against an in-process emulator: the data comes back exactly as it was
@@ -204,8 +205,103 @@ import Testing
             } catch let error as RunError {
                 #expect(error.phrase.description.contains("created table rooms, which holds entities now"), "\(error.phrase)")
             }
-            // V3 was undone before V2 was refused; V2 stays applied.
-            #expect(try await migrator.status().entries.map(\.state) == [.applied, .applied, .undone])
+            // The chain (V3, then V2) is refused whole, before V3's undo wrote anything.
+            #expect(try await migrator.status().entries.map(\.state) == [.applied, .applied, .applied])
+        }
+    }
+
+    /// From an attacker's review: a value written between the apply-time check and the write
+    /// (`…?fallback=/photos/…`) is replaced into one undo would not give back as it was. It is
+    /// counted with its batch, so undo refuses instead of putting back something else.
+    @Test func aValueChangedDuringApplyIsCountedAndRefusesTheUndo() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await MigratorTests.seed(tables, count: 300, partitions: 1)
+            _ = try await tables.upsert(
+                TableEntity(partitionKey: "p0", rowKey: "zzz", properties: ["Url": .string("/speakers/v.jpg")]), into: "events")
+            let file = "description: photos\noperations:\n  - replace-in-property: {table: events, name: Url, find: /speakers/, replace: /photos/}\n"
+            var migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__urls.yaml": file]))
+            let once = Mutex(false)
+            migrator.beforeCheckpoint = {
+                guard
+                    !once.withLock({ done in
+                        defer { done = true }
+                        return done
+                    })
+                else { return }
+                _ = try await tables.upsert(
+                    TableEntity(partitionKey: "p0", rowKey: "zzz", properties: ["Url": .string("/speakers/v.jpg?fallback=/photos/v.jpg")]),
+                    into: "events")
+            }
+            _ = try await migrator.apply()
+            #expect(
+                try await tables.get(partitionKey: "p0", rowKey: "zzz", from: "events")?.entity["Url"]
+                    == .string("/photos/v.jpg?fallback=/photos/v.jpg"))
+            #expect(try await migrator.status().entries[0].record?.undoChecks == [1])
+            await #expect(throws: RunError.self) { _ = try await migrator.undo(to: MigrationVersion("1")!) }
+        }
+    }
+
+    /// From an attacker's review: a chain whose older migration would be refused is refused
+    /// whole, before the newer one's undo writes anything.
+    @Test func aChainIsRefusedWholeBeforeItsFirstWrite() async throws {
+        try await TestEmulator.withRunning { server in
+            try await Self.seed(server)
+            let files = [
+                "V1__audit.yaml": "description: audit\noperations:\n  - create-table: {table: audit}\n",
+                "V2__venue.yaml": Self.files["V1__venue.yaml"]!.replacingOccurrences(
+                    of: "description: Place becomes Venue", with: "description: venue"),
+            ]
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(files))
+            _ = try await migrator.apply()
+            _ = try await TableClient(account: server.account).insert(TableEntity(partitionKey: "a", rowKey: "1"), into: "audit")
+            let applied = try await Self.picture(server)
+            await #expect(throws: RunError.self) { _ = try await migrator.undo(to: MigrationVersion("1")!) }
+            #expect(try await Self.picture(server) == applied)
+            #expect(try await migrator.status().entries.map(\.state) == [.applied, .applied])
+        }
+    }
+
+    /// From an attacker's review: a blob of the same bytes but other headers or metadata where
+    /// the move would put one back is another blob: undo refuses rather than keep it and delete
+    /// the moved one (and a forward move copies over it rather than keep it).
+    @Test func aBlobOfTheSameBytesWithOtherHeadersIsNotTakenForTheMovedOne() async throws {
+        try await TestEmulator.withRunning { server in
+            try await Self.seed(server)
+            let migrator = Migrator(
+                target: RunTarget(location: .account(server.account)),
+                folder: try MigratorTests.folder(["V3__photos.yaml": Self.files["V3__photos.yaml"]!]))
+            _ = try await migrator.apply()
+            let blobs = BlobClient(account: server.account)
+            try await blobs.putBlob(
+                Data("a.jpg".utf8), container: "speakers", name: "a.jpg",
+                options: BlobUploadOptions(contentType: "text/evil", metadata: ["who": "mallory"]))
+            do {
+                _ = try await migrator.undo(to: MigrationVersion("3")!)
+                Issue.record("undo kept a blob of the same bytes and other headers")
+            } catch let error as RunError {
+                #expect(error.phrase.description.contains("written since in speakers (e.g. a.jpg)"), "\(error.phrase)")
+            }
+            #expect(try await blobs.properties(container: "photos", name: "a.jpg")?.metadata == ["who": "a.jpg"])
+        }
+    }
+
+    /// From an attacker's review: a ledger record edited to be undoing with counts that do not
+    /// match its undo is refused in one line, never indexed past its end.
+    @Test func anUndoingRecordWithCountsThatDoNotMatchIsRefused() async throws {
+        try await TestEmulator.withRunning { server in
+            try await Self.seed(server)
+            let migrator = Migrator(
+                target: RunTarget(location: .account(server.account)),
+                folder: try MigratorTests.folder(["V1__venue.yaml": Self.files["V1__venue.yaml"]!]))
+            _ = try await migrator.apply()
+            let ledger = TableClient(account: server.account)
+            var record = try #require(try await ledger.get(partitionKey: "migration", rowKey: "1", from: ReservedNames.ledgerTable)).entity
+            record["State"] = .string("undoing")
+            record["Counts"] = .string("")
+            record["Operation"] = .int32(1)
+            _ = try await ledger.upsert(record, into: ReservedNames.ledgerTable)
+            await #expect(throws: MigrationRecordDamaged.self) { _ = try await migrator.undo(to: MigrationVersion("1")!) }
         }
     }
 }

@@ -11,7 +11,7 @@ public enum Setting: String, Sendable, CaseIterable, CustomStringConvertible {
     case referenceTime, referenceTimeToday, windowStart, windowEnd, sampleSize, copyValues, copyBlobs, prune, privateAccess
     // Commands a remedy suggests running.
     case planCommand, importSnapshot, migrateStatus, migratePlan, migrateValidate, migrateRepair, migrateAcceptChecksums, migrateBreakLock,
-        migrateApply, migrateUndo, migrateBackup,
+        migrateApply, migrateUndo, migrateBackup, importSnapshotPrune, migratePlanForDataset,
         lockTimeout,
         snapshotCommands, savePlan,
         applySavedPlan, exportShards,
@@ -64,6 +64,8 @@ public enum Setting: String, Sendable, CaseIterable, CustomStringConvertible {
         case .migrateApply: "Migrator.apply()"
         case .migrateUndo: "Migrator.undo(to:)"
         case .migrateBackup: "the backup Migrator.apply(backup:) writes"
+        case .importSnapshotPrune: "importSnapshot(_:into:…) with pruning"
+        case .migratePlanForDataset: "Migrator.plan() over the migrations folder of the dataset"
         case .lockTimeout: "RunTarget.lockTimeout"
         case .snapshotCommands: "an export or a generated snapshot"
         case .savePlan: "a saved plan"

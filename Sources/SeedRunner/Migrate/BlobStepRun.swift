@@ -89,8 +89,7 @@ struct BlobStepRun {
                 case .move(let toContainer, let toPrefix):
                     let name = toPrefix + String(decoding: blob.name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self)
                     let there = try await blobs.properties(container: toContainer, name: name)
-                    let same =
-                        there.map { $0.contentLength == blob.contentLength && $0.contentMD5 != nil && $0.contentMD5 == blob.contentMD5 } ?? false
+                    let same = there.map { $0.sameStoredBlob(as: blob) } ?? false
                     if !same {
                         let md5 = blob.contentMD5.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
                         let desired = DesiredBlob(
@@ -126,5 +125,21 @@ struct BlobStepRun {
             }
         }
         return changed
+    }
+}
+
+extension BlobProperties {
+    /// Whether `other` holds the same stored blob: its bytes (length and a stored MD5), content
+    /// headers and metadata (names compared without case, as Azure keeps them). A move that
+    /// finds its copy already made — a run stopped between copy and delete — is told by this,
+    /// not by the bytes alone: a blob of the same bytes with other headers is another blob.
+    func sameStoredBlob(as other: BlobProperties) -> Bool {
+        func lowered(_ metadata: [String: String]) -> [String: String] {
+            Dictionary(metadata.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
+        return contentLength == other.contentLength && contentMD5 != nil && contentMD5 == other.contentMD5
+            && contentType == other.contentType && contentEncoding == other.contentEncoding && contentLanguage == other.contentLanguage
+            && contentDisposition == other.contentDisposition && cacheControl == other.cacheControl
+            && lowered(metadata) == lowered(other.metadata)
     }
 }

@@ -314,6 +314,17 @@ struct EntityStepRun {
         var attempts = 0
         while !batch.isEmpty {
             let partition = batch[0].read.entity.partitionKey
+            // An entity changed since the apply-time check read it (a concurrent writer) may no
+            // longer come back by undo: counted with the pending batch, before it is written.
+            // (Rename and set if-missing always come back; only a text replacement may not, and
+            // it is written here, one batch at a time.)
+            if let inverse = step.inverse, record.undoChecks.indices.contains(operation), let counted = record.undoChecks[operation] {
+                let lost = batch.filter { item in
+                    guard case .replaced(let after) = item.outcome else { return false }
+                    return inverse.change.apply(to: after) != .replaced(item.read.entity)
+                }.count
+                record.undoChecks[operation] = counted + lost
+            }
             record.checkpoint = MigrationRecord.Checkpoint(
                 operation: operation, after: cursor,
                 pending: MigrationRecord.PendingBatch(

@@ -47,7 +47,9 @@ final class MigrationLock: Sendable {
                 throw RunError(
                     shard == nil
                         ? "a sharded migrate apply holds its lock (\(Printable.escaped(other, quotes: false))); wait for every shard to finish, or, if they are gone, \(Setting.migrateBreakLock)"
-                        : "an unsharded migrate run holds the account's migrate lock; wait for it to finish, or, if it is gone, \(Setting.migrateBreakLock)"
+                        : other == blob
+                            ? "an unsharded migrate run holds the account's migrate lock; wait for it to finish, or, if it is gone, \(Setting.migrateBreakLock)"
+                            : "a shard of another split holds its lock (\(Printable.escaped(other, quotes: false))); every shard of one apply takes the same N — wait for them to finish, or, if they are gone, \(Setting.migrateBreakLock)"
                 )
             }
         } catch let error as AzureStorageError {
@@ -57,11 +59,17 @@ final class MigrationLock: Sendable {
         return lock
     }
 
-    /// A held lock of the other kind: a shard's for an unsharded run, the account's for a shard.
+    /// A held lock that excludes this run: a shard's for an unsharded run; for a shard, the
+    /// account's or that of a shard of another split (another N would apply parts twice).
     private static func otherKindHeld(_ blobs: BlobClient, shard: Shard?) async throws -> String? {
-        for try await page in blobs.list(container: ReservedNames.ledgerContainer, prefix: shard == nil ? shardPrefix : blob) {
-            for listed in page where listed.leaseState == "leased" && (shard == nil ? listed.name.hasPrefix(shardPrefix) : listed.name == blob) {
-                return listed.name
+        let ours = shard.map { "-of-\($0.count).lock" }
+        for try await page in blobs.list(container: ReservedNames.ledgerContainer, prefix: "migrate.") {
+            for listed in page where listed.leaseState == "leased" {
+                if let ours {
+                    if listed.name == blob || (listed.name.hasPrefix(shardPrefix) && !listed.name.hasSuffix(ours)) { return listed.name }
+                } else if listed.name.hasPrefix(shardPrefix) {
+                    return listed.name
+                }
             }
         }
         return nil

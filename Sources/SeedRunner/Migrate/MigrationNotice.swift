@@ -24,7 +24,7 @@ extension Seeder {
         guard !pending.isEmpty else { return }
         let versions = pending.prefix(5).map(\.version).joined(separator: ", ") + (pending.count > 5 ? ", …" : "")
         observer.note(
-            "\(pending.count) migration\(pending.count == 1 ? "" : "s") in \(folder.relativePathForMessages) not applied to this target (\(versions)); \(Setting.migratePlan) shows what they change"
+            "\(pending.count) migration\(pending.count == 1 ? "" : "s") in \(folder.relativePathForMessages) not applied to this target (\(versions)); run \(Setting.migratePlanForDataset) \(directory.relativePathForMessages) to see what they change"
         )
     }
 }

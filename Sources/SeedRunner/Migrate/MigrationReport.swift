@@ -8,6 +8,9 @@ public struct MigrationReport: Sendable {
     /// `pending`, `running` (resumed), `applied`, or a ``MigrationStatus/State`` for the rest.
     public var state: String
     public var operations: [OperationReport]
+    /// In a plan: the first operation `migrate undo` could not put back (`remove-property on
+    /// events`), nil when every one can.
+    public var undoBlocker: String? = nil
 }
 
 /// One operation's count of changes, with a few of them shown field by field.

@@ -62,6 +62,13 @@ struct MigrationRun {
             observer.note("resuming the undo of migration \(migration.version.text) at step \((record.checkpoint?.operation ?? 0) + 1)")
         }
         let undo = migration.undo(appliedCounts: record.appliedCounts ?? record.counts)
+        if record.state == .undoing,
+            record.counts.count != undo.operations.count || (record.appliedCounts.map { $0.count != migration.operations.count } ?? true)
+        {
+            throw MigrationRecordDamaged(
+                rowKey: record.version,
+                problem: "it is being undone, but Counts or AppliedCounts do not match the \(undo.operations.count) steps of its undo")
+        }
         if record.state != .undoing {
             try await UndoCheck(tables: tables, blobs: blobs).beforeUndo(undo, version: migration.version.text)
             record.appliedCounts = record.counts
@@ -87,6 +94,12 @@ struct MigrationRun {
     /// Runs `migration`'s operations from the record's checkpoint, recording each as it ends.
     private func run(_ migration: Migration, _ record: inout MigrationRecord, undoing: Bool) async throws -> MigrationReport {
         let start = record.checkpoint?.operation ?? 0
+        guard record.counts.count == migration.operations.count, start <= migration.operations.count else {
+            throw MigrationRecordDamaged(
+                rowKey: record.version,
+                problem:
+                    "its checkpoint or Counts do not match the \(migration.operations.count) operation(s) \(undoing ? "of its undo" : "of its file")")
+        }
         let what = undoing ? "the undo of migration \(migration.version.text), step" : "migration \(migration.version.text), operation"
         var report = MigrationReport(version: migration.version.text, description: migration.description, state: "applied", operations: [])
         for (i, operation) in migration.operations.enumerated() {

@@ -43,6 +43,7 @@ struct MigrationSimulation {
         let migration = entry.migration!
         let resumeAt = entry.state == .running ? (entry.record?.checkpoint?.operation ?? 0) : 0
         var report = MigrationReport(version: migration.version.text, description: migration.description, state: entry.state.rawValue, operations: [])
+        report.undoBlocker = migration.firstNotInvertible.map { "\($0.operation.name) on \($0.operation.table)" }
         for (i, operation) in migration.operations.enumerated() {
             var counted = OperationReport(op: operation.name, table: operation.table)
             counted.isBlobOperation = operation.isBlobOperation

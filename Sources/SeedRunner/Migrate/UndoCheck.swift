@@ -34,7 +34,13 @@ struct UndoCheck {
             guard case .move(let toContainer, let toPrefix) = step.change else { return 0 }
             do {
                 for try await page in blobs.list(container: toContainer, prefix: toPrefix.isEmpty ? nil : toPrefix) {
-                    count += page.filter { $0.name.utf8.starts(with: toPrefix.utf8) }.count
+                    // A blob there whose name maps back to one this run moves (a shard counts
+                    // only its own: the others' moved blobs are theirs).
+                    count +=
+                        page.filter { listed in
+                            guard listed.name.utf8.starts(with: toPrefix.utf8) else { return false }
+                            return step.selects(step.prefix + String(decoding: listed.name.utf8.dropFirst(toPrefix.utf8.count), as: UTF8.self))
+                        }.count
                 }
             } catch let error as AzureStorageError where error.status == 404 {
                 return 0
@@ -76,8 +82,8 @@ struct UndoCheck {
                         for blob in page where step.selects(blob.name) {
                             let name = backPrefix + String(decoding: blob.name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self)
                             guard let old = there[name] else { continue }
-                            // The same bytes there: a move back that stopped after its copy.
-                            let same = old.contentLength == blob.contentLength && old.contentMD5 != nil && old.contentMD5 == blob.contentMD5
+                            // The same blob there: a move back that stopped after its copy.
+                            let same = old.sameStoredBlob(as: blob)
                             if !same { replaced.append(name) }
                         }
                     }

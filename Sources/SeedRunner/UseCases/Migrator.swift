@@ -121,6 +121,11 @@ public struct Migrator: Sendable {
         return try await session { session in
             let status = try await Ledger(tables: session.run.tables).status(of: files)
             let chain = try Self.undoChain(status, to: version)
+            // Every migration's check first, on the data as it is: a chain is refused whole,
+            // before its first write (each is checked again just before its own undo).
+            for (entry, undo) in chain where entry.state != .undoing {
+                try await UndoCheck(tables: session.run.tables, blobs: session.run.blobs).beforeUndo(undo, version: entry.version)
+            }
             var simulation = try await MigrationSimulation(tables: session.run.tables, blobs: session.run.blobs, observer: observer)
             var reports: [MigrationReport] = []
             for (entry, undo) in chain {
@@ -151,6 +156,11 @@ public struct Migrator: Sendable {
             let status = try await ledger.status(of: files)
             var reports: [MigrationReport] = []
             let chain = try Self.undoChain(status, to: version)
+            // Every migration's check first, on the data as it is: a chain is refused whole,
+            // before its first write (each is checked again just before its own undo).
+            for (entry, undo) in chain where entry.state != .undoing {
+                try await UndoCheck(tables: session.run.tables, blobs: session.run.blobs).beforeUndo(undo, version: entry.version)
+            }
             // Records a sharded apply left (a shard's part) would make apply skip that part later.
             let shardRecords = try await ledger.shardRecords()
             for (entry, _) in chain { try await ledger.deleteShardRecords(entry.version, among: shardRecords) }
@@ -185,6 +195,7 @@ public struct Migrator: Sendable {
                 return "\(which)'s file has changed since it was applied; restore the file as it was applied, then undo"
             case .missingFile: return "\(which)'s file is not in the migrations folder; restore it, then undo"
             case .baseline, .belowBaseline: return "\(which) is counted as applied by a baseline, never run; there is nothing undo can put back"
+            case .inShards: return "\(which) is being applied in shards; finish every shard (\(Setting.shard) I/N), then undo"
             default: return nil
             }
         }
@@ -205,7 +216,7 @@ public struct Migrator: Sendable {
             if entry.state == .applied {
                 if let (i, operation) = migration.firstNotInvertible {
                     throw RunError(
-                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)) cannot be undone exactly; restore the snapshot \(Setting.migrateBackup) wrote before it (\(Setting.importSnapshot)) instead\(nothing)"
+                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)) cannot be undone exactly; restore a snapshot of the data from before it instead (\(Setting.migrateBackup) takes one; \(Setting.importSnapshotPrune) restores it)\(nothing)"
                     )
                 }
                 guard record.undoChecks.count == migration.operations.count, !record.undoChecks.contains(where: { $0 == nil }) else {
@@ -216,7 +227,7 @@ public struct Migrator: Sendable {
                 if let (i, n) = record.undoChecks.enumerated().first(where: { ($0.element ?? 0) > 0 }).map({ ($0.offset, $0.element!) }) {
                     let operation = migration.operations[i]
                     throw RunError(
-                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)): when it was applied, \(n) \(operation.isBlobOperation ? "blob(s)" : "entit\(n == 1 ? "y" : "ies")") already looked like what it makes, so undo cannot tell them from the ones it changed; restore the snapshot \(Setting.migrateBackup) wrote before it (\(Setting.importSnapshot)) instead\(nothing)"
+                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)): when it was applied, \(n) \(operation.isBlobOperation ? "blob\(n == 1 ? "" : "s")" : "entit\(n == 1 ? "y" : "ies")") already looked like what it makes, or changed while it ran,, so undo cannot tell \(n == 1 ? "it" : "them") from the ones it changed; restore a snapshot of the data from before it instead (\(Setting.migrateBackup) takes one; \(Setting.importSnapshotPrune) restores it)\(nothing)"
                     )
                 }
             }
@@ -253,7 +264,7 @@ public struct Migrator: Sendable {
         }
         let what = (tables.map { "table \($0)" } + containers.map { "container \($0)" }).joined(separator: ", ")
         observer.note(
-            "backup of \(what.isEmpty ? "nothing (no table or container it touches exists yet)" : what) (\(summary.entities.reduce(0) { $0 + $1.count }) entities, \(summary.blobs) blobs) written to \(folder.relativePathForMessages); \(Setting.importSnapshot) restores it"
+            "backup of \(what.isEmpty ? "nothing (no table or container it touches exists yet)" : what) (\(summary.entities.reduce(0) { $0 + $1.count }) entities, \(summary.blobs) blobs) written to \(folder.relativePathForMessages); \(Setting.importSnapshotPrune) with that folder restores them (--prune removes what the migrations add to them)"
         )
     }
 
@@ -401,7 +412,7 @@ public struct Migrator: Sendable {
                 "\(which) is in the target's ledger but its file is not in the migrations folder; restore it, or remove the record with \(Setting.migrateRepair)\(more)\(end)"
         case .undoing:
             return
-                "\(which) is being undone and the undo stopped\(problem.record?.error.map { " (\(Printable.escaped($0, quotes: false)))" } ?? ""); run \(Setting.migrateUndo) again to finish it\(more)\(end)"
+                "\(which) is being undone and the undo stopped\(problem.record?.error.map { " (\(Printable.escaped($0, quotes: false)))" } ?? ""); run \(Setting.migrateUndo) again, with \(problem.version) or the older version the undo was going to, to finish it\(more)\(end)"
         case .outOfOrder:
             return "\(which) is older than a version already applied; give it a version after the newest applied one\(more)\(end)"
         default:

@@ -80,9 +80,9 @@ struct MigratePlanCommand: AsyncParsableCommand {
         let (status, reports) = try await migrator.plan(to: to)
         observer.finish()
         if options.output == .json {
-            Console.print(MigrationPrinting.json(reports).pretty())
+            Console.print(MigrationPrinting.json(reports, shard: migrator.target.shard).pretty())
         } else {
-            Console.print(MigrationPrinting.planText(reports, status: status, folder: migrator.folder) + "\n")
+            Console.print(MigrationPrinting.planText(reports, status: status, folder: migrator.folder, shard: migrator.target.shard) + "\n")
         }
         // As `terraform plan`: a plan that apply would refuse, or stop in, fails.
         if let first = status.problems.first {

@@ -43,6 +43,8 @@ extension SettingNames {
         case .migrateApply: "'azseed migrate apply'"
         case .migrateUndo: "'azseed migrate undo VERSION'"
         case .migrateBackup: "'azseed migrate apply --backup DIR'"
+        case .importSnapshotPrune: "'azseed import DIR --prune'"
+        case .migratePlanForDataset: "azseed migrate plan --dataset"
         case .lockTimeout: "--lock-timeout"
         case .snapshotCommands: "'azseed export' or 'azseed generate'"
         case .savePlan: "'azseed plan --out FILE'"

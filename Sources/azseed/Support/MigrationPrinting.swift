@@ -9,7 +9,7 @@ enum MigrationPrinting {
     /// characters escaped, so neither can draw or forge lines (JSON escapes them itself).
     static func shown(_ text: String) -> String { Printable.escaped(text, quotes: false) }
 
-    static func planText(_ reports: [MigrationReport], status: MigrationStatus, folder: URL) -> String {
+    static func planText(_ reports: [MigrationReport], status: MigrationStatus, folder: URL, shard: Shard? = nil) -> String {
         guard !reports.isEmpty else {
             return "No pending migrations in \(folder.relativePath) (\(status.entries.count) known)."
         }
@@ -17,6 +17,9 @@ enum MigrationPrinting {
         var changes = 0
         for report in reports {
             lines.append("V\(report.version) \(shown(report.description)) (\(report.state == "running" ? "interrupted: resumes" : report.state))")
+            if let blocker = report.undoBlocker {
+                lines.append("  (cannot be undone: \(blocker); 'azseed migrate apply --backup DIR' takes a snapshot first)")
+            }
             for op in report.operations {
                 changes += op.done ? 0 : op.changes
                 lines.append("  \(opLine(op))")
@@ -35,7 +38,9 @@ enum MigrationPrinting {
             }
         }
         lines.append("")
-        lines.append("Plan: \(reports.count) migration\(reports.count == 1 ? "" : "s") to apply, \(changes) change\(changes == 1 ? "" : "s").")
+        lines.append(
+            "Plan\(shard.map { " (shard \($0))" } ?? ""): \(reports.count) migration\(reports.count == 1 ? "" : "s") to apply, \(changes) change\(changes == 1 ? "" : "s")."
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -77,7 +82,9 @@ enum MigrationPrinting {
             }
         }
         lines.append("")
-        lines.append("Undo: \(reports.count) migration\(reports.count == 1 ? "" : "s") to put back, \(changes) change\(changes == 1 ? "" : "s").")
+        lines.append(
+            "Undo: \(reports.count) migration\(reports.count == 1 ? "" : "s") to put back, \(changes) change\(changes == 1 ? "" : "s"). Run it without --dry-run to undo."
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -88,7 +95,9 @@ enum MigrationPrinting {
             for op in report.operations { lines.append("  \(opLine(op))") }
         }
         lines.append("")
-        lines.append("Undid \(reports.count) migration\(reports.count == 1 ? "" : "s"); 'azseed migrate apply' applies them again.")
+        lines.append(
+            "Undid \(reports.count) migration\(reports.count == 1 ? "" : "s"); 'azseed migrate apply' applies \(reports.count == 1 ? "it" : "them") again."
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -130,19 +139,25 @@ enum MigrationPrinting {
         return lines.joined(separator: "\n")
     }
 
-    static func json(_ reports: [MigrationReport]) -> JSONValue {
-        .object([
+    static func json(_ reports: [MigrationReport], shard: Shard? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = []
+        if let shard { members.append(("shard", .string(shard.description))) }
+        members.append(
             (
                 "migrations",
                 .array(
                     reports.map { report in
-                        .object([
+                        var fields: [(String, JSONValue)] = [
                             ("version", .string(report.version)), ("description", .string(report.description)), ("state", .string(report.state)),
-                            ("operations", .array(report.operations.map(operationJSON))),
-                        ])
+                        ]
+                        if report.state == "pending" || report.state == "running" || report.state == "undone" {
+                            fields.append(("undoable", .bool(report.undoBlocker == nil)))
+                        }
+                        fields.append(("operations", .array(report.operations.map(operationJSON))))
+                        return .object(fields)
                     })
-            )
-        ])
+            ))
+        return .object(members)
     }
 
     private static func operationJSON(_ op: OperationReport) -> JSONValue {
