@@ -9,10 +9,11 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 AZSEED     := .build/debug/azseed
 VENV       := .venv
 VENV_AZ    := .venv-az
+VENV_SDK   := .venv-sdk-suites
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps test-deps venv venv-az build test seed bench clean install dist test-dist test-examples lint format
+.PHONY: all deps test-deps venv venv-az venv-sdk build test seed bench clean install dist test-dist test-examples conformance lint format
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -52,6 +53,14 @@ venv-az: $(VENV_AZ)/.installed
 $(VENV_AZ)/.installed: Tests/conformance/requirements-az.txt
 	@$(PYTHON) -m venv $(VENV_AZ) 2>/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV_AZ); }
 	$(VENV_AZ)/bin/pip install -q --disable-pip-version-check -r Tests/conformance/requirements-az.txt
+	touch $@
+
+# The official SDKs' own test suites (Tests/sdk-suites) run with their test dependencies, in a
+# virtual environment of their own.
+venv-sdk: $(VENV_SDK)/.installed
+$(VENV_SDK)/.installed: Tests/sdk-suites/requirements.txt
+	@$(PYTHON) -m venv $(VENV_SDK) 2>/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV_SDK); }
+	$(VENV_SDK)/bin/pip install -q --disable-pip-version-check -r Tests/sdk-suites/requirements.txt
 	touch $@
 
 build: deps
@@ -136,6 +145,14 @@ test-dist: dist venv
 test-examples: deps
 	cp Package.resolved examples/swift/Package.resolved
 	cd examples/swift && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build
+
+# The official Azure SDKs' own test suites (azure-data-tables, azure-storage-blob: the tests of
+# their pinned source distributions), live against the emulator; a report per file in
+# .build/sdk-suites/report-<suites>.md, and a failure when a test expected to pass does not
+# (Tests/sdk-suites/run.py; docs/CONFORMANCE.md).
+conformance: test-deps venv-sdk
+	$(SWIFT) build --product azseed
+	$(VENV_SDK)/bin/python Tests/sdk-suites/run.py --binary $$($(SWIFT) build --show-bin-path)/azseed
 
 clean:
 	rm -rf .build fixture $(VENV) $(VENV_AZ)

@@ -14,6 +14,11 @@ extension EntityJSONReader {
             case .bool(let b): text = b ? "true" : "false"
             default: throw EntityDecodingError("\(property): a \(annotation) value cannot be \(value)")
             }
+            // Azure takes a Boolean sent as text in any case ("False", as the Python SDK sends a
+            // string annotated Edm.Boolean).
+            if type == .boolean, case .string(let s) = value, ["true", "false"].contains(s.lowercased()) {
+                return .boolean(s.lowercased() == "true")
+            }
             guard let parsed = EdmValue.parse(text, as: type) ?? (type == .double ? Double(text).map(EdmValue.double) : nil) else {
                 throw EntityDecodingError("\(property): '\(text)' is not a valid \(annotation)")
             }

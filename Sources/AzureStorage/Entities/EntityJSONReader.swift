@@ -60,6 +60,9 @@ extension JSONParser {
         try objectMembers { parser, name in
             let value = try parser.value()
             if let property = Self.annotatedProperty(name) {
+                // An annotation of an annotation (`X@odata.type@odata.type`, which the Python SDK
+                // may send) says nothing of a value: Azure ignores it, and so does this reader.
+                if Self.annotatedProperty(property) != nil { return }
                 guard let type = value.stringValue else { throw EntityDecodingError("\(name) must be a string") }
                 annotations.append((property, type))
             } else if Self.isODataControl(name) {
@@ -84,6 +87,12 @@ extension JSONParser {
         }
         for (name, _) in annotations where properties[name] == nil && !Self.isKeyOrTimestamp(name) {
             throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
+        }
+        // Keys are strings: Azure refuses an entity whose body gives a PartitionKey or RowKey of
+        // another type (an insert); a write addressed by its URL takes the keys from there.
+        for (name, type) in annotations
+        where keys == nil && (name.isExactly("PartitionKey") || name.isExactly("RowKey")) && !type.isExactly("Edm.String") {
+            throw EntityDecodingError("\(name) must be an Edm.String, not \(type)")
         }
         return QueriedEntity(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
     }

@@ -87,7 +87,7 @@ enum SASAuthorization {
             for operation in batch {
                 try checkTable(grant, operation.resource, method: operation.method, headers: operation.headers, isACL: false, batch: [])
             }
-        case .entities(let table), .entity(let table, _, _):
+        case .entities(let table), .entity(let table, _, _), .nested(let table, _):
             let needed: [String]
             switch method {
             case "GET", "HEAD": needed = ["r"]

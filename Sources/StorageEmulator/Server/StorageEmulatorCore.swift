@@ -257,7 +257,8 @@ public final class StorageEmulatorCore: Sendable {
                     batch.append(
                         (
                             operation.method,
-                            try TableResource.parse(TableService.path(ofAbsolute: operation.url), account: configuration.accountName),
+                            try TableResource.parse(
+                                TableService.path(ofAbsolute: operation.url, account: configuration.accountName), account: configuration.accountName),
                             operation.headers
                         ))
                 }

@@ -13,12 +13,15 @@ enum VirtualHost {
     /// Set on a request rewritten from host style; never taken from a client (stripped first).
     static let marker = "X-Azseed-Host-Style"
 
-    /// The account a host names (`<account>.<service>.<anything>`), if it is `account`.
+    /// The account a host names (`<account>.<service>.<anything>`), if it is `account` — or its
+    /// read-only secondary (`<account>-secondary`), which the SDKs reach for geo-replication
+    /// statistics and retries; the emulator has one copy of the data, which serves both.
     static func names(_ host: String, account: String, service: String) -> Bool {
         let labels = host.lowercased().split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard labels.count >= 2 else { return false }
         let first = labels[0].split(separator: ":").first.map(String.init) ?? ""
-        return first == account.lowercased() && labels[1].split(separator: ":").first.map(String.init) == service
+        return (first == account.lowercased() || first == account.lowercased() + "-secondary")
+            && labels[1].split(separator: ":").first.map(String.init) == service
     }
 
     /// The request as path style, marked, when its Host names this account and service.

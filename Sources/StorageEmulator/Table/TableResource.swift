@@ -13,6 +13,9 @@ enum TableResource: Equatable {
     case entities(String)
     /// `/name(PartitionKey='…',RowKey='…')`.
     case entity(String, partitionKey: String, rowKey: String)
+    /// `/name/rest`: a path below a table (`/t/Tables`, `/t/$batch` — a client given an account
+    /// URL that ends with a table name). Azure answers these as addressing the table `name`.
+    case nested(String, rest: String)
 
     /// Parses the path after the account segment, percent-decoding it first; quotes inside
     /// keys are doubled (`'` → `''`).
@@ -37,7 +40,12 @@ enum TableResource: Equatable {
             name = decoded
             arguments = nil
         }
-        guard !name.isEmpty, !name.contains("/") else { throw invalid(decoded) }
+        if let slash = name.firstIndex(of: "/") {
+            let table = String(name[..<slash])
+            guard !table.isEmpty else { throw invalid(decoded) }
+            return .nested(table, rest: String(decoded[decoded.index(after: slash)...]))
+        }
+        guard !name.isEmpty else { throw invalid(decoded) }
         if name == "Tables" {
             guard let arguments, !arguments.isEmpty else { return .tables }
             guard arguments.hasPrefix("'"), arguments.hasSuffix("'"), arguments.count >= 2 else { throw invalid(decoded) }

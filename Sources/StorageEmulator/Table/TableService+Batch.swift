@@ -29,7 +29,7 @@ extension TableService {
         var seen = Set<ExactString>()  // RowKeys by bytes, as Azure tells them apart
         for (index, request) in inner.enumerated() {
             do {
-                let resource = try TableResource.parse(Self.path(ofAbsolute: request.url), account: account)
+                let resource = try TableResource.parse(Self.path(ofAbsolute: request.url, account: account), account: account)
                 if request.method == "GET" {
                     throw ServiceError(400, .invalidInput, "A query cannot be part of a change set.")
                 }
@@ -71,12 +71,17 @@ extension TableService {
     }
 
     /// The path of an absolute URL (`http://host:port/account/…`), or the text itself when it is a path.
-    static func path(ofAbsolute url: String) -> String {
+    /// The path of a changeset request's absolute URL, path style: a URL naming the account in
+    /// its host (`https://devstoreaccount1.table.core.windows.net/t(…)`, as clients write it
+    /// for Azure) gets the account put in front, as ``VirtualHost`` does for a whole request.
+    static func path(ofAbsolute url: String, account: String) -> String {
         guard let scheme = url.range(of: "://") else { return url }
         let rest = url[scheme.upperBound...]
         guard let slash = rest.firstIndex(of: "/") else { return "/" }
-        let path = rest[slash...]
-        return String(path.prefix { $0 != "?" })
+        let path = String(rest[slash...].prefix { $0 != "?" })
+        let host = String(rest[..<slash])
+        if VirtualHost.names(host, account: account, service: "table") { return "/" + account + path }
+        return path
     }
 
     enum BatchOutcome {

@@ -49,6 +49,7 @@ struct TableService: Sendable {
         case ("GET", .entity(let table, let pk, let rk)): return try await getEntity(context, table, pk, rk, query)
         case ("PUT", .entity), ("MERGE", .entity), ("PATCH", .entity), ("DELETE", .entity):
             return try await writeEntity(context, resource)
+        case (let method, .nested(let table, let rest)): return try await nested(method, table: table, rest: rest)
         default: throw ServiceError.unsupportedVerb(request.method)
         }
     }
@@ -232,5 +233,22 @@ struct TableService: Sendable {
             throw ServiceError.invalidInput("The continuation token '\(token)' is not valid.")
         }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension TableService {
+    /// A path below a table (`/t/Tables`, `/t/$batch`), as a client whose account URL ends with
+    /// a table name sends it: answered as Azure answers it — a batch there is not a media type it
+    /// takes (415); otherwise the table named first must exist (404 TableNotFound, which the SDKs
+    /// turn into "check your account URL"), and the rest does not name an entity of it.
+    func nested(_ method: String, table: String, rest: String) async throws -> TransportResponse {
+        if rest == "$batch" || rest.hasPrefix("$batch") {
+            throw ServiceError(415, .mediaTypeNotSupported, "None of the provided media types are supported.")
+        }
+        guard try await store.tableExists(table) else { throw EmulatorStore.tableNotFound }
+        if method == "POST" {
+            throw ServiceError(400, .propertiesNeedValue, "The values are not specified for all properties in the entity.")
+        }
+        throw ServiceError(400, .invalidInput, "The number of keys specified in the URI does not match number of key properties for the resource.")
     }
 }

@@ -1,0 +1,73 @@
+"""Issue 32: defects the official SDKs' own test suites found in the emulator (Tests/sdk-suites),
+each pinned here by a test of its own, written as the SDK's test exercises it."""
+import json
+
+import pytest
+from azure.core.credentials import AzureNamedKeyCredential
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+from azure.data.tables import TableClient, TableServiceClient
+
+from conftest import ACCOUNT, KEY
+from test_virtual_host import host_style, localhost_names  # noqa: F401  (a fixture)
+
+CREDENTIAL = AzureNamedKeyCredential(ACCOUNT, KEY)
+
+
+def test_a_batch_addressed_by_the_account_in_the_host_name_commits(emulator, name, localhost_names):
+    """test_table_batch: a TableClient on `https://<account>.table.<host>` sends each changeset
+    request with the host-style absolute URL; the emulator took only path-style ones (400 InvalidUri)."""
+    table = TableServiceClient(host_style(emulator.table, "table"), credential=CREDENTIAL).create_table(name)
+    table.submit_transaction([("create", {"PartitionKey": "p", "RowKey": str(i), "N": i}) for i in range(3)]
+                             + [("upsert", {"PartitionKey": "p", "RowKey": "9", "N": 10})])
+    assert sorted(e["N"] for e in table.list_entities()) == [0, 1, 2, 10]
+
+
+def test_the_secondary_host_reads_the_same_data(emulator, name, localhost_names):
+    """test_retry: the SDK reads from `<account>-secondary` (retries, geo statistics); the emulator
+    has one copy of the data, which serves both host names."""
+    TableServiceClient(host_style(emulator.table, "table"), credential=CREDENTIAL).create_table(name).create_entity(
+        {"PartitionKey": "p", "RowKey": "r", "N": 1})
+    secondary = host_style(emulator.table, "table").replace(f"//{ACCOUNT}.", f"//{ACCOUNT}-secondary.")
+    assert [e["N"] for e in TableClient(secondary, name, credential=CREDENTIAL).list_entities()] == [1]
+
+
+def test_an_account_url_ending_with_a_table_name_is_answered_as_azure_does(emulator, name):
+    """test_table_client / test_table_batch `test_client_with_url_ends_with_table_name`: POST
+    /t/Tables is 404 TableNotFound while t is missing (the SDK adds "check your account URL"), 400
+    PropertiesNeedValue once it exists; DELETE /t/Tables('x') is 400; POST /t/$batch is 415."""
+    wrong = TableClient(f"{emulator.table}/{name}", name, credential=CREDENTIAL)
+    with pytest.raises(ResourceNotFoundError) as missing:
+        wrong.create_table()
+    assert "table specified does not exist" in str(missing.value) and "Please check your account URL." in str(missing.value)
+    TableClient(emulator.table, name, credential=CREDENTIAL).create_table()
+    with pytest.raises(HttpResponseError) as exists:
+        wrong.create_table()
+    assert exists.value.status_code == 400 and "values are not specified" in str(exists.value)
+    with pytest.raises(HttpResponseError) as deleted:
+        wrong.delete_table()
+    assert deleted.value.status_code == 400 and "does not match number of key properties" in str(deleted.value)
+    with pytest.raises(HttpResponseError) as batch:
+        wrong.submit_transaction([("create", {"PartitionKey": "p", "RowKey": "r"})])
+    assert batch.value.status_code == 415 and batch.value.error_code == "MediaTypeNotSupported"
+    assert list(TableClient(emulator.table, name, credential=CREDENTIAL).list_entities()) == []
+
+
+def test_keys_of_another_type_are_refused_and_a_boolean_as_text_is_taken(emulator, name):
+    """test_encoder: Azure refuses a PartitionKey or RowKey annotated as another type than
+    Edm.String, and takes `"False"` annotated Edm.Boolean (the emulator did the opposite of both)."""
+    table = TableClient(emulator.table, name, credential=CREDENTIAL)
+    table.create_table()
+    url = f"{emulator.table}/{name}"
+    headers = {"Content-Type": "application/json", "Accept": "application/json;odata=nometadata", "DataServiceVersion": "3.0"}
+    for body in [{"PartitionKey": "2022-04-01T09:30:45Z", "PartitionKey@odata.type": "Edm.DateTime", "RowKey": "r"},
+                 {"PartitionKey": "p", "RowKey": "9b8fbe91-a1d8-46bb-99b6-09e1a6afd9cf", "RowKey@odata.type": "Edm.Guid"},
+                 {"PartitionKey": "p", "RowKey": 1234}]:
+        refused = emulator.raw("POST", url, headers, json.dumps(body).encode(), service="table")
+        assert refused.status_code == 400, (body, refused.text)
+    assert list(table.list_entities()) == []
+    taken = emulator.raw("POST", url, headers, json.dumps(
+        {"PartitionKey": "p", "RowKey": "r", "Data2": "False", "Data2@odata.type": "Edm.Boolean",
+         "Data3": "TRUE", "Data3@odata.type": "Edm.Boolean"}).encode(), service="table")
+    assert taken.status_code == 201, taken.text
+    entity = table.get_entity("p", "r")
+    assert entity["Data2"] is False and entity["Data3"] is True
