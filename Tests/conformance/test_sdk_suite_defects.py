@@ -71,3 +71,61 @@ def test_keys_of_another_type_are_refused_and_a_boolean_as_text_is_taken(emulato
     assert taken.status_code == 201, taken.text
     entity = table.get_entity("p", "r")
     assert entity["Data2"] is False and entity["Data3"] is True
+
+
+def test_account_information_is_served_on_every_resource_uri(emulator, name):
+    """test_blob_storage_account / test_container: Get Account Information on a container or
+    blob URI (400 before), and with a SAS of the container (403 before), as Azure documents it."""
+    from datetime import datetime, timedelta, timezone
+    from azure.storage.blob import BlobServiceClient, ContainerSasPermissions, generate_container_sas
+    from conftest import register_secret
+    service = BlobServiceClient.from_connection_string(emulator.connection_string)
+    container = service.create_container(name)
+    blob = container.upload_blob("b.txt", b"x")
+    for client in [service, container, blob]:
+        info = client.get_account_information()
+        assert info["sku_name"] == "Standard_LRS" and info["account_kind"] == "StorageV2"
+    sas = register_secret(generate_container_sas(ACCOUNT, name, account_key=KEY, permission=ContainerSasPermissions(read=True),
+                                                 expiry=datetime.now(timezone.utc) + timedelta(hours=1)))
+    from azure.storage.blob import ContainerClient
+    assert ContainerClient(f"{emulator.blob}/{name}", name, credential=sas).get_account_information()["sku_name"] == "Standard_LRS"
+    anonymous = emulator.raw("GET", f"{emulator.blob}/{name}?restype=account&comp=properties", sign=False)
+    assert anonymous.status_code in (401, 403, 404), anonymous.status_code
+
+
+def test_blob_names_ending_with_a_dot_or_a_slash_are_stored(emulator, name):
+    """test_common_blob: Azure advises against such names and stores them; the emulator refused them."""
+    from azure.storage.blob import BlobServiceClient
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    for blob_name in [".a.a.", "/a/a/", "b."]:
+        container.upload_blob(blob_name, blob_name.encode())
+        assert container.download_blob(blob_name).readall() == blob_name.encode()
+    assert sorted(b.name for b in container.list_blobs()) == sorted([".a.a.", "/a/a/", "b."])
+
+
+def test_an_empty_table_access_policy_is_left_out_as_azure_does(emulator, name):
+    """test_table: Get Table ACL of an identifier with no policy omits <AccessPolicy> (the SDK then
+    reads None); the emulator served an empty <AccessPolicy />."""
+    table = TableClient(emulator.table, name, credential=CREDENTIAL)
+    table.create_table()
+    table.set_table_access_policy(signed_identifiers={"empty": None})
+    assert table.get_table_access_policy() == {"empty": None}
+    body = emulator.raw("GET", f"{emulator.table}/{name}?comp=acl", service="table").text
+    assert "<SignedIdentifier><Id>empty</Id></SignedIdentifier>" in body and "AccessPolicy" not in body
+
+
+def test_put_blob_checks_the_blob_md5_it_is_given(emulator, name):
+    """test_common_blob: Put Blob with x-ms-blob-content-md5 that does not match the bytes is
+    400 Md5Mismatch, nothing stored (the emulator stored the wrong MD5)."""
+    import base64
+    import hashlib
+    from azure.storage.blob import BlobServiceClient, ContentSettings
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    wrong = base64.b64encode(hashlib.md5(b"other").digest())
+    with pytest.raises(HttpResponseError) as refused:
+        container.upload_blob("b.txt", b"data", content_settings=ContentSettings(content_md5=bytearray(wrong)))
+    assert refused.value.status_code == 400 and refused.value.error_code == "Md5Mismatch"
+    assert [b.name for b in container.list_blobs()] == []
+    right = bytearray(hashlib.md5(b"data").digest())
+    container.upload_blob("b.txt", b"data", content_settings=ContentSettings(content_md5=right))
+    assert bytes(container.get_blob_client("b.txt").get_blob_properties().content_settings.content_md5) == bytes(right)

@@ -33,19 +33,22 @@ public enum StorageNames {
         return nil
     }
 
-    /// Blob names: 1–1,024 characters, not ending with `.` or `/`, no control characters.
+    /// Blob names as Azure stores them: 1–1,024 characters, no control characters. (A name
+    /// ending with `.` or `/` is one Azure advises against, and stores: the SDKs' own tests
+    /// create `.a.a.` and `/a/a/`.)
     public static func blobProblem(_ name: String) -> String? {
         guard !name.isEmpty, name.count <= 1024 else { return "a blob name has 1 to 1024 characters" }
-        guard !name.hasSuffix("."), !name.hasSuffix("/") else { return "a blob name must not end with '.' or '/'" }
         guard !name.unicodeScalars.contains(where: isControl) else { return "a blob name must not contain control characters" }
         return nil
     }
 
-    /// `blobProblem`, and the names this client cannot address: Azure stores a name with
-    /// `.` or `..` segments, but URLs resolve them (`speakers/../x` would reach another
-    /// container), so azseed neither sends nor imports one.
+    /// `blobProblem`, and the names azseed does not write: one ending with `.` or `/` (Azure
+    /// advises against them, and tools and file systems trim them), and one with `.` or `..`
+    /// segments, which Azure stores but URLs resolve (`speakers/../x` would reach another
+    /// container).
     public static func addressableBlobProblem(_ name: String) -> String? {
         if let problem = blobProblem(name) { return problem }
+        guard !name.hasSuffix("."), !name.hasSuffix("/") else { return "a blob name must not end with '.' or '/'" }
         guard !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) else {
             return "a blob name with '.' or '..' segments cannot be addressed safely (URLs resolve them)"
         }

@@ -66,16 +66,22 @@ struct AccessPolicyDocument: Equatable {
         identifiers = (try? AccessPolicyDocument(body: Data(stored.utf8)))?.identifiers ?? []
     }
 
-    /// The document as stored and served.
-    var serialized: String {
+    /// The document as stored and served (Blob: an identifier without start, expiry or
+    /// permission keeps an empty `<AccessPolicy />`).
+    var serialized: String { serialized(omittingEmptyPolicies: false) }
+
+    /// The document as served, the Table service's way when `omittingEmptyPolicies`: Azure's
+    /// Get Table ACL leaves out the `<AccessPolicy>` of an identifier that has none.
+    func serialized(omittingEmptyPolicies: Bool) -> String {
         guard !identifiers.isEmpty else { return Self.empty }
         let children = identifiers.map { identifier in
             var policy: [XMLTree] = []
             if let start = identifier.start { policy.append(XMLTree(name: "Start", text: start)) }
             if let expiry = identifier.expiry { policy.append(XMLTree(name: "Expiry", text: expiry)) }
             if let permission = identifier.permission { policy.append(XMLTree(name: "Permission", text: permission)) }
-            return XMLTree(
-                name: "SignedIdentifier", children: [XMLTree(name: "Id", text: identifier.id), XMLTree(name: "AccessPolicy", children: policy)])
+            var fields = [XMLTree(name: "Id", text: identifier.id)]
+            if !(omittingEmptyPolicies && policy.isEmpty) { fields.append(XMLTree(name: "AccessPolicy", children: policy)) }
+            return XMLTree(name: "SignedIdentifier", children: fields)
         }
         return XMLTree(name: "SignedIdentifiers", children: children).document
     }

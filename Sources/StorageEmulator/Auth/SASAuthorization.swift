@@ -17,6 +17,9 @@ enum SASAuthorization {
         let comp = query["comp"]
         let restype = query["restype"]
         let method = request.method
+        // Get Account Information takes any valid SAS, on any resource URI (its signature, times
+        // and address were checked before this).
+        if restype == "account", comp == "properties", method == "GET" || method == "HEAD" { return }
         let (container, blob) = try SharedAccessSignature.blobPath(request.path, account: account)
         guard let container else {
             // The account: list containers, service properties, account information.

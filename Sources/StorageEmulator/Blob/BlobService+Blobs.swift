@@ -62,6 +62,12 @@ extension BlobService {
         }
         let (record, md5) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
+            // Put Blob checks the blob's stored MD5 too, when one is given: the whole content is
+            // here (a block list commit cannot, and does not).
+            if let stored = request.headers["x-ms-blob-content-md5"], stored != md5 {
+                throw ServiceError(
+                    400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+            }
             let record = try await store.putBlob(
                 container: container, name: blob, upload: upload,
                 properties: httpProperties(request, computedMD5: md5),

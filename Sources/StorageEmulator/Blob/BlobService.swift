@@ -29,6 +29,12 @@ struct BlobService: Sendable {
         let comp = query["comp"]
         let method = request.method
 
+        // Get Account Information is served on any resource URI: the account, a container, a
+        // blob (Azure's documented forms), to whoever may call the service.
+        if restype == "account", comp == "properties", method == "GET" || method == "HEAD" {
+            guard caller != .anonymous else { throw ServiceError.resourceNotFound }
+            return BlobReply(ServiceLevel.accountInformation())
+        }
         guard let container = target.container else {
             // The account itself: only List Containers.
             guard caller == .account else { throw ServiceError.resourceNotFound }

@@ -97,7 +97,7 @@ struct TableService: Sendable {
     /// Get Table ACL: the stored access policies, re-serialised (``AccessPolicyDocument``).
     func tableACL(_ table: String) async throws -> TransportResponse {
         let acl = try await store.tableACL(table)
-        let body = AccessPolicyDocument(stored: acl).serialized
+        let body = AccessPolicyDocument(stored: acl).serialized(omittingEmptyPolicies: true)
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
     }
 
