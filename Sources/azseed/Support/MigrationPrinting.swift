@@ -22,16 +22,7 @@ enum MigrationPrinting {
             }
             for op in report.operations {
                 changes += op.done ? 0 : op.changes
-                lines.append("  \(opLine(op))")
-                for sample in op.samples {
-                    if op.isBlobOperation {
-                        lines += sample.lines.map { "      \($0)" }
-                        continue
-                    }
-                    lines.append(
-                        "      (\(Printable.escaped(sample.partitionKey, quotes: false)), \(Printable.escaped(sample.rowKey, quotes: false)))")
-                    lines += sample.lines.map { "        \($0)" }
-                }
+                lines += operationLines(op)
                 if let failure = op.firstFailure {
                     lines.append("      cannot change \(op.failures) entit\(op.failures == 1 ? "y" : "ies"), e.g. \(failure); apply would stop there")
                 }
@@ -69,16 +60,7 @@ enum MigrationPrinting {
             lines.append("V\(report.version) \(shown(report.description)) (\(report.state))")
             for op in report.operations {
                 changes += op.done ? 0 : op.changes
-                lines.append("  \(opLine(op))")
-                for sample in op.samples {
-                    if op.isBlobOperation {
-                        lines += sample.lines.map { "      \($0)" }
-                        continue
-                    }
-                    lines.append(
-                        "      (\(Printable.escaped(sample.partitionKey, quotes: false)), \(Printable.escaped(sample.rowKey, quotes: false)))")
-                    lines += sample.lines.map { "        \($0)" }
-                }
+                lines += operationLines(op)
             }
         }
         lines.append("")
@@ -99,6 +81,20 @@ enum MigrationPrinting {
             "Undid \(reports.count) migration\(reports.count == 1 ? "" : "s"); 'azseed migrate apply' applies \(reports.count == 1 ? "it" : "them") again."
         )
         return lines.joined(separator: "\n")
+    }
+
+    /// An operation's line and its samples, as a plan shows them.
+    private static func operationLines(_ op: OperationReport) -> [String] {
+        var lines = ["  \(opLine(op))"]
+        for sample in op.samples {
+            if op.isBlobOperation {
+                lines += sample.lines.map { "      \($0)" }
+                continue
+            }
+            lines.append("      (\(Printable.escaped(sample.partitionKey, quotes: false)), \(Printable.escaped(sample.rowKey, quotes: false)))")
+            lines += sample.lines.map { "        \($0)" }
+        }
+        return lines
     }
 
     private static func opLine(_ op: OperationReport) -> String {
