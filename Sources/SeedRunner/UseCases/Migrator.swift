@@ -264,7 +264,7 @@ public struct Migrator: Sendable {
         }
         let what = (tables.map { "table \($0)" } + containers.map { "container \($0)" }).joined(separator: ", ")
         observer.note(
-            "backup of \(what.isEmpty ? "nothing (no table or container it touches exists yet)" : what) (\(summary.entities.reduce(0) { $0 + $1.count }) entities, \(summary.blobs) blobs) written to \(folder.relativePathForMessages); \(Setting.importSnapshotPrune) with that folder restores them (--prune removes what the migrations add to them)"
+            "backup of \(what.isEmpty ? "nothing (no table or container it touches exists yet)" : what) (\(summary.entities.reduce(0) { $0 + $1.count }) entities, \(summary.blobs) blobs) written to \(folder.relativePathForMessages); \(Setting.importSnapshotPrune) with that folder restores them, removing what the migrations add to them"
         )
     }
 
