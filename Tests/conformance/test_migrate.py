@@ -100,7 +100,7 @@ def test_mistakes_are_one_line_before_anything_runs(azseed, fresh, tmp_path):
     missing = run(azseed, "migrate", "plan", "--migrations", str(tmp_path / "nope"), "--connection-string", fresh.connection_string)
     assert missing.returncode == 1 and "no migrations folder" in missing.stderr and "--migrations DIR" in missing.stderr
     assert run(azseed, "migrate", "apply", "--to", "x.1", "--migrations", migrations, "--connection-string", fresh.connection_string).returncode == 64
-    assert run(azseed, "migrate", "apply", "--shard", "1/2", "--migrations", migrations, "--connection-string", fresh.connection_string).returncode == 64
+    assert run(azseed, "migrate", "baseline", "--version", "1", "--shard", "1/2", "--migrations", migrations, "--connection-string", fresh.connection_string).returncode == 64
 
 
 def test_concurrent_sdk_updates_survive_a_large_migration(azseed, fresh, tmp_path):

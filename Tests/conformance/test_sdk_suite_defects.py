@@ -29,6 +29,11 @@ def test_the_secondary_host_reads_the_same_data(emulator, name, localhost_names)
         {"PartitionKey": "p", "RowKey": "r", "N": 1})
     secondary = host_style(emulator.table, "table").replace(f"//{ACCOUNT}.", f"//{ACCOUNT}-secondary.")
     assert [e["N"] for e in TableClient(secondary, name, credential=CREDENTIAL).list_entities()] == [1]
+    # Read-only, as Azure's secondary is: a write there is refused, nothing written.
+    with pytest.raises(HttpResponseError) as refused:
+        TableClient(secondary, name, credential=CREDENTIAL, retry_total=0).create_entity({"PartitionKey": "p", "RowKey": "s"})
+    assert refused.value.status_code == 403
+    assert [e["RowKey"] for e in TableClient(host_style(emulator.table, "table"), name, credential=CREDENTIAL).list_entities()] == ["r"]
 
 
 def test_an_account_url_ending_with_a_table_name_is_answered_as_azure_does(emulator, name):

@@ -54,6 +54,7 @@ extension AzureStorageError.Code {
     public static let outOfRangeQueryParameterValue: Self = "OutOfRangeQueryParameterValue"
     public static let propertiesNeedValue: Self = "PropertiesNeedValue"
     public static let mediaTypeNotSupported: Self = "MediaTypeNotSupported"
+    public static let insufficientAccountPermissions: Self = "InsufficientAccountPermissions"
     public static let propertyNameInvalid: Self = "PropertyNameInvalid"
     public static let propertyNameTooLong: Self = "PropertyNameTooLong"
     public static let propertyValueTooLarge: Self = "PropertyValueTooLarge"

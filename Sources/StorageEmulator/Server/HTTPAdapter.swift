@@ -54,6 +54,12 @@ struct EmulatorResponder: HTTPResponder {
         }
         // An account in the host name is served as its path-style twin (``VirtualHost``).
         var azureRequest = VirtualHost.pathStyle(parsed, account: core.configuration.accountName, service: service)
+        // The secondary of a geo-redundant account only reads.
+        if VirtualHost.isSecondaryWrite(parsed, account: core.configuration.accountName) {
+            let refusal = ServiceError(
+                403, .insufficientAccountPermissions, "The secondary location of the account is read-only: write to the primary location.")
+            return early(core.errorResponse(refusal, azureRequest, service, UUID().uuidString.lowercased()), azureRequest)
+        }
         let limit = core.maxBodyBytes(service)
         if let length = headers["Content-Length"].flatMap(Int.init), length > limit {
             return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)

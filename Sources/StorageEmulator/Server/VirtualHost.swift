@@ -24,6 +24,14 @@ enum VirtualHost {
             && labels[1].split(separator: ":").first.map(String.init) == service
     }
 
+    /// Whether the request writes through the account's secondary host (`<account>-secondary.`),
+    /// which Azure serves read-only.
+    static func isSecondaryWrite(_ request: TransportRequest, account: String) -> Bool {
+        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), let host = request.headers["Host"] else { return false }
+        let first = host.lowercased().split(separator: ".", maxSplits: 1).first.map(String.init) ?? ""
+        return first == account.lowercased() + "-secondary"
+    }
+
     /// The request as path style, marked, when its Host names this account and service.
     static func pathStyle(_ request: TransportRequest, account: String, service: EmulatorServiceKind) -> TransportRequest {
         var request = request
