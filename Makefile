@@ -155,4 +155,4 @@ conformance: test-deps venv-sdk
 	$(VENV_SDK)/bin/python Tests/sdk-suites/run.py --binary $$($(SWIFT) build --show-bin-path)/azseed
 
 clean:
-	rm -rf .build fixture $(VENV) $(VENV_AZ)
+	rm -rf .build fixture $(VENV) $(VENV_AZ) $(VENV_SDK)

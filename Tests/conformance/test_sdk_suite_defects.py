@@ -134,3 +134,47 @@ def test_put_blob_checks_the_blob_md5_it_is_given(emulator, name):
     right = bytearray(hashlib.md5(b"data").digest())
     container.upload_blob("b.txt", b"data", content_settings=ContentSettings(content_md5=right))
     assert bytes(container.get_blob_client("b.txt").get_blob_properties().content_settings.content_md5) == bytes(right)
+
+
+def batch_body(operation_url, entity):
+    """A $batch body of one changeset holding one insert at `operation_url` (as written)."""
+    changeset = "changeset_1"
+    inner = (f"--{changeset}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+             f"POST {operation_url} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json;odata=nometadata\r\n"
+             f"DataServiceVersion: 3.0;\r\n\r\n{json.dumps(entity)}\r\n--{changeset}--\r\n")
+    body = (f"--batch_1\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n{inner}--batch_1--\r\n").encode()
+    return body, {"Content-Type": "multipart/mixed; boundary=batch_1", "Accept": "application/json", "DataServiceVersion": "3.0"}
+
+
+def test_the_secondary_writes_nothing_by_any_host_spelling_or_changeset_url(emulator, name):
+    """From an attacker's review: a port written into the host's first label
+    (`devstoreaccount1-secondary:1.blob.x`) was taken for the secondary yet not refused as a write;
+    a changeset URL naming the secondary host wrote through a batch sent to the primary."""
+    from azure.storage.blob import BlobServiceClient
+    blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
+    blobs.create_container(name)
+    port = emulator.blob.split(":")[2].split("/")[0]
+    for host in [f"{ACCOUNT}-secondary:{port}.blob.localhost", f"{ACCOUNT}-secondary:1.blob.x", f"{ACCOUNT.upper()}-SECONDARY.blob.x"]:
+        put = emulator.raw("PUT", f"http://127.0.0.1:{port}/{name}/b", {"Host": host, "x-ms-blob-type": "BlockBlob"}, b"zz")
+        assert put.status_code == 403, (host, put.status_code, put.text)
+    assert list(blobs.get_container_client(name).list_blobs()) == []
+    tables = TableClient(emulator.table, name, credential=CREDENTIAL)
+    tables.create_table()
+    table_port = emulator.table.split(":")[2].split("/")[0]
+    for url in [f"https://{ACCOUNT}-secondary.table.localhost:{table_port}/{name}", f"http://{ACCOUNT.upper()}-SECONDARY.TABLE.x/{name}"]:
+        body, headers = batch_body(url, {"PartitionKey": "p", "RowKey": "r"})
+        emulator.raw("POST", f"{emulator.table}/$batch", headers, body, service="table")
+    assert list(tables.list_entities()) == []
+
+
+def test_a_changeset_url_is_read_from_its_start(emulator, name):
+    """From an attacker's review: a `://` in a changeset URL's query was taken for the URL itself,
+    so `/acct/one?x=http://acct.table.x/two` wrote into table two; and `acct.table.x@evil` was taken
+    for this account."""
+    one, two = TableClient(emulator.table, name + "one", credential=CREDENTIAL), TableClient(emulator.table, name + "two", credential=CREDENTIAL)
+    one.create_table()
+    two.create_table()
+    for url in [f"/{ACCOUNT}/{name}one?x=http://{ACCOUNT}.table.x/{name}two", f"http://{ACCOUNT}.table.x@evil/{name}two"]:
+        body, headers = batch_body(url, {"PartitionKey": "p", "RowKey": "r"})
+        emulator.raw("POST", f"{emulator.table}/$batch", headers, body, service="table")
+    assert list(two.list_entities()) == []

@@ -16,20 +16,25 @@ enum VirtualHost {
     /// The account a host names (`<account>.<service>.<anything>`), if it is `account` — or its
     /// read-only secondary (`<account>-secondary`), which the SDKs reach for geo-replication
     /// statistics and retries; the emulator has one copy of the data, which serves both.
-    static func names(_ host: String, account: String, service: String) -> Bool {
+    static func names(_ host: String, account: String, service: String, secondary: Bool = true) -> Bool {
         let labels = host.lowercased().split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard labels.count >= 2 else { return false }
-        let first = labels[0].split(separator: ":").first.map(String.init) ?? ""
-        return (first == account.lowercased() || first == account.lowercased() + "-secondary")
+        let first = firstLabel(host)
+        return (first == account.lowercased() || (secondary && first == account.lowercased() + "-secondary"))
             && labels[1].split(separator: ":").first.map(String.init) == service
+    }
+
+    /// A host's first label, lower-cased, without a port written into it (`acct:1.blob.x`).
+    static func firstLabel(_ host: String) -> String {
+        let label = host.lowercased().split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return label.split(separator: ":", omittingEmptySubsequences: false).first.map(String.init) ?? ""
     }
 
     /// Whether the request writes through the account's secondary host (`<account>-secondary.`),
     /// which Azure serves read-only.
     static func isSecondaryWrite(_ request: TransportRequest, account: String) -> Bool {
         guard !["GET", "HEAD", "OPTIONS"].contains(request.method), let host = request.headers["Host"] else { return false }
-        let first = host.lowercased().split(separator: ".", maxSplits: 1).first.map(String.init) ?? ""
-        return first == account.lowercased() + "-secondary"
+        return firstLabel(host) == account.lowercased() + "-secondary"
     }
 
     /// The request as path style, marked, when its Host names this account and service.

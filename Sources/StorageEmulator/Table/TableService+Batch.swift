@@ -71,16 +71,23 @@ extension TableService {
     }
 
     /// The path of an absolute URL (`http://host:port/account/…`), or the text itself when it is a path.
-    /// The path of a changeset request's absolute URL, path style: a URL naming the account in
-    /// its host (`https://devstoreaccount1.table.core.windows.net/t(…)`, as clients write it
-    /// for Azure) gets the account put in front, as ``VirtualHost`` does for a whole request.
+    /// The path of a changeset request's URL, path style: a URL naming the account in its host
+    /// (`https://devstoreaccount1.table.core.windows.net/t(…)`, as clients write it for Azure)
+    /// gets the account put in front, as ``VirtualHost`` does for a whole request. Only the
+    /// primary host counts (a changeset writes; the secondary is read-only), only a host that is
+    /// the URL's own (no user part), and only a scheme at the start — a `://` in the query is
+    /// text, never a second URL.
     static func path(ofAbsolute url: String, account: String) -> String {
-        guard let scheme = url.range(of: "://") else { return url }
+        if url.hasPrefix("/") { return String(url.prefix { $0 != "?" }) }
+        guard let scheme = url.range(of: "://"), !url[..<scheme.lowerBound].isEmpty,
+            url[..<scheme.lowerBound].allSatisfy({ $0.isASCII && $0.isLetter })
+        else { return url }
         let rest = url[scheme.upperBound...]
-        guard let slash = rest.firstIndex(of: "/") else { return "/" }
-        let path = String(rest[slash...].prefix { $0 != "?" })
-        let host = String(rest[..<slash])
-        if VirtualHost.names(host, account: account, service: "table") { return "/" + account + path }
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let host = String(rest[..<end])
+        guard end < rest.endIndex, rest[end] == "/" else { return "/" }
+        let path = String(rest[end...].prefix { $0 != "?" })
+        if !host.contains("@"), VirtualHost.names(host, account: account, service: "table", secondary: false) { return "/" + account + path }
         return path
     }
 
