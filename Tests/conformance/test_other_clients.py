@@ -120,9 +120,12 @@ def test_a_copy_from_elsewhere_or_with_unimplemented_headers_changes_nothing(cop
         destination.start_copy_from_url(source.url.replace("source.txt", "nope.txt"))
     assert missing.value.error_code == "CannotVerifyCopySource"
     url = f"{emulator.blob}/{container.container_name}/destination.txt"
-    r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-none-match": '"0x1"'})
+    r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-tags": "\"a\" = 'b'"})
     assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", r.text
-    assert "x-ms-source-if-none-match" in r.text
+    assert "x-ms-source-if-tags" in r.text
+    # Source conditions are implemented: one not met is 412 SourceConditionNotMet, nothing copied.
+    r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-none-match": source.get_blob_properties().etag})
+    assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "SourceConditionNotMet", r.text
     assert destination.download_blob().readall() == b"d" * 1003
 
 
@@ -352,11 +355,14 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
     blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
     container = blobs.create_container(name)
     blob = container.upload_blob("b.txt", b"original")
-    for header, value in (("x-ms-tags", "a=b"),
-                          ("If-Unmodified-Since", "Mon, 01 Jan 2001 00:00:00 GMT"), ("x-ms-access-tier", "Cool")):
+    for header, value in (("x-ms-tags", "a=b"), ("x-ms-access-tier", "Cool")):
         r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", header: value}, b"changed")
         assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", (header, r.text)
         assert header.split(":")[0] in r.text
+    # Time conditions are implemented on writes: one not met is Azure's 412, nothing written.
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt",
+                     {"x-ms-blob-type": "BlockBlob", "If-Unmodified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}, b"changed")
+    assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "ConditionNotMet", r.text
     # Blob leases are implemented: a lease id on a blob without a lease is Azure's 412.
     r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", "x-ms-lease-id": "00000000-0000-0000-0000-000000000000"}, b"changed")
     assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "LeaseNotPresentWithBlobOperation", r.text

@@ -70,4 +70,13 @@ extension AzureStorageError.Code {
     public static let unsupportedHttpVerb: Self = "UnsupportedHttpVerb"
     public static let unsupportedQueryParameter: Self = "UnsupportedQueryParameter"
     public static let updateConditionNotSatisfied: Self = "UpdateConditionNotSatisfied"
+    public static let appendPositionConditionNotMet: Self = "AppendPositionConditionNotMet"
+    public static let blobOverwritten: Self = "BlobOverwritten"
+    public static let blobIsSealed: Self = "BlobIsSealed"
+    public static let blockCountExceedsLimit: Self = "BlockCountExceedsLimit"
+    public static let invalidBlobType: Self = "InvalidBlobType"
+    public static let invalidPageRange: Self = "InvalidPageRange"
+    public static let maxBlobSizeConditionNotMet: Self = "MaxBlobSizeConditionNotMet"
+    public static let sequenceNumberConditionNotMet: Self = "SequenceNumberConditionNotMet"
+    public static let sequenceNumberIncrementTooLarge: Self = "SequenceNumberIncrementTooLarge"
 }

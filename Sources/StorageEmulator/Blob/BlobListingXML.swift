@@ -35,8 +35,12 @@ enum BlobListingXML {
             xml += XMLEscape.element("Content-MD5", r.properties.contentMD5)
             xml += XMLEscape.element("Cache-Control", r.properties.cacheControl)
             xml += XMLEscape.element("Content-Disposition", r.properties.contentDisposition)
-            xml +=
-                "<BlobType>BlockBlob</BlobType><AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
+            xml += "<BlobType>\(r.type.rawValue)</BlobType>"
+            switch r.type {
+            case .block: xml += "<AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
+            case .page: xml += "<x-ms-blob-sequence-number>\(r.sequenceNumber)</x-ms-blob-sequence-number>"
+            case .append: if r.sealed { xml += "<Sealed>true</Sealed>" }
+            }
             let lease = Dictionary(BlobLease.headers(r.lease, at: ServerClock.wallClock()), uniquingKeysWith: { a, _ in a })
             xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
             if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }

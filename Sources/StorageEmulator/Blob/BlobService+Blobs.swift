@@ -5,9 +5,31 @@ import Foundation
 extension BlobService {
     static func md5(_ data: Data) -> String { Data(Insecure.MD5.hash(data: data)).base64EncodedString() }
 
-    func conditions(_ request: TransportRequest) -> WriteConditions {
-        WriteConditions(
-            ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"], leaseID: request.headers["x-ms-lease-id"])
+    /// The HTTP date in header `name`; present but unreadable is 400 InvalidHeaderValue.
+    static func dateHeader(_ headers: HeaderFields, _ name: String) throws -> Date? {
+        guard let text = headers[name] else { return nil }
+        guard let date = ServerClock.parseHTTPDate(text) else { throw ServiceError.invalidHeader(name, text) }
+        return date
+    }
+
+    /// The write conditions a request carries; a header that is present but unreadable is
+    /// 400 InvalidHeaderValue, never ignored.
+    func conditions(_ request: TransportRequest) throws -> WriteConditions {
+        let h = request.headers
+        func date(_ name: String) throws -> Date? { try Self.dateHeader(h, name) }
+        func number<T: FixedWidthInteger>(_ name: String, _: T.Type) throws -> T? {
+            guard let text = h[name] else { return nil }
+            guard let value = T(text), value >= 0 else { throw ServiceError.invalidHeader(name, text) }
+            return value
+        }
+        return WriteConditions(
+            ifMatch: h["If-Match"], ifNoneMatch: h["If-None-Match"], ifModifiedSince: try date("If-Modified-Since"),
+            ifUnmodifiedSince: try date("If-Unmodified-Since"), leaseID: h["x-ms-lease-id"],
+            sequenceNumberLE: try number("x-ms-if-sequence-number-le", Int64.self),
+            sequenceNumberLT: try number("x-ms-if-sequence-number-lt", Int64.self),
+            sequenceNumberEQ: try number("x-ms-if-sequence-number-eq", Int64.self),
+            maxSize: try number("x-ms-blob-condition-maxsize", Int.self),
+            appendPosition: try number("x-ms-blob-condition-appendpos", Int.self))
     }
 
     /// The stored HTTP properties a Put Blob or Put Block List sets: `x-ms-blob-*` headers;
@@ -57,8 +79,10 @@ extension BlobService {
         guard let type = request.headers["x-ms-blob-type"] else {
             throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type.")
         }
-        guard type == "BlockBlob" else {
-            throw ServiceError(400, .invalidHeaderValue, "This emulator stores block blobs only; x-ms-blob-type '\(type)' is not supported.")
+        guard let kind = BlobType(rawValue: type) else { throw ServiceError.invalidHeader("x-ms-blob-type", type) }
+        if kind != .block { return try await createEmptyBlob(container, blob, request, kind, staged) }
+        if request.headers["x-ms-blob-sequence-number"] != nil {
+            throw ServiceError.invalidHeader("x-ms-blob-sequence-number", "(a block blob has none)")
         }
         let (record, md5) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
@@ -71,7 +95,7 @@ extension BlobService {
             let record = try await store.putBlob(
                 container: container, name: blob, upload: upload,
                 properties: httpProperties(request, computedMD5: md5),
-                metadata: try metadataHeaders(request.headers), conditions: conditions(request))
+                metadata: try metadataHeaders(request.headers), conditions: try conditions(request))
             return (record, md5)
         }
         var headers = blobHeaders(record)
@@ -120,7 +144,7 @@ extension BlobService {
         let record = try await store.putBlockList(
             container: container, name: blob, list: list,
             properties: httpProperties(request, computedMD5: nil),
-            metadata: try metadataHeaders(request.headers), conditions: conditions(request))
+            metadata: try metadataHeaders(request.headers), conditions: try conditions(request))
         var headers = blobHeaders(record)
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
@@ -145,6 +169,7 @@ extension BlobService {
     }
 
     func setBlobProperties(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+        if let changed = try await changePageBlob(container, blob, request) { return changed }
         let h = request.headers
         // Set Blob Properties replaces every HTTP property; one not sent is cleared.
         let properties = BlobHTTPProperties(
@@ -153,19 +178,19 @@ extension BlobService {
             contentLanguage: h["x-ms-blob-content-language"],
             contentDisposition: h["x-ms-blob-content-disposition"], cacheControl: h["x-ms-blob-cache-control"])
         let record = try await store.updateBlob(
-            container: container, name: blob, properties: properties, metadata: nil, conditions: conditions(request))
+            container: container, name: blob, properties: properties, metadata: nil, conditions: try conditions(request))
         return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
     func setBlobMetadata(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         let record = try await store.updateBlob(
             container: container, name: blob, properties: nil,
-            metadata: try metadataHeaders(request.headers), conditions: conditions(request))
+            metadata: try metadataHeaders(request.headers), conditions: try conditions(request))
         return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
     func deleteBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
-        try await store.deleteBlob(container: container, name: blob, conditions: conditions(request))
+        try await store.deleteBlob(container: container, name: blob, conditions: try conditions(request))
         return TransportResponse(status: 202)
     }
 
@@ -259,7 +284,7 @@ extension BlobService {
         if let v = record.properties.cacheControl { headers["Cache-Control"] = v }
         for (n, v) in record.metadata { headers["x-ms-meta-" + n] = v }
         headers["Accept-Ranges"] = "bytes"
-        headers["x-ms-blob-type"] = "BlockBlob"
+        for (name, value) in Self.typeHeaders(record) { headers[name] = value }
         headers["x-ms-creation-time"] = ServerClock.httpDate(record.created)
         for (name, value) in BlobLease.headers(lease, at: now) { headers[name] = value }
         headers["x-ms-server-encrypted"] = "true"

@@ -9,6 +9,19 @@ extension BlobService {
         return value
     }
 
+    /// The conditions Azure takes on a container write: `If-Modified-Since` and (but for Set
+    /// Container Metadata) `If-Unmodified-Since`; `If-Match` as Set Container ACL always
+    /// took it here. One Azure does not take is refused, not ignored.
+    func containerConditions(_ request: TransportRequest, unmodifiedSince: Bool = true) throws -> WriteConditions {
+        if !unmodifiedSince, request.headers["If-Unmodified-Since"] != nil {
+            throw ServiceError.unsupportedHeader("If-Unmodified-Since on Set Container Metadata")
+        }
+        if request.headers["If-None-Match"] != nil { throw ServiceError.unsupportedHeader("If-None-Match on a container write") }
+        var conditions = try conditions(request)
+        conditions.leaseID = nil
+        return conditions
+    }
+
     func containerHeaders(_ record: ContainerRecord) -> HeaderFields {
         HeaderFields([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
     }
@@ -26,12 +39,13 @@ extension BlobService {
         // Parsed and stored re-serialised: never the document as sent (``AccessPolicyDocument``).
         let document = try AccessPolicyDocument(body: request.body)
         let acl = document.identifiers.isEmpty ? "" : document.serialized
-        let record = try await store.setContainerACL(name, access: access, acl: acl, ifMatch: request.headers["If-Match"])
+        let record = try await store.setContainerACL(name, access: access, acl: acl, conditions: try containerConditions(request))
         return TransportResponse(status: 200, headers: containerHeaders(record))
     }
 
     func setContainerMetadata(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
-        let record = try await store.setContainerMetadata(name, metadata: try metadataHeaders(request.headers))
+        let record = try await store.setContainerMetadata(
+            name, metadata: try metadataHeaders(request.headers), conditions: try containerConditions(request, unmodifiedSince: false))
         return TransportResponse(status: 200, headers: containerHeaders(record))
     }
 
@@ -44,6 +58,9 @@ extension BlobService {
         for (header, value) in BlobLease.headers(lease, at: now) { headers[header] = value }
         headers["x-ms-has-immutability-policy"] = "false"
         headers["x-ms-has-legal-hold"] = "false"
+        headers["x-ms-immutable-storage-with-versioning-enabled"] = "false"
+        headers["x-ms-default-encryption-scope"] = "$account-encryption-key"
+        headers["x-ms-deny-encryption-scope-override"] = "false"
         return TransportResponse(status: 200, headers: headers)
     }
 
@@ -57,7 +74,7 @@ extension BlobService {
     }
 
     func deleteContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
-        try await store.deleteContainer(name, leaseID: request.headers["x-ms-lease-id"])
+        try await store.deleteContainer(name, leaseID: request.headers["x-ms-lease-id"], conditions: try containerConditions(request))
         return TransportResponse(status: 202)
     }
 
@@ -93,7 +110,10 @@ extension BlobService {
             xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
             if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }
             if !record.access.isEmpty { xml += XMLEscape.element("PublicAccess", record.access) }
-            xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties>"
+            xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>"
+            xml +=
+                "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope><DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>"
+            xml += "<ImmutableStorageWithVersioningEnabled>false</ImmutableStorageWithVersioningEnabled></Properties>"
             if includeMetadata { xml += BlobListingXML.metadata(record.metadata) }
             xml += "</Container>"
         }

@@ -8,9 +8,8 @@ extension BlobService {
     /// Headers that change what a copy means and that the emulator does not implement: a
     /// request carrying one is refused, never carried out as if it were absent.
     static let unsupportedCopyHeaders = [
-        "x-ms-source-if-none-match", "x-ms-source-if-modified-since", "x-ms-source-if-unmodified-since",
         "x-ms-source-if-tags", "x-ms-copy-source-tag-option", "x-ms-copy-source-authorization", "x-ms-source-content-crc64",
-        "x-ms-source-lease-id", "x-ms-incremental-copy", "x-ms-rehydrate-priority", "x-ms-seal-blob",
+        "x-ms-source-lease-id", "x-ms-incremental-copy", "x-ms-rehydrate-priority",
     ]
 
     func refuseUnsupportedCopyHeaders(_ request: TransportRequest) throws {
@@ -44,6 +43,8 @@ extension BlobService {
         var properties: BlobHTTPProperties
         var metadata: [(String, String)]
         var blocks: [CommittedBlock]
+        /// The blob read, when it is one of this account's.
+        var source: BlobRecord? = nil
     }
 
     /// The source a copy names in `x-ms-copy-source`. It is this account's when its host and
@@ -142,21 +143,54 @@ extension BlobService {
         -> CopiedBytes
     {
         let ifMatch = request.headers["x-ms-source-if-match"]
+        let others = ["x-ms-source-if-none-match", "x-ms-source-if-modified-since", "x-ms-source-if-unmodified-since"]
         switch source {
         case .local(let asked):
-            if let ifMatch, ifMatch != "*", !ifMatch.isExactly(asked.etag) { throw Self.sourceConditionNotMet }
+            let conditions = try sourceConditions(request)
+            try conditions.check(asked)
             let (upload, record) = try await store.copyBytes(of: asked, range: range)
-            if let ifMatch, ifMatch != "*", !ifMatch.isExactly(record.etag) {
-                // Rewritten between the look and the read: the bytes are not the version asked for.
+            do {
+                // Rewritten between the look and the read: the bytes may not be the version asked for.
+                try conditions.check(record)
+            } catch {
                 await upload.release(from: store.bytes)
-                throw Self.sourceConditionNotMet
+                throw error
             }
-            return CopiedBytes(upload: upload, properties: record.properties, metadata: record.metadata, blocks: range == nil ? record.blocks : [])
+            return CopiedBytes(
+                upload: upload, properties: record.properties, metadata: record.metadata, blocks: range == nil ? record.blocks : [],
+                source: record)
         case .remote(let url):
+            // Only x-ms-source-if-match is sent on to another service; the others are refused there.
+            if let name = others.first(where: { request.headers[$0] != nil }) {
+                throw ServiceError.unsupportedHeader("\(name) on a source outside this emulator")
+            }
             let fetched = try await remote.fetch(
                 url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, maxBytes: maxBytes, into: store.bytes, now: Date())
             return CopiedBytes(upload: fetched.upload, properties: fetched.properties, metadata: fetched.metadata, blocks: [])
         }
+    }
+
+    /// `x-ms-source-if-*` of a copy, checked against a source of this account, ETags compared
+    /// exactly; not met is 412 SourceConditionNotMet, nothing written.
+    struct SourceConditions {
+        var conditions: WriteConditions
+
+        func check(_ source: BlobRecord) throws {
+            do {
+                try conditions.checkETagAndTime(etag: source.etag, modified: source.modified, exists: true) { WriteConditions.notMet }
+            } catch {
+                throw BlobService.sourceConditionNotMet
+            }
+        }
+    }
+
+    func sourceConditions(_ request: TransportRequest) throws -> SourceConditions {
+        let h = request.headers
+        func date(_ name: String) throws -> Date? { try Self.dateHeader(h, name) }
+        return SourceConditions(
+            conditions: WriteConditions(
+                ifMatch: h["x-ms-source-if-match"], ifNoneMatch: h["x-ms-source-if-none-match"],
+                ifModifiedSince: try date("x-ms-source-if-modified-since"), ifUnmodifiedSince: try date("x-ms-source-if-unmodified-since")))
     }
 
     /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.
@@ -164,23 +198,57 @@ extension BlobService {
         try refuseUnsupportedCopyHeaders(request)
         let synchronous = request.headers["x-ms-requires-sync"]?.lowercased() == "true"
         let (source, asked) = try await copySource(request, access: access, asynchronous: !synchronous)
-        // Copy Blob From URL copies at most 256 MiB on Azure; every copy at most what a direct write may.
-        let copied = try await copyBytes(from: asked, maxBytes: synchronous ? min(256 << 20, maxBlobBytes) : maxBlobBytes, request)
-        let upload = copied.upload
         let copyID = UUID().uuidString.lowercased()
         // The source URL is kept for x-ms-copy-source, without its SAS signature: it would hand a
         // read grant on the source to every reader of the destination (public ones included).
         let shownSource = TransportRequest(method: "GET", url: source).map(RequestLog.displayURL) ?? source
-        // The destination keeps the source's committed block list, as on Azure.
+        if case .local(let record) = asked, record.type == .page {
+            return try await copyPageBlob(record, to: container, blob, request, id: copyID, shownSource: shownSource)
+        }
+        // Copy Blob From URL copies at most 256 MiB on Azure; every copy at most what a direct write may.
+        let copied = try await copyBytes(from: asked, maxBytes: synchronous ? min(256 << 20, maxBlobBytes) : maxBlobBytes, request)
+        let upload = copied.upload
+        // The destination keeps the source's committed block list and type, as on Azure; an
+        // append blob copy is sealed when its source is, or when `x-ms-seal-blob` asks.
+        let type = copied.source?.type ?? .block
+        let seal = request.headers["x-ms-seal-blob"]?.lowercased() == "true"
+        if seal && type != .append { throw ServiceError.invalidHeader("x-ms-seal-blob", "true (the source is no append blob)") }
         let destination = try await committing(upload) {
             try await store.putBlob(
                 container: container, name: blob, upload: upload, properties: copied.properties,
                 metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
                 copy: CopyInfo(id: copyID, source: shownSource, bytes: upload.size, completed: store.clock.now()),
-                blocks: copied.blocks)
+                blocks: copied.blocks, type: type, appendCount: copied.source?.appendCount ?? 0,
+                sealed: type == .append && (seal || copied.source?.sealed == true))
         }
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
+        headers["x-ms-copy-status"] = "success"
+        return TransportResponse(status: 202, headers: headers)
+    }
+
+    /// Copy Blob of a page blob of this account: a page blob as sparse as its source.
+    private func copyPageBlob(_ asked: BlobRecord, to container: String, _ blob: String, _ request: TransportRequest, id: String, shownSource: String)
+        async throws -> TransportResponse
+    {
+        let conditions = try sourceConditions(request)
+        try conditions.check(asked)
+        guard let pages = try await store.copyPages(of: asked) else {
+            throw ServiceError(409, .blobOverwritten, "The source blob changed while it was copied; try again.")
+        }
+        let destination: BlobRecord
+        do {
+            destination = try await store.commitBlob(
+                container: container, name: blob, dataID: "", size: asked.size, blocks: [], properties: asked.properties,
+                metadata: try requestMetadata(request) ?? asked.metadata, conditions: try self.conditions(request),
+                copy: CopyInfo(id: id, source: shownSource, bytes: asked.size, completed: store.clock.now()), type: .page,
+                sequenceNumber: asked.sequenceNumber, pages: pages)
+        } catch {
+            await store.deleteBytes(pages.map(\.data))
+            throw error
+        }
+        var headers = blobHeaders(destination)
+        headers["x-ms-copy-id"] = id
         headers["x-ms-copy-status"] = "success"
         return TransportResponse(status: 202, headers: headers)
     }

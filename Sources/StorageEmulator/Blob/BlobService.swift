@@ -82,6 +82,14 @@ struct BlobService: Sendable {
             return BlobReply(try await copyBlob(container, blob, request, access: copyAccess))
         case ("PUT", "block") where request.headers["x-ms-copy-source"] != nil:
             return BlobReply(try await putBlockFromURL(container, blob, request, query, access: copyAccess))
+        case ("PUT", "page") where request.headers["x-ms-copy-source"] != nil:
+            return BlobReply(try await putPageFromURL(container, blob, request, access: copyAccess))
+        case ("PUT", "appendblock") where request.headers["x-ms-copy-source"] != nil:
+            return BlobReply(try await appendBlockFromURL(container, blob, request, access: copyAccess))
+        case ("PUT", "page"): return BlobReply(try await putPage(container, blob, request, upload))
+        case ("PUT", "appendblock"): return BlobReply(try await appendBlock(container, blob, request, upload))
+        case ("PUT", "seal"): return BlobReply(try await sealBlob(container, blob, request))
+        case ("GET", "pagelist"): return BlobReply(try await getPageRanges(container, blob, request, query))
         case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
         case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request))
         case ("PUT", "lease"): return BlobReply(try await lease(container, blob, request))
@@ -105,14 +113,15 @@ struct BlobService: Sendable {
     static let unimplementedHeaders = [
         "x-ms-tags", "x-ms-if-tags",
         "x-ms-encryption-key", "x-ms-encryption-scope", "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
-        "x-ms-legal-hold", "x-ms-blob-sequence-number",
+        "x-ms-legal-hold",
     ]
 
     static func refuseUnimplemented(_ request: TransportRequest) throws {
         for name in unimplementedHeaders where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
-        // Time conditions are honoured on reads (browsers revalidate with If-Modified-Since);
-        // on anything else they are not implemented.
-        if request.method != "GET" && request.method != "HEAD" {
+        // Time conditions are honoured on reads and on every write that takes conditions;
+        // Put Block, Set Blob Tier and Abort Copy take none on Azure: refused there, not ignored.
+        let comp = request.query.first { $0.name == "comp" }?.value
+        if request.method == "PUT", ["block", "tier", "copy"].contains(comp ?? "") {
             for name in ["If-Modified-Since", "If-Unmodified-Since"] where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
         }
         let tierCarrier = request.method == "PUT" && !request.query.contains { $0.name == "comp" && $0.value == "tier" }

@@ -127,7 +127,7 @@ struct EmulatorResponder: HTTPResponder {
     static func streamsUpload(_ request: TransportRequest, service: EmulatorServiceKind) -> Bool {
         guard service == .blob, request.method == "PUT", request.headers["x-ms-copy-source"] == nil else { return false }
         let comp = request.query.first { $0.name == "comp" }?.value
-        guard comp == nil || comp == "block" else { return false }
+        guard comp == nil || comp == "block" || comp == "page" || comp == "appendblock" else { return false }
         // /account/container/blob: a blob, not a container.
         let parts = request.path.drop { $0 == "/" }.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
         return parts.count == 3 && !parts[1].isEmpty && !parts[2].isEmpty && !request.query.contains { $0.name == "restype" }

@@ -26,6 +26,13 @@ struct BlobRecord: Sendable {
     var tier: String?
     /// Its lease, when a listing read it (the `leases` table; not a column of `blobs`).
     var lease: BlobLease?
+    var type: BlobType
+    /// A page blob's sequence number (`x-ms-blob-sequence-number`).
+    var sequenceNumber: Int64
+    /// An append blob that takes no more blocks (Seal).
+    var sealed: Bool
+    /// How many blocks were appended to an append blob (`x-ms-blob-committed-block-count`).
+    var appendCount: Int
 
     init(row: Row) {
         container = row["container"]
@@ -43,7 +50,18 @@ struct BlobRecord: Sendable {
         blocks = MetadataCoding.decode(row["blocks"]).map { CommittedBlock(id: $0.0, size: Int($0.1) ?? 0) }
         copy = (row["copy"] as String?).flatMap(CopyInfo.init(encoded:))
         tier = row["tier"]
+        type = BlobType(rawValue: row["type"] ?? "BlockBlob") ?? .block
+        sequenceNumber = row["sequenceNumber"] ?? 0
+        sealed = (row["sealed"] as Int?) == 1
+        appendCount = row["appendCount"] ?? 0
     }
+}
+
+/// The three kinds of blob, by their `x-ms-blob-type` names.
+enum BlobType: String, Sendable {
+    case block = "BlockBlob"
+    case append = "AppendBlob"
+    case page = "PageBlob"
 }
 
 /// What Get Blob Properties reports about the copy that made a blob (`x-ms-copy-*`). The

@@ -229,6 +229,26 @@ enum EmulatorDatabase {
                     ) WITHOUT ROWID
                     """)
         }
+        // v8: append and page blobs. A page blob's bytes are its written ranges (`pages`),
+        // each pointing into a byte object; what no range covers reads as zeros.
+        migrator.registerMigration("v8-blob-types") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE blobs ADD COLUMN type TEXT NOT NULL DEFAULT 'BlockBlob';
+                    ALTER TABLE blobs ADD COLUMN sequenceNumber INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE blobs ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE blobs ADD COLUMN appendCount INTEGER NOT NULL DEFAULT 0;
+                    CREATE TABLE pages (
+                        container TEXT NOT NULL,
+                        blob TEXT NOT NULL,
+                        start INTEGER NOT NULL,
+                        "end" INTEGER NOT NULL,
+                        data TEXT NOT NULL,
+                        dataOffset INTEGER NOT NULL,
+                        PRIMARY KEY (container, blob, start)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -2,37 +2,6 @@ import AzureStorage
 import Foundation
 import GRDB
 
-/// Write conditions from `If-Match` / `If-None-Match`, and the `x-ms-lease-id` a leased
-/// blob needs.
-struct WriteConditions: Sendable {
-    var ifMatch: String?
-    var ifNoneMatch: String?
-    var leaseID: String?
-
-    /// Throws the service's answer when the condition fails against the current blob and its
-    /// lease, read in the write's own transaction (so no lease is taken between check and write).
-    func check(existing: BlobRecord?, _ db: Database, now: EdmDateTime) throws {
-        if let existing {
-            try BlobLease.check(try BlobLease.read(existing.container, existing.name, db), given: leaseID, write: true, at: now)
-        } else if leaseID != nil {
-            throw ServiceError(412, .leaseNotPresentWithBlobOperation, "There is currently no lease on the blob.")
-        }
-        if let ifNoneMatch {
-            if ifNoneMatch == "*", existing != nil {
-                throw ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
-            }
-            if let existing, ifNoneMatch == existing.etag {
-                throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
-            }
-        }
-        if let ifMatch {
-            guard let existing, ifMatch == "*" || ifMatch == existing.etag else {
-                throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
-            }
-        }
-    }
-}
-
 extension EmulatorStore {
     static let blobNotFound = ServiceError(404, .blobNotFound, "The specified blob does not exist.")
 
@@ -49,20 +18,24 @@ extension EmulatorStore {
     func putBlob(
         container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
         metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil,
-        blocks: [CommittedBlock] = []
+        blocks: [CommittedBlock] = [], type: BlobType = .block, appendCount: Int = 0, sealed: Bool = false
     ) async throws -> BlobRecord {
         let record = try await commitBlob(
             container: container, name: name, dataID: upload.id, size: upload.size, blocks: blocks,
-            properties: properties, metadata: metadata, conditions: conditions, copy: copy)
+            properties: properties, metadata: metadata, conditions: conditions, copy: copy, type: type,
+            appendCount: appendCount, sealed: sealed)
         upload.claim()
         return record
     }
 
-    /// Points a blob at stored bytes in one transaction, then frees what it replaced.
-    private func commitBlob(
+    /// Points a blob at stored bytes in one transaction, then frees what it replaced. A page
+    /// blob has no bytes of its own (`dataID` empty, `size` its length): its pages come later,
+    /// or are `pages` (a copy's).
+    func commitBlob(
         container: String, name: String, dataID: String, size: Int, blocks: [CommittedBlock],
         properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions,
-        copy: CopyInfo? = nil
+        copy: CopyInfo? = nil, type: BlobType = .block, sequenceNumber: Int64 = 0, pages: [PageExtent] = [],
+        appendCount: Int = 0, sealed: Bool = false
     ) async throws -> BlobRecord {
         let now = clock.now()
         let outcome: (BlobRecord, [String])
@@ -71,23 +44,25 @@ extension EmulatorStore {
                 guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
                 let existing = try Self.blob(container, name, db)
                 try conditions.check(existing: existing, db, now: now)
-                var freed = try String.fetchAll(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+                var freed = try Self.removeBytes(of: container, name, db)
                 if let existing { freed.append(existing.data) }
-                try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
                 try db.execute(
                     sql: """
                         INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
-                            contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy,
+                            type, sequenceNumber, appendCount, sealed)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         container, name, dataID, size, properties.contentType, properties.contentMD5,
                         properties.contentEncoding, properties.contentLanguage, properties.contentDisposition,
                         properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
                         MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
-                        copy?.encoded,
+                        copy?.encoded, type.rawValue, sequenceNumber, appendCount, sealed ? 1 : 0,
                     ])
-                return (try Self.blob(container, name, db)!, freed.filter { $0 != dataID })
+                try Self.insertPages(pages, container, name, db)
+                let kept = Set(pages.map(\.data) + [dataID])
+                return (try Self.blob(container, name, db)!, freed.filter { !$0.isEmpty && !kept.contains($0) })
             }
         } catch {
             await deleteBytes([dataID])
@@ -105,6 +80,7 @@ extension EmulatorStore {
         do {
             replaced = try await write { db in
                 guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+                if let existing = try Self.blob(container, blob, db), existing.type != .block { throw Self.invalidBlobType }
                 let old = try String.fetchOne(
                     db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? AND blockID = ?",
                     arguments: [container, blob, blockID])
@@ -138,6 +114,7 @@ extension EmulatorStore {
             for row in staged { uncommitted[ExactString(row["blockID"])] = (row["data"], row["size"]) }
             var committed: [ExactString: (String, Int, Int)] = [:]
             if let existing = try Self.blob(container, name, db) {
+                guard existing.type == .block else { throw Self.invalidBlobType }
                 var offset = 0
                 for block in existing.blocks {
                     committed[ExactString(block.id)] = (existing.data, offset, block.size)
@@ -184,12 +161,11 @@ extension EmulatorStore {
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
             try conditions.check(existing: existing, db, now: now)
-            var ids = try String.fetchAll(db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+            var ids = try Self.removeBytes(of: container, name, db)
             ids.append(existing.data)
-            try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
             try db.execute(sql: "DELETE FROM blobs WHERE container = ? AND name = ?", arguments: [container, name])
             try BlobLease.delete(container, name, db)
-            return ids
+            return ids.filter { !$0.isEmpty }
         }
         await deleteBytes(freed)
     }
@@ -261,16 +237,46 @@ extension EmulatorStore {
     /// overwrite freed the file first. Once open, the bytes stay readable whatever happens
     /// to the blob.
     func openBlob(_ record: BlobRecord) async throws -> (BlobRecord, any ByteReader) {
-        let bytes = self.bytes
         do {
-            let id = record.data
-            return (record, try await BlockingPool.run { try bytes.open(id) })
+            return (record, try await open(record))
         } catch {
             let (_, again) = try await blob(record.container, record.name)
             guard let again else { throw Self.blobNotFound }
-            let id = again.data
-            return (again, try await BlockingPool.run { try bytes.open(id) })
+            return (again, try await open(again))
         }
+    }
+
+    /// A page blob's extents as they are now, with each byte object opened; the others' file.
+    private func open(_ record: BlobRecord) async throws -> any ByteReader {
+        let bytes = self.bytes
+        guard record.type == .page else {
+            let id = record.data
+            return try await BlockingPool.run { try bytes.open(id) }
+        }
+        let (current, extents) = try await read { db in
+            (try Self.blob(record.container, record.name, db), try Self.pages(record.container, record.name, db))
+        }
+        guard let current, current.etag == record.etag else { throw ByteStoreError(description: "page blob changed while opening") }
+        return try await BlockingPool.run {
+            var opened: [String: any ByteReader] = [:]
+            do {
+                for extent in extents where opened[extent.data] == nil { opened[extent.data] = try bytes.open(extent.data) }
+            } catch {
+                for reader in opened.values { reader.close() }
+                throw error
+            }
+            return SparseReader(size: record.size, extents: extents.map { ($0, opened[$0.data]!) })
+        }
+    }
+
+    /// Deletes the uncommitted blocks and the pages of a blob, returning the byte objects they held.
+    static func removeBytes(of container: String, _ name: String, _ db: Database) throws -> [String] {
+        let ids = try String.fetchAll(
+            db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? UNION SELECT data FROM pages WHERE container = ? AND blob = ?",
+            arguments: [container, name, container, name])
+        try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+        try db.execute(sql: "DELETE FROM pages WHERE container = ? AND blob = ?", arguments: [container, name])
+        return ids
     }
 
     /// Removes byte files no row refers to any more, off the shared threads.

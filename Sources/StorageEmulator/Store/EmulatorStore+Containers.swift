@@ -27,13 +27,11 @@ extension EmulatorStore {
     }
 
     /// Sets the public access level and the signed identifiers.
-    func setContainerACL(_ name: String, access: String, acl: String, ifMatch: String?) async throws -> ContainerRecord {
+    func setContainerACL(_ name: String, access: String, acl: String, conditions: WriteConditions) async throws -> ContainerRecord {
         let now = clock.now()
         return try await write { db in
             guard let existing = try Self.container(name, db) else { throw Self.containerNotFound }
-            if let ifMatch, ifMatch != "*", ifMatch != existing.etag {
-                throw ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
-            }
+            try Self.check(conditions, existing)
             try db.execute(
                 sql: "UPDATE containers SET access = ?, acl = ?, modified = ?, etag = ? WHERE name = ?",
                 arguments: [access, acl, now.ticks, ServerClock.etag(now), name])
@@ -41,10 +39,11 @@ extension EmulatorStore {
         }
     }
 
-    func setContainerMetadata(_ name: String, metadata: [(String, String)]) async throws -> ContainerRecord {
+    func setContainerMetadata(_ name: String, metadata: [(String, String)], conditions: WriteConditions) async throws -> ContainerRecord {
         let now = clock.now()
         return try await write { db in
-            guard try Self.container(name, db) != nil else { throw Self.containerNotFound }
+            guard let existing = try Self.container(name, db) else { throw Self.containerNotFound }
+            try Self.check(conditions, existing)
             try db.execute(
                 sql: "UPDATE containers SET metadata = ?, modified = ?, etag = ? WHERE name = ?",
                 arguments: [MetadataCoding.encode(metadata), now.ticks, ServerClock.etag(now), name])
@@ -52,19 +51,29 @@ extension EmulatorStore {
         }
     }
 
-    /// Deletes a container and every blob and uncommitted block in it.
+    /// The conditions of a container write against the container, in the write's transaction.
+    static func check(_ conditions: WriteConditions, _ container: ContainerRecord) throws {
+        try conditions.checkETagAndTime(etag: container.etag, modified: container.modified, exists: true) { WriteConditions.notMet }
+    }
+
     /// Deletes a container and everything in it; a leased container needs its lease id,
-    /// checked in this transaction.
-    func deleteContainer(_ name: String, leaseID: String? = nil) async throws {
+    /// checked in this transaction, as are `conditions`.
+    func deleteContainer(_ name: String, leaseID: String? = nil, conditions: WriteConditions = WriteConditions()) async throws {
         let now = clock.now()
         let freed = try await write { db -> [String] in
-            guard try Self.container(name, db) != nil else { throw Self.containerNotFound }
+            guard let existing = try Self.container(name, db) else { throw Self.containerNotFound }
             try BlobLease.check(try BlobLease.read(name, BlobLease.containerKey, db), given: leaseID, write: true, at: now, container: true)
+            try Self.check(conditions, existing)
             let ids = try String.fetchAll(
-                db, sql: "SELECT data FROM blobs WHERE container = ? UNION ALL SELECT data FROM blocks WHERE container = ?",
-                arguments: [name, name])
+                db,
+                sql: """
+                    SELECT data FROM blobs WHERE container = ? AND data != '' UNION SELECT data FROM blocks WHERE container = ?
+                    UNION SELECT data FROM pages WHERE container = ?
+                    """,
+                arguments: [name, name, name])
             try db.execute(sql: "DELETE FROM blobs WHERE container = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM blocks WHERE container = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM pages WHERE container = ?", arguments: [name])
             try BlobLease.delete(name, nil, db)
             try db.execute(sql: "DELETE FROM containers WHERE name = ?", arguments: [name])
             return ids

@@ -1,0 +1,83 @@
+import AzureStorage
+import Foundation
+import GRDB
+
+/// Append blobs. Byte objects are never changed once written (a reader keeps what it opened),
+/// so Append Block writes the blob's bytes and the block into a new object and swaps it in —
+/// a copy of the blob per append, bounded by the emulator's largest blob.
+extension EmulatorStore {
+    /// Azure's limit on the blocks of an append blob.
+    static let maxAppendBlocks = 50_000
+
+    /// Appends `upload` to the append blob `name`; returns the blob and the offset the block
+    /// went to. Concurrent appends are taken one after another, as on Azure. The upload stays
+    /// the caller's to release (its bytes are copied, not claimed).
+    func appendBlock(container: String, name: String, upload: StagedUpload, conditions: WriteConditions) async throws -> (BlobRecord, Int) {
+        let now = clock.now()
+        for _ in 0..<16 {
+            let current = try await read { db -> BlobRecord in
+                try Self.appendable(container, name, conditions, upload.size, db, now: now)
+            }
+            let bytes = self.bytes
+            let pieces = [(id: current.data, offset: 0, length: current.size), (id: upload.id, offset: 0, length: upload.size)]
+            let merged = try await BlockingPool.run { try bytes.concatenate(pieces) }
+            let outcome: (BlobRecord, String)?
+            do {
+                outcome = try await write { db -> (BlobRecord, String)? in
+                    let again = try Self.appendable(container, name, conditions, upload.size, db, now: now)
+                    // Another append came first: append again to what is there now.
+                    guard again.etag == current.etag, again.data == current.data else { return nil }
+                    try db.execute(
+                        sql:
+                            "UPDATE blobs SET data = ?, size = ?, appendCount = appendCount + 1, modified = ?, etag = ? WHERE container = ? AND name = ?",
+                        arguments: [merged, current.size + upload.size, now.ticks, ServerClock.etag(now), container, name])
+                    return (try Self.blob(container, name, db)!, current.data)
+                }
+            } catch {
+                await deleteBytes([merged])
+                throw error
+            }
+            guard let (record, replaced) = outcome else {
+                await deleteBytes([merged])
+                continue
+            }
+            await deleteBytes([replaced])
+            return (record, current.size)
+        }
+        throw ServiceError(503, .serverBusy, "The server is busy: too many concurrent appends to this blob; try again.")
+    }
+
+    /// The append blob `name` when a block of `adding` bytes may be appended to it now.
+    private static func appendable(
+        _ container: String, _ name: String, _ conditions: WriteConditions, _ adding: Int, _ db: Database, now: EdmDateTime
+    )
+        throws -> BlobRecord
+    {
+        guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+        guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
+        guard existing.type == .append else { throw Self.invalidBlobType }
+        guard !existing.sealed else { throw ServiceError(409, .blobIsSealed, "The blob is sealed: it takes no more blocks.") }
+        try conditions.check(existing: existing, db, now: now)
+        try conditions.checkAppend(size: existing.size, adding: adding)
+        guard existing.appendCount < maxAppendBlocks else {
+            throw ServiceError(409, .blockCountExceedsLimit, "The committed block count cannot exceed the maximum limit of 50,000 blocks.")
+        }
+        return existing
+    }
+
+    /// Seals an append blob (Append Blob Seal); its ETag and time stay, as on Azure.
+    func sealBlob(container: String, name: String, conditions: WriteConditions) async throws -> BlobRecord {
+        let now = clock.now()
+        return try await write { db in
+            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
+            guard existing.type == .append else { throw Self.invalidBlobType }
+            try conditions.check(existing: existing, db, now: now)
+            if let position = conditions.appendPosition, position != existing.size {
+                throw ServiceError(412, .appendPositionConditionNotMet, "The append position condition specified was not met.")
+            }
+            try db.execute(sql: "UPDATE blobs SET sealed = 1 WHERE container = ? AND name = ?", arguments: [container, name])
+            return try Self.blob(container, name, db)!
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import AzureStorage
+import Foundation
+import GRDB
+
+/// The conditions a blob write carries: `If-Match` / `If-None-Match`,
+/// `If-Modified-Since` / `If-Unmodified-Since`, the `x-ms-lease-id` a leased blob needs, and
+/// for page and append blobs their own (`x-ms-if-sequence-number-*`,
+/// `x-ms-blob-condition-*`). Checked in the write's own transaction, so nothing changes
+/// between the check and the write.
+struct WriteConditions: Sendable {
+    var ifMatch: String?
+    var ifNoneMatch: String?
+    var ifModifiedSince: Date?
+    var ifUnmodifiedSince: Date?
+    var leaseID: String?
+    /// `x-ms-if-sequence-number-le`, `-lt`, `-eq` (page blobs).
+    var sequenceNumberLE: Int64?
+    var sequenceNumberLT: Int64?
+    var sequenceNumberEQ: Int64?
+    /// `x-ms-blob-condition-maxsize`, `x-ms-blob-condition-appendpos` (append blobs).
+    var maxSize: Int?
+    var appendPosition: Int?
+
+    static let notMet = ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
+
+    /// Throws the service's answer when the condition fails against the current blob and its
+    /// lease, read in the write's own transaction (so no lease is taken between check and write).
+    func check(existing: BlobRecord?, _ db: Database, now: EdmDateTime) throws {
+        if let existing {
+            try BlobLease.check(try BlobLease.read(existing.container, existing.name, db), given: leaseID, write: true, at: now)
+        } else if leaseID != nil {
+            throw ServiceError(412, .leaseNotPresentWithBlobOperation, "There is currently no lease on the blob.")
+        }
+        try checkETagAndTime(etag: existing?.etag, modified: existing?.modified, exists: existing != nil) {
+            ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
+        }
+    }
+
+    /// The ETag and time conditions against a resource (`etag` nil: it does not exist). ETags
+    /// are compared by bytes, as Azure compares them; HTTP dates have whole seconds, so the
+    /// resource's time is compared at that resolution.
+    func checkETagAndTime(etag: String?, modified: EdmDateTime?, exists: Bool, alreadyExists: () -> ServiceError) throws {
+        if let ifNoneMatch {
+            if ifNoneMatch == "*", exists { throw alreadyExists() }
+            if let etag, ifNoneMatch.isExactly(etag) { throw Self.notMet }
+        }
+        if let ifMatch {
+            guard let etag, ifMatch == "*" || ifMatch.isExactly(etag) else { throw Self.notMet }
+        }
+        if let modified {
+            let seconds = modified.unixSeconds
+            if let since = ifModifiedSince, seconds <= Int64(since.timeIntervalSince1970) { throw Self.notMet }
+            if let since = ifUnmodifiedSince, seconds > Int64(since.timeIntervalSince1970) { throw Self.notMet }
+        }
+    }
+
+    /// The page blob conditions on its sequence number.
+    func checkSequenceNumber(_ number: Int64) throws {
+        let met =
+            (sequenceNumberLE.map { number <= $0 } ?? true) && (sequenceNumberLT.map { number < $0 } ?? true)
+            && (sequenceNumberEQ.map { number == $0 } ?? true)
+        guard met else {
+            throw ServiceError(412, .sequenceNumberConditionNotMet, "The sequence number condition specified was not met.")
+        }
+    }
+
+    /// The append blob conditions, for a block of `adding` bytes appended at `size`.
+    func checkAppend(size: Int, adding: Int) throws {
+        if let maxSize, size + adding > maxSize {
+            throw ServiceError(412, .maxBlobSizeConditionNotMet, "The max blob size condition specified was not met.")
+        }
+        if let appendPosition, appendPosition != size {
+            throw ServiceError(412, .appendPositionConditionNotMet, "The append position condition specified was not met.")
+        }
+    }
+}
