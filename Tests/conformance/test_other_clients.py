@@ -374,8 +374,8 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
 
 def test_review_findings_on_batches_copies_and_conditions(emulator, name):
     """A browser's If-Modified-Since revalidation is honoured (304), not refused; a batch
-    cannot delete a container; a copy keeps the source's block list; a snapshot source is
-    refused; a table ACL must be XML."""
+    cannot delete a container; a copy keeps the source's block list; a snapshot source that
+    does not exist is a missing source; a table ACL must be XML."""
     blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
     container = blobs.create_container(name, public_access="container")
     blob = container.upload_blob("photo.jpg", b"jpeg")
@@ -403,7 +403,9 @@ def test_review_findings_on_batches_copies_and_conditions(emulator, name):
     assert [b.id for b in copy.get_block_list()[0]] == ["YQ==", "Yg=="]
     with pytest.raises(HttpResponseError) as snap:
         copy.start_copy_from_url(built.url + "?snapshot=2026-01-01T00:00:00.0000000Z")
-    assert snap.value.error_code == "UnsupportedQueryParameter"
+    # Snapshots are implemented: a snapshot that does not exist is a missing source, nothing copied.
+    assert snap.value.status_code == 404 and snap.value.error_code == "CannotVerifyCopySource"
+    assert [b.id for b in copy.get_block_list()[0]] == ["YQ==", "Yg=="]
     table = TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
     r = emulator.raw("PUT", f"{emulator.table}/{name}?comp=acl", {"Content-Type": "application/xml"}, b"SignedIdentifiers", service="table")
     assert r.status_code == 400

@@ -196,3 +196,55 @@ def test_appends_and_pages_survive_kill_9(azseed, tmp_path):
             assert pages[i * 512:(i + 1) * 512] == bytes([i % 251]) * 512
     finally:
         stop_emulator(restarted)
+
+
+def test_snapshots_keep_what_the_blob_was(azseed, tmp_path):
+    """Defect 8 (`?snapshot=` was ignored: a snapshot that does not exist read the blob) and
+    snapshots as Azure has them: read, listed before their blob, copied from, deleted with
+    `x-ms-delete-snapshots`, and a page range diff against one; on disk, across a restart."""
+    data = tmp_path / "storage"
+    emulator = start_emulator(azseed, "--data-dir", str(data))
+    try:
+        container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("snaps")
+        blob = container.upload_blob("b", b"first", metadata={"v": "1"})
+        taken = blob.create_snapshot()["snapshot"]
+        blob.upload_blob(b"second", overwrite=True, metadata={"v": "2"})
+        old = container.get_blob_client("b", snapshot=taken)
+        assert old.download_blob().readall() == b"first" and old.get_blob_properties().metadata == {"v": "1"}
+        missing = container.get_blob_client("b", snapshot="2001-01-01T00:00:00.0000000Z")
+        with pytest.raises(HttpResponseError) as nothing:
+            missing.download_blob()
+        assert nothing.value.status_code == 404
+        listed = [(b.name, b.snapshot) for b in container.list_blobs(include=["snapshots"])]
+        assert listed == [("b", taken), ("b", None)]
+        copy = container.get_blob_client("copy")
+        copy.start_copy_from_url(old.url)
+        assert copy.download_blob().readall() == b"first"
+        with pytest.raises(HttpResponseError) as present:
+            blob.delete_blob()
+        assert present.value.error_code == "SnapshotsPresent"
+        # A page blob's diff against a snapshot: what was written and cleared since.
+        page = container.get_blob_client("p")
+        page.create_page_blob(2048)
+        page.upload_page(os.urandom(1536), offset=0, length=1536)
+        before = page.create_snapshot()["snapshot"]
+        page.upload_page(os.urandom(512), offset=1536, length=512)
+        page.clear_page(offset=0, length=512)
+        ranges, cleared = page.get_page_ranges(previous_snapshot_diff=before)
+        assert [(r["start"], r["end"]) for r in ranges] == [(1536, 2047)] and [(r["start"], r["end"]) for r in cleared] == [(0, 511)]
+    finally:
+        stop_emulator(emulator)
+    restarted = start_emulator(azseed, "--data-dir", str(data))
+    try:
+        container = BlobServiceClient.from_connection_string(restarted.connection_string).get_container_client("snaps")
+        assert container.get_blob_client("b", snapshot=taken).download_blob().readall() == b"first"
+        assert sum(len(files) for _, _, files in os.walk(data / "blobs")) > 0
+        container.get_blob_client("b").delete_blob(delete_snapshots="only")
+        assert [(b.name, b.snapshot) for b in container.list_blobs(include=["snapshots"]) if b.name == "b"] == [("b", None)]
+        assert container.get_blob_client("b").download_blob().readall() == b"second"
+        container.get_blob_client("p").delete_blob(delete_snapshots="include")
+        container.delete_container()
+        # Nothing is left on disk of what was deleted, snapshots' bytes included.
+        assert sum(len(files) for _, _, files in os.walk(data / "blobs")) == 0
+    finally:
+        stop_emulator(restarted)

@@ -77,6 +77,9 @@ extension AzureStorageError.Code {
     public static let invalidBlobType: Self = "InvalidBlobType"
     public static let invalidPageRange: Self = "InvalidPageRange"
     public static let maxBlobSizeConditionNotMet: Self = "MaxBlobSizeConditionNotMet"
+    public static let previousSnapshotCannotBeNewer: Self = "PreviousSnapshotCannotBeNewer"
+    public static let previousSnapshotNotFound: Self = "PreviousSnapshotNotFound"
+    public static let snapshotsPresent: Self = "SnapshotsPresent"
     public static let sequenceNumberConditionNotMet: Self = "SequenceNumberConditionNotMet"
     public static let sequenceNumberIncrementTooLarge: Self = "SequenceNumberIncrementTooLarge"
 }

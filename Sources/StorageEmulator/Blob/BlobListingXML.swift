@@ -23,7 +23,9 @@ enum BlobListingXML {
         case .prefix(let name):
             return "<BlobPrefix>" + XMLEscape.element("Name", name) + "</BlobPrefix>"
         case .blob(let r):
-            var xml = "<Blob>" + XMLEscape.element("Name", r.name) + "<Properties>"
+            var xml = "<Blob>" + XMLEscape.element("Name", r.name)
+            if let snapshot = r.snapshot { xml += XMLEscape.element("Snapshot", snapshot) }
+            xml += "<Properties>"
             xml += XMLEscape.element("Creation-Time", ServerClock.httpDate(r.created))
             xml += XMLEscape.element("Last-Modified", ServerClock.httpDate(r.modified))
             xml += XMLEscape.element("Etag", r.etag.replacingOccurrences(of: "\"", with: ""))

@@ -150,10 +150,18 @@ extension BlobService {
         return TransportResponse(status: 201, headers: headers)
     }
 
-    func getBlockList(_ container: String, _ blob: String, _ query: QueryParameters) async throws -> TransportResponse {
+    func getBlockList(_ container: String, _ blob: String, _ query: QueryParameters, snapshot: String? = nil) async throws -> TransportResponse {
         let kind = query["blocklisttype"] ?? "committed"
         guard ["committed", "uncommitted", "all"].contains(kind) else { throw ServiceError.invalidQuery("blocklisttype", kind) }
-        let (record, staged) = try await store.blockList(container: container, name: blob)
+        var (record, staged) = try await store.blockList(container: container, name: blob)
+        if let snapshot {
+            // A snapshot has its committed blocks and none staged.
+            let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
+            guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
+            guard let found else { throw EmulatorStore.blobNotFound }
+            (record, staged) = (found, [])
+        }
+        if let record, record.type != .block { throw EmulatorStore.invalidBlobType }
         guard record != nil || !staged.isEmpty else { throw EmulatorStore.blobNotFound }
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>"
         func blocks(_ tag: String, _ list: [CommittedBlock]) {
@@ -190,7 +198,8 @@ extension BlobService {
     }
 
     func deleteBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
-        try await store.deleteBlob(container: container, name: blob, conditions: try conditions(request))
+        try await store.deleteBlob(
+            container: container, name: blob, conditions: try conditions(request), snapshots: try Self.snapshotDeletion(request))
         return TransportResponse(status: 202)
     }
 
@@ -207,11 +216,13 @@ extension BlobService {
     /// Get Blob and Get Blob Properties. The bytes are not read here: the reply carries the
     /// open blob, and the HTTP layer streams it out in pieces (a range MD5, at most 4 MiB, is
     /// the exception: it needs the bytes first).
-    func getBlob(_ container: String, _ blob: String, _ request: TransportRequest, head: Bool) async throws -> BlobReply {
-        let (containerRecord, found) = try await store.blob(container, blob)
+    func getBlob(_ container: String, _ blob: String, _ request: TransportRequest, head: Bool, snapshot: String? = nil) async throws -> BlobReply {
+        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
-        let (lease, now) = try await store.lease(container: container, name: blob)
+        // A snapshot has no lease of its own; the blob's does not guard reads of its snapshots.
+        var (lease, now) = try await store.lease(container: container, name: blob)
+        if snapshot != nil { lease = nil }
         try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
         // Opened before the conditions and the range are worked out: a concurrent overwrite
         // may swap the record, and what is checked must be what is sent.
@@ -308,7 +319,9 @@ extension BlobService {
         let limit = try maxResults(query)
         let prefix = query["prefix"] ?? ""
         let delimiter = query["delimiter"].flatMap { $0.isEmpty ? nil : $0 }
-        let includeMetadata = (query["include"] ?? "").split(separator: ",").contains("metadata")
+        let include = (query["include"] ?? "").split(separator: ",")
+        let includeMetadata = include.contains("metadata")
+        let includeSnapshots = include.contains("snapshots")
         var items: [BlobListingXML.Item] = []
         var marker = query["marker"] ?? ""
         var nextMarker: String?
@@ -331,6 +344,15 @@ extension BlobService {
             }
             guard let next else { break }
             marker = next
+        }
+        if includeSnapshots {
+            // Each blob's snapshots come just before it, oldest first, as Azure lists them.
+            let names = items.compactMap { item -> String? in if case .blob(let r) = item { return r.name } else { return nil } }
+            let snapshots = try await store.snapshots(container: container, names: names)
+            items = items.flatMap { item -> [BlobListingXML.Item] in
+                guard case .blob(let r) = item, let taken = snapshots[r.name] else { return [item] }
+                return taken.map { .blob($0) } + [item]
+            }
         }
         var xml =
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"

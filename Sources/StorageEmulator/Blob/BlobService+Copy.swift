@@ -67,12 +67,14 @@ extension BlobService {
         else {
             throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
-        if let unsupported = parsed.query.first(where: { $0.name == "snapshot" || $0.name == "versionid" }) {
+        if parsed.query.contains(where: { $0.name == "versionid" }) {
             throw ServiceError(
                 400, .unsupportedQueryParameter,
-                "One of the query parameters specified in the request URI is not supported: copying from a \(unsupported.name == "snapshot" ? "snapshot" : "version") is not implemented by this emulator."
+                "One of the query parameters specified in the request URI is not supported: copying from a version is not implemented by this emulator."
             )
         }
+        let snapshot = parsed.query.first { $0.name == "snapshot" }?.value
+        if let snapshot { try Self.checkSnapshot(snapshot) }
         // A URL naming this account in its host (`devstoreaccount1.blob.core.windows.net`, as
         // `az storage blob copy start --source-container` writes it, or `….blob.localhost`) is
         // this account, whatever host and port follow; so is a path-style URL of this server.
@@ -88,7 +90,7 @@ extension BlobService {
         guard let container = target.container, let blob = target.blob else {
             throw ServiceError(400, .invalidHeaderValue, "x-ms-copy-source does not name a blob.")
         }
-        let (containerRecord, found) = try await store.blob(container, blob)
+        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
         if SharedAccessSignature.isPresent(in: parsed) {
             try await access.verifySAS(parsed)
         } else if let access = containerRecord?.access, access == "blob" || access == "container" {

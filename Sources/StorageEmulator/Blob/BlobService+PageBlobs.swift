@@ -152,18 +152,34 @@ extension BlobService {
 
     /// Get Page Ranges: the written ranges, adjacent ones joined, within `x-ms-range` if
     /// given; `maxresults` and `marker` page through them.
-    func getPageRanges(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters) async throws
-        -> TransportResponse
+    func getPageRanges(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, snapshot: String? = nil)
+        async throws -> TransportResponse
     {
-        if query["prevsnapshot"] != nil || request.headers["x-ms-previous-snapshot-url"] != nil {
-            throw ServiceError(
-                400, .unsupportedQueryParameter,
-                "One of the query parameters specified in the request URI is not supported: prevsnapshot (page range diffs need snapshots, which this emulator does not implement)."
-            )
+        if request.headers["x-ms-previous-snapshot-url"] != nil {
+            throw ServiceError.unsupportedHeader("x-ms-previous-snapshot-url (managed disk diffs)")
         }
-        let (record, extents) = try await store.pageRanges(container: container, name: blob)
-        let (lease, now) = try await store.lease(container: container, name: blob)
-        try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
+        let record: BlobRecord
+        var extents: [PageExtent] = []
+        var diff: (ranges: [(start: Int, end: Int)], cleared: [(start: Int, end: Int)])?
+        if let previous = query["prevsnapshot"] {
+            try Self.checkSnapshot(previous)
+            let found = try await store.pageDiffExtents(container: container, name: blob, snapshot: snapshot, previous: previous)
+            record = found.0
+            diff = PageExtents.diff(current: found.current, previous: found.previous)
+        } else if let snapshot {
+            let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
+            guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
+            guard let found else { throw EmulatorStore.blobNotFound }
+            guard found.type == .page else { throw EmulatorStore.invalidBlobType }
+            record = found
+            extents = try await store.snapshotExtents(container: container, name: blob, snapshot: snapshot)
+        } else {
+            (record, extents) = try await store.pageRanges(container: container, name: blob)
+        }
+        if snapshot == nil {
+            let (lease, now) = try await store.lease(container: container, name: blob)
+            try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
+        }
         try conditions(request).checkETagAndTime(etag: record.etag, modified: record.modified, exists: true) { WriteConditions.notMet }
         var lower = 0
         var upper = Int.max
@@ -176,17 +192,34 @@ extension BlobService {
             guard let from = Int(marker), from >= 0 else { throw ServiceError.invalidQuery("marker", marker) }
             lower = max(lower, from)
         }
-        var ranges = PageExtents.ranges(extents, from: lower, to: upper)
+        func clip(_ list: [(start: Int, end: Int)]) -> [(start: Int, end: Int)] {
+            list.compactMap { r in
+                let s = max(r.start, lower)
+                let e = min(r.end, upper - 1)
+                return s <= e ? (s, e) : nil
+            }
+        }
+        // Ranges and cleared ranges in one list by start, each marked.
+        var all: [(start: Int, end: Int, cleared: Bool)]
+        if let diff {
+            all = (clip(diff.ranges).map { ($0.start, $0.end, false) } + clip(diff.cleared).map { ($0.start, $0.end, true) })
+                .sorted { $0.start < $1.start }
+        } else {
+            all = PageExtents.ranges(extents, from: lower, to: upper).map { ($0.start, $0.end, false) }
+        }
         var next: String?
         if let text = query["maxresults"] {
             guard let limit = Int(text), limit > 0 else { throw ServiceError.invalidQuery("maxresults", text) }
-            if ranges.count > limit {
-                next = String(ranges[limit].start)
-                ranges = Array(ranges.prefix(limit))
+            if all.count > limit {
+                next = String(all[limit].start)
+                all = Array(all.prefix(limit))
             }
         }
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><PageList>"
-        xml += ranges.map { "<PageRange><Start>\($0.start)</Start><End>\($0.end)</End></PageRange>" }.joined()
+        xml += all.map {
+            let tag = $0.cleared ? "ClearRange" : "PageRange"
+            return "<\(tag)><Start>\($0.start)</Start><End>\($0.end)</End></\(tag)>"
+        }.joined()
         if let next { xml += "<NextMarker>\(next)</NextMarker>" }
         xml += "</PageList>"
         var headers = blobHeaders(record)

@@ -76,7 +76,9 @@ struct BlobService: Sendable {
             try await checkAnonymous(container: container, level: (method == "GET" || method == "HEAD") && comp == nil ? "blob" : nil)
         }
         try Self.refuseUnimplemented(request)
+        if let snapshot = query["snapshot"] { return try await respondToSnapshot(container, blob, snapshot, request, query) }
         switch (method, comp) {
+        case ("PUT", "snapshot"): return BlobReply(try await snapshotBlob(container, blob, request))
         case ("PUT", nil) where request.headers["x-ms-copy-source"] != nil:
             if request.headers["x-ms-blob-type"] != nil { return BlobReply(try await putBlobFromURL(container, blob, request, access: copyAccess)) }
             return BlobReply(try await copyBlob(container, blob, request, access: copyAccess))

@@ -33,6 +33,8 @@ struct BlobRecord: Sendable {
     var sealed: Bool
     /// How many blocks were appended to an append blob (`x-ms-blob-committed-block-count`).
     var appendCount: Int
+    /// The snapshot's time (`2026-11-26T09:30:00.1234567Z`) when this is a snapshot, not the blob.
+    var snapshot: String?
 
     init(row: Row) {
         container = row["container"]
@@ -54,6 +56,7 @@ struct BlobRecord: Sendable {
         sequenceNumber = row["sequenceNumber"] ?? 0
         sealed = (row["sealed"] as Int?) == 1
         appendCount = row["appendCount"] ?? 0
+        snapshot = row.hasColumn("snapshot") ? row["snapshot"] : nil
     }
 }
 

@@ -25,6 +25,10 @@ protocol ByteStore: Sendable {
     func open(_ id: String) throws -> any ByteReader
     /// Concatenates stored pieces (id, offset, length) into a new stored object.
     func concatenate(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String
+    /// The same bytes under a new id, without copying them where the store can (a hard link
+    /// on disk: objects never change once written, so two names of one file are two
+    /// independent objects — deleting one leaves the other). Blob snapshots are made so.
+    func clone(_ id: String) throws -> String
     /// `length` bytes from `offset`.
     func read(_ id: String, offset: Int, length: Int) throws -> Data
     func delete(_ id: String)
@@ -126,6 +130,15 @@ final class FileByteStore: ByteStore {
     }
 
     func makeWriter() throws -> any ByteWriter { try FileByteWriter(store: self) }
+
+    func clone(_ id: String) throws -> String {
+        let (newID, final, _) = try newFile()
+        guard link(url(id).path, final.path) == 0 else {
+            throw ByteStoreError(description: "cannot link blob data \(id): \(String(cString: strerror(errno)))")
+        }
+        finished()
+        return newID
+    }
 
     func open(_ id: String) throws -> any ByteReader {
         let fd = Glibc.open(url(id).path, O_RDONLY | O_CLOEXEC)
@@ -309,6 +322,15 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
     }
 
     func delete(_ id: String) { lock.withLock { _ = objects.removeValue(forKey: id) } }
+
+    func clone(_ id: String) throws -> String {
+        try lock.withLock {
+            guard let data = objects[id] else { throw ByteStoreError(description: "blob data \(id) is missing") }
+            next += 1
+            objects[String(next)] = data
+            return String(next)
+        }
+    }
 
     func makeWriter() throws -> any ByteWriter { MemoryByteWriter(store: self) }
 

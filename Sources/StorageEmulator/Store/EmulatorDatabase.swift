@@ -249,6 +249,50 @@ enum EmulatorDatabase {
                     ) WITHOUT ROWID;
                     """)
         }
+        // v9: blob snapshots. A snapshot is a row of its own with the blob's columns, its bytes
+        // a clone of the blob's (a hard link: objects never change), a page blob's extents in
+        // `snapshot_pages` with the id each was cloned from (`origin`), which page range diffs compare.
+        migrator.registerMigration("v9-blob-snapshots") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE snapshots (
+                        container TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        snapshot TEXT NOT NULL,
+                        data TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        contentType TEXT NOT NULL,
+                        contentMD5 TEXT,
+                        contentEncoding TEXT,
+                        contentLanguage TEXT,
+                        contentDisposition TEXT,
+                        cacheControl TEXT,
+                        created INTEGER NOT NULL,
+                        modified INTEGER NOT NULL,
+                        etag TEXT NOT NULL,
+                        metadata TEXT NOT NULL,
+                        blocks TEXT NOT NULL,
+                        copy TEXT,
+                        tier TEXT,
+                        type TEXT NOT NULL,
+                        sequenceNumber INTEGER NOT NULL,
+                        sealed INTEGER NOT NULL,
+                        appendCount INTEGER NOT NULL,
+                        PRIMARY KEY (container, name, snapshot)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE snapshot_pages (
+                        container TEXT NOT NULL,
+                        blob TEXT NOT NULL,
+                        snapshot TEXT NOT NULL,
+                        start INTEGER NOT NULL,
+                        "end" INTEGER NOT NULL,
+                        data TEXT NOT NULL,
+                        dataOffset INTEGER NOT NULL,
+                        origin TEXT NOT NULL,
+                        PRIMARY KEY (container, blob, snapshot, start)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -155,13 +155,26 @@ extension EmulatorStore {
         }
     }
 
-    func deleteBlob(container: String, name: String, conditions: WriteConditions) async throws {
+    /// What Delete Blob does with a blob's snapshots (`x-ms-delete-snapshots`).
+    enum SnapshotDeletion: Sendable { case none, include, only }
+
+    /// Delete Blob. A blob with snapshots is deleted only with them (`include`), else 409
+    /// SnapshotsPresent; `only` deletes the snapshots and keeps the blob.
+    func deleteBlob(container: String, name: String, conditions: WriteConditions, snapshots: SnapshotDeletion = .none) async throws {
         let now = clock.now()
         let freed = try await write { db -> [String] in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
             try conditions.check(existing: existing, db, now: now)
-            var ids = try Self.removeBytes(of: container, name, db)
+            switch snapshots {
+            case .none:
+                if try Self.hasSnapshots(container, name, db) {
+                    throw ServiceError(409, .snapshotsPresent, "This operation is not permitted because the blob has snapshots.")
+                }
+            case .only: return try Self.removeSnapshots(container, name, db)
+            case .include: break
+            }
+            var ids = try Self.removeBytes(of: container, name, db) + Self.removeSnapshots(container, name, db)
             ids.append(existing.data)
             try db.execute(sql: "DELETE FROM blobs WHERE container = ? AND name = ?", arguments: [container, name])
             try BlobLease.delete(container, name, db)
@@ -240,6 +253,8 @@ extension EmulatorStore {
         do {
             return (record, try await open(record))
         } catch {
+            // A snapshot never changes: failing to open it is no race to retry.
+            if record.snapshot != nil { throw error }
             let (_, again) = try await blob(record.container, record.name)
             guard let again else { throw Self.blobNotFound }
             return (again, try await open(again))
@@ -253,19 +268,25 @@ extension EmulatorStore {
             let id = record.data
             return try await BlockingPool.run { try bytes.open(id) }
         }
-        let (current, extents) = try await read { db in
-            (try Self.blob(record.container, record.name, db), try Self.pages(record.container, record.name, db))
+        let extents: [PageExtent]
+        if let snapshot = record.snapshot {
+            extents = try await read { db in try Self.snapshotPages(record.container, record.name, snapshot, db).map(\.0) }
+        } else {
+            let (current, found) = try await read { db in
+                (try Self.blob(record.container, record.name, db), try Self.pages(record.container, record.name, db))
+            }
+            guard let current, current.etag == record.etag else { throw ByteStoreError(description: "page blob changed while opening") }
+            extents = found
         }
-        guard let current, current.etag == record.etag else { throw ByteStoreError(description: "page blob changed while opening") }
         return try await BlockingPool.run {
             var opened: [String: any ByteReader] = [:]
             do {
-                for extent in extents where opened[extent.data] == nil { opened[extent.data] = try bytes.open(extent.data) }
+                for extent in extents where !extent.isCleared && opened[extent.data] == nil { opened[extent.data] = try bytes.open(extent.data) }
             } catch {
                 for reader in opened.values { reader.close() }
                 throw error
             }
-            return SparseReader(size: record.size, extents: extents.map { ($0, opened[$0.data]!) })
+            return SparseReader(size: record.size, extents: extents.filter { !$0.isCleared }.map { ($0, opened[$0.data]!) })
         }
     }
 
@@ -276,7 +297,7 @@ extension EmulatorStore {
             arguments: [container, name, container, name])
         try db.execute(sql: "DELETE FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
         try db.execute(sql: "DELETE FROM pages WHERE container = ? AND blob = ?", arguments: [container, name])
-        return ids
+        return ids.filter { !$0.isEmpty }
     }
 
     /// Removes byte files no row refers to any more, off the shared threads.

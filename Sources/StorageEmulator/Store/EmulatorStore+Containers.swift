@@ -68,9 +68,13 @@ extension EmulatorStore {
                 db,
                 sql: """
                     SELECT data FROM blobs WHERE container = ? AND data != '' UNION SELECT data FROM blocks WHERE container = ?
-                    UNION SELECT data FROM pages WHERE container = ?
+                    UNION SELECT data FROM pages WHERE container = ? AND data != ''
+                    UNION SELECT data FROM snapshots WHERE container = ? AND data != ''
+                    UNION SELECT data FROM snapshot_pages WHERE container = ? AND data != ''
                     """,
-                arguments: [name, name, name])
+                arguments: [name, name, name, name, name])
+            try db.execute(sql: "DELETE FROM snapshots WHERE container = ?", arguments: [name])
+            try db.execute(sql: "DELETE FROM snapshot_pages WHERE container = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM blobs WHERE container = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM blocks WHERE container = ?", arguments: [name])
             try db.execute(sql: "DELETE FROM pages WHERE container = ?", arguments: [name])

@@ -78,7 +78,7 @@ extension EmulatorStore {
                 guard end <= existing.size else {
                     throw ServiceError(416, .invalidPageRange, "The page range specified is invalid.")
                 }
-                let written = upload.map { PageExtent(start: start, end: end, data: $0.id, dataOffset: 0) }
+                let written = PageExtent(start: start, end: end, data: upload?.id ?? "", dataOffset: 0)
                 let freed = try Self.replacePages(container, name, start, end, written: written, db)
                 return (try Self.touch(container, name, db, now: now), freed)
             }
@@ -154,7 +154,7 @@ extension EmulatorStore {
         return try await BlockingPool.run {
             var copied: [PageExtent] = []
             do {
-                for extent in extents {
+                for extent in extents where !extent.isCleared {
                     let id = try bytes.concatenate([(id: extent.data, offset: extent.dataOffset, length: extent.length)])
                     copied.append(PageExtent(start: extent.start, end: extent.end, data: id, dataOffset: 0))
                 }

@@ -68,7 +68,12 @@ final class EmulatorStore: Sendable {
     private func removeOrphans() throws {
         let started = Date()
         let referenced = try db.read { db in
-            Set(try String.fetchAll(db, sql: "SELECT data FROM blobs UNION SELECT data FROM blocks UNION SELECT data FROM pages"))
+            Set(
+                try String.fetchAll(
+                    db,
+                    sql:
+                        "SELECT data FROM blobs UNION SELECT data FROM blocks UNION SELECT data FROM pages UNION SELECT data FROM snapshots UNION SELECT data FROM snapshot_pages"
+                ))
         }
         for id in bytes.orphanCandidates(olderThan: started) where !referenced.contains(id) { bytes.delete(id) }
     }

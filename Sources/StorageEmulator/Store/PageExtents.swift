@@ -1,6 +1,8 @@
 /// A written range of a page blob: bytes `start..<end` of the blob are bytes
 /// `dataOffset..<dataOffset + (end - start)` of the byte object `data`. What no extent covers
-/// reads as zeros, so a page blob takes the space of what was written, not of its size.
+/// reads as zeros, so a page blob takes the space of what was written, not of its size. An
+/// extent with no object (`data` empty) is a cleared range: zeros, but remembered, because a
+/// page range diff reports what was cleared since a snapshot as Azure does.
 struct PageExtent: Sendable, Equatable {
     var start: Int
     var end: Int
@@ -8,6 +10,7 @@ struct PageExtent: Sendable, Equatable {
     var dataOffset: Int
 
     var length: Int { end - start }
+    var isCleared: Bool { data.isEmpty }
 
     /// The part of this extent inside `lower..<upper`, nil when none is.
     func clipped(to lower: Int, _ upper: Int) -> PageExtent? {
@@ -52,7 +55,7 @@ enum PageExtents {
     /// `lower..<upper`; each is `(first byte, last byte)`.
     static func ranges(_ extents: [PageExtent], from lower: Int = 0, to upper: Int = .max) -> [(start: Int, end: Int)] {
         var out: [(start: Int, end: Int)] = []
-        for extent in extents {
+        for extent in extents where !extent.isCleared {
             guard let part = extent.clipped(to: lower, upper) else { continue }
             if let last = out.last, last.end + 1 == part.start {
                 out[out.count - 1].end = part.end - 1
@@ -67,6 +70,44 @@ enum PageExtents {
     /// change is committed).
     static func freed(before: [PageExtent], after: [PageExtent]) -> [String] {
         let kept = Set(after.map(\.data))
-        return Array(Set(before.map(\.data)).subtracting(kept))
+        return Array(Set(before.map(\.data)).subtracting(kept)).filter { !$0.isEmpty }
+    }
+
+    /// A page range diff (Get Page Ranges with `prevsnapshot`): where `current` differs from
+    /// `previous`, both named by the object each extent came from. Pages written since are
+    /// ranges; pages cleared since (a cleared extent where the previous had bytes, or a clear
+    /// over what was never written) are cleared ranges. Adjacent ranges of one kind are joined.
+    static func diff(current: [PageExtent], previous: [PageExtent]) -> (ranges: [(start: Int, end: Int)], cleared: [(start: Int, end: Int)]) {
+        var cuts = Set<Int>()
+        for extent in current + previous {
+            cuts.insert(extent.start)
+            cuts.insert(extent.end)
+        }
+        let points = cuts.sorted()
+        func covering(_ extents: [PageExtent], _ start: Int) -> PageExtent? {
+            extents.first { $0.start <= start && start < $0.end }
+        }
+        var ranges: [(start: Int, end: Int)] = []
+        var cleared: [(start: Int, end: Int)] = []
+        func add(_ list: inout [(start: Int, end: Int)], _ start: Int, _ end: Int) {
+            if let last = list.last, last.end + 1 == start {
+                list[list.count - 1].end = end - 1
+            } else {
+                list.append((start, end - 1))
+            }
+        }
+        for (start, end) in zip(points, points.dropFirst()) {
+            let now = covering(current, start)
+            let before = covering(previous, start)
+            let same =
+                now.map { n in before.map { b in n.data == b.data && n.dataOffset - n.start == b.dataOffset - b.start } ?? false } ?? (before == nil)
+            guard !same, let now else { continue }
+            if now.isCleared {
+                if before.map({ !$0.isCleared }) ?? true { add(&cleared, start, end) }
+            } else {
+                add(&ranges, start, end)
+            }
+        }
+        return (ranges, cleared)
     }
 }

@@ -1,0 +1,57 @@
+import AzureStorage
+import Foundation
+
+/// Snapshot Blob, and what `?snapshot=` means on the operations that take it.
+extension BlobService {
+    /// Snapshot Blob: 201 with `x-ms-snapshot`, the snapshot's name.
+    func snapshotBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+        let metadata = try metadataHeaders(request.headers)
+        let record = try await store.snapshotBlob(
+            container: container, name: blob, metadata: metadata.isEmpty ? nil : metadata, conditions: try conditions(request))
+        var headers = blobHeaders(record)
+        headers["x-ms-snapshot"] = record.snapshot
+        headers["x-ms-request-server-encrypted"] = "false"
+        return TransportResponse(status: 201, headers: headers)
+    }
+
+    /// A `snapshot` value: Azure's form, `yyyy-MM-ddTHH:mm:ss.fffffffZ` (400 otherwise).
+    static func checkSnapshot(_ value: String) throws {
+        let parsed = EdmDateTime(iso8601: value)
+        guard parsed != nil else { throw ServiceError.invalidQuery("snapshot", value) }
+    }
+
+    /// The blob operations `?snapshot=` may name: reads, and Delete Blob of that snapshot.
+    func respondToSnapshot(_ container: String, _ blob: String, _ snapshot: String, _ request: TransportRequest, _ query: QueryParameters)
+        async throws -> BlobReply
+    {
+        try Self.checkSnapshot(snapshot)
+        switch (request.method, query["comp"]) {
+        case ("GET", nil): return try await getBlob(container, blob, request, head: false, snapshot: snapshot)
+        case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, snapshot: snapshot)
+        case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, query, snapshot: snapshot))
+        case ("GET", "pagelist"): return BlobReply(try await getPageRanges(container, blob, request, query, snapshot: snapshot))
+        case ("DELETE", nil):
+            if request.headers["x-ms-delete-snapshots"] != nil {
+                throw ServiceError(
+                    400, .invalidQueryParameterValue, "x-ms-delete-snapshots is not allowed when deleting a snapshot (?snapshot= names one).")
+            }
+            try await store.deleteSnapshot(container: container, name: blob, snapshot: snapshot)
+            return BlobReply(TransportResponse(status: 202))
+        default:
+            throw ServiceError(
+                400, .invalidQueryParameterValue,
+                "Value '\(snapshot)' for query parameter 'snapshot' is not valid: a snapshot is read-only (\(request.method) \(query["comp"] ?? "") on it)."
+            )
+        }
+    }
+
+    /// `x-ms-delete-snapshots` of a Delete Blob.
+    static func snapshotDeletion(_ request: TransportRequest) throws -> EmulatorStore.SnapshotDeletion {
+        switch request.headers["x-ms-delete-snapshots"] {
+        case nil: return .none
+        case "include": return .include
+        case "only": return .only
+        case let other?: throw ServiceError.invalidHeader("x-ms-delete-snapshots", other)
+        }
+    }
+}
