@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceModifiedError
-from azure.storage.blob import BlobServiceClient
+from azure.storage.blob import BlobServiceClient, PremiumPageBlobTier, StandardBlobTier
 
 from conftest import start_emulator, stop_emulator
 
@@ -248,3 +248,41 @@ def test_snapshots_keep_what_the_blob_was(azseed, tmp_path):
         assert sum(len(files) for _, _, files in os.walk(data / "blobs")) == 0
     finally:
         stop_emulator(restarted)
+
+
+def test_archive_makes_a_blob_unreadable_until_rehydrated(azseed):
+    """Tiers on write and the Archive tier as Azure states it: an archived blob's bytes are 409
+    BlobArchived; Set Blob Tier out of Archive is 202 and pending (archive status, priority)
+    until the rehydration time passes, then the blob reads again in its new tier."""
+    emulator = start_emulator(azseed, "--in-memory", "--rehydrate-seconds", "3")
+    try:
+        container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("tiers")
+        cool = container.upload_blob("cool", b"c", standard_blob_tier=StandardBlobTier.Cool)
+        assert cool.get_blob_properties().blob_tier == "Cool"
+        blob = container.upload_blob("cold", b"frozen", standard_blob_tier=StandardBlobTier.Archive)
+        with pytest.raises(HttpResponseError) as archived:
+            blob.download_blob()
+        assert archived.value.status_code == 409 and archived.value.error_code == "BlobArchived"
+        with pytest.raises(HttpResponseError):
+            blob.set_blob_metadata({"k": "v"})
+        blob.set_standard_blob_tier(StandardBlobTier.Hot)
+        properties = blob.get_blob_properties()
+        assert properties.blob_tier == "Archive" and properties.archive_status == "rehydrate-pending-to-hot"
+        assert properties.rehydrate_priority == "Standard"
+        with pytest.raises(HttpResponseError) as pending:
+            blob.set_standard_blob_tier(StandardBlobTier.Cool)
+        assert pending.value.error_code == "BlobBeingRehydrated"
+        listed = next(b for b in container.list_blobs() if b.name == "cold")
+        assert listed.archive_status == "rehydrate-pending-to-hot"
+        deadline = __import__("time").time() + 10
+        while blob.get_blob_properties().blob_tier == "Archive" and __import__("time").time() < deadline:
+            __import__("time").sleep(0.5)
+        properties = blob.get_blob_properties()
+        assert properties.blob_tier == "Hot" and properties.archive_status is None
+        assert blob.download_blob().readall() == b"frozen"
+        # Premium page blob tiers belong to premium accounts: refused, nothing written.
+        with pytest.raises(HttpResponseError):
+            container.get_blob_client("p").create_page_blob(1024, premium_page_blob_tier=PremiumPageBlobTier.P10)
+        assert not container.get_blob_client("p").exists()
+    finally:
+        stop_emulator(emulator)

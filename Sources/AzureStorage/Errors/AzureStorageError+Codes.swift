@@ -71,6 +71,8 @@ extension AzureStorageError.Code {
     public static let unsupportedQueryParameter: Self = "UnsupportedQueryParameter"
     public static let updateConditionNotSatisfied: Self = "UpdateConditionNotSatisfied"
     public static let appendPositionConditionNotMet: Self = "AppendPositionConditionNotMet"
+    public static let blobArchived: Self = "BlobArchived"
+    public static let blobBeingRehydrated: Self = "BlobBeingRehydrated"
     public static let blobOverwritten: Self = "BlobOverwritten"
     public static let blobIsSealed: Self = "BlobIsSealed"
     public static let blockCountExceedsLimit: Self = "BlockCountExceedsLimit"

@@ -39,7 +39,11 @@ enum BlobListingXML {
             xml += XMLEscape.element("Content-Disposition", r.properties.contentDisposition)
             xml += "<BlobType>\(r.type.rawValue)</BlobType>"
             switch r.type {
-            case .block: xml += "<AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
+            case .block:
+                xml += "<AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
+                if let status = r.archiveStatus { xml += XMLEscape.element("ArchiveStatus", status) }
+                if let priority = r.rehydratePriority { xml += XMLEscape.element("RehydratePriority", priority) }
+                if let changed = r.tierChanged { xml += XMLEscape.element("AccessTierChangeTime", ServerClock.httpDate(changed)) }
             case .page: xml += "<x-ms-blob-sequence-number>\(r.sequenceNumber)</x-ms-blob-sequence-number>"
             case .append: if r.sealed { xml += "<Sealed>true</Sealed>" }
             }

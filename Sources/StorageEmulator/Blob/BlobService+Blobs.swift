@@ -80,6 +80,7 @@ extension BlobService {
             throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type.")
         }
         guard let kind = BlobType(rawValue: type) else { throw ServiceError.invalidHeader("x-ms-blob-type", type) }
+        let tier = try writeTier(request)
         if kind != .block { return try await createEmptyBlob(container, blob, request, kind, staged) }
         if request.headers["x-ms-blob-sequence-number"] != nil {
             throw ServiceError.invalidHeader("x-ms-blob-sequence-number", "(a block blob has none)")
@@ -95,7 +96,7 @@ extension BlobService {
             let record = try await store.putBlob(
                 container: container, name: blob, upload: upload,
                 properties: httpProperties(request, computedMD5: md5),
-                metadata: try metadataHeaders(request.headers), conditions: try conditions(request))
+                metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: tier)
             return (record, md5)
         }
         var headers = blobHeaders(record)
@@ -120,20 +121,50 @@ extension BlobService {
         return TransportResponse(status: 201, headers: HeaderFields([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
     }
 
-    /// Set Blob Tier: Hot, Cool and Cold are kept and reported; Archive (which makes a blob
-    /// unreadable until rehydrated) is not implemented and is refused, nothing changed.
+    /// The tiers of standard accounts, by their canonical names.
+    static let tiers = ["Hot", "Cool", "Cold", "Archive", "Smart"]
+
+    /// The `x-ms-access-tier` a request names, canonical; nil when it names none. The premium
+    /// page blob tiers (P4…P80) exist only on premium accounts, which this emulator is not.
+    static func accessTier(_ request: TransportRequest) throws -> String? {
+        guard let asked = request.headers["x-ms-access-tier"] else { return nil }
+        if let tier = tiers.first(where: { $0.lowercased() == asked.lowercased() }) { return tier }
+        if asked.uppercased().hasPrefix("P"), Int(asked.dropFirst()) != nil {
+            throw ServiceError.unsupportedHeader("x-ms-access-tier: \(asked) (premium page blob tiers exist on premium accounts only)")
+        }
+        throw ServiceError(
+            400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
+    }
+
+    /// `x-ms-rehydrate-priority`: Standard or High, canonical.
+    static func rehydratePriority(_ request: TransportRequest) throws -> String? {
+        guard let asked = request.headers["x-ms-rehydrate-priority"] else { return nil }
+        guard let priority = ["Standard", "High"].first(where: { $0.lowercased() == asked.lowercased() }) else {
+            throw ServiceError.invalidHeader("x-ms-rehydrate-priority", asked)
+        }
+        return priority
+    }
+
+    /// A tier named on a write (Put Blob, Put Block List, copies): block blobs only.
+    func writeTier(_ request: TransportRequest) throws -> String? {
+        guard let tier = try Self.accessTier(request) else { return nil }
+        if let type = request.headers["x-ms-blob-type"], type != BlobType.block.rawValue {
+            throw ServiceError.invalidHeader("x-ms-access-tier", "\(tier) (a tier is set on block blobs only)")
+        }
+        return tier
+    }
+
+    /// Set Blob Tier: Hot, Cool, Cold and Smart at once (200); Archive at once; out of Archive
+    /// by a rehydration (202) that completes after the emulator's rehydration time
+    /// (`--rehydrate-seconds` at Standard priority, a tenth of it at High).
     func setBlobTier(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
-        guard let asked = request.headers["x-ms-access-tier"] else {
+        guard let tier = try Self.accessTier(request) else {
             throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-access-tier.")
         }
-        guard let tier = ["Hot", "Cool", "Cold"].first(where: { $0.lowercased() == asked.lowercased() }) else {
-            if asked.lowercased() == "archive" { throw ServiceError.unsupportedHeader("x-ms-access-tier: Archive") }
-            throw ServiceError(
-                400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-access-tier '\(asked)'.")
-        }
-        if request.headers["x-ms-rehydrate-priority"] != nil { throw ServiceError.unsupportedHeader("x-ms-rehydrate-priority") }
-        try await store.setBlobTier(container: container, name: blob, tier: tier, leaseID: request.headers["x-ms-lease-id"])
-        return TransportResponse(status: 200)
+        let status = try await store.setBlobTier(
+            container: container, name: blob, tier: tier, priority: try Self.rehydratePriority(request),
+            leaseID: request.headers["x-ms-lease-id"], times: EmulatorStore.RehydrationTimes(standardSeconds: rehydrationSeconds))
+        return TransportResponse(status: status)
     }
 
     func putBlockList(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
@@ -144,7 +175,7 @@ extension BlobService {
         let record = try await store.putBlockList(
             container: container, name: blob, list: list,
             properties: httpProperties(request, computedMD5: nil),
-            metadata: try metadataHeaders(request.headers), conditions: try conditions(request))
+            metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: try writeTier(request))
         var headers = blobHeaders(record)
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
@@ -220,6 +251,7 @@ extension BlobService {
         let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
+        if !head && record.isArchived { throw EmulatorStore.blobArchived }
         // A snapshot has no lease of its own; the blob's does not guard reads of its snapshots.
         var (lease, now) = try await store.lease(container: container, name: blob)
         if snapshot != nil { lease = nil }
@@ -306,9 +338,12 @@ extension BlobService {
             headers["x-ms-copy-progress"] = "\(copy.bytes)/\(copy.bytes)"
             headers["x-ms-copy-completion-time"] = ServerClock.httpDate(copy.completed)
         }
-        if head {
+        if head && record.type == .block {
             headers["x-ms-access-tier"] = record.tier ?? "Hot"
             headers["x-ms-access-tier-inferred"] = record.tier == nil ? "true" : "false"
+            if let status = record.archiveStatus { headers["x-ms-archive-status"] = status }
+            if let priority = record.rehydratePriority { headers["x-ms-rehydrate-priority"] = priority }
+            if let changed = record.tierChanged { headers["x-ms-access-tier-change-time"] = ServerClock.httpDate(changed) }
         }
         let response = TransportResponse(status: status, headers: headers, body: body)
         guard let reader else { return BlobReply(response) }

@@ -9,7 +9,7 @@ extension BlobService {
     /// request carrying one is refused, never carried out as if it were absent.
     static let unsupportedCopyHeaders = [
         "x-ms-source-if-tags", "x-ms-copy-source-tag-option", "x-ms-copy-source-authorization", "x-ms-source-content-crc64",
-        "x-ms-source-lease-id", "x-ms-incremental-copy", "x-ms-rehydrate-priority",
+        "x-ms-source-lease-id", "x-ms-incremental-copy",
     ]
 
     func refuseUnsupportedCopyHeaders(_ request: TransportRequest) throws {
@@ -101,6 +101,10 @@ extension BlobService {
         guard containerRecord != nil, let record = found else {
             throw ServiceError(404, .cannotVerifyCopySource, "The specified resource does not exist.")
         }
+        // Azure copies an archived source by rehydrating it into the destination, which stays
+        // pending meanwhile; copies here finish before the answer, so that one is refused.
+        if record.isArchived { throw EmulatorStore.blobArchived }
+        _ = try Self.rehydratePriority(request)
         return (text, .local(record))
     }
 
@@ -214,6 +218,8 @@ extension BlobService {
         // append blob copy is sealed when its source is, or when `x-ms-seal-blob` asks.
         let type = copied.source?.type ?? .block
         let seal = request.headers["x-ms-seal-blob"]?.lowercased() == "true"
+        let tier = try writeTier(request)
+        if tier != nil && type != .block { throw ServiceError.invalidHeader("x-ms-access-tier", "\(tier ?? "") (a tier is set on block blobs only)") }
         if seal && type != .append { throw ServiceError.invalidHeader("x-ms-seal-blob", "true (the source is no append blob)") }
         let destination = try await committing(upload) {
             try await store.putBlob(
@@ -221,7 +227,7 @@ extension BlobService {
                 metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
                 copy: CopyInfo(id: copyID, source: shownSource, bytes: upload.size, completed: store.clock.now()),
                 blocks: copied.blocks, type: type, appendCount: copied.source?.appendCount ?? 0,
-                sealed: type == .append && (seal || copied.source?.sealed == true))
+                sealed: type == .append && (seal || copied.source?.sealed == true), tier: tier)
         }
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
@@ -273,7 +279,8 @@ extension BlobService {
         let destination = try await committing(upload) {
             try await store.putBlob(
                 container: container, name: blob, upload: upload, properties: properties,
-                metadata: try requestMetadata(request) ?? (keepSource ? copied.metadata : []), conditions: conditions(request))
+                metadata: try requestMetadata(request) ?? (keepSource ? copied.metadata : []), conditions: conditions(request),
+                tier: try writeTier(request))
         }
         var headers = blobHeaders(destination)
         if let md5 = destination.properties.contentMD5 { headers["Content-MD5"] = md5 }

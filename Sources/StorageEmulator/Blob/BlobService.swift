@@ -11,6 +11,8 @@ struct BlobService: Sendable {
     /// The largest blob or block a request may store (`--max-blob-mib`), copies from other
     /// accounts included.
     var maxBlobBytes = Int.max
+    /// How long an archived blob takes to rehydrate at Standard priority (`--rehydrate-seconds`).
+    var rehydrationSeconds = 600
 
     /// What the request addresses.
     struct Target {
@@ -125,10 +127,6 @@ struct BlobService: Sendable {
         let comp = request.query.first { $0.name == "comp" }?.value
         if request.method == "PUT", ["block", "tier", "copy"].contains(comp ?? "") {
             for name in ["If-Modified-Since", "If-Unmodified-Since"] where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
-        }
-        let tierCarrier = request.method == "PUT" && !request.query.contains { $0.name == "comp" && $0.value == "tier" }
-        if tierCarrier, let tier = request.headers["x-ms-access-tier"], tier.lowercased() != "hot" {
-            throw ServiceError.unsupportedHeader("x-ms-access-tier: \(tier) on a write (use Set Blob Tier)")
         }
     }
 

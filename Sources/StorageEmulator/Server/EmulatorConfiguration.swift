@@ -46,6 +46,10 @@ public struct EmulatorConfiguration: Sendable {
     /// The longest a copy may spend reading a remote source, in seconds.
     public var copySourceTimeout = 300
 
+    /// How long an archived blob takes to rehydrate at Standard priority, in seconds (High
+    /// takes a tenth, at least a second). Azure takes up to 15 hours (High: under one).
+    public var rehydrationSeconds = 600
+
     /// Request bodies held in memory at once across every connection (blob uploads stream to
     /// disk and do not count); past it requests are answered 503 ServerBusy.
     public var maxBufferedBodyBytes = 128 << 20

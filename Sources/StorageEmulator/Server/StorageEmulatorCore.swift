@@ -45,6 +45,7 @@ public final class StorageEmulatorCore: Sendable {
         blob.remote.timeout = configuration.copySourceTimeout
         blob.remote.names = configuration.settingNames
         blob.maxBlobBytes = configuration.maxBlobBodyBytes
+        blob.rehydrationSeconds = configuration.rehydrationSeconds
         self.blob = blob
         table = TableService(store: store, account: configuration.accountName)
     }

@@ -33,6 +33,12 @@ struct BlobRecord: Sendable {
     var sealed: Bool
     /// How many blocks were appended to an append blob (`x-ms-blob-committed-block-count`).
     var appendCount: Int
+    /// Where a pending rehydration of an archived blob goes (`Hot`, `Cool`, …), at what
+    /// priority; nil when none is pending.
+    var rehydrateTo: String?
+    var rehydratePriority: String?
+    /// When the tier last changed (`x-ms-access-tier-change-time`); nil if never set.
+    var tierChanged: EdmDateTime?
     /// The snapshot's time (`2026-11-26T09:30:00.1234567Z`) when this is a snapshot, not the blob.
     var snapshot: String?
 
@@ -57,7 +63,23 @@ struct BlobRecord: Sendable {
         sealed = (row["sealed"] as Int?) == 1
         appendCount = row["appendCount"] ?? 0
         snapshot = row.hasColumn("snapshot") ? row["snapshot"] : nil
+        rehydrateTo = row.hasColumn("rehydrateTo") ? row["rehydrateTo"] : nil
+        rehydratePriority = row.hasColumn("rehydratePriority") ? row["rehydratePriority"] : nil
+        tierChanged = (row.hasColumn("tierChanged") ? row["tierChanged"] as Int64? : nil).map(EdmDateTime.init(ticks:))
+        // A rehydration is done once its time has come: the blob is read as it then is.
+        if let to = rehydrateTo, let at = (row["rehydrateAt"] as Int64?), at <= ServerClock.wallClock().ticks {
+            tier = to
+            tierChanged = EdmDateTime(ticks: at)
+            rehydrateTo = nil
+            rehydratePriority = nil
+        }
     }
+
+    /// Whether the blob is in the Archive tier (rehydrating or not): its bytes cannot be read.
+    var isArchived: Bool { tier == "Archive" }
+
+    /// `x-ms-archive-status` while a rehydration is pending.
+    var archiveStatus: String? { rehydrateTo.map { "rehydrate-pending-to-" + $0.lowercased() } }
 }
 
 /// The three kinds of blob, by their `x-ms-blob-type` names.

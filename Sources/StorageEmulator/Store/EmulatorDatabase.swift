@@ -293,6 +293,17 @@ enum EmulatorDatabase {
                     ) WITHOUT ROWID;
                     """)
         }
+        // v10: the Archive tier and rehydration: where a pending rehydration goes, at what
+        // priority, when it is done; when the tier last changed.
+        migrator.registerMigration("v10-archive") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE blobs ADD COLUMN rehydrateTo TEXT;
+                    ALTER TABLE blobs ADD COLUMN rehydratePriority TEXT;
+                    ALTER TABLE blobs ADD COLUMN rehydrateAt INTEGER;
+                    ALTER TABLE blobs ADD COLUMN tierChanged INTEGER;
+                    """)
+        }
         return migrator
     }
 }

@@ -18,12 +18,12 @@ extension EmulatorStore {
     func putBlob(
         container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
         metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil,
-        blocks: [CommittedBlock] = [], type: BlobType = .block, appendCount: Int = 0, sealed: Bool = false
+        blocks: [CommittedBlock] = [], type: BlobType = .block, appendCount: Int = 0, sealed: Bool = false, tier: String? = nil
     ) async throws -> BlobRecord {
         let record = try await commitBlob(
             container: container, name: name, dataID: upload.id, size: upload.size, blocks: blocks,
             properties: properties, metadata: metadata, conditions: conditions, copy: copy, type: type,
-            appendCount: appendCount, sealed: sealed)
+            appendCount: appendCount, sealed: sealed, tier: tier)
         upload.claim()
         return record
     }
@@ -35,7 +35,7 @@ extension EmulatorStore {
         container: String, name: String, dataID: String, size: Int, blocks: [CommittedBlock],
         properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions,
         copy: CopyInfo? = nil, type: BlobType = .block, sequenceNumber: Int64 = 0, pages: [PageExtent] = [],
-        appendCount: Int = 0, sealed: Bool = false
+        appendCount: Int = 0, sealed: Bool = false, tier: String? = nil
     ) async throws -> BlobRecord {
         let now = clock.now()
         let outcome: (BlobRecord, [String])
@@ -50,15 +50,15 @@ extension EmulatorStore {
                     sql: """
                         INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
                             contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy,
-                            type, sequenceNumber, appendCount, sealed)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            type, sequenceNumber, appendCount, sealed, tier, tierChanged)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         container, name, dataID, size, properties.contentType, properties.contentMD5,
                         properties.contentEncoding, properties.contentLanguage, properties.contentDisposition,
                         properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
                         MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
-                        copy?.encoded, type.rawValue, sequenceNumber, appendCount, sealed ? 1 : 0,
+                        copy?.encoded, type.rawValue, sequenceNumber, appendCount, sealed ? 1 : 0, tier, tier == nil ? nil : now.ticks,
                     ])
                 try Self.insertPages(pages, container, name, db)
                 let kept = Set(pages.map(\.data) + [dataID])
@@ -103,7 +103,7 @@ extension EmulatorStore {
     /// Commits a block list: the blob becomes the listed blocks in order.
     func putBlockList(
         container: String, name: String, list: [(BlockSource, String)], properties: BlobHTTPProperties,
-        metadata: [(String, String)], conditions: WriteConditions
+        metadata: [(String, String)], conditions: WriteConditions, tier: String? = nil
     ) async throws -> BlobRecord {
         let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
@@ -140,7 +140,7 @@ extension EmulatorStore {
         let dataID = try await BlockingPool.run { try bytes.concatenate(pieces) }
         return try await commitBlob(
             container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
-            blocks: blocks, properties: properties, metadata: metadata, conditions: conditions)
+            blocks: blocks, properties: properties, metadata: metadata, conditions: conditions, tier: tier)
     }
 
     /// The committed blocks of a blob and the uncommitted ones staged for it.
@@ -183,17 +183,6 @@ extension EmulatorStore {
         await deleteBytes(freed)
     }
 
-    /// Sets a blob's access tier (Set Blob Tier); the ETag stays, as on Azure.
-    func setBlobTier(container: String, name: String, tier: String, leaseID: String?) async throws {
-        let now = clock.now()
-        try await write { db in
-            guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
-            guard try Self.blob(container, name, db) != nil else { throw Self.blobNotFound }
-            try BlobLease.check(try BlobLease.read(container, name, db), given: leaseID, write: true, at: now)
-            try db.execute(sql: "UPDATE blobs SET tier = ? WHERE container = ? AND name = ?", arguments: [tier, container, name])
-        }
-    }
-
     /// Replaces a blob's HTTP properties or metadata without touching its bytes.
     func updateBlob(
         container: String, name: String, properties: BlobHTTPProperties?, metadata: [(String, String)]?,
@@ -204,6 +193,7 @@ extension EmulatorStore {
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
             try conditions.check(existing: existing, db, now: now)
+            if existing.isArchived { throw Self.blobArchived }
             if let p = properties {
                 try db.execute(
                     sql: """

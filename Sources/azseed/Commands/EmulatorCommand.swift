@@ -84,6 +84,12 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The longest one copy may spend reading a remote source.", valueName: "seconds"))
     var copySourceTimeout = 300
 
+    @Option(
+        help: ArgumentHelp(
+            "How long an archived blob takes to rehydrate at Standard priority (High takes a tenth). Azure takes up to 15 hours.",
+            valueName: "seconds"))
+    var rehydrateSeconds = 600
+
     @OptionGroup var logging: LoggingOptions
 
     @Option(
@@ -106,6 +112,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         guard blobPort != tablePort || blobPort == 0 else { throw ValidationError("--blob-port and --table-port must differ") }
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
         guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
+        guard (0...86_400).contains(rehydrateSeconds) else {
+            throw ValidationError("--rehydrate-seconds \(rehydrateSeconds): from 0 to 86400 (a day)")
+        }
         if inMemory && dataDir != nil { throw ValidationError("--in-memory and --data-dir exclude each other") }
         if compact && inMemory { throw ValidationError("--compact works on a --data-dir folder; there is nothing to compact in memory") }
         if let oauthAuthority {
@@ -168,6 +177,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.settingNames = .flags
         configuration.copySourceAllowances = allowCopySource.compactMap(CopySourceAllowance.init)
         configuration.copySourceTimeout = copySourceTimeout
+        configuration.rehydrationSeconds = rehydrateSeconds
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
         configuration.trustedCertificates = try TargetOptions.trustedCertificates(caFile: caFile)
