@@ -26,6 +26,7 @@ enum SASAuthorization {
             let needed: String
             switch (method, restype, comp) {
             case ("GET", _, "list"): needed = "l"
+            case ("GET", _, "blobs"): needed = "f"
             case ("GET", "service", "properties"), ("GET", "service", "stats"), ("GET", "account", "properties"), ("HEAD", "account", "properties"):
                 needed = "r"
             case ("PUT", "service", "properties"): needed = "w"
@@ -38,6 +39,7 @@ enum SASAuthorization {
             let needed: String
             switch (method, comp) {
             case ("GET", "list"): needed = "l"
+            case ("GET", "blobs"): needed = "f"
             case ("PUT", nil): needed = "cw"
             case ("DELETE", nil): needed = "d"
             case ("GET", nil), ("HEAD", nil), ("GET", "metadata"), ("HEAD", "metadata"): needed = "r"
@@ -47,17 +49,20 @@ enum SASAuthorization {
             switch grant.scope {
             case .account: try require(grant, resourceType: "c", anyOf: needed)
             // A service SAS may list its container's blobs, nothing else at container level.
-            case .container(let name) where name == container && needed == "l": try require(grant, anyOf: needed)
+            case .container(let name) where name == container && (needed == "l" || needed == "f"): try require(grant, anyOf: needed)
             default: throw notAuthorized
             }
             return
         }
         var needed: String
         switch (method, comp) {
-        case ("GET", nil), ("HEAD", nil), ("GET", "blocklist"), ("GET", "metadata"), ("HEAD", "metadata"), ("GET", "tags"): needed = "r"
+        case ("GET", nil), ("HEAD", nil), ("GET", "blocklist"), ("GET", "metadata"), ("HEAD", "metadata"), ("GET", "pagelist"): needed = "r"
+        case ("GET", "tags"), ("PUT", "tags"): needed = "t"
         case ("DELETE", nil): needed = "d"
-        case ("PUT", nil), ("PUT", "block"), ("PUT", "blocklist"): needed = "cw"
-        case ("PUT", "properties"), ("PUT", "metadata"), ("PUT", "tier"), ("PUT", "copy"), ("PUT", "tags"), ("PUT", "lease"): needed = "w"
+        case ("PUT", nil), ("PUT", "block"), ("PUT", "blocklist"), ("PUT", "snapshot"): needed = "cw"
+        case ("PUT", "appendblock"): needed = "aw"
+        case ("PUT", "properties"), ("PUT", "metadata"), ("PUT", "tier"), ("PUT", "copy"), ("PUT", "lease"), ("PUT", "page"), ("PUT", "seal"):
+            needed = "w"
         default: throw notAuthorized
         }
         switch grant.scope {
@@ -67,7 +72,7 @@ enum SASAuthorization {
         default: throw notAuthorized
         }
         // `c` creates: with it alone, a blob that exists cannot be written over.
-        if needed == "cw", !grant.permissions.contains("w"), try await blobExists() { throw permissionMismatch }
+        if needed == "cw", comp != "snapshot", !grant.permissions.contains("w"), try await blobExists() { throw permissionMismatch }
     }
 
     /// Checks a Table service request; an entity group transaction is checked operation by

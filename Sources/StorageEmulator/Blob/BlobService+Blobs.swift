@@ -29,7 +29,8 @@ extension BlobService {
             sequenceNumberLT: try number("x-ms-if-sequence-number-lt", Int64.self),
             sequenceNumberEQ: try number("x-ms-if-sequence-number-eq", Int64.self),
             maxSize: try number("x-ms-blob-condition-maxsize", Int.self),
-            appendPosition: try number("x-ms-blob-condition-appendpos", Int.self))
+            appendPosition: try number("x-ms-blob-condition-appendpos", Int.self),
+            ifTags: try h["x-ms-if-tags"].map { try TagExpression.parse($0, condition: true) })
     }
 
     /// The stored HTTP properties a Put Blob or Put Block List sets: `x-ms-blob-*` headers;
@@ -96,7 +97,8 @@ extension BlobService {
             let record = try await store.putBlob(
                 container: container, name: blob, upload: upload,
                 properties: httpProperties(request, computedMD5: md5),
-                metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: tier)
+                metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: tier,
+                tags: try BlobTags.header(request))
             return (record, md5)
         }
         var headers = blobHeaders(record)
@@ -175,7 +177,8 @@ extension BlobService {
         let record = try await store.putBlockList(
             container: container, name: blob, list: list,
             properties: httpProperties(request, computedMD5: nil),
-            metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: try writeTier(request))
+            metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: try writeTier(request),
+            tags: try BlobTags.header(request))
         var headers = blobHeaders(record)
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
@@ -252,6 +255,7 @@ extension BlobService {
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
         if !head && record.isArchived { throw EmulatorStore.blobArchived }
+        try conditions(request).checkTags(record)
         // A snapshot has no lease of its own; the blob's does not guard reads of its snapshots.
         var (lease, now) = try await store.lease(container: container, name: blob)
         if snapshot != nil { lease = nil }
@@ -326,6 +330,7 @@ extension BlobService {
         if let v = record.properties.contentDisposition { headers["Content-Disposition"] = v }
         if let v = record.properties.cacheControl { headers["Cache-Control"] = v }
         for (n, v) in record.metadata { headers["x-ms-meta-" + n] = v }
+        if !record.tags.pairs.isEmpty { headers["x-ms-tag-count"] = String(record.tags.pairs.count) }
         headers["Accept-Ranges"] = "bytes"
         for (name, value) in Self.typeHeaders(record) { headers[name] = value }
         headers["x-ms-creation-time"] = ServerClock.httpDate(record.created)
@@ -357,6 +362,7 @@ extension BlobService {
         let include = (query["include"] ?? "").split(separator: ",")
         let includeMetadata = include.contains("metadata")
         let includeSnapshots = include.contains("snapshots")
+        let includeTags = include.contains("tags")
         var items: [BlobListingXML.Item] = []
         var marker = query["marker"] ?? ""
         var nextMarker: String?
@@ -394,7 +400,7 @@ extension BlobService {
         xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"])
         if let delimiter { xml += XMLEscape.element("Delimiter", delimiter) }
-        xml += "<Blobs>" + items.map { BlobListingXML.item($0, includeMetadata: includeMetadata) }.joined() + "</Blobs>"
+        xml += "<Blobs>" + items.map { BlobListingXML.item($0, includeMetadata: includeMetadata, includeTags: includeTags) }.joined() + "</Blobs>"
         xml += XMLEscape.element("NextMarker", nextMarker) + "</EnumerationResults>"
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))
     }

@@ -8,7 +8,7 @@ extension BlobService {
     /// Headers that change what a copy means and that the emulator does not implement: a
     /// request carrying one is refused, never carried out as if it were absent.
     static let unsupportedCopyHeaders = [
-        "x-ms-source-if-tags", "x-ms-copy-source-tag-option", "x-ms-copy-source-authorization", "x-ms-source-content-crc64",
+        "x-ms-source-if-tags", "x-ms-copy-source-authorization", "x-ms-source-content-crc64",
         "x-ms-source-lease-id", "x-ms-incremental-copy",
     ]
 
@@ -176,6 +176,21 @@ extension BlobService {
         }
     }
 
+    /// The destination's tags: the request's `x-ms-tags` (`x-ms-copy-source-tag-option:
+    /// REPLACE`, the default), or the source's (`COPY`, a source of this account only).
+    func copyTags(_ request: TransportRequest, _ copied: CopiedBytes) throws -> BlobTags? {
+        switch request.headers["x-ms-copy-source-tag-option"]?.uppercased() {
+        case nil, "REPLACE": return try BlobTags.header(request)
+        case "COPY":
+            if request.headers["x-ms-tags"] != nil { throw ServiceError.invalidHeader("x-ms-tags", "(not with x-ms-copy-source-tag-option: COPY)") }
+            guard let source = copied.source else {
+                throw ServiceError.unsupportedHeader("x-ms-copy-source-tag-option: COPY from a source outside this emulator")
+            }
+            return source.tags
+        case let other?: throw ServiceError.invalidHeader("x-ms-copy-source-tag-option", other)
+        }
+    }
+
     /// `x-ms-source-if-*` of a copy, checked against a source of this account, ETags compared
     /// exactly; not met is 412 SourceConditionNotMet, nothing written.
     struct SourceConditions {
@@ -227,7 +242,7 @@ extension BlobService {
                 metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
                 copy: CopyInfo(id: copyID, source: shownSource, bytes: upload.size, completed: store.clock.now()),
                 blocks: copied.blocks, type: type, appendCount: copied.source?.appendCount ?? 0,
-                sealed: type == .append && (seal || copied.source?.sealed == true), tier: tier)
+                sealed: type == .append && (seal || copied.source?.sealed == true), tier: tier, tags: try copyTags(request, copied))
         }
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
@@ -280,7 +295,7 @@ extension BlobService {
             try await store.putBlob(
                 container: container, name: blob, upload: upload, properties: properties,
                 metadata: try requestMetadata(request) ?? (keepSource ? copied.metadata : []), conditions: conditions(request),
-                tier: try writeTier(request))
+                tier: try writeTier(request), tags: try copyTags(request, copied))
         }
         var headers = blobHeaders(destination)
         if let md5 = destination.properties.contentMD5 { headers["Content-MD5"] = md5 }

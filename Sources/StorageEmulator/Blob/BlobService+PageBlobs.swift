@@ -42,11 +42,13 @@ extension BlobService {
         let properties = httpProperties(request, computedMD5: nil)
         let metadata = try metadataHeaders(request.headers)
         let conditions = try conditions(request)
+        let tags = try BlobTags.header(request)
         let record = try await withUpload(request, staged) { upload in
             // An append blob's bytes start as this empty object; a page blob has none until written.
             let record = try await store.commitBlob(
                 container: container, name: blob, dataID: kind == .append ? upload.id : "", size: size, blocks: [],
-                properties: properties, metadata: metadata, conditions: conditions, type: kind, sequenceNumber: sequenceNumber)
+                properties: properties, metadata: metadata, conditions: conditions, type: kind, sequenceNumber: sequenceNumber,
+                tags: tags)
             if kind == .append { upload.claim() }
             return record
         }

@@ -41,6 +41,7 @@ struct BlobService: Sendable {
             // The account itself: only List Containers.
             guard caller == .account else { throw ServiceError.resourceNotFound }
             if method == "GET", comp == "list" { return BlobReply(try await listContainers(request, query)) }
+            if method == "GET", comp == "blobs" { return BlobReply(try await findBlobsByTags(nil, request, query)) }
             if let answer = ServiceLevel.respond(request, restype: restype, comp: comp) { return BlobReply(answer) }
             if let answer = try await ServiceProperties.respond(request, service: .blob, restype: restype, comp: comp, store: store) {
                 return BlobReply(answer)
@@ -69,6 +70,7 @@ struct BlobService: Sendable {
             case ("GET", nil), ("HEAD", nil): return BlobReply(try await containerProperties(container))
             case ("GET", "acl"), ("HEAD", "acl"): return BlobReply(try await containerACL(container))
             case ("GET", "list"): return BlobReply(try await listBlobs(container, request, query))
+            case ("GET", "blobs"): return BlobReply(try await findBlobsByTags(container, request, query))
             case ("DELETE", nil): return BlobReply(try await deleteContainer(container, request))
             case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
             default: throw ServiceError.unsupportedVerb(method)
@@ -81,6 +83,8 @@ struct BlobService: Sendable {
         if let snapshot = query["snapshot"] { return try await respondToSnapshot(container, blob, snapshot, request, query) }
         switch (method, comp) {
         case ("PUT", "snapshot"): return BlobReply(try await snapshotBlob(container, blob, request))
+        case ("PUT", "tags"): return BlobReply(try await setBlobTags(container, blob, request))
+        case ("GET", "tags"): return BlobReply(try await getBlobTags(container, blob, request))
         case ("PUT", nil) where request.headers["x-ms-copy-source"] != nil:
             if request.headers["x-ms-blob-type"] != nil { return BlobReply(try await putBlobFromURL(container, blob, request, access: copyAccess)) }
             return BlobReply(try await copyBlob(container, blob, request, access: copyAccess))
@@ -115,7 +119,6 @@ struct BlobService: Sendable {
     /// implement (tags, time conditions, customer keys, immutability, tiers other than Hot on
     /// a write): refused with 400 UnsupportedHeader, never ignored. (Leases are implemented.)
     static let unimplementedHeaders = [
-        "x-ms-tags", "x-ms-if-tags",
         "x-ms-encryption-key", "x-ms-encryption-scope", "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
         "x-ms-legal-hold",
     ]

@@ -39,6 +39,8 @@ struct BlobRecord: Sendable {
     var rehydratePriority: String?
     /// When the tier last changed (`x-ms-access-tier-change-time`); nil if never set.
     var tierChanged: EdmDateTime?
+    /// Its blob index tags.
+    var tags: BlobTags
     /// The snapshot's time (`2026-11-26T09:30:00.1234567Z`) when this is a snapshot, not the blob.
     var snapshot: String?
 
@@ -63,6 +65,7 @@ struct BlobRecord: Sendable {
         sealed = (row["sealed"] as Int?) == 1
         appendCount = row["appendCount"] ?? 0
         snapshot = row.hasColumn("snapshot") ? row["snapshot"] : nil
+        tags = BlobTags(encoded: row.hasColumn("tags") ? row["tags"] : "[]")
         rehydrateTo = row.hasColumn("rehydrateTo") ? row["rehydrateTo"] : nil
         rehydratePriority = row.hasColumn("rehydratePriority") ? row["rehydratePriority"] : nil
         tierChanged = (row.hasColumn("tierChanged") ? row["tierChanged"] as Int64? : nil).map(EdmDateTime.init(ticks:))

@@ -304,6 +304,14 @@ enum EmulatorDatabase {
                     ALTER TABLE blobs ADD COLUMN tierChanged INTEGER;
                     """)
         }
+        // v11: blob index tags, stored as the metadata is.
+        migrator.registerMigration("v11-blob-tags") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE blobs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE snapshots ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+                    """)
+        }
         return migrator
     }
 }

@@ -18,12 +18,13 @@ extension EmulatorStore {
     func putBlob(
         container: String, name: String, upload: StagedUpload, properties: BlobHTTPProperties,
         metadata: [(String, String)], conditions: WriteConditions, copy: CopyInfo? = nil,
-        blocks: [CommittedBlock] = [], type: BlobType = .block, appendCount: Int = 0, sealed: Bool = false, tier: String? = nil
+        blocks: [CommittedBlock] = [], type: BlobType = .block, appendCount: Int = 0, sealed: Bool = false, tier: String? = nil,
+        tags: BlobTags? = nil
     ) async throws -> BlobRecord {
         let record = try await commitBlob(
             container: container, name: name, dataID: upload.id, size: upload.size, blocks: blocks,
             properties: properties, metadata: metadata, conditions: conditions, copy: copy, type: type,
-            appendCount: appendCount, sealed: sealed, tier: tier)
+            appendCount: appendCount, sealed: sealed, tier: tier, tags: tags)
         upload.claim()
         return record
     }
@@ -35,7 +36,7 @@ extension EmulatorStore {
         container: String, name: String, dataID: String, size: Int, blocks: [CommittedBlock],
         properties: BlobHTTPProperties, metadata: [(String, String)], conditions: WriteConditions,
         copy: CopyInfo? = nil, type: BlobType = .block, sequenceNumber: Int64 = 0, pages: [PageExtent] = [],
-        appendCount: Int = 0, sealed: Bool = false, tier: String? = nil
+        appendCount: Int = 0, sealed: Bool = false, tier: String? = nil, tags: BlobTags? = nil
     ) async throws -> BlobRecord {
         let now = clock.now()
         let outcome: (BlobRecord, [String])
@@ -50,8 +51,8 @@ extension EmulatorStore {
                     sql: """
                         INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
                             contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy,
-                            type, sequenceNumber, appendCount, sealed, tier, tierChanged)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            type, sequenceNumber, appendCount, sealed, tier, tierChanged, tags)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         container, name, dataID, size, properties.contentType, properties.contentMD5,
@@ -59,6 +60,7 @@ extension EmulatorStore {
                         properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
                         MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
                         copy?.encoded, type.rawValue, sequenceNumber, appendCount, sealed ? 1 : 0, tier, tier == nil ? nil : now.ticks,
+                        (tags ?? BlobTags.none).encoded,
                     ])
                 try Self.insertPages(pages, container, name, db)
                 let kept = Set(pages.map(\.data) + [dataID])
@@ -103,7 +105,7 @@ extension EmulatorStore {
     /// Commits a block list: the blob becomes the listed blocks in order.
     func putBlockList(
         container: String, name: String, list: [(BlockSource, String)], properties: BlobHTTPProperties,
-        metadata: [(String, String)], conditions: WriteConditions, tier: String? = nil
+        metadata: [(String, String)], conditions: WriteConditions, tier: String? = nil, tags: BlobTags? = nil
     ) async throws -> BlobRecord {
         let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
@@ -140,7 +142,7 @@ extension EmulatorStore {
         let dataID = try await BlockingPool.run { try bytes.concatenate(pieces) }
         return try await commitBlob(
             container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
-            blocks: blocks, properties: properties, metadata: metadata, conditions: conditions, tier: tier)
+            blocks: blocks, properties: properties, metadata: metadata, conditions: conditions, tier: tier, tags: tags)
     }
 
     /// The committed blocks of a blob and the uncommitted ones staged for it.

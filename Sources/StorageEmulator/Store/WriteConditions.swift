@@ -20,6 +20,8 @@ struct WriteConditions: Sendable {
     /// `x-ms-blob-condition-maxsize`, `x-ms-blob-condition-appendpos` (append blobs).
     var maxSize: Int?
     var appendPosition: Int?
+    /// `x-ms-if-tags`: a condition on the blob's index tags.
+    var ifTags: TagExpression?
 
     static let notMet = ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
 
@@ -34,6 +36,13 @@ struct WriteConditions: Sendable {
         try checkETagAndTime(etag: existing?.etag, modified: existing?.modified, exists: existing != nil) {
             ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
         }
+        try checkTags(existing)
+    }
+
+    /// `x-ms-if-tags` against the blob's tags; a blob that does not exist meets none.
+    func checkTags(_ blob: BlobRecord?) throws {
+        guard let ifTags else { return }
+        guard let blob, ifTags.matches(blob.tags, container: blob.container) else { throw Self.notMet }
     }
 
     /// The ETag and time conditions against a resource (`etag` nil: it does not exist). ETags

@@ -1,0 +1,58 @@
+import AzureStorage
+import Foundation
+
+/// Set Blob Tags, Get Blob Tags and Find Blobs by Tags.
+extension BlobService {
+    func setBlobTags(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+        if QueryParameters(request.query)["versionid"] != nil {
+            throw ServiceError(
+                400, .unsupportedQueryParameter,
+                "One of the query parameters specified in the request URI is not supported: versionid (no versions here).")
+        }
+        let tags = try BlobTags(xml: request.body)
+        try await store.setTags(container: container, name: blob, tags: tags, conditions: try conditions(request))
+        return TransportResponse(status: 204)
+    }
+
+    func getBlobTags(_ container: String, _ blob: String, _ request: TransportRequest, snapshot: String? = nil) async throws -> TransportResponse {
+        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
+        guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
+        guard let record = found else { throw EmulatorStore.blobNotFound }
+        if snapshot == nil {
+            let (lease, now) = try await store.lease(container: container, name: blob)
+            try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
+        }
+        let conditions = try conditions(request)
+        try conditions.checkETagAndTime(etag: record.etag, modified: record.modified, exists: true) { WriteConditions.notMet }
+        try conditions.checkTags(record)
+        let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>" + record.tags.xml
+        return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
+    }
+
+    /// Find Blobs by Tags, on the account (`container` nil) or one container: the blobs whose
+    /// tags satisfy `where`, each with the tags the expression names.
+    func findBlobsByTags(_ container: String?, _ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
+        guard let text = query["where"] else {
+            throw ServiceError(400, .missingRequiredQueryParameter, "A query parameter that's mandatory for this request is not specified: where.")
+        }
+        let expression = try TagExpression.parse(text, condition: false)
+        let limit = try maxResults(query)
+        var marker: (String, String)?
+        if let text = query["marker"] {
+            let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw ServiceError.invalidQuery("marker", text) }
+            marker = (String(parts[0]), String(parts[1]))
+        }
+        if let container, try await store.container(container) == nil { throw EmulatorStore.containerNotFound }
+        let (records, next) = try await store.findBlobs(in: container, matching: expression, after: marker, limit: limit)
+        let keys = expression.keys
+        var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\">"
+        xml += XMLEscape.element("Where", text) + "<Blobs>"
+        for record in records {
+            let shown = BlobTags.unchecked(record.tags.pairs.filter { pair in keys.contains { $0.isExactly(pair.0) } })
+            xml += "<Blob>" + XMLEscape.element("Name", record.name) + XMLEscape.element("ContainerName", record.container) + shown.xml + "</Blob>"
+        }
+        xml += "</Blobs>" + XMLEscape.element("NextMarker", next.map { $0.0 + "\n" + $0.1 }) + "</EnumerationResults>"
+        return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))
+    }
+}
