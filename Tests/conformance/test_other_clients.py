@@ -357,7 +357,7 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
     blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
     container = blobs.create_container(name)
     blob = container.upload_blob("b.txt", b"original")
-    for header, value in (("x-ms-tags", "a=b"), ("x-ms-access-tier", "P10")):
+    for header, value in (("x-ms-encryption-scope", "scope1"), ("x-ms-access-tier", "P10")):
         r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", header: value}, b"changed")
         assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", (header, r.text)
         assert header.split(":")[0] in r.text
