@@ -178,3 +178,43 @@ def test_a_changeset_url_is_read_from_its_start(emulator, name):
         body, headers = batch_body(url, {"PartitionKey": "p", "RowKey": "r"})
         emulator.raw("POST", f"{emulator.table}/$batch", headers, body, service="table")
     assert list(two.list_entities()) == []
+
+
+def test_entity_operations_on_an_invalid_table_name_are_400(emulator):
+    """Defect 5: an entity operation on a name no table can have answered 404 TableNotFound;
+    Azure answers 400 InvalidResourceName, from which the SDK tells the user the naming rule."""
+    for bad in ("1table", "my_table", "ab"):
+        r = emulator.raw("POST", f"{emulator.table}/{bad}", {"Content-Type": "application/json", "Accept": "application/json"},
+                         json.dumps({"PartitionKey": "p", "RowKey": "r"}).encode(), service="table")
+        assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "InvalidResourceName", (bad, r.text)
+    with pytest.raises(ValueError) as named:
+        TableClient(emulator.table, "my_table", credential=CREDENTIAL).create_entity({"PartitionKey": "p", "RowKey": "r"})
+    assert "Storage table names must be alphanumeric" in str(named.value)
+
+
+def test_put_block_answers_and_checks_crc64(emulator, name):
+    """Defect 11: `x-ms-content-crc64` was missing from Put Block (and Put Block From URL). It
+    is Azure's CRC64 (CRC-64/NVME) of the body; a request's own that does not match is 400,
+    nothing staged."""
+    import base64
+    import struct
+    from azure.storage.blob import BlobServiceClient
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    blob = container.get_blob_client("b")
+    answer = blob.stage_block("MDA=", b"123456789")
+    assert answer["content_crc64"] == struct.pack("<Q", 0xAE8B14860A799888)
+    url = f"{emulator.blob}/{name}/b?comp=block&blockid=MDE%3D"
+    wrong = base64.b64encode(struct.pack("<Q", 1)).decode()
+    r = emulator.raw("PUT", url, {"x-ms-content-crc64": wrong}, b"123456789")
+    assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "Crc64Mismatch", r.text
+    assert [b.id for b in blob.get_block_list("uncommitted")[1]] == ["MDA="]
+
+
+def test_uncommitted_blobs_are_listed_when_asked(emulator, name):
+    """Defect 10: `include=uncommittedblobs` was ignored; a blob with only staged blocks is listed."""
+    from azure.storage.blob import BlobServiceClient
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    container.get_blob_client("a").stage_block("MDA=", b"x")
+    container.upload_blob("b", b"y")
+    assert [b.name for b in container.list_blobs()] == ["b"]
+    assert [b.name for b in container.list_blobs(include=["uncommittedblobs"])] == ["a", "b"]

@@ -17,6 +17,7 @@ extension AzureStorageError.Code {
     public static let containerNotFound: Self = "ContainerNotFound"
     public static let copyIdMismatch: Self = "CopyIdMismatch"
     public static let corsPreflightFailure: Self = "CorsPreflightFailure"
+    public static let crc64Mismatch: Self = "Crc64Mismatch"
     public static let entityAlreadyExists: Self = "EntityAlreadyExists"
     public static let entityNotFound: Self = "EntityNotFound"
     public static let entityTooLarge: Self = "EntityTooLarge"

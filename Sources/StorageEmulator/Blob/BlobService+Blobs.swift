@@ -66,12 +66,17 @@ extension BlobService {
         }
     }
 
-    /// Checks the body's MD5 against a `Content-MD5` header, and returns it.
+    /// Checks the body's MD5 against a `Content-MD5` header, and its CRC64 against
+    /// `x-ms-content-crc64`; returns the MD5.
     func checkTransactionalMD5(_ request: TransportRequest, _ upload: StagedUpload) throws -> String {
         let computed = upload.md5
         if let sent = request.headers["Content-MD5"], sent != computed {
             throw ServiceError(
                 400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+        }
+        if let sent = request.headers["x-ms-content-crc64"], sent != upload.crc64 {
+            throw ServiceError(
+                400, .crc64Mismatch, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.")
         }
         return computed
     }
@@ -86,7 +91,7 @@ extension BlobService {
         if request.headers["x-ms-blob-sequence-number"] != nil {
             throw ServiceError.invalidHeader("x-ms-blob-sequence-number", "(a block blob has none)")
         }
-        let (record, md5) = try await withUpload(request, staged) { upload in
+        let (record, md5, crc64) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
             // Put Blob checks the blob's stored MD5 too, when one is given: the whole content is
             // here (a block list commit cannot, and does not).
@@ -99,10 +104,11 @@ extension BlobService {
                 properties: httpProperties(request, computedMD5: md5),
                 metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: tier,
                 tags: try BlobTags.header(request))
-            return (record, md5)
+            return (record, md5, upload.crc64)
         }
         var headers = blobHeaders(record)
         headers["Content-MD5"] = md5
+        headers["x-ms-content-crc64"] = crc64
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
     }
@@ -115,12 +121,13 @@ extension BlobService {
         }
         // A leased blob's blocks are staged only with its lease id (the commit checks it again).
         try await store.checkLease(container: container, name: blob as String?, given: request.headers["x-ms-lease-id"], write: true)
-        let md5 = try await withUpload(request, staged) { upload in
+        let (md5, crc64) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
             try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)
-            return md5
+            return (md5, upload.crc64)
         }
-        return TransportResponse(status: 201, headers: HeaderFields([("Content-MD5", md5), ("x-ms-request-server-encrypted", "true")]))
+        return TransportResponse(
+            status: 201, headers: HeaderFields([("Content-MD5", md5), ("x-ms-content-crc64", crc64), ("x-ms-request-server-encrypted", "true")]))
     }
 
     /// The tiers of standard accounts, by their canonical names.
@@ -385,6 +392,20 @@ extension BlobService {
             }
             guard let next else { break }
             marker = next
+        }
+        if include.contains("uncommittedblobs") {
+            // Names with staged blocks and no blob yet, in this page's range, in name order.
+            let staged = try await store.uncommittedBlobs(
+                container: container, prefix: prefix, from: query["marker"] ?? "", to: nextMarker)
+            if !staged.isEmpty {
+                func key(_ item: BlobListingXML.Item) -> String {
+                    switch item {
+                    case .blob(let r): return r.name
+                    case .prefix(let p): return p
+                    }
+                }
+                items = (items + staged.map { .blob($0) }).sorted { key($0).utf8.lexicographicallyPrecedes(key($1).utf8) }
+            }
         }
         if includeSnapshots {
             // Each blob's snapshots come just before it, oldest first, as Azure lists them.

@@ -8,7 +8,7 @@ extension BlobService {
     /// Headers that change what a copy means and that the emulator does not implement: a
     /// request carrying one is refused, never carried out as if it were absent.
     static let unsupportedCopyHeaders = [
-        "x-ms-source-if-tags", "x-ms-copy-source-authorization", "x-ms-source-content-crc64",
+        "x-ms-source-if-tags", "x-ms-copy-source-authorization",
         "x-ms-source-lease-id", "x-ms-incremental-copy",
     ]
 
@@ -135,6 +135,19 @@ extension BlobService {
         let b = split(host)
         let loopback: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
         return a.port == b.port && (a.host == b.host || (loopback.contains(a.host) && loopback.contains(b.host)))
+    }
+
+    /// `x-ms-source-content-md5` / `x-ms-source-content-crc64` against the bytes read from the source.
+    static func sourceChecksumProblem(_ request: TransportRequest, _ upload: StagedUpload) -> ServiceError? {
+        if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
+            return ServiceError(
+                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+        }
+        if let expected = request.headers["x-ms-source-content-crc64"], expected != upload.crc64 {
+            return ServiceError(
+                400, .crc64Mismatch, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.")
+        }
+        return nil
     }
 
     /// The source condition of a copy (`x-ms-source-if-match`): the ETag the source must still
@@ -283,10 +296,9 @@ extension BlobService {
         let (_, asked) = try await copySource(request, access: access)
         let copied = try await copyBytes(from: asked, maxBytes: maxBlobBytes, request)
         let upload = copied.upload
-        if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
+        if let problem = Self.sourceChecksumProblem(request, upload) {
             await upload.release(from: store.bytes)
-            throw ServiceError(
-                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+            throw problem
         }
         let keepSource = request.headers["x-ms-copy-source-blob-properties"]?.lowercased() != "false"
         var properties = keepSource ? copied.properties : httpProperties(request, computedMD5: upload.md5)
@@ -299,6 +311,7 @@ extension BlobService {
         }
         var headers = blobHeaders(destination)
         if let md5 = destination.properties.contentMD5 { headers["Content-MD5"] = md5 }
+        headers["x-ms-content-crc64"] = upload.crc64
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
     }
@@ -322,13 +335,14 @@ extension BlobService {
             range = parsed
         }
         let upload = try await copyBytes(from: source, range: range, maxBytes: maxBlobBytes, request).upload
-        if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
+        if let problem = Self.sourceChecksumProblem(request, upload) {
             await upload.release(from: store.bytes)
-            throw ServiceError(
-                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+            throw problem
         }
         try await committing(upload) { try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload) }
-        return TransportResponse(status: 201, headers: HeaderFields([("Content-MD5", upload.md5), ("x-ms-request-server-encrypted", "true")]))
+        return TransportResponse(
+            status: 201,
+            headers: HeaderFields([("Content-MD5", upload.md5), ("x-ms-content-crc64", upload.crc64), ("x-ms-request-server-encrypted", "true")]))
     }
 
     /// Abort Copy Blob: copies here are finished when they are answered, so there is never one to abort.

@@ -99,6 +99,7 @@ extension BlobService {
                 }
                 guard upload.size <= 4 << 20 else { throw ServiceError(413, .requestBodyTooLarge, "A Put Page writes at most 4 MiB.") }
                 headers["Content-MD5"] = try checkTransactionalMD5(request, upload)
+                headers["x-ms-content-crc64"] = upload.crc64
                 return try await store.writePages(container: container, name: blob, start: start, end: end, upload: upload, conditions: conditions)
             }
             headers["x-ms-request-server-encrypted"] = "true"
@@ -139,14 +140,14 @@ extension BlobService {
             await upload.release(from: store.bytes)
             throw ServiceError(416, .invalidRange, "The source range is beyond the end of the source.")
         }
-        if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
+        if let problem = Self.sourceChecksumProblem(request, upload) {
             await upload.release(from: store.bytes)
-            throw ServiceError(
-                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+            throw problem
         }
         let record = try await store.writePages(container: container, name: blob, start: start, end: end, upload: upload, conditions: conditions)
         var headers = blobHeaders(record)
         headers["Content-MD5"] = upload.md5
+        headers["x-ms-content-crc64"] = upload.crc64
         headers["x-ms-blob-sequence-number"] = String(record.sequenceNumber)
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)
@@ -265,23 +266,24 @@ extension BlobService {
     /// Append Block: the body appended at the blob's end.
     func appendBlock(_ container: String, _ blob: String, _ request: TransportRequest, _ staged: StagedUpload?) async throws -> TransportResponse {
         let conditions = try conditions(request)
-        let (record, offset, md5) = try await withUpload(request, staged) { upload in
+        let (record, offset, md5, crc64) = try await withUpload(request, staged) { upload in
             guard upload.size <= Self.maxAppendBytes else {
                 throw ServiceError(413, .requestBodyTooLarge, "An Append Block carries at most 100 MiB.")
             }
             let md5 = try checkTransactionalMD5(request, upload)
             let (record, offset) = try await store.appendBlock(container: container, name: blob, upload: upload, conditions: conditions)
-            return (record, offset, md5)
+            return (record, offset, md5, upload.crc64)
         }
-        return appendReply(record, offset: offset, md5: md5)
+        return appendReply(record, offset: offset, md5: md5, crc64: crc64)
     }
 
     /// The most one Append Block carries (service version 2022-11-02 on).
     static let maxAppendBytes = 100 << 20
 
-    private func appendReply(_ record: BlobRecord, offset: Int, md5: String) -> TransportResponse {
+    private func appendReply(_ record: BlobRecord, offset: Int, md5: String, crc64: String) -> TransportResponse {
         var headers = blobHeaders(record)
         headers["Content-MD5"] = md5
+        headers["x-ms-content-crc64"] = crc64
         headers["x-ms-blob-append-offset"] = String(offset)
         headers["x-ms-blob-committed-block-count"] = String(record.appendCount)
         headers["x-ms-request-server-encrypted"] = "true"
@@ -304,13 +306,10 @@ extension BlobService {
         let (_, source) = try await copySource(request, access: access)
         let upload = try await copyBytes(from: source, range: range, maxBytes: Self.maxAppendBytes, request).upload
         do {
-            if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
-                throw ServiceError(
-                    400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
-            }
+            if let problem = Self.sourceChecksumProblem(request, upload) { throw problem }
             let (record, offset) = try await store.appendBlock(container: container, name: blob, upload: upload, conditions: conditions)
             await upload.release(from: store.bytes)
-            return appendReply(record, offset: offset, md5: upload.md5)
+            return appendReply(record, offset: offset, md5: upload.md5, crc64: upload.crc64)
         } catch {
             await upload.release(from: store.bytes)
             throw error

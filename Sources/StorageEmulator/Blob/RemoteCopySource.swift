@@ -73,6 +73,7 @@ struct RemoteCopySource: Sendable {
         let writer = try await BlockingPool.run { try bytes.makeWriter() }
         do {
             var md5 = Insecure.MD5()
+            var crc = Crc64()
             var offset = range?.start ?? 0
             var end = range?.end  // inclusive; nil: to the blob's end, learnt from the first answer
             // Every GET is conditional on the ETag asked for, else on the first answer's: the
@@ -146,6 +147,7 @@ struct RemoteCopySource: Sendable {
                 }
                 if written + body.count > maxBytes { throw tooLarge(written + body.count, maxBytes) }
                 md5.update(data: body)
+                crc.update(data: body)
                 try await BlockingPool.run { [body] in try body.withUnsafeBytes { try writer.append($0) } }
                 written += body.count
                 offset += body.count
@@ -159,7 +161,7 @@ struct RemoteCopySource: Sendable {
                 throw ServiceError(416, .invalidRange, "The range specified is invalid for the current size of the resource.")
             }
             let id = try await BlockingPool.run { try writer.finish() }
-            let upload = StagedUpload(id: id, size: written, md5: Data(md5.finalize()).base64EncodedString())
+            let upload = StagedUpload(id: id, size: written, md5: Data(md5.finalize()).base64EncodedString(), crc64: crc.base64)
             let headers = first?.headers ?? HeaderFields()
             let properties = BlobHTTPProperties(
                 contentType: headers["Content-Type"] ?? "application/octet-stream",

@@ -57,7 +57,8 @@ struct EmulatorResponder: HTTPResponder {
         // The secondary of a geo-redundant account only reads.
         if VirtualHost.isSecondaryWrite(parsed, account: core.configuration.accountName) {
             let refusal = ServiceError(
-                403, .insufficientAccountPermissions, "The secondary location of the account is read-only: write to the primary location.")
+                403, .insufficientAccountPermissions,
+                "Write operations are not allowed. The secondary location of the account is read-only: write to the primary location.")
             return early(core.errorResponse(refusal, azureRequest, service, UUID().uuidString.lowercased()), azureRequest)
         }
         let limit = core.maxBodyBytes(service)
@@ -139,6 +140,7 @@ struct EmulatorResponder: HTTPResponder {
         let bytes = core.store.bytes
         let writer = try await BlockingPool.run { try bytes.makeWriter() }
         var md5 = Insecure.MD5()
+        var crc = Crc64()
         var size = 0
         do {
             for try await chunk in body {
@@ -147,11 +149,14 @@ struct EmulatorResponder: HTTPResponder {
                     _ = try? await BlockingPool.run { writer.discard() }
                     return nil
                 }
-                chunk.withUnsafeReadableBytes { md5.update(bufferPointer: $0) }
+                chunk.withUnsafeReadableBytes {
+                    md5.update(bufferPointer: $0)
+                    crc.update($0)
+                }
                 try await BlockingPool.run { try chunk.withUnsafeReadableBytes { try writer.append($0) } }
             }
             let id = try await BlockingPool.run { try writer.finish() }
-            return StagedUpload(id: id, size: size, md5: Data(md5.finalize()).base64EncodedString())
+            return StagedUpload(id: id, size: size, md5: Data(md5.finalize()).base64EncodedString(), crc64: crc.base64)
         } catch {
             _ = try? await BlockingPool.run { writer.discard() }
             throw error

@@ -238,6 +238,27 @@ extension EmulatorStore {
         }
     }
 
+    /// Blobs that have only uncommitted blocks (List Blobs `include=uncommittedblobs`), with
+    /// `prefix`, in `from..<to` (`to` nil: to the end), as records of no bytes.
+    func uncommittedBlobs(container: String, prefix: String, from: String, to: String?) async throws -> [BlobRecord] {
+        try await read { db in
+            let names = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT blob FROM blocks WHERE container = ? AND blob >= ? AND substr(blob, 1, length(?)) = ?
+                    AND NOT EXISTS (SELECT 1 FROM blobs WHERE blobs.container = blocks.container AND blobs.name = blocks.blob)
+                    ORDER BY blob
+                    """, arguments: [container, from, prefix, prefix])
+            return names.filter { name in to.map { name < $0 } ?? true }.map { name in
+                BlobRecord(
+                    row: Row([
+                        "container": container, "name": name, "data": "", "size": 0, "contentType": "application/octet-stream",
+                        "created": 0, "modified": 0, "etag": "", "metadata": "[]", "blocks": "[]",
+                    ]))
+            }
+        }
+    }
+
     /// Opens a blob's bytes for reading; the blob row is re-read once if a concurrent
     /// overwrite freed the file first. Once open, the bytes stay readable whatever happens
     /// to the blob.

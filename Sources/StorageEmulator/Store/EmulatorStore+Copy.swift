@@ -25,16 +25,18 @@ extension EmulatorStore {
         return try await BlockingPool.run {
             let writer = try bytes.makeWriter()
             var md5 = Insecure.MD5()
+            var crc = Crc64()
             do {
                 var done = 0
                 while done < count {
                     let piece = try reader.read(offset: start + done, length: min(4 << 20, count - done))
                     md5.update(data: piece)
+                    crc.update(data: piece)
                     try piece.withUnsafeBytes { try writer.append($0) }
                     done += piece.count
                 }
                 let id = try writer.finish()
-                return (StagedUpload(id: id, size: count, md5: Data(md5.finalize()).base64EncodedString()), source)
+                return (StagedUpload(id: id, size: count, md5: Data(md5.finalize()).base64EncodedString(), crc64: crc.base64), source)
             } catch {
                 writer.discard()
                 throw error

@@ -26,6 +26,7 @@ struct TableService: Sendable {
             throw ServiceError.invalidQuery("comp", query["comp"] ?? "")
         }
         let resource = try TableResource.parse(request.path, account: account)
+        try Self.checkTableName(of: resource)
         let context = Context(
             request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
             level: MetadataLevel(accept: request.headers["Accept"]), keyRange: keyRange)
@@ -51,6 +52,18 @@ struct TableService: Sendable {
             return try await writeEntity(context, resource)
         case (let method, .nested(let table, let rest)): return try await nested(method, table: table, rest: rest)
         default: throw ServiceError.unsupportedVerb(request.method)
+        }
+    }
+
+    /// An entity or ACL operation on a name no table can have is Azure's 400 InvalidResourceName,
+    /// not a missing table: the SDK tells the user what a table name must be from that answer.
+    static func checkTableName(of resource: TableResource) throws {
+        switch resource {
+        case .entities(let table), .entity(let table, _, _), .nested(let table, _):
+            if let problem = StorageNames.tableProblem(table) {
+                throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
+            }
+        default: break
         }
     }
 
