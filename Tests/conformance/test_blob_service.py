@@ -211,9 +211,18 @@ def test_signed_request_with_tampered_resource_fails(emulator, service, name):
     assert send("GET", f"{emulator.blob}/{name}?restype=container", lite).status_code == 200
 
 
-def test_any_version_is_accepted(emulator, name):
-    r = emulator.raw("PUT", f"{emulator.blob}/{name}?restype=container", {"x-ms-version": "2099-01-01"})
-    assert r.status_code == 201 and r.headers["x-ms-version"] == "2099-01-01"
+def test_a_version_that_is_no_service_version_is_refused(emulator, name):
+    """Any real service version is served (the answer echoes it); one that cannot be — a date to
+    come, not a date — is Azure's 400 naming the header, which the SDK turns into "The provided
+    service version is not enabled on this storage account", and nothing is created."""
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}?restype=container", {"x-ms-version": "2021-08-06"})
+    assert r.status_code == 201 and r.headers["x-ms-version"] == "2021-08-06"
+    for bad in ("2099-01-01", "latest", "2021-13-01", "2008-01-01"):
+        r = emulator.raw("PUT", f"{emulator.blob}/{name}x?restype=container", {"x-ms-version": bad})
+        assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "InvalidHeaderValue", (bad, r.text)
+        assert "<HeaderName>x-ms-version</HeaderName>" in r.text
+    r = emulator.raw("GET", f"{emulator.blob}/{name}x?restype=container")
+    assert r.status_code == 404
 
 
 def test_content_md5_mismatch_is_400(emulator, service, name):

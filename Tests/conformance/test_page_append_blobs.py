@@ -102,6 +102,15 @@ def test_page_and_append_conditions_refuse_and_write_nothing(emulator, name):
     assert sealed.value.status_code == 409
     properties = append.get_blob_properties()
     assert append.download_blob().readall() == b"abcdef" and properties.is_append_blob_sealed and properties.blob_type == "AppendBlob"
+    # A copy is sealed as its source is, unless x-ms-seal-blob says otherwise (false once sealed it).
+    copied = container.get_blob_client("copied")
+    copied.start_copy_from_url(append.url)
+    assert copied.get_blob_properties().is_append_blob_sealed
+    unsealed = container.get_blob_client("unsealed")
+    unsealed.start_copy_from_url(append.url, seal_destination_blob=False)
+    assert not unsealed.get_blob_properties().is_append_blob_sealed
+    unsealed.append_block(b"ghi")
+    assert unsealed.download_blob().readall() == b"abcdefghi"
     # A block blob's operations on another type are 409 InvalidBlobType, nothing written.
     with pytest.raises(HttpResponseError) as wrong:
         append.stage_block("MDA=", b"x")

@@ -20,6 +20,9 @@ enum SASAuthorization {
         // Get Account Information takes any valid SAS, on any resource URI (its signature, times
         // and address were checked before this).
         if restype == "account", comp == "properties", method == "GET" || method == "HEAD" { return }
+        // Tags are read only with `t`: listing them or testing them (`x-ms-if-tags`) too, or a
+        // condition would be an oracle for what Get Blob Tags refuses.
+        if Self.readsTags(request) && !grant.permissions.contains("t") { throw permissionMismatch }
         let (container, blob) = try SharedAccessSignature.blobPath(request.path, account: account)
         guard let container else {
             // The account: list containers, service properties, account information.
@@ -73,6 +76,14 @@ enum SASAuthorization {
         }
         // `c` creates: with it alone, a blob that exists cannot be written over.
         if needed == "cw", comp != "snapshot", !grant.permissions.contains("w"), try await blobExists() { throw permissionMismatch }
+    }
+
+    /// Whether a Blob request reads index tags besides what its operation names: `x-ms-if-tags`,
+    /// or List Blobs `include=tags`.
+    static func readsTags(_ request: TransportRequest) -> Bool {
+        if request.headers["x-ms-if-tags"] != nil { return true }
+        let query = QueryParameters(request.query)
+        return query["comp"] == "list" && (query["include"] ?? "").split(separator: ",").contains("tags")
     }
 
     /// Checks a Table service request; an entity group transaction is checked operation by

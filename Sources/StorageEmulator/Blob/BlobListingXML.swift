@@ -18,7 +18,7 @@ enum BlobListingXML {
     }
 
     /// One `<Blob>` (docs/PROTOCOL.md §7 listing shape; Etag unquoted, dates RFC 1123) or `<BlobPrefix>`.
-    static func item(_ item: Item, includeMetadata: Bool, includeTags: Bool = false) -> String {
+    static func item(_ item: Item, includeMetadata: Bool, includeTags: Bool = false, tagCount: Bool = true) -> String {
         switch item {
         case .prefix(let name):
             return "<BlobPrefix>" + XMLEscape.element("Name", name) + "</BlobPrefix>"
@@ -51,7 +51,7 @@ enum BlobListingXML {
             xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
             if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }
             xml += "<ServerEncrypted>true</ServerEncrypted>"
-            if !r.tags.pairs.isEmpty { xml += "<TagCount>\(r.tags.pairs.count)</TagCount>" }
+            if tagCount && !r.tags.pairs.isEmpty { xml += "<TagCount>\(r.tags.pairs.count)</TagCount>" }
             xml += "</Properties>"
             if includeMetadata { xml += metadata(r.metadata) }
             if includeTags && !r.tags.pairs.isEmpty { xml += r.tags.xml }

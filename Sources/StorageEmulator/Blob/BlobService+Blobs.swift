@@ -246,18 +246,16 @@ extension BlobService {
 
     /// `bytes=a-b` or `bytes=a-` from `x-ms-range` (preferred) or `Range`; nil when absent or unreadable.
     static func range(_ request: TransportRequest) -> (start: Int, end: Int?)? {
-        guard let text = request.headers["x-ms-range"] ?? request.headers["Range"], text.hasPrefix("bytes=") else { return nil }
-        let parts = text.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let start = Int(parts[0]), start >= 0 else { return nil }
-        if parts[1].isEmpty { return (start, nil) }
-        guard let end = Int(parts[1]), end >= start else { return nil }
-        return (start, end)
+        guard let text = request.headers["x-ms-range"] ?? request.headers["Range"] else { return nil }
+        return byteRange(text)
     }
 
     /// Get Blob and Get Blob Properties. The bytes are not read here: the reply carries the
     /// open blob, and the HTTP layer streams it out in pieces (a range MD5, at most 4 MiB, is
     /// the exception: it needs the bytes first).
-    func getBlob(_ container: String, _ blob: String, _ request: TransportRequest, head: Bool, snapshot: String? = nil) async throws -> BlobReply {
+    func getBlob(_ container: String, _ blob: String, _ request: TransportRequest, head: Bool, snapshot: String? = nil, tagCount: Bool = true)
+        async throws -> BlobReply
+    {
         let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
@@ -337,7 +335,7 @@ extension BlobService {
         if let v = record.properties.contentDisposition { headers["Content-Disposition"] = v }
         if let v = record.properties.cacheControl { headers["Cache-Control"] = v }
         for (n, v) in record.metadata { headers["x-ms-meta-" + n] = v }
-        if !record.tags.pairs.isEmpty { headers["x-ms-tag-count"] = String(record.tags.pairs.count) }
+        if tagCount && !record.tags.pairs.isEmpty { headers["x-ms-tag-count"] = String(record.tags.pairs.count) }
         headers["Accept-Ranges"] = "bytes"
         for (name, value) in Self.typeHeaders(record) { headers[name] = value }
         headers["x-ms-creation-time"] = ServerClock.httpDate(record.created)
@@ -362,7 +360,9 @@ extension BlobService {
         return BlobReply(response, body: BlobBody(reader: reader, offset: offset, length: length))
     }
 
-    func listBlobs(_ container: String, _ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
+    func listBlobs(_ container: String, _ request: TransportRequest, _ query: QueryParameters, tagCount: Bool = true) async throws
+        -> TransportResponse
+    {
         let limit = try maxResults(query)
         let prefix = query["prefix"] ?? ""
         let delimiter = query["delimiter"].flatMap { $0.isEmpty ? nil : $0 }
@@ -421,7 +421,9 @@ extension BlobService {
         xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"])
         if let delimiter { xml += XMLEscape.element("Delimiter", delimiter) }
-        xml += "<Blobs>" + items.map { BlobListingXML.item($0, includeMetadata: includeMetadata, includeTags: includeTags) }.joined() + "</Blobs>"
+        xml +=
+            "<Blobs>" + items.map { BlobListingXML.item($0, includeMetadata: includeMetadata, includeTags: includeTags, tagCount: tagCount) }.joined()
+            + "</Blobs>"
         xml += XMLEscape.element("NextMarker", nextMarker) + "</EnumerationResults>"
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))
     }

@@ -167,10 +167,14 @@ extension BlobService {
         case .local(let asked):
             let conditions = try sourceConditions(request)
             try conditions.check(asked)
+            // What would be stored, bounded before a byte is read (a page blob declares up to 8 TiB).
+            let length = range.map { min($0.end ?? (asked.size - 1), asked.size - 1) - $0.start + 1 } ?? asked.size
+            if length > maxBytes { throw remote.tooLarge(length, maxBytes) }
             let (upload, record) = try await store.copyBytes(of: asked, range: range)
             do {
                 // Rewritten between the look and the read: the bytes may not be the version asked for.
                 try conditions.check(record)
+                if upload.size > maxBytes { throw remote.tooLarge(upload.size, maxBytes) }
             } catch {
                 await upload.release(from: store.bytes)
                 throw error
@@ -245,7 +249,10 @@ extension BlobService {
         // The destination keeps the source's committed block list and type, as on Azure; an
         // append blob copy is sealed when its source is, or when `x-ms-seal-blob` asks.
         let type = copied.source?.type ?? .block
-        let seal = request.headers["x-ms-seal-blob"]?.lowercased() == "true"
+        // Absent, the copy is sealed when its source is; `x-ms-seal-blob` says so either way.
+        let sealHeader = request.headers["x-ms-seal-blob"]?.lowercased()
+        if let sealHeader, sealHeader != "true", sealHeader != "false" { throw ServiceError.invalidHeader("x-ms-seal-blob", sealHeader) }
+        let seal = sealHeader == "true"
         let tier = try writeTier(request)
         if tier != nil && type != .block { throw ServiceError.invalidHeader("x-ms-access-tier", "\(tier ?? "") (a tier is set on block blobs only)") }
         if seal && type != .append { throw ServiceError.invalidHeader("x-ms-seal-blob", "true (the source is no append blob)") }
@@ -255,7 +262,8 @@ extension BlobService {
                 metadata: try requestMetadata(request) ?? copied.metadata, conditions: conditions(request),
                 copy: CopyInfo(id: copyID, source: shownSource, bytes: upload.size, completed: store.clock.now()),
                 blocks: copied.blocks, type: type, appendCount: copied.source?.appendCount ?? 0,
-                sealed: type == .append && (seal || copied.source?.sealed == true), tier: tier, tags: try copyTags(request, copied))
+                sealed: type == .append && (sealHeader.map { $0 == "true" } ?? (copied.source?.sealed == true)), tier: tier,
+                tags: try copyTags(request, copied))
         }
         var headers = blobHeaders(destination)
         headers["x-ms-copy-id"] = copyID
@@ -375,13 +383,17 @@ extension BlobService {
         return sent.isEmpty ? nil : sent
     }
 
-    /// `bytes=s-e` or `bytes=s-`.
+    /// Offsets past this are no blob's (Azure's largest is under 2^48): a range beyond it is
+    /// refused, so no arithmetic on a stranger's offset can overflow.
+    static let maxOffset = 1 << 53
+
+    /// `bytes=s-e` or `bytes=s-`; nil when unreadable or beyond ``maxOffset``.
     static func byteRange(_ text: String) -> (start: Int, end: Int?)? {
         guard text.hasPrefix("bytes=") else { return nil }
         let parts = text.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let start = Int(parts[0]), start >= 0 else { return nil }
+        guard parts.count == 2, let start = Int(parts[0]), (0...maxOffset).contains(start) else { return nil }
         if parts[1].isEmpty { return (start, nil) }
-        guard let end = Int(parts[1]), end >= start else { return nil }
+        guard let end = Int(parts[1]), end >= start, end <= maxOffset else { return nil }
         return (start, end)
     }
 }

@@ -40,10 +40,19 @@ extension BlobService {
         case let other:
             throw Self.invalidHeader("x-ms-lease-action", other)
         }
-        if h["If-Modified-Since"] != nil || h["If-Unmodified-Since"] != nil || h["If-Match"] != nil || h["If-None-Match"] != nil {
-            throw ServiceError.unsupportedHeader("conditional headers on Lease Blob")
+        // Lease Blob takes the ETag, time and tag conditions; Lease Container the time ones.
+        var conditions: WriteConditions
+        if blob == nil {
+            if h["If-Match"] != nil || h["If-None-Match"] != nil || h["x-ms-if-tags"] != nil {
+                throw ServiceError.unsupportedHeader("If-Match, If-None-Match or x-ms-if-tags on Lease Container")
+            }
+            conditions = WriteConditions(
+                ifModifiedSince: try Self.dateHeader(h, "If-Modified-Since"), ifUnmodifiedSince: try Self.dateHeader(h, "If-Unmodified-Since"))
+        } else {
+            conditions = try self.conditions(request)
+            conditions.leaseID = nil  // here the lease id names the lease acted on, checked by the action
         }
-        let outcome = try await store.lease(container: container, name: blob, action)
+        let outcome = try await store.lease(container: container, name: blob, action, conditions: conditions)
         var headers = HeaderFields([("ETag", outcome.etag), ("Last-Modified", ServerClock.httpDate(outcome.modified))])
         if let id = outcome.id { headers["x-ms-lease-id"] = id }
         if let seconds = outcome.breakSeconds { headers["x-ms-lease-time"] = String(seconds) }

@@ -195,6 +195,7 @@ extension BlobService {
             guard let from = Int(marker), from >= 0 else { throw ServiceError.invalidQuery("marker", marker) }
             lower = max(lower, from)
         }
+        upper = min(upper, record.size)  // cleared extents past a shrunk blob's end are not its pages
         func clip(_ list: [(start: Int, end: Int)]) -> [(start: Int, end: Int)] {
             list.compactMap { r in
                 let s = max(r.start, lower)
@@ -271,7 +272,8 @@ extension BlobService {
                 throw ServiceError(413, .requestBodyTooLarge, "An Append Block carries at most 100 MiB.")
             }
             let md5 = try checkTransactionalMD5(request, upload)
-            let (record, offset) = try await store.appendBlock(container: container, name: blob, upload: upload, conditions: conditions)
+            let (record, offset) = try await store.appendBlock(
+                container: container, name: blob, upload: upload, conditions: conditions, maxSize: maxBlobBytes)
             return (record, offset, md5, upload.crc64)
         }
         return appendReply(record, offset: offset, md5: md5, crc64: crc64)
@@ -304,10 +306,11 @@ extension BlobService {
             range = parsed
         }
         let (_, source) = try await copySource(request, access: access)
-        let upload = try await copyBytes(from: source, range: range, maxBytes: Self.maxAppendBytes, request).upload
+        let upload = try await copyBytes(from: source, range: range, maxBytes: min(Self.maxAppendBytes, maxBlobBytes), request).upload
         do {
             if let problem = Self.sourceChecksumProblem(request, upload) { throw problem }
-            let (record, offset) = try await store.appendBlock(container: container, name: blob, upload: upload, conditions: conditions)
+            let (record, offset) = try await store.appendBlock(
+                container: container, name: blob, upload: upload, conditions: conditions, maxSize: maxBlobBytes)
             await upload.release(from: store.bytes)
             return appendReply(record, offset: offset, md5: upload.md5, crc64: upload.crc64)
         } catch {

@@ -30,6 +30,12 @@ struct BlobService: Sendable {
         let restype = query["restype"]
         let comp = query["comp"]
         let method = request.method
+        if caller == .anonymous && SASAuthorization.readsTags(request) {
+            throw ServiceError(
+                403, .authorizationPermissionMismatch,
+                "This request is not authorized to perform this operation using this permission: index tags are read with the tag permission (t), never anonymously."
+            )
+        }
 
         // Get Account Information is served on any resource URI: the account, a container, a
         // blob (Azure's documented forms), to whoever may call the service.
@@ -69,7 +75,7 @@ struct BlobService: Sendable {
             case ("PUT", "metadata"): return BlobReply(try await setContainerMetadata(container, request))
             case ("GET", nil), ("HEAD", nil): return BlobReply(try await containerProperties(container))
             case ("GET", "acl"), ("HEAD", "acl"): return BlobReply(try await containerACL(container))
-            case ("GET", "list"): return BlobReply(try await listBlobs(container, request, query))
+            case ("GET", "list"): return BlobReply(try await listBlobs(container, request, query, tagCount: caller != .anonymous))
             case ("GET", "blobs"): return BlobReply(try await findBlobsByTags(container, request, query))
             case ("DELETE", nil): return BlobReply(try await deleteContainer(container, request))
             case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
@@ -106,8 +112,8 @@ struct BlobService: Sendable {
         case ("PUT", "blocklist"): return BlobReply(try await putBlockList(container, blob, request))
         case ("PUT", "properties"): return BlobReply(try await setBlobProperties(container, blob, request))
         case ("PUT", "metadata"): return BlobReply(try await setBlobMetadata(container, blob, request))
-        case ("GET", nil): return try await getBlob(container, blob, request, head: false)
-        case ("HEAD", nil): return try await getBlob(container, blob, request, head: true)
+        case ("GET", nil): return try await getBlob(container, blob, request, head: false, tagCount: caller != .anonymous)
+        case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, tagCount: caller != .anonymous)
         case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, query))
         case ("DELETE", nil): return BlobReply(try await deleteBlob(container, blob, request))
         case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")

@@ -12,7 +12,8 @@ enum ErrorBodies {
         headers["Content-Type"] = "application/xml"
         let xml =
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\(XMLEscape.text(error.code.rawValue))</Code><Message>"
-            + XMLEscape.text(fullMessage(error, requestID: requestID)) + "</Message></Error>"
+            + XMLEscape.text(fullMessage(error, requestID: requestID)) + "</Message>"
+            + error.details.map { XMLEscape.element($0.0, $0.1) }.joined() + "</Error>"
         return TransportResponse(status: error.status, headers: headers, body: Data(xml.utf8))
     }
 

@@ -8,6 +8,8 @@ struct ServiceError: Error, Sendable {
     var message: String
     /// Extra response headers (e.g. `Content-Range` on a 416).
     var headers: [(String, String)] = []
+    /// Extra elements of a Blob error body after the message (`HeaderName`, `HeaderValue`).
+    var details: [(String, String)] = []
 
     init(_ status: Int, _ code: AzureStorageError.Code, _ message: String, headers: [(String, String)] = []) {
         self.status = status

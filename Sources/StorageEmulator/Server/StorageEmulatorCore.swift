@@ -120,6 +120,7 @@ public final class StorageEmulatorCore: Sendable {
                 request, service, requestID)
         } else {
             do {
+                try Self.checkVersion(request)
                 var caller = try await authenticate(request, service: service)
                 // Only a Shared Key signature (not a SAS, not a token) lets Copy Blob read a
                 // private source of this account without a grant of its own.
@@ -168,6 +169,25 @@ public final class StorageEmulatorCore: Sendable {
         response.headers["Server"] = "azseed-emulator"
         if let stream { return .streamed(response, stream) }
         return .response(response)
+    }
+
+    /// `x-ms-version`: a service version is a date, from the first (2009-09-19) to today; Azure
+    /// refuses any other (the SDK then says the version is not enabled on the account), so the
+    /// emulator does too, naming the header as Azure's error body does.
+    static func checkVersion(_ request: TransportRequest) throws {
+        guard let text = request.headers["x-ms-version"] else { return }
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        let numbers = parts.compactMap { Int($0) }
+        let valid =
+            text.utf8.count == 10 && parts.count == 3 && numbers.count == 3 && (1...12).contains(numbers[1]) && (1...31).contains(numbers[2])
+            && text >= "2009-09-19" && text <= String(ServerClock.wallClock().iso8601.prefix(10))
+        guard valid else {
+            var error = ServiceError(
+                400, .invalidHeaderValue,
+                "The value for one of the HTTP headers is not in the correct format: x-ms-version '\(text)' is no service version.")
+            error.details = [("HeaderName", "x-ms-version"), ("HeaderValue", text)]
+            throw error
+        }
     }
 
     /// The answer to an upload that must be refused before its body is read: a bad signature,

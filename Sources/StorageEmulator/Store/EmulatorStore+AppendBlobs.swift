@@ -4,7 +4,8 @@ import GRDB
 
 /// Append blobs. Byte objects are never changed once written (a reader keeps what it opened),
 /// so Append Block writes the blob's bytes and the block into a new object and swaps it in —
-/// a copy of the blob per append, bounded by the emulator's largest blob.
+/// a copy of the blob per append, which is why an append blob here is at most the emulator's
+/// largest blob (`--max-blob-mib`).
 extension EmulatorStore {
     /// Azure's limit on the blocks of an append blob.
     static let maxAppendBlocks = 50_000
@@ -12,15 +13,39 @@ extension EmulatorStore {
     /// Appends `upload` to the append blob `name`; returns the blob and the offset the block
     /// went to. Concurrent appends are taken one after another, as on Azure. The upload stays
     /// the caller's to release (its bytes are copied, not claimed).
-    func appendBlock(container: String, name: String, upload: StagedUpload, conditions: WriteConditions) async throws -> (BlobRecord, Int) {
+    func appendBlock(container: String, name: String, upload: StagedUpload, conditions: WriteConditions, maxSize: Int) async throws -> (
+        BlobRecord, Int
+    ) {
+        // One append per blob at a time in this process; the ETag check below still guards
+        // against any other writer of the blob (a Put Blob over it).
+        try await appends.withLock(container + "\u{0}" + name) {
+            try await appendInTurn(container: container, name: name, upload: upload, conditions: conditions, maxSize: maxSize)
+        }
+    }
+
+    private func appendInTurn(container: String, name: String, upload: StagedUpload, conditions: WriteConditions, maxSize: Int) async throws
+        -> (BlobRecord, Int)
+    {
         let now = clock.now()
         for _ in 0..<16 {
             let current = try await read { db -> BlobRecord in
                 try Self.appendable(container, name, conditions, upload.size, db, now: now)
             }
+            if current.size + upload.size > maxSize {
+                throw ServiceError(
+                    413, .requestBodyTooLarge,
+                    "An append blob here holds at most \(maxSize) bytes (the emulator's largest blob, --max-blob-mib): this block would make it \(current.size + upload.size)."
+                )
+            }
             let bytes = self.bytes
             let pieces = [(id: current.data, offset: 0, length: current.size), (id: upload.id, offset: 0, length: upload.size)]
-            let merged = try await BlockingPool.run { try bytes.concatenate(pieces) }
+            let merged: String
+            do {
+                merged = try await BlockingPool.run { try bytes.concatenate(pieces) }
+            } catch {
+                // Replaced (and freed) by another writer since it was read: read it again.
+                continue
+            }
             let outcome: (BlobRecord, String)?
             do {
                 outcome = try await write { db -> (BlobRecord, String)? in

@@ -291,16 +291,20 @@ extension EmulatorStore {
             guard let current, current.etag == record.etag else { throw ByteStoreError(description: "page blob changed while opening") }
             extents = found
         }
-        return try await BlockingPool.run {
-            var opened: [String: any ByteReader] = [:]
-            do {
-                for extent in extents where !extent.isCleared && opened[extent.data] == nil { opened[extent.data] = try bytes.open(extent.data) }
-            } catch {
-                for reader in opened.values { reader.close() }
-                throw error
-            }
-            return SparseReader(size: record.size, extents: extents.filter { !$0.isCleared }.map { ($0, opened[$0.data]!) })
+        // Pinned, then each checked to exist (one descriptor at a time): a Put Page that freed
+        // one before the pin makes this fail, and openBlob reads the blob again.
+        let written = extents.filter { !$0.isCleared }
+        let ids = Set(written.map(\.data))
+        let pins = self.pins
+        pins.pin(ids)
+        do {
+            try await BlockingPool.run { for id in ids { try bytes.open(id).close() } }
+        } catch {
+            let free = pins.unpin(ids)
+            await deleteBytes(free)
+            throw error
         }
+        return SparseReader(size: record.size, extents: written, bytes: bytes, pins: pins)
     }
 
     /// Deletes the uncommitted blocks and the pages of a blob, returning the byte objects they held.
@@ -315,6 +319,7 @@ extension EmulatorStore {
 
     /// Removes byte files no row refers to any more, off the shared threads.
     func deleteBytes(_ ids: [String]) async {
+        let ids = pins.deletable(ids)
         guard !ids.isEmpty else { return }
         let bytes = self.bytes
         _ = try? await BlockingPool.run { for id in ids { bytes.delete(id) } }

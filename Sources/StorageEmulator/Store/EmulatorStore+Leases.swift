@@ -25,7 +25,9 @@ struct LeaseOutcome: Sendable {
 extension EmulatorStore {
     /// Carries out a lease action on a blob, or with `name` nil on the container itself, in one
     /// transaction, as Azure's lease states answer it (docs/PROTOCOL.md, "Leases").
-    func lease(container: String, name blobName: String?, _ action: LeaseAction) async throws -> LeaseOutcome {
+    func lease(container: String, name blobName: String?, _ action: LeaseAction, conditions: WriteConditions = WriteConditions()) async throws
+        -> LeaseOutcome
+    {
         let now = clock.now()
         let noun = blobName == nil ? "container" : "blob"
         let name = blobName ?? BlobLease.containerKey
@@ -35,9 +37,12 @@ extension EmulatorStore {
             if let blobName {
                 guard let record = try Self.blob(container, blobName, db) else { throw Self.blobNotFound }
                 blob = (record.etag, record.modified)
+                try conditions.checkTags(record)
             } else {
                 blob = (containerRecord.etag, containerRecord.modified)
             }
+            // The request's conditions, against what is leased, in this transaction.
+            try conditions.checkETagAndTime(etag: blob.etag, modified: blob.modified, exists: true) { WriteConditions.notMet }
             let lease = try BlobLease.read(container, name, db)
             let state = lease?.state(at: now) ?? .available
             let notPresent = ServiceError(409, .leaseNotPresentWithLeaseOperation, "There is currently no lease on the \(noun).")

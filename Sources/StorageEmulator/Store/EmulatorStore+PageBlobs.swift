@@ -26,7 +26,7 @@ extension EmulatorStore {
     /// what lies outside the range, plus what was written); returns the byte objects no extent
     /// of the blob refers to any more.
     private static func replacePages(
-        _ container: String, _ name: String, _ lower: Int, _ upper: Int, written: PageExtent?, _ db: Database
+        _ container: String, _ name: String, _ lower: Int, _ upper: Int, written: PageExtent?, markCleared: Bool = false, _ db: Database
     ) throws -> [String] {
         let overlapping = try Row.fetchAll(
             db,
@@ -35,6 +35,13 @@ extension EmulatorStore {
         ).map { PageExtent(start: $0["start"], end: $0["end"], data: $0["data"], dataOffset: $0["dataOffset"]) }
         var after = PageExtents.removing(lower, upper, from: overlapping)
         if let written { after = PageExtents.writing(written, into: after) }
+        if markCleared {
+            // What was written there reads as cleared, for a diff against an earlier snapshot.
+            for extent in overlapping {
+                guard let part = extent.clipped(to: lower, upper) else { continue }
+                after = PageExtents.writing(PageExtent(start: part.start, end: part.end, data: "", dataOffset: 0), into: after)
+            }
+        }
         try db.execute(
             sql: "DELETE FROM pages WHERE container = ? AND blob = ? AND start < ? AND \"end\" > ?", arguments: [container, name, upper, lower])
         try insertPages(after, container, name, db)
@@ -107,7 +114,7 @@ extension EmulatorStore {
             let existing = try Self.pageBlob(container, name, conditions, db, now: now)
             var freed: [String] = []
             if let size {
-                freed = try Self.replacePages(container, name, size, Int.max, written: nil, db)
+                freed = try Self.replacePages(container, name, size, Int.max, written: nil, markCleared: true, db)
                 try db.execute(sql: "UPDATE blobs SET size = ? WHERE container = ? AND name = ?", arguments: [size, container, name])
             }
             if let action {

@@ -18,6 +18,10 @@ final class EmulatorStore: Sendable {
     private let writes: GroupCommit
     let bytes: any ByteStore
     let clock = ServerClock()
+    /// Appends to one blob, one at a time (each rewrites the blob's bytes).
+    let appends = KeyedLock()
+    /// Byte objects open page blob readers still need; their deletion waits.
+    let pins = BytePins()
     /// The folder's lock; nil in memory.
     let lock: DataFolderLock?
 

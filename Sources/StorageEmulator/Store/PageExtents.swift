@@ -78,15 +78,9 @@ enum PageExtents {
     /// ranges; pages cleared since (a cleared extent where the previous had bytes, or a clear
     /// over what was never written) are cleared ranges. Adjacent ranges of one kind are joined.
     static func diff(current: [PageExtent], previous: [PageExtent]) -> (ranges: [(start: Int, end: Int)], cleared: [(start: Int, end: Int)]) {
-        var cuts = Set<Int>()
-        for extent in current + previous {
-            cuts.insert(extent.start)
-            cuts.insert(extent.end)
-        }
-        let points = cuts.sorted()
-        func covering(_ extents: [PageExtent], _ start: Int) -> PageExtent? {
-            extents.first { $0.start <= start && start < $0.end }
-        }
+        // One sweep over the cut points of both sorted lists: linear, whatever the extent count.
+        var points = (current.flatMap { [$0.start, $0.end] } + previous.flatMap { [$0.start, $0.end] }).sorted()
+        points = points.enumerated().filter { $0.offset == 0 || points[$0.offset - 1] != $0.element }.map(\.element)
         var ranges: [(start: Int, end: Int)] = []
         var cleared: [(start: Int, end: Int)] = []
         func add(_ list: inout [(start: Int, end: Int)], _ start: Int, _ end: Int) {
@@ -96,9 +90,13 @@ enum PageExtents {
                 list.append((start, end - 1))
             }
         }
+        var i = 0
+        var j = 0
         for (start, end) in zip(points, points.dropFirst()) {
-            let now = covering(current, start)
-            let before = covering(previous, start)
+            while i < current.count && current[i].end <= start { i += 1 }
+            while j < previous.count && previous[j].end <= start { j += 1 }
+            let now = i < current.count && current[i].start <= start ? current[i] : nil
+            let before = j < previous.count && previous[j].start <= start ? previous[j] : nil
             let same =
                 now.map { n in before.map { b in n.data == b.data && n.dataOffset - n.start == b.dataOffset - b.start } ?? false } ?? (before == nil)
             guard !same, let now else { continue }

@@ -86,7 +86,7 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "How long an archived blob takes to rehydrate at Standard priority (High takes a tenth). Azure takes up to 15 hours.",
+            "How long an archived blob takes to rehydrate at Standard priority, 0 to 86400 (0: at once; High takes a tenth, at least a second). Azure takes up to 15 hours.",
             valueName: "seconds"))
     var rehydrateSeconds = 600
 
