@@ -194,3 +194,25 @@ def test_a_block_from_url_needs_the_lease_too(blob, emulator, name):
         target.stage_block_from_url("YmxvY2sx", f"{source.url}?{sas}")
     assert e.value.status_code == 412 and code(e) == "LeaseIdMissing"
     target.stage_block_from_url("YmxvY2sx", f"{source.url}?{sas}", lease=lease)
+
+
+def test_lease_blob_honours_its_conditions(emulator, name):
+    """Lease Blob takes If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since and
+    x-ms-if-tags (they were refused as unimplemented); not met is 412 and no lease is taken."""
+    from datetime import datetime, timedelta, timezone
+    from azure.core import MatchConditions
+    from azure.core.exceptions import ResourceModifiedError
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    blob = container.upload_blob("b", b"x", tags={"owner": "ops"})
+    future = datetime.now(timezone.utc) + timedelta(hours=1)
+    with pytest.raises(ResourceModifiedError):
+        blob.acquire_lease(if_modified_since=future)
+    with pytest.raises(ResourceModifiedError):
+        blob.acquire_lease(etag='"0x1"', match_condition=MatchConditions.IfNotModified)
+    with pytest.raises(ResourceModifiedError):
+        blob.acquire_lease(if_tags_match_condition="owner = 'dev'")
+    assert blob.get_blob_properties().lease.state == "available"
+    lease = blob.acquire_lease(etag=blob.get_blob_properties().etag, match_condition=MatchConditions.IfNotModified,
+                               if_tags_match_condition="owner = 'ops'")
+    assert blob.get_blob_properties().lease.state == "leased"
+    lease.release()
