@@ -13,30 +13,28 @@ extension EmulatorStore {
     /// Appends `upload` to the append blob `name`; returns the blob and the offset the block
     /// went to. Concurrent appends are taken one after another, as on Azure. The upload stays
     /// the caller's to release (its bytes are copied, not claimed).
-    func appendBlock(container: String, name: String, upload: StagedUpload, conditions: WriteConditions, maxSize: Int) async throws -> (
-        BlobRecord, Int
-    ) {
+    /// `tooLarge` is the answer when the blob would grow past `maxSize` (the caller words it, naming its setting).
+    func appendBlock(
+        container: String, name: String, upload: StagedUpload, conditions: WriteConditions, maxSize: Int,
+        tooLarge: @escaping @Sendable (Int) -> ServiceError
+    ) async throws -> (BlobRecord, Int) {
         // One append per blob at a time in this process; the ETag check below still guards
         // against any other writer of the blob (a Put Blob over it).
         try await appends.withLock(container + "\u{0}" + name) {
-            try await appendInTurn(container: container, name: name, upload: upload, conditions: conditions, maxSize: maxSize)
+            try await appendInTurn(container: container, name: name, upload: upload, conditions: conditions, maxSize: maxSize, tooLarge: tooLarge)
         }
     }
 
-    private func appendInTurn(container: String, name: String, upload: StagedUpload, conditions: WriteConditions, maxSize: Int) async throws
-        -> (BlobRecord, Int)
-    {
+    private func appendInTurn(
+        container: String, name: String, upload: StagedUpload, conditions: WriteConditions, maxSize: Int,
+        tooLarge: @Sendable (Int) -> ServiceError
+    ) async throws -> (BlobRecord, Int) {
         let now = clock.now()
         for _ in 0..<16 {
             let current = try await read { db -> BlobRecord in
                 try Self.appendable(container, name, conditions, upload.size, db, now: now)
             }
-            if current.size + upload.size > maxSize {
-                throw ServiceError(
-                    413, .requestBodyTooLarge,
-                    "An append blob here holds at most \(maxSize) bytes (the emulator's largest blob, --max-blob-mib): this block would make it \(current.size + upload.size)."
-                )
-            }
+            if current.size + upload.size > maxSize { throw tooLarge(current.size + upload.size) }
             let bytes = self.bytes
             let pieces = [(id: current.data, offset: 0, length: current.size), (id: upload.id, offset: 0, length: upload.size)]
             let merged: String
