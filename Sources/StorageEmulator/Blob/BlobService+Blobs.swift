@@ -69,16 +69,8 @@ extension BlobService {
     /// Checks the body's MD5 against a `Content-MD5` header, and its CRC64 against
     /// `x-ms-content-crc64`; returns the MD5.
     func checkTransactionalMD5(_ request: TransportRequest, _ upload: StagedUpload) throws -> String {
-        let computed = upload.md5
-        if let sent = request.headers["Content-MD5"], sent != computed {
-            throw ServiceError(
-                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
-        }
-        if let sent = request.headers["x-ms-content-crc64"], sent != upload.crc64 {
-            throw ServiceError(
-                400, .crc64Mismatch, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.")
-        }
-        return computed
+        if let problem = Self.checksumProblem(request, upload, md5: "Content-MD5", crc64: "x-ms-content-crc64") { throw problem }
+        return upload.md5
     }
 
     func putBlob(_ container: String, _ blob: String, _ request: TransportRequest, _ staged: StagedUpload?) async throws -> TransportResponse {

@@ -139,11 +139,16 @@ extension BlobService {
 
     /// `x-ms-source-content-md5` / `x-ms-source-content-crc64` against the bytes read from the source.
     static func sourceChecksumProblem(_ request: TransportRequest, _ upload: StagedUpload) -> ServiceError? {
-        if let expected = request.headers["x-ms-source-content-md5"], expected != upload.md5 {
+        checksumProblem(request, upload, md5: "x-ms-source-content-md5", crc64: "x-ms-source-content-crc64")
+    }
+
+    /// The MD5 and CRC64 the request states in headers `md5` and `crc64`, against the bytes.
+    static func checksumProblem(_ request: TransportRequest, _ upload: StagedUpload, md5: String, crc64: String) -> ServiceError? {
+        if let expected = request.headers[md5], expected != upload.md5 {
             return ServiceError(
                 400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
-        if let expected = request.headers["x-ms-source-content-crc64"], expected != upload.crc64 {
+        if let expected = request.headers[crc64], expected != upload.crc64 {
             return ServiceError(
                 400, .crc64Mismatch, "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.")
         }
