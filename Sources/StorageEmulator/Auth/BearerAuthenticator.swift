@@ -39,7 +39,9 @@ struct BearerAuthenticator: Sendable {
         request.headers["Authorization"].map { $0.lowercased().hasPrefix("bearer ") } ?? false
     }
 
-    func verify(_ request: TransportRequest, service: EmulatorServiceKind, now: Date = Date()) async throws(ServiceError) {
+    /// The token's principal once verified (its `oid`, or `sub` without one, and tenant).
+    @discardableResult
+    func verify(_ request: TransportRequest, service: EmulatorServiceKind, now: Date = Date()) async throws(ServiceError) -> TokenPrincipal {
         guard secure else {
             throw RequestAuthenticator.failed("Authentication scheme Bearer is not allowed with HTTP.")
         }
@@ -79,6 +81,7 @@ struct BearerAuthenticator: Sendable {
         if let notBefore = token.date("nbf"), notBefore.addingTimeInterval(-Self.skew) > now {
             throw refuse(tenant, "Lifetime validation failed. The token is not yet valid.")
         }
+        return TokenPrincipal(objectID: token.string("oid") ?? token.string("sub") ?? "", tenantID: tenant)
     }
 
     func acceptedIssuers(tenant: String, published: String?) -> [String] {

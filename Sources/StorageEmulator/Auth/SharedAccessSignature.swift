@@ -23,6 +23,15 @@ struct SASGrant: Sendable, Equatable {
     var start = "", expiry = ""
     /// A table SAS's key range (`spk`/`srk`/`epk`/`erk`), enforced by the Table service.
     var keyRange: TableKeyRange? = nil
+    /// A blob service SAS's response header overrides (`rscc`, `rscd`, `rsce`, `rscl`,
+    /// `rsct`): the headers a read of a blob through it answers with, by header name.
+    var responseHeaders: [String: String] = [:]
+
+    /// The query fields of the overrides and the headers they set.
+    static let overrideFields = [
+        ("rscc", "Cache-Control"), ("rscd", "Content-Disposition"), ("rsce", "Content-Encoding"), ("rscl", "Content-Language"),
+        ("rsct", "Content-Type"),
+    ]
 }
 
 /// Checks a shared access signature the way the service does (docs/PROTOCOL.md §11): its
@@ -47,7 +56,7 @@ struct SharedAccessSignature {
         guard let signature = fields["sig"], let version = fields["sv"], !version.isEmpty else {
             throw Self.failed("Signature fields not well formed.")
         }
-        for name in ["ses", "rscc", "rscd", "rsce", "rscl", "rsct", "skoid", "sktid", "sdd"] where !field(name).isEmpty {
+        for name in ["ses", "sdd", "sduoid"] where !field(name).isEmpty {
             throw Self.failed("The SAS field '\(name)' is not supported by this emulator; make a SAS without it.")
         }
         guard version >= Self.oldestVersion else {
@@ -63,7 +72,12 @@ struct SharedAccessSignature {
         if !isTableSAS, let name = ["spk", "srk", "epk", "erk"].first(where: { !field($0).isEmpty }) {
             throw Self.failed("Signature fields not well formed: '\(name)' belongs to a table SAS (tn).")
         }
+        if fields["sr"] == nil || service == .table, let name = SASGrant.overrideFields.map(\.0).first(where: { !field($0).isEmpty }) {
+            throw Self.failed("Signature fields not well formed: '\(name)' belongs to a blob service SAS (sr).")
+        }
         let stringToSign: String
+        // The account key, or for a user delegation SAS the key it names.
+        var signingKey = signer
         if fields["ss"] != nil || fields["srt"] != nil {
             var lines = [account, field("sp"), field("ss"), field("srt"), field("st"), field("se"), field("sip"), field("spr"), version]
             if version >= "2020-12-06" { lines.append(field("ses")) }
@@ -83,25 +97,48 @@ struct SharedAccessSignature {
             let (container, blob) = try Self.blobPath(request.path, account: account)
             let resource = field("sr")
             let canonical: String
+            // A snapshot SAS (sr=bs) signs the snapshot it reads: the request's own `snapshot`,
+            // so it opens that snapshot and nothing else (not the base blob, not another).
+            let snapshot = resource == "bs" ? (request.query.first { $0.name == "snapshot" }?.value ?? "") : ""
             switch resource {
             case "c":
                 guard let container else { throw Self.failed("A container SAS (sr=c) signs requests to its container.") }
                 canonical = "/blob/\(account)/\(container)"
                 grant = SASGrant(scope: .container(container), permissions: field("sp"))
-            case "b":
-                guard let container, let blob else { throw Self.failed("A blob SAS (sr=b) signs requests to its blob.") }
+            case "b", "bs":
+                guard let container, let blob else { throw Self.failed("A blob SAS (sr=\(resource)) signs requests to its blob.") }
+                if resource == "bs", snapshot.isEmpty { throw Self.failed("A snapshot SAS (sr=bs) signs requests to a snapshot (snapshot=).") }
                 canonical = "/blob/\(account)/\(container)/\(blob)"
                 grant = SASGrant(scope: .blob(container: container, name: blob), permissions: field("sp"))
             default:
-                throw Self.failed("The SAS resource sr=\(resource) is not supported by this emulator; use sr=c or sr=b.")
+                throw Self.failed("The SAS resource sr=\(resource) is not supported by this emulator; use sr=c, sr=b or sr=bs.")
             }
-            var lines = [field("sp"), field("st"), field("se"), canonical, field("si"), field("sip"), field("spr"), version]
-            if version >= "2018-11-09" { lines += [resource, ""] }  // sr, then the snapshot time (none)
+            var lines = [field("sp"), field("st"), field("se"), canonical]
+            if !field("skoid").isEmpty {
+                let key = try Self.delegationKey(fields, version: version, service: service, now: now)
+                signingKey = key.sasSigner(signer)
+                lines += [key.objectID, key.tenantID, key.start, key.expiry, key.service, key.version]
+                if version >= "2020-02-10" { lines += [field("saoid"), field("suoid"), field("scid")] }
+                if version >= "2026-04-06" { lines += [key.delegatedTenant, field("sduoid")] }
+            } else {
+                if let name = Self.delegationNames.first(where: { !field($0).isEmpty }) {
+                    throw Self.failed("Signature fields not well formed: '\(name)' belongs to a user delegation SAS (skoid).")
+                }
+                lines.append(field("si"))
+            }
+            lines += [field("sip"), field("spr"), version]
+            if version >= "2018-11-09" { lines += [resource, snapshot] }
             if version >= "2020-12-06" { lines.append(field("ses")) }
+            if !field("skoid").isEmpty, version >= "2026-04-06" {
+                lines += [try Self.signedHeaders(field("srh"), request), try Self.signedQuery(field("srq"), request)]
+            } else if let name = ["srh", "srq"].first(where: { !field($0).isEmpty }) {
+                throw Self.failed("Signature fields not well formed: '\(name)' belongs to a user delegation SAS of version 2026-04-06 or later.")
+            }
             lines += [field("rscc"), field("rscd"), field("rsce"), field("rscl"), field("rsct")]
             stringToSign = lines.joined(separator: "\n")
+            for (name, header) in SASGrant.overrideFields where !field(name).isEmpty { grant.responseHeaders[header] = field(name) }
         }
-        guard RequestAuthenticator.constantTimeEqual(signer.signature(stringToSign), signature) else {
+        guard RequestAuthenticator.constantTimeEqual(signingKey.signature(stringToSign), signature) else {
             throw Self.failed("Signature did not match. String to sign used was \(stringToSign.replacingOccurrences(of: "\n", with: "\\n"))")
         }
         var checked = grant
@@ -133,7 +170,53 @@ struct SharedAccessSignature {
     static let signedNames: Set<String> = [
         "sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "ses", "sig", "sr", "si", "tn", "spk", "srk", "epk", "erk",
         "rscc", "rscd", "rsce", "rscl", "rsct", "skoid", "sktid", "skt", "ske", "sks", "skv", "sdd",
+        "saoid", "suoid", "scid", "skdutid", "sduoid", "srh", "srq",
     ]
+
+    /// The fields only a user delegation SAS has.
+    static let delegationNames = ["sktid", "skt", "ske", "sks", "skv", "saoid", "suoid", "scid", "skdutid", "sduoid", "srh", "srq"]
+
+    /// The user delegation key a SAS names, checked: every field present, for this service,
+    /// valid now. Its value is recomputed (``UserDelegationKey``); a forged field changes it.
+    static func delegationKey(_ fields: [String: String], version: String, service: EmulatorServiceKind, now: Date) throws(ServiceError)
+        -> UserDelegationKey
+    {
+        func field(_ name: String) -> String { fields[name] ?? "" }
+        for name in ["sktid", "skt", "ske", "sks", "skv"] where field(name).isEmpty {
+            throw failed("Signature fields not well formed: a user delegation SAS names its key's '\(name)'.")
+        }
+        guard field("sks").contains(service == .blob ? "b" : "t") else {
+            throw ServiceError(403, .authorizationServiceMismatch, "This request is not authorized to perform this operation using this service.")
+        }
+        guard EdmDateTime(iso8601: field("skt")) != nil, EdmDateTime(iso8601: field("ske")) != nil else {
+            throw failed("Signature fields not well formed: 'skt' and 'ske' must be ISO 8601 UTC times.")
+        }
+        do { try checkTime(start: field("skt"), expiry: field("ske"), now: now) } catch {
+            throw failed("The user delegation key is not valid now: Start [\(field("skt"))] - Expiry [\(field("ske"))].")
+        }
+        return UserDelegationKey(
+            objectID: field("skoid"), tenantID: field("sktid"), start: field("skt"), expiry: field("ske"), service: field("sks"),
+            version: field("skv"), delegatedTenant: field("skdutid"))
+    }
+
+    /// The string-to-sign part of `srh`: each named header with the value this request carries
+    /// (`name:value`, one per line); a header the request lacks makes the signature fail.
+    static func signedHeaders(_ names: String, _ request: TransportRequest) throws(ServiceError) -> String {
+        guard !names.isEmpty else { return "" }
+        return names.split(separator: ",", omittingEmptySubsequences: false).map { name in
+            let decoded = String(name).removingPercentEncoding ?? String(name)
+            return "\(decoded):\(request.headers[decoded] ?? "")\n"
+        }.joined()
+    }
+
+    /// The string-to-sign part of `srq`: each named query parameter with this request's value.
+    static func signedQuery(_ names: String, _ request: TransportRequest) throws(ServiceError) -> String {
+        guard !names.isEmpty else { return "" }
+        return names.split(separator: ",", omittingEmptySubsequences: false).map { name in
+            let decoded = String(name).removingPercentEncoding ?? String(name)
+            return "\n\(decoded):\(request.query.first { $0.name == decoded }?.value ?? "")"
+        }.joined()
+    }
 
     /// Whether the request carries a SAS (its signature).
     static func isPresent(in request: TransportRequest) -> Bool { request.query.contains { $0.name == "sig" } }

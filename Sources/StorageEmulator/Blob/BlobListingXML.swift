@@ -41,6 +41,7 @@ enum BlobListingXML {
             switch r.type {
             case .block:
                 xml += "<AccessTier>\(r.tier ?? "Hot")</AccessTier><AccessTierInferred>\(r.tier == nil)</AccessTierInferred>"
+                if let smart = r.smartAccessTier { xml += XMLEscape.element("SmartAccessTier", smart) }
                 if let status = r.archiveStatus { xml += XMLEscape.element("ArchiveStatus", status) }
                 if let priority = r.rehydratePriority { xml += XMLEscape.element("RehydratePriority", priority) }
                 if let changed = r.tierChanged { xml += XMLEscape.element("AccessTierChangeTime", ServerClock.httpDate(changed)) }

@@ -30,7 +30,9 @@ extension BlobService {
             sequenceNumberEQ: try number("x-ms-if-sequence-number-eq", Int64.self),
             maxSize: try number("x-ms-blob-condition-maxsize", Int.self),
             appendPosition: try number("x-ms-blob-condition-appendpos", Int.self),
-            ifTags: try h["x-ms-if-tags"].map { try TagExpression.parse($0, condition: true) })
+            ifTags: try h["x-ms-if-tags"].map { try TagExpression.parse($0, condition: true) },
+            tierIfModifiedSince: try date("x-ms-access-tier-if-modified-since"),
+            tierIfUnmodifiedSince: try date("x-ms-access-tier-if-unmodified-since"))
     }
 
     /// The stored HTTP properties a Put Blob or Put Block List sets: `x-ms-blob-*` headers;
@@ -340,8 +342,10 @@ extension BlobService {
             headers["x-ms-copy-progress"] = "\(copy.bytes)/\(copy.bytes)"
             headers["x-ms-copy-completion-time"] = ServerClock.httpDate(copy.completed)
         }
-        if head && record.type == .block {
+        // Current versions answer a block blob's tier on Get Blob as on Get Blob Properties.
+        if record.type == .block {
             headers["x-ms-access-tier"] = record.tier ?? "Hot"
+            if let smart = record.smartAccessTier { headers["x-ms-smart-access-tier"] = smart }
             headers["x-ms-access-tier-inferred"] = record.tier == nil ? "true" : "false"
             if let status = record.archiveStatus { headers["x-ms-archive-status"] = status }
             if let priority = record.rehydratePriority { headers["x-ms-rehydrate-priority"] = priority }

@@ -8,7 +8,6 @@ extension BlobService {
     /// Headers that change what a copy means and that the emulator does not implement: a
     /// request carrying one is refused, never carried out as if it were absent.
     static let unsupportedCopyHeaders = [
-        "x-ms-source-if-tags", "x-ms-copy-source-authorization",
         "x-ms-source-lease-id", "x-ms-incremental-copy",
     ]
 
@@ -28,6 +27,9 @@ extension BlobService {
         /// Verifies a SAS carried by the source URL as any SAS is verified, for a read of the
         /// source; throws CannotVerifyCopySource with the status the source would answer.
         var verifySAS: @Sendable (TransportRequest) async throws -> Void = { _ in throw BlobService.copySourceNotAuthorized }
+        /// Verifies `x-ms-copy-source-authorization` (`Bearer <token>`) as a bearer token of a
+        /// read of the source; throws CannotVerifyCopySource with the status the source would answer.
+        var verifyToken: @Sendable (TransportRequest) async throws -> Void = { _ in throw BlobService.copySourceNotAuthorized }
     }
 
     /// Where a copy reads from: a blob of this emulator's own account, or any other URL.
@@ -91,7 +93,21 @@ extension BlobService {
             throw ServiceError(400, .invalidHeaderValue, "x-ms-copy-source does not name a blob.")
         }
         let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
-        if SharedAccessSignature.isPresent(in: parsed) {
+        // A source's tags are read only by who may read tags: the account (Shared Key) or a
+        // token for the source — never through a SAS without `t` or a public container.
+        if request.headers["x-ms-source-if-tags"] != nil, !access.sharedKey, request.headers["x-ms-copy-source-authorization"] == nil {
+            throw ServiceError(
+                403, .authorizationPermissionMismatch,
+                "This request is not authorized to perform this operation using this permission: x-ms-source-if-tags reads the source's index tags, which needs the account key or a token for the source."
+            )
+        }
+        if let token = request.headers["x-ms-copy-source-authorization"] {
+            // A token for the source authorizes its read, as the Authorization header would.
+            var read = parsed
+            read.headers["Authorization"] = token
+            read.headers["x-ms-version"] = request.headers["x-ms-version"]
+            try await access.verifyToken(read)
+        } else if SharedAccessSignature.isPresent(in: parsed) {
             try await access.verifySAS(parsed)
         } else if let access = containerRecord?.access, access == "blob" || access == "container" {
             // Public: anyone may read it, so may a copy.
@@ -167,7 +183,7 @@ extension BlobService {
         -> CopiedBytes
     {
         let ifMatch = request.headers["x-ms-source-if-match"]
-        let others = ["x-ms-source-if-none-match", "x-ms-source-if-modified-since", "x-ms-source-if-unmodified-since"]
+        let others = ["x-ms-source-if-none-match", "x-ms-source-if-modified-since", "x-ms-source-if-unmodified-since", "x-ms-source-if-tags"]
         switch source {
         case .local(let asked):
             let conditions = try sourceConditions(request)
@@ -193,7 +209,8 @@ extension BlobService {
                 throw ServiceError.unsupportedHeader("\(name) on a source outside this emulator")
             }
             let fetched = try await remote.fetch(
-                url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, maxBytes: maxBytes, into: store.bytes, now: Date())
+                url, range: range, ifMatch: ifMatch == "*" ? nil : ifMatch, authorization: request.headers["x-ms-copy-source-authorization"],
+                maxBytes: maxBytes, into: store.bytes, now: Date())
             return CopiedBytes(upload: fetched.upload, properties: fetched.properties, metadata: fetched.metadata, blocks: [])
         }
     }
@@ -221,6 +238,7 @@ extension BlobService {
         func check(_ source: BlobRecord) throws {
             do {
                 try conditions.checkETagAndTime(etag: source.etag, modified: source.modified, exists: true) { WriteConditions.notMet }
+                try conditions.checkTags(source)
             } catch {
                 throw BlobService.sourceConditionNotMet
             }
@@ -233,7 +251,8 @@ extension BlobService {
         return SourceConditions(
             conditions: WriteConditions(
                 ifMatch: h["x-ms-source-if-match"], ifNoneMatch: h["x-ms-source-if-none-match"],
-                ifModifiedSince: try date("x-ms-source-if-modified-since"), ifUnmodifiedSince: try date("x-ms-source-if-unmodified-since")))
+                ifModifiedSince: try date("x-ms-source-if-modified-since"), ifUnmodifiedSince: try date("x-ms-source-if-unmodified-since"),
+                ifTags: try h["x-ms-source-if-tags"].map { try TagExpression.parse($0, condition: true) }))
     }
 
     /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.

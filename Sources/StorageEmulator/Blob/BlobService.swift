@@ -134,6 +134,12 @@ struct BlobService: Sendable {
         // Time conditions are honoured on reads and on every write that takes conditions;
         // Put Block, Set Blob Tier and Abort Copy take none on Azure: refused there, not ignored.
         let comp = request.query.first { $0.name == "comp" }?.value
+        // The tier-time conditions belong to Delete Blob alone.
+        if request.method != "DELETE" || comp != nil {
+            for name in ["x-ms-access-tier-if-modified-since", "x-ms-access-tier-if-unmodified-since"] where request.headers[name] != nil {
+                throw ServiceError.unsupportedHeader(name)
+            }
+        }
         if request.method == "PUT", ["block", "tier", "copy"].contains(comp ?? "") {
             for name in ["If-Modified-Since", "If-Unmodified-Since"] where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
         }

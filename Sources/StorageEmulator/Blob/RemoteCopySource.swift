@@ -52,8 +52,8 @@ struct RemoteCopySource: Sendable {
     /// `maxBytes` bounds what is stored as a direct write of the operation would be bounded: a
     /// source announcing more is refused at its first answer, one sending more is cut off.
     func fetch(
-        _ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, maxBytes: Int = .max, into bytes: any ByteStore,
-        now: Date
+        _ url: String, range: (start: Int, end: Int?)?, ifMatch: String? = nil, authorization: String? = nil, maxBytes: Int = .max,
+        into bytes: any ByteStore, now: Date
     ) async throws -> Fetched {
         guard let request = TransportRequest(method: "GET", url: url) else {
             throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
@@ -90,6 +90,8 @@ struct RemoteCopySource: Sendable {
                 // Servers other than Azure's know only the standard header.
                 ranged.headers["Range"] = "bytes=\(offset)-\(last)"
                 if let etag { ranged.headers["If-Match"] = etag }
+                // `x-ms-copy-source-authorization`: the caller's token for the source, sent only to it.
+                if let authorization { ranged.headers["Authorization"] = authorization }
                 let response = try await get(ranged, limits(last - offset + 1))
                 if response.status == 412, ifMatch != nil { throw BlobService.sourceConditionNotMet }
                 if response.status == 416, first == nil, offset == 0 {

@@ -22,8 +22,14 @@ struct ServiceError: Error, Sendable {
     static func invalidHeader(_ name: String, _ value: String) -> ServiceError {
         ServiceError(400, .invalidHeaderValue, "The value '\(value)' for header '\(name)' is not valid.")
     }
+    /// Azure's sentence first (the Tables SDK recognises it and adds its "check your account URL"
+    /// hint), then which parameter: in the message for Tables' JSON, as elements for Blob's XML.
     static func invalidQuery(_ name: String, _ value: String) -> ServiceError {
-        ServiceError(400, .invalidQueryParameterValue, "Value '\(value)' for query parameter '\(name)' is not valid.")
+        var error = ServiceError(
+            400, .invalidQueryParameterValue,
+            "Value for one of the query parameters specified in the request URI is invalid: '\(name)' is '\(value)'.")
+        error.details = [("QueryParameterName", name), ("QueryParameterValue", value)]
+        return error
     }
     static let authenticationFailed = ServiceError(
         403, .authenticationFailed,

@@ -38,10 +38,12 @@ extension StorageEmulatorCore {
             var headers = message.headers
             if let host = request.headers["Host"] { headers["Host"] = host }
             let path = fields[1].hasSuffix("?") ? String(fields[1].dropLast()) : fields[1]
-            guard let sub = TransportRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers)
+            guard let written = TransportRequest(method: fields[0], url: "http://\(request.headers["Host"] ?? "localhost")" + path, headers: headers)
             else {
                 throw ServiceError.invalidInput("A batch subrequest has a malformed URL.")
             }
+            // A batch sent to the account's host names its blobs as that host does (`/c/b`).
+            let sub = VirtualHost.pathStyle(written, account: configuration.accountName, service: .blob)
             // Only Delete Blob and Set Blob Tier: a blob, never a container or the account.
             let segments = sub.path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
             guard segments.count == 3, !segments[2].isEmpty, !sub.query.contains(where: { $0.name == "restype" }) else {

@@ -126,20 +126,31 @@ public final class StorageEmulatorCore: Sendable {
                 // private source of this account without a grant of its own.
                 let copyAccess = BlobService.CopySourceAccess(
                     sharedKey: caller == .account && !BearerAuthenticator.isBearer(request),
-                    verifySAS: { [self] source in try await verifyCopySourceSAS(source) })
+                    verifySAS: { [self] source in try await verifyCopySourceSAS(source) },
+                    verifyToken: { [self] source in try await verifyCopySourceToken(source) })
                 var keyRange: TableKeyRange?
+                var overrides: [String: String] = [:]
                 if case .sas(let grant) = caller {
                     try await authorize(grant, request, service: service)
                     keyRange = grant.keyRange
+                    overrides = grant.responseHeaders
                     caller = .account
                 }
                 switch service {
+                case .blob where Self.isUserDelegationKeyRequest(request):
+                    response = try await userDelegationKey(request)
                 case .blob where Self.isBlobBatch(request):
                     response = try await blobBatch(request, caller: caller)
                 case .blob:
                     let reply = try await blob.respond(request, caller: caller, upload: upload, copyAccess: copyAccess)
                     response = reply.response
                     stream = reply.body
+                    // A SAS's overrides replace what a read of the blob answers with.
+                    if !overrides.isEmpty, request.method == "GET" || request.method == "HEAD", response.status == 200 || response.status == 206,
+                        QueryParameters(request.query)["comp"] == nil, (try? blob.parseTarget(request.path).blob) != nil
+                    {
+                        for (name, value) in overrides { response.headers[name] = value }
+                    }
                 case .table: response = try await table.respond(request, caller: caller, keyRange: keyRange)
                 }
             } catch let error as ServiceError {
@@ -238,6 +249,47 @@ public final class StorageEmulatorCore: Sendable {
                 error.message.split(separator: "\n").first.map(String.init) ?? error.message)
             refused.headers.append(("x-ms-copy-source-status-code", String(error.status)))
             refused.headers.append(("x-ms-copy-source-error-code", error.code.rawValue))
+            throw refused
+        }
+    }
+
+    static func isUserDelegationKeyRequest(_ request: TransportRequest) -> Bool {
+        let query = QueryParameters(request.query)
+        return query["restype"] == "service" && query["comp"] == "userdelegationkey" && request.path.split(separator: "/").count <= 1
+    }
+
+    /// Get User Delegation Key: only for a Microsoft Entra principal (a bearer token), as on
+    /// Azure — a key or SAS holder has no identity a key could be issued to.
+    func userDelegationKey(_ request: TransportRequest) async throws -> TransportResponse {
+        guard request.method == "POST" else { throw ServiceError.unsupportedVerb(request.method) }
+        guard let bearer, BearerAuthenticator.isBearer(request) else {
+            throw ServiceError(
+                403, .authenticationFailed,
+                "Server failed to authenticate the request. Only a Microsoft Entra principal (a bearer token) may get a user delegation key.")
+        }
+        let principal = try await bearer.verify(request, service: .blob)
+        return try UserDelegationKey.answer(request, principal: principal, signer: authenticator.signer, now: Date())
+    }
+
+    /// `x-ms-copy-source-authorization` for a source of this account: a bearer token verified
+    /// as the Authorization header's would be (Azure takes no other scheme there). A token
+    /// holder may read anything, as with the Authorization header (no role assignments here).
+    func verifyCopySourceToken(_ source: TransportRequest) async throws {
+        do {
+            guard let bearer, BearerAuthenticator.isBearer(source) else {
+                throw ServiceError(
+                    401, .cannotVerifyCopySource,
+                    "Server failed to authenticate the request. x-ms-copy-source-authorization takes a bearer token, which this emulator verifies only when started with a token authority."
+                )
+            }
+            try await bearer.verify(source, service: .blob)
+        } catch let error as ServiceError {
+            var refused = ServiceError(
+                error.status, .cannotVerifyCopySource,
+                error.message.split(separator: "\n").first.map(String.init) ?? error.message)
+            refused.headers.append(("x-ms-copy-source-status-code", String(error.status)))
+            refused.headers.append(
+                ("x-ms-copy-source-error-code", error.code == .cannotVerifyCopySource ? "InvalidAuthenticationInfo" : error.code.rawValue))
             throw refused
         }
     }

@@ -81,6 +81,11 @@ struct BlobRecord: Sendable {
     /// Whether the blob is in the Archive tier (rehydrating or not): its bytes cannot be read.
     var isArchived: Bool { tier == "Archive" }
 
+    /// The online tier a blob in the Smart tier is in now (`x-ms-smart-access-tier`). Azure
+    /// moves such a blob between Hot, Cool and Cold by how it is read; every tier serves the
+    /// same bytes, and the emulator keeps a Smart blob in Hot (docs/PROTOCOL.md §7).
+    var smartAccessTier: String? { tier == "Smart" ? "Hot" : nil }
+
     /// `x-ms-archive-status` while a rehydration is pending.
     var archiveStatus: String? { rehydrateTo.map { "rehydrate-pending-to-" + $0.lowercased() } }
 }

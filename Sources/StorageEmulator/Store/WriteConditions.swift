@@ -22,21 +22,37 @@ struct WriteConditions: Sendable {
     var appendPosition: Int?
     /// `x-ms-if-tags`: a condition on the blob's index tags.
     var ifTags: TagExpression?
+    /// `x-ms-access-tier-if-modified-since` / `-if-unmodified-since` (Delete Blob): conditions
+    /// on when the blob's tier last changed (its creation, if it never did).
+    var tierIfModifiedSince: Date? = nil
+    var tierIfUnmodifiedSince: Date? = nil
 
     static let notMet = ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
 
     /// Throws the service's answer when the condition fails against the current blob and its
     /// lease, read in the write's own transaction (so no lease is taken between check and write).
     func check(existing: BlobRecord?, _ db: Database, now: EdmDateTime) throws {
+        // Azure checks the lease first (a leased blob written without its lease id is
+        // LeaseIdMissing, whatever the other conditions), and a write carrying the active lease's
+        // id is not refused by `If-None-Match: *`: the lease holder may overwrite what it holds
+        // (the SDK's own upload-with-lease tests, Azure/azure-storage-net#38, Azure/Azurite#2637).
+        var heldByCaller = false
         if let existing {
-            try BlobLease.check(try BlobLease.read(existing.container, existing.name, db), given: leaseID, write: true, at: now)
+            let lease = try BlobLease.read(existing.container, existing.name, db)
+            try BlobLease.check(lease, given: leaseID, write: true, at: now)
+            heldByCaller = leaseID != nil && (lease?.isActive(at: now) ?? false)
         } else if leaseID != nil {
             throw ServiceError(412, .leaseNotPresentWithBlobOperation, "There is currently no lease on the blob.")
         }
-        try checkETagAndTime(etag: existing?.etag, modified: existing?.modified, exists: existing != nil) {
+        try checkETagAndTime(etag: existing?.etag, modified: existing?.modified, exists: existing != nil && !heldByCaller) {
             ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
         }
         try checkTags(existing)
+        if let existing, tierIfModifiedSince != nil || tierIfUnmodifiedSince != nil {
+            let seconds = (existing.tierChanged ?? existing.created).unixSeconds
+            if let since = tierIfModifiedSince, seconds <= Int64(since.timeIntervalSince1970) { throw Self.notMet }
+            if let since = tierIfUnmodifiedSince, seconds > Int64(since.timeIntervalSince1970) { throw Self.notMet }
+        }
     }
 
     /// `x-ms-if-tags` against the blob's tags; a blob that does not exist meets none.
