@@ -66,12 +66,12 @@ struct AccessPolicyDocument: Equatable {
         identifiers = (try? AccessPolicyDocument(body: Data(stored.utf8)))?.identifiers ?? []
     }
 
-    /// The document as stored and served (Blob: an identifier without start, expiry or
-    /// permission keeps an empty `<AccessPolicy />`).
+    /// The document as stored (an identifier without start, expiry or permission keeps an
+    /// empty `<AccessPolicy />`).
     var serialized: String { serialized(omittingEmptyPolicies: false) }
 
-    /// The document as served, the Table service's way when `omittingEmptyPolicies`: Azure's
-    /// Get Table ACL leaves out the `<AccessPolicy>` of an identifier that has none.
+    /// The document as served when `omittingEmptyPolicies`: Azure's Get Container ACL and Get
+    /// Table ACL leave out the `<AccessPolicy>` of an identifier that has none.
     func serialized(omittingEmptyPolicies: Bool) -> String {
         guard !identifiers.isEmpty else { return Self.empty }
         let children = identifiers.map { identifier in

@@ -18,12 +18,12 @@ enum BlobListingXML {
     }
 
     /// One `<Blob>` (docs/PROTOCOL.md §7 listing shape; Etag unquoted, dates RFC 1123) or `<BlobPrefix>`.
-    static func item(_ item: Item, includeMetadata: Bool, includeTags: Bool = false, tagCount: Bool = true) -> String {
+    static func item(_ item: Item, includeMetadata: Bool, includeTags: Bool = false, includeCopy: Bool = false, tagCount: Bool = true) -> String {
         switch item {
         case .prefix(let name):
-            return "<BlobPrefix>" + XMLEscape.element("Name", name) + "</BlobPrefix>"
+            return "<BlobPrefix>" + XMLEscape.name(name) + "</BlobPrefix>"
         case .blob(let r):
-            var xml = "<Blob>" + XMLEscape.element("Name", r.name)
+            var xml = "<Blob>" + XMLEscape.name(r.name)
             if let snapshot = r.snapshot { xml += XMLEscape.element("Snapshot", snapshot) }
             xml += "<Properties>"
             xml += XMLEscape.element("Creation-Time", ServerClock.httpDate(r.created))
@@ -52,6 +52,11 @@ enum BlobListingXML {
             xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
             if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }
             xml += "<ServerEncrypted>true</ServerEncrypted>"
+            if includeCopy, let copy = r.copy {
+                xml += XMLEscape.element("CopyId", copy.id) + "<CopyStatus>success</CopyStatus>" + XMLEscape.element("CopySource", copy.source)
+                xml += XMLEscape.element("CopyProgress", "\(copy.bytes)/\(copy.bytes)")
+                xml += XMLEscape.element("CopyCompletionTime", ServerClock.httpDate(copy.completed))
+            }
             if tagCount && !r.tags.pairs.isEmpty { xml += "<TagCount>\(r.tags.pairs.count)</TagCount>" }
             xml += "</Properties>"
             if includeMetadata { xml += metadata(r.metadata) }

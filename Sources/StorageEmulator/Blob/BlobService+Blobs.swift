@@ -166,7 +166,8 @@ extension BlobService {
         }
         let status = try await store.setBlobTier(
             container: container, name: blob, tier: tier, priority: try Self.rehydratePriority(request),
-            leaseID: request.headers["x-ms-lease-id"], times: EmulatorStore.RehydrationTimes(standardSeconds: rehydrationSeconds))
+            leaseID: request.headers["x-ms-lease-id"], ifTags: try conditions(request).ifTags,
+            times: EmulatorStore.RehydrationTimes(standardSeconds: rehydrationSeconds))
         return TransportResponse(status: status)
     }
 
@@ -185,7 +186,9 @@ extension BlobService {
         return TransportResponse(status: 201, headers: headers)
     }
 
-    func getBlockList(_ container: String, _ blob: String, _ query: QueryParameters, snapshot: String? = nil) async throws -> TransportResponse {
+    func getBlockList(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, snapshot: String? = nil)
+        async throws -> TransportResponse
+    {
         let kind = query["blocklisttype"] ?? "committed"
         guard ["committed", "uncommitted", "all"].contains(kind) else { throw ServiceError.invalidQuery("blocklisttype", kind) }
         var (record, staged) = try await store.blockList(container: container, name: blob)
@@ -198,6 +201,10 @@ extension BlobService {
         }
         if let record, record.type != .block { throw EmulatorStore.invalidBlobType }
         guard record != nil || !staged.isEmpty else { throw EmulatorStore.blobNotFound }
+        // `x-ms-if-tags` on the committed blob (blocks only staged have no tags to meet it).
+        if let ifTags = try conditions(request).ifTags {
+            guard let record, ifTags.matches(record.tags, container: container) else { throw WriteConditions.notMet }
+        }
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>"
         func blocks(_ tag: String, _ list: [CommittedBlock]) {
             xml += "<\(tag)>" + list.map { "<Block><Name>\(XMLEscape.text($0.id))</Name><Size>\($0.size)</Size></Block>" }.joined() + "</\(tag)>"
@@ -418,7 +425,11 @@ extension BlobService {
         xml += XMLEscape.element("MaxResults", query["maxresults"])
         if let delimiter { xml += XMLEscape.element("Delimiter", delimiter) }
         xml +=
-            "<Blobs>" + items.map { BlobListingXML.item($0, includeMetadata: includeMetadata, includeTags: includeTags, tagCount: tagCount) }.joined()
+            "<Blobs>"
+            + items.map {
+                BlobListingXML.item(
+                    $0, includeMetadata: includeMetadata, includeTags: includeTags, includeCopy: include.contains("copy"), tagCount: tagCount)
+            }.joined()
             + "</Blobs>"
         xml += XMLEscape.element("NextMarker", nextMarker) + "</EnumerationResults>"
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))

@@ -27,7 +27,8 @@ extension BlobService {
     }
 
     func createContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
-        if let problem = StorageNames.containerProblem(name) {
+        // `$web` is the one `$` name an account's owner creates (static website content).
+        if name != "$web", let problem = StorageNames.containerProblem(name) {
             throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
         }
         let record = try await store.createContainer(name, access: try accessLevel(request), metadata: try metadataHeaders(request.headers))
@@ -69,7 +70,7 @@ extension BlobService {
         var headers = containerHeaders(record)
         if !record.access.isEmpty { headers["x-ms-blob-public-access"] = record.access }
         headers["Content-Type"] = "application/xml"
-        let body = AccessPolicyDocument(stored: record.acl).serialized
+        let body = AccessPolicyDocument(stored: record.acl).serialized(omittingEmptyPolicies: true)
         return TransportResponse(status: 200, headers: headers, body: Data(body.utf8))
     }
 

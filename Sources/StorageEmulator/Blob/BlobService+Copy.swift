@@ -234,13 +234,21 @@ extension BlobService {
     /// exactly; not met is 412 SourceConditionNotMet, nothing written.
     struct SourceConditions {
         var conditions: WriteConditions
+        /// Whether the operation reads its source as a client would, with the conditions on
+        /// its GET (the From URL operations, Copy Blob with `x-ms-requires-sync`): a condition
+        /// not met is then the source's answer, CannotVerifyCopySource, as Azure reports it.
+        /// Copy Blob checks them itself: 412 SourceConditionNotMet.
+        var readByURL = false
 
         func check(_ source: BlobRecord) throws {
             do {
                 try conditions.checkETagAndTime(etag: source.etag, modified: source.modified, exists: true) { WriteConditions.notMet }
                 try conditions.checkTags(source)
             } catch {
-                throw BlobService.sourceConditionNotMet
+                guard readByURL else { throw BlobService.sourceConditionNotMet }
+                var refused = ServiceError(412, .cannotVerifyCopySource, "The condition specified using HTTP conditional header(s) is not met.")
+                refused.headers = [("x-ms-copy-source-status-code", "412"), ("x-ms-copy-source-error-code", "ConditionNotMet")]
+                throw refused
             }
         }
     }
@@ -252,7 +260,14 @@ extension BlobService {
             conditions: WriteConditions(
                 ifMatch: h["x-ms-source-if-match"], ifNoneMatch: h["x-ms-source-if-none-match"],
                 ifModifiedSince: try date("x-ms-source-if-modified-since"), ifUnmodifiedSince: try date("x-ms-source-if-unmodified-since"),
-                ifTags: try h["x-ms-source-if-tags"].map { try TagExpression.parse($0, condition: true) }))
+                ifTags: try h["x-ms-source-if-tags"].map { try TagExpression.parse($0, condition: true) }),
+            readByURL: !Self.isAsynchronousCopy(request))
+    }
+
+    /// Copy Blob without `x-ms-requires-sync` (not Put Blob From URL, not a From URL operation).
+    static func isAsynchronousCopy(_ request: TransportRequest) -> Bool {
+        request.method == "PUT" && request.headers["x-ms-blob-type"] == nil && request.headers["x-ms-requires-sync"]?.lowercased() != "true"
+            && !request.query.contains { $0.name == "comp" }
     }
 
     /// Copy Blob (and Copy Blob From URL with `x-ms-requires-sync: true`): 202, finished.

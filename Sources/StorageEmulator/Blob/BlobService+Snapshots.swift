@@ -28,7 +28,7 @@ extension BlobService {
         switch (request.method, query["comp"]) {
         case ("GET", nil): return try await getBlob(container, blob, request, head: false, snapshot: snapshot)
         case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, snapshot: snapshot)
-        case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, query, snapshot: snapshot))
+        case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, request, query, snapshot: snapshot))
         case ("GET", "pagelist"): return BlobReply(try await getPageRanges(container, blob, request, query, snapshot: snapshot))
         case ("GET", "tags"): return BlobReply(try await getBlobTags(container, blob, request, snapshot: snapshot))
         case ("DELETE", nil):

@@ -10,7 +10,7 @@ extension BlobService {
                 "One of the query parameters specified in the request URI is not supported: versionid (no versions here).")
         }
         let tags = try BlobTags(xml: request.body)
-        try await store.setTags(container: container, name: blob, tags: tags, conditions: try conditions(request))
+        try await store.setTags(container: container, name: blob, tags: tags, conditions: try tagConditions(request))
         return TransportResponse(status: 204)
     }
 
@@ -22,11 +22,24 @@ extension BlobService {
             let (lease, now) = try await store.lease(container: container, name: blob)
             try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
         }
-        let conditions = try conditions(request)
+        let conditions = try tagConditions(request)
         try conditions.checkETagAndTime(etag: record.etag, modified: record.modified, exists: true) { WriteConditions.notMet }
         try conditions.checkTags(record)
         let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>" + record.tags.xml
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(body.utf8))
+    }
+
+    /// The conditions of Set and Get Blob Tags: on the blob's ETag and time they are sent as
+    /// `x-ms-blob-if-match`, `-if-none-match`, `-if-modified-since`, `-if-unmodified-since`
+    /// (service version 2026-02-06), beside `x-ms-if-tags` and the lease.
+    func tagConditions(_ request: TransportRequest) throws -> WriteConditions {
+        var conditions = try conditions(request)
+        let h = request.headers
+        if let value = h["x-ms-blob-if-match"] { conditions.ifMatch = value }
+        if let value = h["x-ms-blob-if-none-match"] { conditions.ifNoneMatch = value }
+        if let value = try Self.dateHeader(h, "x-ms-blob-if-modified-since") { conditions.ifModifiedSince = value }
+        if let value = try Self.dateHeader(h, "x-ms-blob-if-unmodified-since") { conditions.ifUnmodifiedSince = value }
+        return conditions
     }
 
     /// Find Blobs by Tags, on the account (`container` nil) or one container: the blobs whose
@@ -50,7 +63,7 @@ extension BlobService {
         xml += XMLEscape.element("Where", text) + "<Blobs>"
         for record in records {
             let shown = BlobTags.unchecked(record.tags.pairs.filter { pair in keys.contains { $0.isExactly(pair.0) } })
-            xml += "<Blob>" + XMLEscape.element("Name", record.name) + XMLEscape.element("ContainerName", record.container) + shown.xml + "</Blob>"
+            xml += "<Blob>" + XMLEscape.name(record.name) + XMLEscape.element("ContainerName", record.container) + shown.xml + "</Blob>"
         }
         xml += "</Blobs>" + XMLEscape.element("NextMarker", next.map { $0.0 + "\n" + $0.1 }) + "</EnumerationResults>"
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))

@@ -114,7 +114,7 @@ struct BlobService: Sendable {
         case ("PUT", "metadata"): return BlobReply(try await setBlobMetadata(container, blob, request))
         case ("GET", nil): return try await getBlob(container, blob, request, head: false, tagCount: caller != .anonymous)
         case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, tagCount: caller != .anonymous)
-        case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, query))
+        case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, request, query))
         case ("DELETE", nil): return BlobReply(try await deleteBlob(container, blob, request))
         case ("PUT", _), ("GET", _), ("HEAD", _), ("DELETE", _): throw ServiceError.invalidQuery("comp", comp ?? "")
         default: throw ServiceError.unsupportedVerb(method)
@@ -134,6 +134,13 @@ struct BlobService: Sendable {
         // Time conditions are honoured on reads and on every write that takes conditions;
         // Put Block, Set Blob Tier and Abort Copy take none on Azure: refused there, not ignored.
         let comp = request.query.first { $0.name == "comp" }?.value
+        // The x-ms-blob-if-* conditions belong to Set and Get Blob Tags alone.
+        if comp != "tags" {
+            for name in ["x-ms-blob-if-match", "x-ms-blob-if-none-match", "x-ms-blob-if-modified-since", "x-ms-blob-if-unmodified-since"]
+            where request.headers[name] != nil {
+                throw ServiceError.unsupportedHeader(name)
+            }
+        }
         // The tier-time conditions belong to Delete Blob alone.
         if request.method != "DELETE" || comp != nil {
             for name in ["x-ms-access-tier-if-modified-since", "x-ms-access-tier-if-unmodified-since"] where request.headers[name] != nil {
@@ -141,7 +148,9 @@ struct BlobService: Sendable {
             }
         }
         if request.method == "PUT", ["block", "tier", "copy"].contains(comp ?? "") {
-            for name in ["If-Modified-Since", "If-Unmodified-Since"] where request.headers[name] != nil { throw ServiceError.unsupportedHeader(name) }
+            for name in ["If-Modified-Since", "If-Unmodified-Since", "If-Match", "If-None-Match"] where request.headers[name] != nil {
+                throw ServiceError.unsupportedHeader(name)
+            }
         }
     }
 
@@ -170,12 +179,7 @@ struct BlobService: Sendable {
         guard let blob = String(segments[2]).removingPercentEncoding else {
             throw ServiceError(400, .invalidUri, "The blob name in the request URI is not valid percent-encoding.")
         }
-        // XML 1.0 cannot carry U+FFFE or U+FFFF: such a name would make List Blobs invalid XML
-        // for the whole container, so it is refused.
-        if blob.unicodeScalars.contains(where: { $0.value == 0xFFFE || $0.value == 0xFFFF }) {
-            throw ServiceError(
-                400, .invalidResourceName, "The specifed resource name contains invalid characters: U+FFFE and U+FFFF cannot be listed in XML.")
-        }
+        // A name XML cannot carry (U+FFFE, U+FFFF) is listed percent-encoded (``XMLEscape/name(_:)``).
         if let problem = StorageNames.blobProblem(blob) {
             throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
         }

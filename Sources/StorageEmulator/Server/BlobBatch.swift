@@ -61,7 +61,11 @@ extension StorageEmulatorCore {
             let requestID = UUID().uuidString.lowercased()
             var answer: TransportResponse
             do {
-                let subCaller = try await authenticate(sub, service: .blob)
+                var subCaller = try await authenticate(sub, service: .blob)
+                if case .sas(let grant) = subCaller {
+                    try await authorize(grant, sub, service: .blob)
+                    subCaller = .account
+                }
                 if let scope, sub.path.split(separator: "/").dropFirst().first.map(String.init) != scope {
                     throw ServiceError(400, .invalidInput, "A container batch may only address blobs of container '\(scope)'.")
                 }

@@ -296,7 +296,7 @@ public final class StorageEmulatorCore: Sendable {
 
     /// Refuses (403) what a verified SAS does not grant; afterwards the request runs with the
     /// account's authority.
-    private func authorize(_ sas: SASGrant, _ request: TransportRequest, service: EmulatorServiceKind) async throws {
+    func authorize(_ sas: SASGrant, _ request: TransportRequest, service: EmulatorServiceKind) async throws {
         var grant = sas
         if grant.policy != nil {
             // The stored access policy lives in the ACL of the container or table the SAS names.
@@ -311,8 +311,14 @@ public final class StorageEmulatorCore: Sendable {
         }
         switch service {
         case .blob where Self.isBlobBatch(request):
-            // Each subrequest of a blob batch would need its own check: not done here, so refused.
-            throw SASAuthorization.notAuthorized
+            // The batch itself changes nothing: each subrequest carries its own SAS and is
+            // authorized on its own (``blobBatch``). The outer SAS must cover where the batch is sent.
+            let (container, _) = try SharedAccessSignature.blobPath(request.path, account: configuration.accountName)
+            switch grant.scope {
+            case .account: break
+            case .container(let name) where container.map({ $0.utf8.elementsEqual(name.utf8) }) ?? false: break
+            default: throw SASAuthorization.notAuthorized
+            }
         case .blob:
             try await SASAuthorization.checkBlob(grant, request, account: configuration.accountName) {
                 let (container, blob) = try SharedAccessSignature.blobPath(request.path, account: configuration.accountName)

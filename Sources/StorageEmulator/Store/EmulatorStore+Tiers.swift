@@ -20,15 +20,17 @@ extension EmulatorStore {
 
     /// Set Blob Tier. Returns 200 when the tier took effect, 202 when a rehydration started.
     /// The ETag stays, as on Azure.
-    func setBlobTier(container: String, name: String, tier: String, priority: String?, leaseID: String?, times: RehydrationTimes)
-        async throws -> Int
-    {
+    func setBlobTier(
+        container: String, name: String, tier: String, priority: String?, leaseID: String?, ifTags: TagExpression? = nil,
+        times: RehydrationTimes
+    ) async throws -> Int {
         let now = clock.now()
         return try await write { db in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
             guard existing.type == .block else { throw Self.invalidBlobType }
             try BlobLease.check(try BlobLease.read(container, name, db), given: leaseID, write: true, at: now)
+            try WriteConditions(ifTags: ifTags).checkTags(existing)
             func store(tier: String?, to: String?, priority: String?, at: Int64?, changed: Int64?) throws {
                 try db.execute(
                     sql: """
