@@ -120,9 +120,9 @@ def test_a_copy_from_elsewhere_or_with_unimplemented_headers_changes_nothing(cop
         destination.start_copy_from_url(source.url.replace("source.txt", "nope.txt"))
     assert missing.value.error_code == "CannotVerifyCopySource"
     url = f"{emulator.blob}/{container.container_name}/destination.txt"
-    # x-ms-source-if-tags is a source condition like the others (the source has no tag a).
+    # x-ms-source-if-tags: the source has no tag a (Azure answers ConditionNotMet, as the SDK expects).
     r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-tags": "\"a\" = 'b'"})
-    assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "SourceConditionNotMet", r.text
+    assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "ConditionNotMet", r.text
     # ... but it reads the source's tags: a SAS holder (here with write on the destination and
     # read on the source, no t) must not learn them from whether the copy happens.
     write = generate_blob_sas(ACCOUNT, container.container_name, "destination.txt", account_key=KEY,
@@ -384,9 +384,12 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
     r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", "x-ms-lease-id": "00000000-0000-0000-0000-000000000000"}, b"changed")
     assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "LeaseNotPresentWithBlobOperation", r.text
     assert blob.download_blob().readall() == b"original"
+    # Analytics logging is not implemented: switching it on is refused, the setting unchanged.
+    # (Soft delete is implemented: Tests/conformance/test_versions_soft_delete.py.)
+    from azure.storage.blob import BlobAnalyticsLogging
     with pytest.raises(HttpResponseError):
-        blobs.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=7))
-    assert blobs.get_service_properties()["delete_retention_policy"].enabled is False
+        blobs.set_service_properties(analytics_logging=BlobAnalyticsLogging(read=True, retention_policy=RetentionPolicy(enabled=True, days=1)))
+    assert blobs.get_service_properties()["analytics_logging"].read is False
 
 
 def test_review_findings_on_batches_copies_and_conditions(emulator, name):

@@ -76,10 +76,13 @@ def certificates(folder):
     return folder / "ca.pem", folder / "server.pem", folder / "server.key"
 
 
-def start_emulator(binary, cert, key, provider, ca):
+def start_emulator(binary, cert, key, provider, ca, kind="standard"):
+    """`kind`: which of the suites' accounts the emulator plays — `versioned` has blob
+    versioning on (an account setting on Azure), `soft_delete` a delete retention policy."""
     process = subprocess.Popen(
         [binary, "emulator", "--in-memory", "--blob-port", "0", "--table-port", "0", "--cert", str(cert), "--key", str(key),
-         "--oauth-authority", provider.authority, "--oauth-tenant", provider_module().TENANT, "--ca-file", str(ca)],
+         "--oauth-authority", provider.authority, "--oauth-tenant", provider_module().TENANT, "--ca-file", str(ca),
+         *(["--blob-versioning"] if kind == "versioned" else [])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ports = {}
     while len(ports) < 2:
@@ -88,6 +91,11 @@ def start_emulator(binary, cert, key, provider, ca):
             raise RuntimeError("the emulator did not start: " + process.stderr.read())
         if m := re.match(r"\s+(blob|table):\s+\S+://[^:/]+:(\d+)", line):
             ports[m.group(1)] = int(m.group(2))
+    if kind == "soft_delete":
+        from azure.storage.blob import BlobServiceClient, RetentionPolicy
+        service = BlobServiceClient(f"https://127.0.0.1:{ports['blob']}/{ACCOUNT}", credential={"account_name": ACCOUNT, "account_key": KEY},
+                                    connection_verify=str(ca))
+        service.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=7))
     return process, ports
 
 
@@ -136,14 +144,29 @@ def environment(ports, ca, token, provider):
 
 
 def run_file(binary, suite, path, certs, provider, token, only=None, tag=""):
-    """One test file against a fresh emulator (`only`: some of its tests, by node id): {node id: outcome}."""
+    """One test file against fresh emulators (`only`: some of its tests, by node id): {node id: outcome}.
+    A file whose tests use the suites' versioned or soft-delete accounts runs those tests
+    against an emulator playing that account, the others against a standard one."""
+    text = path.read_text()
+    kinds = [k for k in ("versioned", "soft_delete") if f"{k}_storage_account_name" in text]
+    if not kinds:
+        return run_part(binary, suite, path, certs, provider, token, only, tag, None)
+    outcomes = {}
+    for kind in ["standard", *kinds]:
+        outcomes.update(run_part(binary, suite, path, certs, provider, token, only, tag if kind == "standard" else f"{tag}-{kind}", kind))
+    return outcomes
+
+
+def run_part(binary, suite, path, certs, provider, token, only, tag, kind):
     ca, cert, key = certs
-    process, ports = start_emulator(binary, cert, key, provider, ca)
+    process, ports = start_emulator(binary, cert, key, provider, ca, kind or "standard")
     junit = WORK / "junit" / f"{suite}-{path.stem}{tag}.xml"
     junit.parent.mkdir(parents=True, exist_ok=True)
     junit.unlink(missing_ok=True)
     env = environment(ports, ca, token, provider)
     env["AZSEED_SUITE_NAME"] = suite
+    if kind:
+        env["AZSEED_ACCOUNT_KIND"] = kind
     log = WORK / "logs" / f"{suite}-{path.stem}{tag}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     timed_out = False

@@ -61,7 +61,11 @@ enum SASAuthorization {
         switch (method, comp) {
         case ("GET", nil), ("HEAD", nil), ("GET", "blocklist"), ("GET", "metadata"), ("HEAD", "metadata"), ("GET", "pagelist"): needed = "r"
         case ("GET", "tags"), ("PUT", "tags"): needed = "t"
+        // Deleting a version takes `x`, deleting a soft-deleted state for good `y`; a blob `d`.
+        case ("DELETE", nil) where request.query.contains { $0.name == "deletetype" }: needed = "y"
+        case ("DELETE", nil) where request.query.contains { $0.name == "versionid" }: needed = "x"
         case ("DELETE", nil): needed = "d"
+        case ("PUT", "undelete"): needed = "w"
         case ("PUT", nil), ("PUT", "block"), ("PUT", "blocklist"), ("PUT", "snapshot"): needed = "cw"
         case ("PUT", "appendblock"): needed = "aw"
         case ("PUT", "properties"), ("PUT", "metadata"), ("PUT", "tier"), ("PUT", "copy"), ("PUT", "lease"), ("PUT", "page"), ("PUT", "seal"):

@@ -99,19 +99,24 @@ struct SharedAccessSignature {
             let canonical: String
             // A snapshot SAS (sr=bs) signs the snapshot it reads: the request's own `snapshot`,
             // so it opens that snapshot and nothing else (not the base blob, not another).
-            let snapshot = resource == "bs" ? (request.query.first { $0.name == "snapshot" }?.value ?? "") : ""
+            // A version SAS (sr=bv) likewise signs the version it acts on (`versionid`).
+            let stateName = resource == "bs" ? "snapshot" : resource == "bv" ? "versionid" : nil
+            let snapshot = stateName.map { name in request.query.first { $0.name == name }?.value ?? "" } ?? ""
             switch resource {
             case "c":
                 guard let container else { throw Self.failed("A container SAS (sr=c) signs requests to its container.") }
                 canonical = "/blob/\(account)/\(container)"
                 grant = SASGrant(scope: .container(container), permissions: field("sp"))
-            case "b", "bs":
+            case "b", "bs", "bv":
                 guard let container, let blob else { throw Self.failed("A blob SAS (sr=\(resource)) signs requests to its blob.") }
-                if resource == "bs", snapshot.isEmpty { throw Self.failed("A snapshot SAS (sr=bs) signs requests to a snapshot (snapshot=).") }
+                if let stateName, snapshot.isEmpty {
+                    throw Self.failed(
+                        "A SAS with sr=\(resource) signs requests to one \(stateName == "snapshot" ? "snapshot" : "version") (\(stateName)=).")
+                }
                 canonical = "/blob/\(account)/\(container)/\(blob)"
                 grant = SASGrant(scope: .blob(container: container, name: blob), permissions: field("sp"))
             default:
-                throw Self.failed("The SAS resource sr=\(resource) is not supported by this emulator; use sr=c, sr=b or sr=bs.")
+                throw Self.failed("The SAS resource sr=\(resource) is not supported by this emulator; use sr=c, sr=b, sr=bs or sr=bv.")
             }
             var lines = [field("sp"), field("st"), field("se"), canonical]
             if !field("skoid").isEmpty {

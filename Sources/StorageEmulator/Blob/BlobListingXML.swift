@@ -18,13 +18,21 @@ enum BlobListingXML {
     }
 
     /// One `<Blob>` (docs/PROTOCOL.md §7 listing shape; Etag unquoted, dates RFC 1123) or `<BlobPrefix>`.
-    static func item(_ item: Item, includeMetadata: Bool, includeTags: Bool = false, includeCopy: Bool = false, tagCount: Bool = true) -> String {
+    static func item(
+        _ item: Item, includeMetadata: Bool, includeTags: Bool = false, includeCopy: Bool = false, tagCount: Bool = true,
+        retentionDays: Int? = nil
+    ) -> String {
         switch item {
         case .prefix(let name):
             return "<BlobPrefix>" + XMLEscape.name(name) + "</BlobPrefix>"
         case .blob(let r):
             var xml = "<Blob>" + XMLEscape.name(r.name)
+            if r.deletedAt != nil { xml += "<Deleted>true</Deleted>" }
             if let snapshot = r.snapshot { xml += XMLEscape.element("Snapshot", snapshot) }
+            if let versionId = r.versionId, r.snapshot == nil {
+                xml += XMLEscape.element("VersionId", versionId)
+                if r.retired == nil { xml += "<IsCurrentVersion>true</IsCurrentVersion>" }
+            }
             xml += "<Properties>"
             xml += XMLEscape.element("Creation-Time", ServerClock.httpDate(r.created))
             xml += XMLEscape.element("Last-Modified", ServerClock.httpDate(r.modified))
@@ -58,9 +66,17 @@ enum BlobListingXML {
                 xml += XMLEscape.element("CopyCompletionTime", ServerClock.httpDate(copy.completed))
             }
             if tagCount && !r.tags.pairs.isEmpty { xml += "<TagCount>\(r.tags.pairs.count)</TagCount>" }
+            if let deletedAt = r.deletedAt {
+                xml += XMLEscape.element("DeletedTime", ServerClock.httpDate(deletedAt))
+                if let days = retentionDays {
+                    let left = Double(days) - Double(ServerClock.wallClock().ticks - deletedAt.ticks) / 864_000_000_000
+                    xml += "<RemainingRetentionDays>\(max(Int(left.rounded(.up)), 0))</RemainingRetentionDays>"
+                }
+            }
             xml += "</Properties>"
             if includeMetadata { xml += metadata(r.metadata) }
             if includeTags && !r.tags.pairs.isEmpty { xml += r.tags.xml }
+            if r.hasVersionsOnly { xml += "<HasVersionsOnly>true</HasVersionsOnly>" }
             return xml + "</Blob>"
         }
     }

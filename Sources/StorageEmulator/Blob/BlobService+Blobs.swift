@@ -48,8 +48,11 @@ extension BlobService {
             cacheControl: h["x-ms-blob-cache-control"])
     }
 
+    /// ETag, Last-Modified and, for a blob written with versioning on, its version id.
     func blobHeaders(_ record: BlobRecord) -> HeaderFields {
-        HeaderFields([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
+        var headers = HeaderFields([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
+        if let versionId = record.versionId { headers["x-ms-version-id"] = versionId }
+        return headers
     }
 
     /// Runs `body` with the request's bytes in the byte store: streamed there by the HTTP
@@ -160,9 +163,14 @@ extension BlobService {
     /// Set Blob Tier: Hot, Cool, Cold and Smart at once (200); Archive at once; out of Archive
     /// by a rehydration (202) that completes after the emulator's rehydration time
     /// (`--rehydrate-seconds` at Standard priority, a tenth of it at High).
-    func setBlobTier(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+    func setBlobTier(_ container: String, _ blob: String, _ request: TransportRequest, versionId: String? = nil) async throws
+        -> TransportResponse
+    {
         guard let tier = try Self.accessTier(request) else {
             throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-access-tier.")
+        }
+        if let versionId, try await store.setVersionTier(container: container, name: blob, versionId: versionId, tier: tier) {
+            return TransportResponse(status: 200)
         }
         let status = try await store.setBlobTier(
             container: container, name: blob, tier: tier, priority: try Self.rehydratePriority(request),
@@ -186,15 +194,16 @@ extension BlobService {
         return TransportResponse(status: 201, headers: headers)
     }
 
-    func getBlockList(_ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, snapshot: String? = nil)
-        async throws -> TransportResponse
-    {
+    func getBlockList(
+        _ container: String, _ blob: String, _ request: TransportRequest, _ query: QueryParameters, snapshot: String? = nil,
+        versionId: String? = nil
+    ) async throws -> TransportResponse {
         let kind = query["blocklisttype"] ?? "committed"
         guard ["committed", "uncommitted", "all"].contains(kind) else { throw ServiceError.invalidQuery("blocklisttype", kind) }
         var (record, staged) = try await store.blockList(container: container, name: blob)
-        if let snapshot {
-            // A snapshot has its committed blocks and none staged.
-            let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
+        if snapshot != nil || versionId != nil {
+            // A snapshot or version has its committed blocks and none staged.
+            let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot, versionId: versionId)
             guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
             guard let found else { throw EmulatorStore.blobNotFound }
             (record, staged) = (found, [])
@@ -233,16 +242,37 @@ extension BlobService {
     }
 
     func setBlobMetadata(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
-        let record = try await store.updateBlob(
-            container: container, name: blob, properties: nil,
-            metadata: try metadataHeaders(request.headers), conditions: try conditions(request))
+        let metadata = try metadataHeaders(request.headers)
+        let record =
+            store.versioning
+            ? try await store.setMetadataKeepingVersion(container: container, name: blob, metadata: metadata, conditions: try conditions(request))
+            : try await store.updateBlob(container: container, name: blob, properties: nil, metadata: metadata, conditions: try conditions(request))
         return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
     func deleteBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
+        if request.query.contains(where: { $0.name == "deletetype" }) {
+            throw ServiceError(
+                400, .invalidQueryParameterValue,
+                "Value for one of the query parameters specified in the request URI is invalid: deletetype=permanent deletes a soft-deleted snapshot or version (?snapshot= or ?versionid=)."
+            )
+        }
         try await store.deleteBlob(
             container: container, name: blob, conditions: try conditions(request), snapshots: try Self.snapshotDeletion(request))
         return TransportResponse(status: 202)
+    }
+
+    /// `deletetype=permanent` (Delete Blob of a snapshot or version); any other value is refused.
+    static func permanentDelete(_ query: QueryParameters) throws -> Bool {
+        guard let value = query["deletetype"] else { return false }
+        guard value == "permanent" else { throw ServiceError.invalidQuery("deletetype", value) }
+        return true
+    }
+
+    /// Undelete Blob (`comp=undelete`): 200, the soft-deleted blob and its states live again.
+    func undeleteBlob(_ container: String, _ blob: String) async throws -> TransportResponse {
+        try await store.undelete(container: container, name: blob)
+        return TransportResponse(status: 200)
     }
 
     /// `bytes=a-b` or `bytes=a-` from `x-ms-range` (preferred) or `Range`; nil when absent or unreadable.
@@ -254,17 +284,18 @@ extension BlobService {
     /// Get Blob and Get Blob Properties. The bytes are not read here: the reply carries the
     /// open blob, and the HTTP layer streams it out in pieces (a range MD5, at most 4 MiB, is
     /// the exception: it needs the bytes first).
-    func getBlob(_ container: String, _ blob: String, _ request: TransportRequest, head: Bool, snapshot: String? = nil, tagCount: Bool = true)
-        async throws -> BlobReply
-    {
-        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
+    func getBlob(
+        _ container: String, _ blob: String, _ request: TransportRequest, head: Bool, snapshot: String? = nil, versionId: String? = nil,
+        tagCount: Bool = true
+    ) async throws -> BlobReply {
+        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot, versionId: versionId)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
         if !head && record.isArchived { throw EmulatorStore.blobArchived }
         try conditions(request).checkTags(record)
         // A snapshot has no lease of its own; the blob's does not guard reads of its snapshots.
         var (lease, now) = try await store.lease(container: container, name: blob)
-        if snapshot != nil { lease = nil }
+        if record.retired != nil { lease = nil }
         try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
         // Opened before the conditions and the range are worked out: a concurrent overwrite
         // may swap the record, and what is checked must be what is sent.
@@ -342,6 +373,7 @@ extension BlobService {
         headers["x-ms-creation-time"] = ServerClock.httpDate(record.created)
         for (name, value) in BlobLease.headers(lease, at: now) { headers[name] = value }
         headers["x-ms-server-encrypted"] = "true"
+        if record.versionId != nil { headers["x-ms-is-current-version"] = record.retired == nil ? "true" : "false" }
         if let copy = record.copy {
             headers["x-ms-copy-id"] = copy.id
             headers["x-ms-copy-source"] = copy.source
@@ -361,6 +393,14 @@ extension BlobService {
         let response = TransportResponse(status: status, headers: headers, body: body)
         guard let reader else { return BlobReply(response) }
         return BlobReply(response, body: BlobBody(reader: reader, offset: offset, length: length))
+    }
+
+    /// What orders a listing item: a blob's name or a prefix.
+    static func listingKey(_ item: BlobListingXML.Item) -> String {
+        switch item {
+        case .blob(let r): r.name
+        case .prefix(let p): p
+        }
     }
 
     func listBlobs(_ container: String, _ request: TransportRequest, _ query: QueryParameters, tagCount: Bool = true) async throws
@@ -401,23 +441,98 @@ extension BlobService {
             let staged = try await store.uncommittedBlobs(
                 container: container, prefix: prefix, from: query["marker"] ?? "", to: nextMarker)
             if !staged.isEmpty {
-                func key(_ item: BlobListingXML.Item) -> String {
-                    switch item {
-                    case .blob(let r): return r.name
-                    case .prefix(let p): return p
-                    }
-                }
-                items = (items + staged.map { .blob($0) }).sorted { key($0).utf8.lexicographicallyPrecedes(key($1).utf8) }
+                items = (items + staged.map { .blob($0) }).sorted { Self.listingKey($0).utf8.lexicographicallyPrecedes(Self.listingKey($1).utf8) }
             }
         }
+        let withVersions = include.contains("versions")
+        let withDeleted = include.contains("deleted")
+        let versionsOnly = include.contains("deletedwithversions")
+        var placeholders: Set<String> = []
+        if withVersions || withDeleted || versionsOnly {
+            // Names with no current blob but with states this listing shows, in this page's range.
+            let extra = try await store.namesWithoutCurrent(
+                container: container, prefix: prefix, from: query["marker"] ?? "", to: nextMarker, versions: withVersions || versionsOnly,
+                deleted: withDeleted)
+            if !extra.isEmpty {
+                var shown = Set(items.map(Self.listingKey))
+                for name in extra {
+                    if let delimiter, let r = name.dropFirst(prefix.count).range(of: delimiter) {
+                        let group = String(name[..<r.upperBound])
+                        if shown.insert(group).inserted { items.append(.prefix(group)) }
+                        continue
+                    }
+                    placeholders.insert(name)
+                    items.append(
+                        .blob(
+                            BlobRecord(
+                                row: [
+                                    "container": container, "name": name, "data": "", "size": 0, "contentType": "", "created": 0, "modified": 0,
+                                    "etag": "", "metadata": "[]", "blocks": "[]",
+                                ])))
+                }
+                items.sort { Self.listingKey($0).utf8.lexicographicallyPrecedes(Self.listingKey($1).utf8) }
+            }
+            let names = items.compactMap { item -> String? in if case .blob(let r) = item { return r.name } else { return nil } }
+            let retired = try await store.retiredStates(
+                container: container, names: names, versions: withVersions || versionsOnly, deleted: withDeleted, now: store.clock.now())
+            items = items.flatMap { item -> [BlobListingXML.Item] in
+                guard case .blob(let r) = item else { return [item] }
+                let states = retired[r.name] ?? []
+                if versionsOnly && !withVersions {
+                    // One entry per name: the blob, or — deleted, with versions — its newest version, marked.
+                    let deletedStates = states.filter { $0.deletedAt != nil }
+                    if placeholders.contains(r.name) {
+                        guard var newest = states.last(where: { $0.retired == .version && $0.deletedAt == nil }) else {
+                            return deletedStates.map { .blob($0) }
+                        }
+                        newest.versionId = nil
+                        newest.retired = nil
+                        newest.hasVersionsOnly = true
+                        return deletedStates.map { .blob($0) } + [.blob(newest)]
+                    }
+                    return deletedStates.map { .blob($0) } + [item]
+                }
+                return states.map { .blob($0) } + (placeholders.contains(r.name) ? [] : [item])
+            }
+        }
+        let retentionDays = withDeleted ? try await store.read { db in try EmulatorStore.deletePolicy(db)?.days } : nil
         if includeSnapshots {
             // Each blob's snapshots come just before it, oldest first, as Azure lists them.
             let names = items.compactMap { item -> String? in if case .blob(let r) = item { return r.name } else { return nil } }
             let snapshots = try await store.snapshots(container: container, names: names)
             items = items.flatMap { item -> [BlobListingXML.Item] in
-                guard case .blob(let r) = item, let taken = snapshots[r.name] else { return [item] }
+                guard case .blob(let r) = item, r.retired == nil || r.retired == .base, let taken = snapshots[r.name] else { return [item] }
                 return taken.map { .blob($0) } + [item]
             }
+        }
+        if withVersions || withDeleted || includeSnapshots {
+            // One name's entries in time order (snapshots and versions by their times), the blob
+            // itself (current, or soft-deleted) last — as Azure lists them.
+            func order(_ r: BlobRecord) -> String {
+                if let snapshot = r.snapshot { return snapshot }
+                if let versionId = r.versionId, r.retired == .version { return versionId }
+                return "\u{10FFFF}"
+            }
+            var sorted: [BlobListingXML.Item] = []
+            var group: [BlobRecord] = []
+            func flush() {
+                sorted += group.enumerated().sorted { a, b in
+                    let (x, y) = (order(a.element), order(b.element))
+                    return x == y ? a.offset < b.offset : x.utf8.lexicographicallyPrecedes(y.utf8)
+                }.map { .blob($0.element) }
+                group = []
+            }
+            for item in items {
+                guard case .blob(let r) = item else {
+                    flush()
+                    sorted.append(item)
+                    continue
+                }
+                if let last = group.last, !last.name.utf8.elementsEqual(r.name.utf8) { flush() }
+                group.append(r)
+            }
+            flush()
+            items = sorted
         }
         var xml =
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"
@@ -428,7 +543,8 @@ extension BlobService {
             "<Blobs>"
             + items.map {
                 BlobListingXML.item(
-                    $0, includeMetadata: includeMetadata, includeTags: includeTags, includeCopy: include.contains("copy"), tagCount: tagCount)
+                    $0, includeMetadata: includeMetadata, includeTags: includeTags, includeCopy: include.contains("copy"), tagCount: tagCount,
+                    retentionDays: retentionDays)
             }.joined()
             + "</Blobs>"
         xml += XMLEscape.element("NextMarker", nextMarker) + "</EnumerationResults>"

@@ -94,6 +94,9 @@ extension BlobService {
         "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)/"
     }
 
+    /// The containers Azure makes in every account; List Containers shows them with `include=system`.
+    static let systemContainers: Set<String> = ["$logs"]
+
     func listContainers(_ request: TransportRequest, _ query: QueryParameters) async throws -> TransportResponse {
         let limit = try maxResults(query)
         let prefix = query["prefix"] ?? ""
@@ -102,8 +105,10 @@ extension BlobService {
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\">"
         xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"]) + "<Containers>"
-        let includeMetadata = (query["include"] ?? "").split(separator: ",").contains("metadata")
-        for record in records {
+        let include = (query["include"] ?? "").split(separator: ",")
+        let includeMetadata = include.contains("metadata")
+        // System containers (`$logs`) are listed only when asked for, as on Azure.
+        for record in records where include.contains("system") || !Self.systemContainers.contains(record.name) {
             xml += "<Container>" + XMLEscape.element("Name", record.name) + "<Properties>"
             xml += XMLEscape.element("Last-Modified", ServerClock.httpDate(record.modified)) + XMLEscape.element("Etag", record.etag)
             let (leaseRecord, now) = try await store.lease(container: record.name, name: nil)

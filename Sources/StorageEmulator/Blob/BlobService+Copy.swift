@@ -69,14 +69,10 @@ extension BlobService {
         else {
             throw ServiceError(400, .invalidHeaderValue, "The value for one of the HTTP headers is not in the correct format: x-ms-copy-source.")
         }
-        if parsed.query.contains(where: { $0.name == "versionid" }) {
-            throw ServiceError(
-                400, .unsupportedQueryParameter,
-                "One of the query parameters specified in the request URI is not supported: copying from a version is not implemented by this emulator."
-            )
-        }
         let snapshot = parsed.query.first { $0.name == "snapshot" }?.value
         if let snapshot { try Self.checkSnapshot(snapshot) }
+        let versionId = parsed.query.first { $0.name == "versionid" }?.value
+        if let versionId, EdmDateTime(iso8601: versionId) == nil { throw ServiceError.invalidQuery("versionid", versionId) }
         // A URL naming this account in its host (`devstoreaccount1.blob.core.windows.net`, as
         // `az storage blob copy start --source-container` writes it, or `….blob.localhost`) is
         // this account, whatever host and port follow; so is a path-style URL of this server.
@@ -92,7 +88,7 @@ extension BlobService {
         guard let container = target.container, let blob = target.blob else {
             throw ServiceError(400, .invalidHeaderValue, "x-ms-copy-source does not name a blob.")
         }
-        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
+        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot, versionId: versionId)
         // A source's tags are read only by who may read tags: the account (Shared Key) or a
         // token for the source — never through a SAS without `t` or a public container.
         if request.headers["x-ms-source-if-tags"] != nil, !access.sharedKey, request.headers["x-ms-copy-source-authorization"] == nil {
@@ -241,9 +237,10 @@ extension BlobService {
         var readByURL = false
 
         func check(_ source: BlobRecord) throws {
+            // A source's tags not met is Azure's ConditionNotMet (what the SDK's own test expects).
+            try conditions.checkTags(source)
             do {
                 try conditions.checkETagAndTime(etag: source.etag, modified: source.modified, exists: true) { WriteConditions.notMet }
-                try conditions.checkTags(source)
             } catch {
                 guard readByURL else { throw BlobService.sourceConditionNotMet }
                 var refused = ServiceError(412, .cannotVerifyCopySource, "The condition specified using HTTP conditional header(s) is not met.")

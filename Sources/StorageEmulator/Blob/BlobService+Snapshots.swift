@@ -31,12 +31,19 @@ extension BlobService {
         case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, request, query, snapshot: snapshot))
         case ("GET", "pagelist"): return BlobReply(try await getPageRanges(container, blob, request, query, snapshot: snapshot))
         case ("GET", "tags"): return BlobReply(try await getBlobTags(container, blob, request, snapshot: snapshot))
+        case ("PUT", "tier"):
+            guard let tier = try Self.accessTier(request) else {
+                throw ServiceError(
+                    400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-access-tier.")
+            }
+            _ = try await store.setRetiredTier(container: container, name: blob, kind: .snapshot, key: snapshot, tier: tier)
+            return BlobReply(TransportResponse(status: 200))
         case ("DELETE", nil):
             if request.headers["x-ms-delete-snapshots"] != nil {
                 throw ServiceError(
                     400, .invalidQueryParameterValue, "x-ms-delete-snapshots is not allowed when deleting a snapshot (?snapshot= names one).")
             }
-            try await store.deleteSnapshot(container: container, name: blob, snapshot: snapshot)
+            try await store.deleteSnapshot(container: container, name: blob, snapshot: snapshot, permanent: try Self.permanentDelete(query))
             return BlobReply(TransportResponse(status: 202))
         default:
             throw ServiceError(
@@ -53,6 +60,39 @@ extension BlobService {
         case "include": return .include
         case "only": return .only
         case let other?: throw ServiceError.invalidHeader("x-ms-delete-snapshots", other)
+        }
+    }
+
+    /// The blob operations `?versionid=` may name: reads, Set Blob Tier, Set and Get Blob Tags,
+    /// and Delete Blob of that version. The current version's id names the blob itself.
+    func respondToVersion(_ container: String, _ blob: String, _ versionId: String, _ request: TransportRequest, _ query: QueryParameters)
+        async throws -> BlobReply
+    {
+        guard EdmDateTime(iso8601: versionId) != nil else { throw ServiceError.invalidQuery("versionid", versionId) }
+        switch (request.method, query["comp"]) {
+        case ("GET", nil): return try await getBlob(container, blob, request, head: false, versionId: versionId)
+        case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, versionId: versionId)
+        case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, request, query, versionId: versionId))
+        case ("GET", "tags"): return BlobReply(try await getBlobTags(container, blob, request, versionId: versionId))
+        case ("PUT", "tags"): return BlobReply(try await setBlobTags(container, blob, request, versionId: versionId))
+        case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request, versionId: versionId))
+        case ("DELETE", nil):
+            if request.headers["x-ms-delete-snapshots"] != nil {
+                throw ServiceError(
+                    400, .invalidQueryParameterValue, "x-ms-delete-snapshots is not allowed when deleting a version (?versionid= names one).")
+            }
+            let (_, found) = try await store.blob(container, blob, versionId: versionId)
+            if let found, found.retired == nil {
+                // The current version: deleting it is deleting the blob.
+                return BlobReply(try await deleteBlob(container, blob, request))
+            }
+            try await store.deleteVersion(container: container, name: blob, versionId: versionId, permanent: try Self.permanentDelete(query))
+            return BlobReply(TransportResponse(status: 202))
+        default:
+            throw ServiceError(
+                400, .invalidQueryParameterValue,
+                "Value for one of the query parameters specified in the request URI is invalid: a version is read-only (\(request.method) \(query["comp"] ?? "") on ?versionid=)."
+            )
         }
     }
 }

@@ -3,22 +3,24 @@ import Foundation
 
 /// Set Blob Tags, Get Blob Tags and Find Blobs by Tags.
 extension BlobService {
-    func setBlobTags(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
-        if QueryParameters(request.query)["versionid"] != nil {
-            throw ServiceError(
-                400, .unsupportedQueryParameter,
-                "One of the query parameters specified in the request URI is not supported: versionid (no versions here).")
-        }
+    func setBlobTags(_ container: String, _ blob: String, _ request: TransportRequest, versionId: String? = nil) async throws
+        -> TransportResponse
+    {
         let tags = try BlobTags(xml: request.body)
+        if let versionId, try await store.setVersionTags(container: container, name: blob, versionId: versionId, tags: tags) {
+            return TransportResponse(status: 204)
+        }
         try await store.setTags(container: container, name: blob, tags: tags, conditions: try tagConditions(request))
         return TransportResponse(status: 204)
     }
 
-    func getBlobTags(_ container: String, _ blob: String, _ request: TransportRequest, snapshot: String? = nil) async throws -> TransportResponse {
-        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot)
+    func getBlobTags(_ container: String, _ blob: String, _ request: TransportRequest, snapshot: String? = nil, versionId: String? = nil)
+        async throws -> TransportResponse
+    {
+        let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot, versionId: versionId)
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard let record = found else { throw EmulatorStore.blobNotFound }
-        if snapshot == nil {
+        if record.retired == nil {
             let (lease, now) = try await store.lease(container: container, name: blob)
             try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
         }

@@ -87,6 +87,7 @@ struct BlobService: Sendable {
         }
         try Self.refuseUnimplemented(request)
         if let snapshot = query["snapshot"] { return try await respondToSnapshot(container, blob, snapshot, request, query) }
+        if let versionId = query["versionid"] { return try await respondToVersion(container, blob, versionId, request, query) }
         switch (method, comp) {
         case ("PUT", "snapshot"): return BlobReply(try await snapshotBlob(container, blob, request))
         case ("PUT", "tags"): return BlobReply(try await setBlobTags(container, blob, request))
@@ -103,6 +104,7 @@ struct BlobService: Sendable {
         case ("PUT", "page"): return BlobReply(try await putPage(container, blob, request, upload))
         case ("PUT", "appendblock"): return BlobReply(try await appendBlock(container, blob, request, upload))
         case ("PUT", "seal"): return BlobReply(try await sealBlob(container, blob, request))
+        case ("PUT", "undelete"): return BlobReply(try await undeleteBlob(container, blob))
         case ("GET", "pagelist"): return BlobReply(try await getPageRanges(container, blob, request, query))
         case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
         case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request))

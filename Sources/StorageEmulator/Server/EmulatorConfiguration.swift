@@ -49,6 +49,9 @@ public struct EmulatorConfiguration: Sendable {
     /// How long an archived blob takes to rehydrate at Standard priority, in seconds (High
     /// takes a tenth, at least a second). Azure takes up to 15 hours (High: under one).
     public var rehydrationSeconds = 600
+    /// Blob versioning, an account setting on Azure (not part of the service properties):
+    /// every write that replaces a blob, and Delete Blob, keep what they replace as a version.
+    public var blobVersioning = false
 
     /// Request bodies held in memory at once across every connection (blob uploads stream to
     /// disk and do not count); past it requests are answered 503 ServerBusy.

@@ -28,15 +28,32 @@ enum ServiceProperties {
     }
 
     /// Settings that would change what the service does and that the emulator does not
-    /// implement — analytics logging and metrics, soft delete, static websites — are refused
-    /// when switched on; switched off (or absent) they are kept.
-    static func refuseUnimplemented(_ sent: XMLTree) throws(ServiceError) {
+    /// implement — analytics logging and metrics, static websites — are refused when switched
+    /// on; switched off (or absent) they are kept. The soft delete policy
+    /// (`DeleteRetentionPolicy`, Blob only) is implemented: checked as Azure checks it.
+    static func refuseUnimplemented(_ sent: XMLTree, service: EmulatorServiceKind = .blob) throws(ServiceError) {
         func on(_ node: XMLTree?, _ flag: String) -> Bool { node?[flag]?.text.lowercased() == "true" }
         let logging = sent["Logging"]
+        if let policy = sent["DeleteRetentionPolicy"] {
+            guard service == .blob else {
+                throw ServiceError(
+                    400, .invalidXmlDocument, "XML specified is not syntactically valid: DeleteRetentionPolicy is a Blob service setting.")
+            }
+            if on(policy, "Enabled") {
+                guard let days = policy["Days"].flatMap({ Int($0.text) }), (1...365).contains(days) else {
+                    throw ServiceError(
+                        400, .invalidXmlNodeValue,
+                        "The value for one of the XML nodes is not in the correct format: DeleteRetentionPolicy needs Days, from 1 to 365.")
+                }
+            } else if policy["Days"] != nil {
+                throw ServiceError(
+                    400, .invalidXmlDocument, "XML specified is not syntactically valid: Days is given only with DeleteRetentionPolicy enabled.")
+            }
+        }
         let switchedOn: [(Bool, String)] = [
             (on(logging, "Read") || on(logging, "Write") || on(logging, "Delete"), "Logging"),
             (on(sent["HourMetrics"], "Enabled"), "HourMetrics"), (on(sent["MinuteMetrics"], "Enabled"), "MinuteMetrics"),
-            (on(sent["DeleteRetentionPolicy"], "Enabled"), "DeleteRetentionPolicy"), (on(sent["StaticWebsite"], "Enabled"), "StaticWebsite"),
+            (on(sent["StaticWebsite"], "Enabled"), "StaticWebsite"),
         ]
         if let (_, name) = switchedOn.first(where: { $0.0 }) {
             throw ServiceError(
@@ -76,7 +93,7 @@ enum ServiceProperties {
                 throw ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid.")
             }
             _ = try CorsRule.rules(sent["Cors"])
-            try refuseUnimplemented(sent)
+            try refuseUnimplemented(sent, service: service)
             var merged = try await document(service, in: store)
             for root in sent.children {
                 if let at = merged.children.firstIndex(where: { $0.name == root.name }) {

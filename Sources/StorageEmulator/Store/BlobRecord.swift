@@ -43,6 +43,36 @@ struct BlobRecord: Sendable {
     var tags: BlobTags
     /// The snapshot's time (`2026-11-26T09:30:00.1234567Z`) when this is a snapshot, not the blob.
     var snapshot: String?
+    /// Its version id (a time, like a snapshot's) when it was written with versioning on.
+    var versionId: String?
+    /// What state of the blob this is when it is not the current blob (a row of `snapshots`).
+    var retired: RetiredKind?
+    /// When it was soft-deleted; nil when it is not.
+    var deletedAt: EdmDateTime?
+    /// A listing entry for a deleted blob that only has versions (`include=deletedwithversions`).
+    var hasVersionsOnly = false
+
+    /// The states of a blob other than the current one.
+    enum RetiredKind: String, Sendable {
+        case snapshot
+        /// A previous version.
+        case version
+        /// The blob itself, soft-deleted.
+        case base
+    }
+
+    /// Its key in the `snapshots` table when it is a retired state.
+    var retiredKey: String? {
+        switch retired {
+        case .snapshot: snapshot
+        case .version: versionId
+        case .base: ""
+        case nil: nil
+        }
+    }
+
+    /// Whether this is the current version of a versioned blob (`x-ms-is-current-version`).
+    var isCurrentVersion: Bool { retired == nil && versionId != nil }
 
     init(row: Row) {
         container = row["container"]
@@ -64,7 +94,11 @@ struct BlobRecord: Sendable {
         sequenceNumber = row["sequenceNumber"] ?? 0
         sealed = (row["sealed"] as Int?) == 1
         appendCount = row["appendCount"] ?? 0
-        snapshot = row.hasColumn("snapshot") ? row["snapshot"] : nil
+        retired = row.hasColumn("kind") ? RetiredKind(rawValue: row["kind"]) : nil
+        let key: String? = row.hasColumn("snapshot") ? row["snapshot"] : nil
+        snapshot = retired == .snapshot ? key : nil
+        versionId = retired == .version ? key : (row.hasColumn("versionId") ? row["versionId"] : nil)
+        deletedAt = (row.hasColumn("deletedAt") ? row["deletedAt"] as Int64? : nil).map(EdmDateTime.init(ticks:))
         tags = BlobTags(encoded: row.hasColumn("tags") ? row["tags"] : "[]")
         rehydrateTo = row.hasColumn("rehydrateTo") ? row["rehydrateTo"] : nil
         rehydratePriority = row.hasColumn("rehydratePriority") ? row["rehydratePriority"] : nil

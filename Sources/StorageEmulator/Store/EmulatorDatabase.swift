@@ -312,6 +312,24 @@ enum EmulatorDatabase {
                     ALTER TABLE snapshots ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
                     """)
         }
+        // v12: blob versions and soft delete. The `snapshots` table holds every state of a blob
+        // that is not its current one: snapshots, previous versions (`kind` version, keyed by
+        // version id) and a soft-deleted blob (`kind` base, key ''); `deletedAt` marks a
+        // soft-deleted one. The current blob's version id is in `blobs.versionId`. The `$logs`
+        // system container every account has.
+        migrator.registerMigration("v12-versions-soft-delete") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE blobs ADD COLUMN versionId TEXT;
+                    ALTER TABLE snapshots ADD COLUMN kind TEXT NOT NULL DEFAULT 'snapshot';
+                    ALTER TABLE snapshots ADD COLUMN deletedAt INTEGER;
+                    ALTER TABLE snapshots ADD COLUMN versionId TEXT;
+                    ALTER TABLE snapshot_pages ADD COLUMN kind TEXT NOT NULL DEFAULT 'snapshot';
+                    INSERT OR IGNORE INTO containers (name, access, created, modified, etag, metadata)
+                        SELECT '$logs', '', t, t, printf('"0x%X"', t), '[]'
+                        FROM (SELECT CAST(strftime('%s', 'now') AS INTEGER) * 10000000 + 621355968000000000 AS t);
+                    """)
+        }
         return migrator
     }
 }

@@ -45,14 +45,20 @@ extension EmulatorStore {
                 guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
                 let existing = try Self.blob(container, name, db)
                 try conditions.check(existing: existing, db, now: now)
-                var freed = try Self.removeBytes(of: container, name, db)
-                if let existing { freed.append(existing.data) }
+                // What it replaces is kept (a version, a soft-deleted snapshot) or freed.
+                var freed: [String] = []
+                if let existing {
+                    freed = try self.retireReplaced(existing, now: now, db)
+                } else {
+                    try Self.forgetSoftDeletedBase(container, name, now: self.clock.now(), db)
+                }
+                freed += try Self.removeBytes(of: container, name, db)
                 try db.execute(
                     sql: """
                         INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
                             contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy,
-                            type, sequenceNumber, appendCount, sealed, tier, tierChanged, tags)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            type, sequenceNumber, appendCount, sealed, tier, tierChanged, tags, versionId)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         container, name, dataID, size, properties.contentType, properties.contentMD5,
@@ -60,7 +66,7 @@ extension EmulatorStore {
                         properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
                         MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
                         copy?.encoded, type.rawValue, sequenceNumber, appendCount, sealed ? 1 : 0, tier, tier == nil ? nil : now.ticks,
-                        (tags ?? BlobTags.none).encoded,
+                        (tags ?? BlobTags.none).encoded, self.versioning ? now.iso8601 : nil,
                     ])
                 try Self.insertPages(pages, container, name, db)
                 let kept = Set(pages.map(\.data) + [dataID])
@@ -168,16 +174,36 @@ extension EmulatorStore {
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }
             try conditions.check(existing: existing, db, now: now)
+            let policy = try Self.deletePolicy(db)
+            var ids = try Self.purgeExpired(container, name, now: now, db)
+            // Its snapshots go with it (soft-deleted when the policy keeps deleted states).
+            func deleteSnapshots() throws {
+                if policy != nil {
+                    try db.execute(
+                        sql: "UPDATE snapshots SET deletedAt = ? WHERE container = ? AND name = ? AND kind = 'snapshot' AND deletedAt IS NULL",
+                        arguments: [now.ticks, container, name])
+                } else {
+                    ids += try Self.removeSnapshots(container, name, db)
+                }
+            }
             switch snapshots {
             case .none:
                 if try Self.hasSnapshots(container, name, db) {
                     throw ServiceError(409, .snapshotsPresent, "This operation is not permitted because the blob has snapshots.")
                 }
-            case .only: return try Self.removeSnapshots(container, name, db)
-            case .include: break
+            case .only:
+                try deleteSnapshots()
+                return ids
+            case .include: try deleteSnapshots()
             }
-            var ids = try Self.removeBytes(of: container, name, db) + Self.removeSnapshots(container, name, db)
-            ids.append(existing.data)
+            if self.versioning {
+                try Self.retire(existing, as: .version, key: existing.versionId ?? existing.modified.iso8601, deletedAt: nil, db)
+            } else if policy != nil {
+                try Self.retire(existing, as: .base, key: "", deletedAt: now, db)
+            } else {
+                ids.append(existing.data)
+            }
+            ids += try Self.removeBytes(of: container, name, db)
             try db.execute(sql: "DELETE FROM blobs WHERE container = ? AND name = ?", arguments: [container, name])
             try BlobLease.delete(container, name, db)
             return ids.filter { !$0.isEmpty }
@@ -267,7 +293,7 @@ extension EmulatorStore {
             return (record, try await open(record))
         } catch {
             // A snapshot never changes: failing to open it is no race to retry.
-            if record.snapshot != nil { throw error }
+            if record.retired != nil { throw error }
             let (_, again) = try await blob(record.container, record.name)
             guard let again else { throw Self.blobNotFound }
             return (again, try await open(again))
@@ -282,8 +308,8 @@ extension EmulatorStore {
             return try await BlockingPool.run { try bytes.open(id) }
         }
         let extents: [PageExtent]
-        if let snapshot = record.snapshot {
-            extents = try await read { db in try Self.snapshotPages(record.container, record.name, snapshot, db).map(\.0) }
+        if let key = record.retiredKey {
+            extents = try await read { db in try Self.snapshotPages(record.container, record.name, key, db).map(\.0) }
         } else {
             let (current, found) = try await read { db in
                 (try Self.blob(record.container, record.name, db), try Self.pages(record.container, record.name, db))

@@ -153,6 +153,8 @@ extension EmulatorStore {
     /// since `source` was read.
     func copyPages(of source: BlobRecord) async throws -> [PageExtent]? {
         let extents = try await read { db -> [PageExtent]? in
+            // A snapshot or version never changes: its own extents.
+            if let key = source.retiredKey { return try Self.snapshotPages(source.container, source.name, key, db).map(\.0) }
             guard let current = try Self.blob(source.container, source.name, db), current.etag == source.etag else { return nil }
             return try Self.pages(source.container, source.name, db)
         }

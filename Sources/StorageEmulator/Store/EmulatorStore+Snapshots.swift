@@ -14,7 +14,8 @@ extension EmulatorStore {
 
     static func snapshot(_ container: String, _ name: String, _ snapshot: String, _ db: Database) throws -> BlobRecord? {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM snapshots WHERE container = ? AND name = ? AND snapshot = ?", arguments: [container, name, snapshot]
+            db, sql: "SELECT * FROM snapshots WHERE container = ? AND name = ? AND snapshot = ? AND kind = 'snapshot' AND deletedAt IS NULL",
+            arguments: [container, name, snapshot]
         ).map(BlobRecord.init(row:))
     }
 
@@ -30,8 +31,9 @@ extension EmulatorStore {
     }
 
     static func hasSnapshots(_ container: String, _ name: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM snapshots WHERE container = ? AND name = ?)", arguments: [container, name])
-            ?? false
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM snapshots WHERE container = ? AND name = ? AND kind = 'snapshot' AND deletedAt IS NULL)",
+            arguments: [container, name]) ?? false
     }
 
     /// The blob, or its snapshot when `snapshot` is given (404 BlobNotFound when there is none).
@@ -41,7 +43,34 @@ extension EmulatorStore {
     }
 
     /// Snapshot Blob: the blob as it is now, with `metadata` instead of its own when given.
+    /// With versioning on, taking a snapshot also starts a new version (as on Azure): the state
+    /// snapshotted is kept as a previous version too, and the blob gets a new version id,
+    /// which the snapshot carries.
     func snapshotBlob(container: String, name: String, metadata: [(String, String)]?, conditions: WriteConditions) async throws -> BlobRecord {
+        let versioning = self.versioning
+        let clock = self.clock
+        return try await withClonedState(container: container, name: name, conditions: conditions, copies: versioning ? 2 : 1) {
+            db, base, extents, clones, now in
+            let snapshot = now.iso8601
+            if versioning {
+                try Self.insertClone(base, extents, clones[1], as: .version, key: base.versionId ?? base.modified.iso8601, metadata: nil, db)
+                // A time of its own: a version id is never a snapshot's (they share the table's keys).
+                try db.execute(
+                    sql: "UPDATE blobs SET versionId = ? WHERE container = ? AND name = ?", arguments: [clock.now().iso8601, container, name])
+            }
+            try Self.insertClone(base, extents, clones[0], as: .snapshot, key: snapshot, metadata: metadata, db)
+            return try Self.snapshot(container, name, snapshot, db)!
+        }
+    }
+
+    /// Clones the current blob's byte objects (off the writer: file work never runs in a
+    /// transaction), then runs `body` in a transaction in which the blob is still the one
+    /// cloned, with the clones by original id. The clones are dropped if the blob changed
+    /// meanwhile, and the whole is tried again (8 times, then 503).
+    func withClonedState<T: Sendable>(
+        container: String, name: String, conditions: WriteConditions, copies: Int = 1,
+        _ body: @escaping @Sendable (Database, BlobRecord, [PageExtent], [[String: String]], EdmDateTime) throws -> T
+    ) async throws -> T {
         let bytes = self.bytes
         for _ in 0..<8 {
             let now = clock.now()
@@ -51,55 +80,75 @@ extension EmulatorStore {
                 try conditions.check(existing: base, db, now: now)
                 return (base, base.type == .page ? try Self.pages(container, name, db) : [])
             }
-            // Cloned before the transaction (file work stays off the writer); dropped if the blob changed meanwhile.
             let sources = (base.data.isEmpty ? [] : [base.data]) + extents.filter { !$0.isCleared }.map(\.data)
-            let clones = try await BlockingPool.run { () -> [String: String] in
-                var made: [String: String] = [:]
+            let clones = try await BlockingPool.run { () -> [[String: String]] in
+                var made: [[String: String]] = []
                 do {
-                    for id in sources where made[id] == nil { made[id] = try bytes.clone(id) }
+                    for _ in 0..<copies {
+                        var copy: [String: String] = [:]
+                        made.append([:])
+                        for id in sources where copy[id] == nil {
+                            copy[id] = try bytes.clone(id)
+                            made[made.count - 1] = copy
+                        }
+                    }
                 } catch {
-                    for id in made.values { bytes.delete(id) }
+                    for id in made.flatMap(\.values) { bytes.delete(id) }
                     throw error
                 }
                 return made
             }
-            let snapshot = now.iso8601
-            let taken = try await write { db -> BlobRecord? in
+            let done = try await write { db -> T? in
                 guard let current = try Self.blob(container, name, db), current.etag == base.etag, current.data == base.data,
                     try Self.pages(container, name, db) == extents
                 else { return nil }
                 try conditions.check(existing: current, db, now: now)
-                try db.execute(
-                    sql: """
-                        INSERT INTO snapshots (container, name, snapshot, \(Self.snapshotColumns))
-                        SELECT container, name, ?, \(Self.snapshotColumns) FROM blobs WHERE container = ? AND name = ?
-                        """, arguments: [snapshot, container, name])
-                try db.execute(
-                    sql: "UPDATE snapshots SET data = ?, metadata = ? WHERE container = ? AND name = ? AND snapshot = ?",
-                    arguments: [
-                        clones[base.data] ?? "", MetadataCoding.encode(metadata ?? base.metadata), container, name, snapshot,
-                    ])
-                for extent in extents {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO snapshot_pages (container, blob, snapshot, start, "end", data, dataOffset, origin)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                            """,
-                        arguments: [
-                            container, name, snapshot, extent.start, extent.end, clones[extent.data] ?? "", extent.dataOffset, extent.data,
-                        ])
-                }
-                return try Self.snapshot(container, name, snapshot, db)
+                return try body(db, current, extents, clones, now)
             }
-            if let taken { return taken }
-            await deleteBytes(Array(clones.values))
+            if let done { return done }
+            await deleteBytes(clones.flatMap(\.values))
         }
-        throw ServiceError(503, .serverBusy, "The server is busy: the blob kept changing while it was snapshotted; try again.")
+        throw ServiceError(503, .serverBusy, "The server is busy: the blob kept changing while its state was kept; try again.")
     }
 
-    /// Deletes the snapshots of a blob (one, or all), returning the byte objects they held.
+    /// Keeps the current blob as a retired state whose byte objects are `clones` of its own
+    /// (a page blob's extents remember the object each was cloned from, for diffs).
+    static func insertClone(
+        _ base: BlobRecord, _ extents: [PageExtent], _ clones: [String: String], as kind: BlobRecord.RetiredKind, key: String,
+        metadata: [(String, String)]?, _ db: Database
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO snapshots (container, name, snapshot, kind, versionId, \(Self.snapshotColumns))
+                SELECT container, name, ?, ?, versionId, \(Self.snapshotColumns) FROM blobs WHERE container = ? AND name = ?
+                """, arguments: [key, kind.rawValue, base.container, base.name])
+        try db.execute(
+            sql: "UPDATE snapshots SET data = ?, metadata = ? WHERE container = ? AND name = ? AND snapshot = ? AND kind = ?",
+            arguments: [clones[base.data] ?? "", MetadataCoding.encode(metadata ?? base.metadata), base.container, base.name, key, kind.rawValue])
+        for extent in extents {
+            try db.execute(
+                sql: """
+                    INSERT INTO snapshot_pages (container, blob, snapshot, kind, start, "end", data, dataOffset, origin)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    base.container, base.name, key, kind.rawValue, extent.start, extent.end, clones[extent.data] ?? "", extent.dataOffset,
+                    extent.data,
+                ])
+        }
+    }
+
+    /// Deletes the snapshots of a blob (one, or all, soft-deleted ones too), returning the byte
+    /// objects they held. Its versions stay.
     static func removeSnapshots(_ container: String, _ name: String, only snapshot: String? = nil, _ db: Database) throws -> [String] {
-        let filter = snapshot == nil ? "" : " AND snapshot = ?"
+        try removeRetired(container, name, kind: .snapshot, only: snapshot, db)
+    }
+
+    /// Deletes retired states of a blob of one kind (one, or all), returning their byte objects.
+    static func removeRetired(_ container: String, _ name: String, kind: BlobRecord.RetiredKind, only snapshot: String? = nil, _ db: Database)
+        throws -> [String]
+    {
+        let filter = (snapshot == nil ? "" : " AND snapshot = ?") + " AND kind = '\(kind.rawValue)'"
         var arguments: StatementArguments = [container, name]
         if let snapshot { arguments += [snapshot] }
         let ids =
@@ -111,11 +160,27 @@ extension EmulatorStore {
         return ids.filter { !$0.isEmpty }
     }
 
-    /// Delete Blob with `?snapshot=`: that snapshot only.
-    func deleteSnapshot(container: String, name: String, snapshot: String) async throws {
+    /// Delete Blob with `?snapshot=`: that snapshot only — soft-deleted when the soft delete
+    /// policy is on; `permanent` (`deletetype=permanent`) removes a soft-deleted one for good.
+    func deleteSnapshot(container: String, name: String, snapshot: String, permanent: Bool = false) async throws {
+        let now = clock.now()
         let freed = try await write { db -> [String] in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+            let policy = try Self.deletePolicy(db)
+            if permanent {
+                let deletedAt = try Int64.fetchOne(
+                    db, sql: "SELECT deletedAt FROM snapshots WHERE container = ? AND name = ? AND snapshot = ? AND kind = 'snapshot'",
+                    arguments: [container, name, snapshot])
+                guard policy?.allowPermanentDelete == true, deletedAt != nil else { throw Self.permanentDeleteRefused }
+                return try Self.removeSnapshots(container, name, only: snapshot, db)
+            }
             guard try Self.snapshot(container, name, snapshot, db) != nil else { throw Self.blobNotFound }
+            if policy != nil {
+                try db.execute(
+                    sql: "UPDATE snapshots SET deletedAt = ? WHERE container = ? AND name = ? AND snapshot = ? AND kind = 'snapshot'",
+                    arguments: [now.ticks, container, name, snapshot])
+                return []
+            }
             return try Self.removeSnapshots(container, name, only: snapshot, db)
         }
         await deleteBytes(freed)
@@ -128,7 +193,8 @@ extension EmulatorStore {
             var found: [String: [BlobRecord]] = [:]
             for name in names {
                 let rows = try Row.fetchAll(
-                    db, sql: "SELECT * FROM snapshots WHERE container = ? AND name = ? ORDER BY snapshot", arguments: [container, name])
+                    db, sql: "SELECT * FROM snapshots WHERE container = ? AND name = ? AND kind = 'snapshot' AND deletedAt IS NULL ORDER BY snapshot",
+                    arguments: [container, name])
                 if !rows.isEmpty { found[name] = rows.map(BlobRecord.init(row:)) }
             }
             return found

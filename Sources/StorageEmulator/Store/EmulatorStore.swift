@@ -24,10 +24,13 @@ final class EmulatorStore: Sendable {
     let pins = BytePins()
     /// The folder's lock; nil in memory.
     let lock: DataFolderLock?
+    /// Blob versioning (`--blob-versioning`): writes keep what they replace as versions.
+    let versioning: Bool
 
     /// Opens the store in `dataDirectory`, or in memory when it is nil; `command` is written
     /// into the folder's lock so a second opener can name the owner.
-    init(dataDirectory: URL?, command: String = "azseed") throws {
+    init(dataDirectory: URL?, command: String = "azseed", versioning: Bool = false) throws {
+        self.versioning = versioning
         if let dataDirectory {
             let lock = try DataFolderLock(folder: dataDirectory, command: command)
             let files: FileByteStore

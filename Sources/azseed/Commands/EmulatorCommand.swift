@@ -90,6 +90,12 @@ struct EmulatorCommand: AsyncParsableCommand {
             valueName: "seconds"))
     var rehydrateSeconds = 600
 
+    @Flag(
+        help:
+            "Blob versioning, as the account setting on Azure: every write that replaces a blob (and Delete Blob) keeps what it replaced as a previous version (?versionid=)."
+    )
+    var blobVersioning = false
+
     @OptionGroup var logging: LoggingOptions
 
     @Option(
@@ -178,6 +184,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.copySourceAllowances = allowCopySource.compactMap(CopySourceAllowance.init)
         configuration.copySourceTimeout = copySourceTimeout
         configuration.rehydrationSeconds = rehydrateSeconds
+        configuration.blobVersioning = blobVersioning
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
         configuration.trustedCertificates = try TargetOptions.trustedCertificates(caFile: caFile)

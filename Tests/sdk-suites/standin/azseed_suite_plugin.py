@@ -6,6 +6,7 @@
   with its reason, and only those: a test the list does not name runs;
 - the SDK's markers are known (`live_test_only` runs: everything is live here)."""
 import fnmatch
+import inspect
 import os
 import socket
 
@@ -57,7 +58,26 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{marker}: marker of the SDK's suites")
 
 
+def account_kind(item):
+    """Which of the suite's accounts a test uses: Azure's test resources are three accounts
+    (standard; with versioning; with soft delete), and the runner gives each its own emulator."""
+    try:
+        source = inspect.getsource(item.function)
+    except (OSError, TypeError):
+        return "standard"
+    for kind in ("versioned", "soft_delete"):
+        if f"{kind}_storage_account_name" in source:
+            return kind
+    return "standard"
+
+
 def pytest_collection_modifyitems(config, items):
+    kind = os.environ.get("AZSEED_ACCOUNT_KIND")
+    if kind:
+        # Only the tests of the account this run's emulator plays.
+        chosen = [item for item in items if account_kind(item) == kind]
+        config.hook.pytest_deselected(items=[item for item in items if account_kind(item) != kind])
+        items[:] = chosen
     path = os.environ.get("AZSEED_SUITE_SKIPS")
     suite = os.environ.get("AZSEED_SUITE_NAME", "")
     if not path:
