@@ -82,6 +82,8 @@ def start_emulator(binary, cert, key, provider, ca, kind="standard"):
     process = subprocess.Popen(
         [binary, "emulator", "--in-memory", "--blob-port", "0", "--table-port", "0", "--cert", str(cert), "--key", str(key),
          "--oauth-authority", provider.authority, "--oauth-tenant", provider_module().TENANT, "--ca-file", str(ca),
+         # The encryption scopes the suites' account has (created through ARM for the SDK's tests).
+         "--encryption-scope", "testscope1", "--encryption-scope", "testscope2",
          *(["--blob-versioning"] if kind == "versioned" else [])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ports = {}

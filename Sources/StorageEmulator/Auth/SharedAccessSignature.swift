@@ -26,6 +26,8 @@ struct SASGrant: Sendable, Equatable {
     /// A blob service SAS's response header overrides (`rscc`, `rscd`, `rsce`, `rscl`,
     /// `rsct`): the headers a read of a blob through it answers with, by header name.
     var responseHeaders: [String: String] = [:]
+    /// `ses`: the encryption scope blob writes through this SAS are made with.
+    var encryptionScope = ""
 
     /// The query fields of the overrides and the headers they set.
     static let overrideFields = [
@@ -56,7 +58,7 @@ struct SharedAccessSignature {
         guard let signature = fields["sig"], let version = fields["sv"], !version.isEmpty else {
             throw Self.failed("Signature fields not well formed.")
         }
-        for name in ["ses", "sdd", "sduoid"] where !field(name).isEmpty {
+        for name in ["sdd", "sduoid"] where !field(name).isEmpty {
             throw Self.failed("The SAS field '\(name)' is not supported by this emulator; make a SAS without it.")
         }
         guard version >= Self.oldestVersion else {
@@ -148,6 +150,7 @@ struct SharedAccessSignature {
         }
         var checked = grant
         checked.policy = policy
+        checked.encryptionScope = field("ses")
         checked.start = field("st")
         checked.expiry = field("se")
         if policy == nil { try Self.checkTime(start: field("st"), expiry: field("se"), now: now) }

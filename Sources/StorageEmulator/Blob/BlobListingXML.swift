@@ -60,6 +60,8 @@ enum BlobListingXML {
             xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
             if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }
             xml += "<ServerEncrypted>true</ServerEncrypted>"
+            if let key = r.keySHA256 { xml += XMLEscape.element("CustomerProvidedKeySha256", key) }
+            if let scope = r.encryptionScope { xml += XMLEscape.element("EncryptionScope", scope) }
             if includeCopy, let copy = r.copy {
                 xml += XMLEscape.element("CopyId", copy.id) + "<CopyStatus>success</CopyStatus>" + XMLEscape.element("CopySource", copy.source)
                 xml += XMLEscape.element("CopyProgress", "\(copy.bytes)/\(copy.bytes)")

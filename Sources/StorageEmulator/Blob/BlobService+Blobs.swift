@@ -32,7 +32,15 @@ extension BlobService {
             appendPosition: try number("x-ms-blob-condition-appendpos", Int.self),
             ifTags: try h["x-ms-if-tags"].map { try TagExpression.parse($0, condition: true) },
             tierIfModifiedSince: try date("x-ms-access-tier-if-modified-since"),
-            tierIfUnmodifiedSince: try date("x-ms-access-tier-if-unmodified-since"))
+            tierIfUnmodifiedSince: try date("x-ms-access-tier-if-unmodified-since"),
+            encryption: try BlobEncryption.requested(request, secure: secure, scopes: encryptionScopes))
+    }
+
+    /// The conditions of an operation Azure needs the blob's customer key for.
+    func keyedConditions(_ request: TransportRequest) throws -> WriteConditions {
+        var conditions = try conditions(request)
+        conditions.needsCustomerKey = true
+        return conditions
     }
 
     /// The stored HTTP properties a Put Blob or Put Block List sets: `x-ms-blob-*` headers;
@@ -52,6 +60,8 @@ extension BlobService {
     func blobHeaders(_ record: BlobRecord) -> HeaderFields {
         var headers = HeaderFields([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))])
         if let versionId = record.versionId { headers["x-ms-version-id"] = versionId }
+        if let key = record.keySHA256 { headers["x-ms-encryption-key-sha256"] = key }
+        if let scope = record.encryptionScope { headers["x-ms-encryption-scope"] = scope }
         return headers
     }
 
@@ -120,7 +130,8 @@ extension BlobService {
         try await store.checkLease(container: container, name: blob as String?, given: request.headers["x-ms-lease-id"], write: true)
         let (md5, crc64) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
-            try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload)
+            try await store.putBlock(
+                container: container, blob: blob, blockID: id, upload: upload, keySHA256: try conditions(request).encryption.keySHA256)
             return (md5, upload.crc64)
         }
         return TransportResponse(
@@ -245,8 +256,10 @@ extension BlobService {
         let metadata = try metadataHeaders(request.headers)
         let record =
             store.versioning
-            ? try await store.setMetadataKeepingVersion(container: container, name: blob, metadata: metadata, conditions: try conditions(request))
-            : try await store.updateBlob(container: container, name: blob, properties: nil, metadata: metadata, conditions: try conditions(request))
+            ? try await store.setMetadataKeepingVersion(
+                container: container, name: blob, metadata: metadata, conditions: try keyedConditions(request))
+            : try await store.updateBlob(
+                container: container, name: blob, properties: nil, metadata: metadata, conditions: try keyedConditions(request))
         return TransportResponse(status: 200, headers: blobHeaders(record))
     }
 
@@ -292,7 +305,9 @@ extension BlobService {
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
         if !head && record.isArchived { throw EmulatorStore.blobArchived }
-        try conditions(request).checkTags(record)
+        let asked = try conditions(request)
+        try asked.checkTags(record)
+        try BlobEncryption.checkKey(asked.encryption.keySHA256, for: record)
         // A snapshot has no lease of its own; the blob's does not guard reads of its snapshots.
         var (lease, now) = try await store.lease(container: container, name: blob)
         if record.retired != nil { lease = nil }

@@ -31,7 +31,21 @@ extension BlobService {
         if name != "$web", let problem = StorageNames.containerProblem(name) {
             throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
         }
-        let record = try await store.createContainer(name, access: try accessLevel(request), metadata: try metadataHeaders(request.headers))
+        var scope: String?
+        if let given = request.headers["x-ms-default-encryption-scope"] {
+            guard encryptionScopes.contains(given) else { throw BlobEncryption.unknownScope(given, header: "x-ms-default-encryption-scope") }
+            scope = given
+        }
+        let deny: Bool
+        switch request.headers["x-ms-deny-encryption-scope-override"]?.lowercased() {
+        case nil, "false": deny = false
+        case "true":
+            guard scope != nil else { throw BlobEncryption.missing("x-ms-default-encryption-scope") }
+            deny = true
+        case let other?: throw ServiceError.invalidHeader("x-ms-deny-encryption-scope-override", other)
+        }
+        let record = try await store.createContainer(
+            name, access: try accessLevel(request), metadata: try metadataHeaders(request.headers), defaultScope: scope, denyOverride: deny)
         return TransportResponse(status: 201, headers: containerHeaders(record))
     }
 
@@ -60,8 +74,8 @@ extension BlobService {
         headers["x-ms-has-immutability-policy"] = "false"
         headers["x-ms-has-legal-hold"] = "false"
         headers["x-ms-immutable-storage-with-versioning-enabled"] = "false"
-        headers["x-ms-default-encryption-scope"] = "$account-encryption-key"
-        headers["x-ms-deny-encryption-scope-override"] = "false"
+        headers["x-ms-default-encryption-scope"] = record.defaultEncryptionScope ?? "$account-encryption-key"
+        headers["x-ms-deny-encryption-scope-override"] = record.denyEncryptionScopeOverride ? "true" : "false"
         return TransportResponse(status: 200, headers: headers)
     }
 
@@ -118,7 +132,8 @@ extension BlobService {
             if !record.access.isEmpty { xml += XMLEscape.element("PublicAccess", record.access) }
             xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>"
             xml +=
-                "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope><DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>"
+                XMLEscape.element("DefaultEncryptionScope", record.defaultEncryptionScope ?? "$account-encryption-key")
+                + "<DenyEncryptionScopeOverride>\(record.denyEncryptionScopeOverride)</DenyEncryptionScopeOverride>"
             xml += "<ImmutableStorageWithVersioningEnabled>false</ImmutableStorageWithVersioningEnabled></Properties>"
             if includeMetadata { xml += BlobListingXML.metadata(record.metadata) }
             xml += "</Container>"

@@ -116,6 +116,8 @@ extension BlobService {
         // Azure copies an archived source by rehydrating it into the destination, which stays
         // pending meanwhile; copies here finish before the answer, so that one is refused.
         if record.isArchived { throw EmulatorStore.blobArchived }
+        // A source written with a customer key is read only with it (`x-ms-source-encryption-*`).
+        try BlobEncryption.checkKey(try BlobEncryption.sourceKey(request, secure: secure), for: record)
         _ = try Self.rehydratePriority(request)
         return (text, .local(record))
     }
@@ -383,7 +385,8 @@ extension BlobService {
             await upload.release(from: store.bytes)
             throw problem
         }
-        try await committing(upload) { try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload) }
+        let key = try conditions(request).encryption.keySHA256
+        try await committing(upload) { try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload, keySHA256: key) }
         return TransportResponse(
             status: 201,
             headers: HeaderFields([("Content-MD5", upload.md5), ("x-ms-content-crc64", upload.crc64), ("x-ms-request-server-encrypted", "true")]))

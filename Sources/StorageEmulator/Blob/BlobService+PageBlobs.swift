@@ -85,7 +85,7 @@ extension BlobService {
     /// Put Page (`x-ms-page-write: update`) and Clear Pages (`clear`).
     func putPage(_ container: String, _ blob: String, _ request: TransportRequest, _ staged: StagedUpload?) async throws -> TransportResponse {
         let (start, end) = try Self.pageRange(request)
-        let conditions = try conditions(request)
+        let conditions = try keyedConditions(request)
         let record: BlobRecord
         var headers = HeaderFields()
         switch request.headers["x-ms-page-write"]?.lowercased() {
@@ -133,7 +133,7 @@ extension BlobService {
             throw ServiceError(
                 400, .invalidHeaderValue, "x-ms-source-range must name as many bytes as x-ms-range (\(end - start)).")
         }
-        let conditions = try conditions(request)
+        let conditions = try keyedConditions(request)
         let (_, source) = try await copySource(request, access: access)
         let upload = try await copyBytes(from: source, range: range, maxBytes: end - start, request).upload
         guard upload.size == end - start else {
@@ -266,7 +266,7 @@ extension BlobService {
 
     /// Append Block: the body appended at the blob's end.
     func appendBlock(_ container: String, _ blob: String, _ request: TransportRequest, _ staged: StagedUpload?) async throws -> TransportResponse {
-        let conditions = try conditions(request)
+        let conditions = try keyedConditions(request)
         let (record, offset, md5, crc64) = try await withUpload(request, staged) { upload in
             guard upload.size <= Self.maxAppendBytes else {
                 throw ServiceError(413, .requestBodyTooLarge, "An Append Block carries at most 100 MiB.")
@@ -309,7 +309,7 @@ extension BlobService {
         -> TransportResponse
     {
         try refuseUnsupportedCopyHeaders(request)
-        let conditions = try conditions(request)
+        let conditions = try keyedConditions(request)
         var range: (start: Int, end: Int?)?
         if let text = request.headers["x-ms-source-range"] {
             guard let parsed = Self.byteRange(text) else {

@@ -7,7 +7,7 @@ extension BlobService {
     func snapshotBlob(_ container: String, _ blob: String, _ request: TransportRequest) async throws -> TransportResponse {
         let metadata = try metadataHeaders(request.headers)
         let record = try await store.snapshotBlob(
-            container: container, name: blob, metadata: metadata.isEmpty ? nil : metadata, conditions: try conditions(request))
+            container: container, name: blob, metadata: metadata.isEmpty ? nil : metadata, conditions: try keyedConditions(request))
         var headers = blobHeaders(record)
         headers["x-ms-snapshot"] = record.snapshot
         headers["x-ms-request-server-encrypted"] = "false"

@@ -13,6 +13,10 @@ struct BlobService: Sendable {
     var maxBlobBytes = Int.max
     /// How long an archived blob takes to rehydrate at Standard priority (`--rehydrate-seconds`).
     var rehydrationSeconds = 600
+    /// Whether requests arrive over HTTPS (customer-provided keys travel only so).
+    var secure = false
+    /// The account's encryption scopes (`--encryption-scope`).
+    var encryptionScopes: Set<String> = []
 
     /// What the request addresses.
     struct Target {
@@ -127,7 +131,7 @@ struct BlobService: Sendable {
     /// implement (tags, time conditions, customer keys, immutability, tiers other than Hot on
     /// a write): refused with 400 UnsupportedHeader, never ignored. (Leases are implemented.)
     static let unimplementedHeaders = [
-        "x-ms-encryption-key", "x-ms-encryption-scope", "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
+        "x-ms-immutability-policy-until-date", "x-ms-immutability-policy-mode",
         "x-ms-legal-hold",
     ]
 

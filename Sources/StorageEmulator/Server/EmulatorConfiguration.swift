@@ -52,6 +52,9 @@ public struct EmulatorConfiguration: Sendable {
     /// Blob versioning, an account setting on Azure (not part of the service properties):
     /// every write that replaces a blob, and Delete Blob, keep what they replace as a version.
     public var blobVersioning = false
+    /// The account's encryption scopes (created through ARM on Azure): the names writes and
+    /// containers may give in `x-ms-encryption-scope` / `x-ms-default-encryption-scope`.
+    public var encryptionScopes: [String] = []
 
     /// Request bodies held in memory at once across every connection (blob uploads stream to
     /// disk and do not count); past it requests are answered 503 ServerBusy.

@@ -47,6 +47,8 @@ public final class StorageEmulatorCore: Sendable {
         blob.remote.names = configuration.settingNames
         blob.maxBlobBytes = configuration.maxBlobBodyBytes
         blob.rehydrationSeconds = configuration.rehydrationSeconds
+        blob.secure = configuration.tls != nil
+        blob.encryptionScopes = Set(configuration.encryptionScopes)
         self.blob = blob
         table = TableService(store: store, account: configuration.accountName)
     }
@@ -131,11 +133,22 @@ public final class StorageEmulatorCore: Sendable {
                     verifyToken: { [self] source in try await verifyCopySourceToken(source) })
                 var keyRange: TableKeyRange?
                 var overrides: [String: String] = [:]
+                var request = request
                 if case .sas(let grant) = caller {
                     try await authorize(grant, request, service: service)
                     keyRange = grant.keyRange
                     overrides = grant.responseHeaders
                     caller = .account
+                    // `ses`: a blob write through the SAS is made with its scope; another is refused.
+                    if !grant.encryptionScope.isEmpty, service == .blob, request.method == "PUT" {
+                        if let asked = request.headers["x-ms-encryption-scope"], !asked.utf8.elementsEqual(grant.encryptionScope.utf8) {
+                            throw ServiceError(
+                                400, .invalidHeaderValue,
+                                "The value for one of the HTTP headers is not in the correct format: x-ms-encryption-scope is not the SAS's encryption scope (ses)."
+                            )
+                        }
+                        request.headers["x-ms-encryption-scope"] = grant.encryptionScope
+                    }
                 }
                 switch service {
                 case .blob where Self.isUserDelegationKeyRequest(request):

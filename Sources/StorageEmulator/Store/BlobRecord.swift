@@ -51,6 +51,10 @@ struct BlobRecord: Sendable {
     var deletedAt: EdmDateTime?
     /// A listing entry for a deleted blob that only has versions (`include=deletedwithversions`).
     var hasVersionsOnly = false
+    /// The SHA-256 of the customer-provided key it was written with (``BlobEncryption``).
+    var keySHA256: String?
+    /// The encryption scope it was written with; nil: the account's key.
+    var encryptionScope: String?
 
     /// The states of a blob other than the current one.
     enum RetiredKind: String, Sendable {
@@ -99,6 +103,8 @@ struct BlobRecord: Sendable {
         snapshot = retired == .snapshot ? key : nil
         versionId = retired == .version ? key : (row.hasColumn("versionId") ? row["versionId"] : nil)
         deletedAt = (row.hasColumn("deletedAt") ? row["deletedAt"] as Int64? : nil).map(EdmDateTime.init(ticks:))
+        keySHA256 = row.hasColumn("keySHA256") ? row["keySHA256"] : nil
+        encryptionScope = row.hasColumn("encryptionScope") ? row["encryptionScope"] : nil
         tags = BlobTags(encoded: row.hasColumn("tags") ? row["tags"] : "[]")
         rehydrateTo = row.hasColumn("rehydrateTo") ? row["rehydrateTo"] : nil
         rehydratePriority = row.hasColumn("rehydratePriority") ? row["rehydratePriority"] : nil

@@ -12,6 +12,11 @@ struct ContainerRecord: Sendable {
     var metadata: [(String, String)]
     /// The Set ACL body's signed identifiers, kept as sent.
     var acl: String
+    /// The encryption scope its blobs are written with unless a write names one
+    /// (`x-ms-default-encryption-scope`); nil: the account's key.
+    var defaultEncryptionScope: String?
+    /// Whether a write may name another scope (`x-ms-deny-encryption-scope-override`).
+    var denyEncryptionScopeOverride: Bool
 
     init(row: Row) {
         name = row["name"]
@@ -21,5 +26,7 @@ struct ContainerRecord: Sendable {
         etag = row["etag"]
         metadata = MetadataCoding.decode(row["metadata"])
         acl = row["acl"]
+        defaultEncryptionScope = row.hasColumn("defaultEncryptionScope") ? row["defaultEncryptionScope"] : nil
+        denyEncryptionScopeOverride = row.hasColumn("denyEncryptionScopeOverride") ? (row["denyEncryptionScopeOverride"] as Int? ?? 0) == 1 : false
     }
 }

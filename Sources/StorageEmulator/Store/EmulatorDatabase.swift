@@ -316,7 +316,9 @@ enum EmulatorDatabase {
         // that is not its current one: snapshots, previous versions (`kind` version, keyed by
         // version id) and a soft-deleted blob (`kind` base, key ''); `deletedAt` marks a
         // soft-deleted one. The current blob's version id is in `blobs.versionId`. The `$logs`
-        // system container every account has.
+        // system container every account has. Encryption: a customer-provided key's SHA-256 (of a
+        // blob, a retired state, a staged block), a blob's encryption scope, a container's
+        // default scope and whether writes may name another.
         migrator.registerMigration("v12-versions-soft-delete") { db in
             try db.execute(
                 sql: """
@@ -325,6 +327,13 @@ enum EmulatorDatabase {
                     ALTER TABLE snapshots ADD COLUMN deletedAt INTEGER;
                     ALTER TABLE snapshots ADD COLUMN versionId TEXT;
                     ALTER TABLE snapshot_pages ADD COLUMN kind TEXT NOT NULL DEFAULT 'snapshot';
+                    ALTER TABLE blobs ADD COLUMN keySHA256 TEXT;
+                    ALTER TABLE blobs ADD COLUMN encryptionScope TEXT;
+                    ALTER TABLE snapshots ADD COLUMN keySHA256 TEXT;
+                    ALTER TABLE snapshots ADD COLUMN encryptionScope TEXT;
+                    ALTER TABLE blocks ADD COLUMN keySHA256 TEXT;
+                    ALTER TABLE containers ADD COLUMN defaultEncryptionScope TEXT;
+                    ALTER TABLE containers ADD COLUMN denyEncryptionScopeOverride INTEGER NOT NULL DEFAULT 0;
                     INSERT OR IGNORE INTO containers (name, access, created, modified, etag, metadata)
                         SELECT '$logs', '', t, t, printf('"0x%X"', t), '[]'
                         FROM (SELECT CAST(strftime('%s', 'now') AS INTEGER) * 10000000 + 621355968000000000 AS t);

@@ -42,9 +42,10 @@ extension EmulatorStore {
         let outcome: (BlobRecord, [String])
         do {
             outcome = try await write { db in
-                guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
+                guard let containerRecord = try Self.container(container, db) else { throw Self.containerNotFound }
                 let existing = try Self.blob(container, name, db)
                 try conditions.check(existing: existing, db, now: now)
+                let scope = try Self.encryptionScope(conditions.encryption, in: containerRecord)
                 // What it replaces is kept (a version, a soft-deleted snapshot) or freed.
                 var freed: [String] = []
                 if let existing {
@@ -57,8 +58,8 @@ extension EmulatorStore {
                     sql: """
                         INSERT OR REPLACE INTO blobs (container, name, data, size, contentType, contentMD5, contentEncoding,
                             contentLanguage, contentDisposition, cacheControl, created, modified, etag, metadata, blocks, copy,
-                            type, sequenceNumber, appendCount, sealed, tier, tierChanged, tags, versionId)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            type, sequenceNumber, appendCount, sealed, tier, tierChanged, tags, versionId, keySHA256, encryptionScope)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         container, name, dataID, size, properties.contentType, properties.contentMD5,
@@ -66,7 +67,7 @@ extension EmulatorStore {
                         properties.cacheControl, (existing?.created ?? now).ticks, now.ticks, ServerClock.etag(now),
                         MetadataCoding.encode(metadata), MetadataCoding.encode(blocks.map { ($0.id, String($0.size)) }),
                         copy?.encoded, type.rawValue, sequenceNumber, appendCount, sealed ? 1 : 0, tier, tier == nil ? nil : now.ticks,
-                        (tags ?? BlobTags.none).encoded, self.versioning ? now.iso8601 : nil,
+                        (tags ?? BlobTags.none).encoded, self.versioning ? now.iso8601 : nil, conditions.encryption.keySHA256, scope,
                     ])
                 try Self.insertPages(pages, container, name, db)
                 let kept = Set(pages.map(\.data) + [dataID])
@@ -80,8 +81,22 @@ extension EmulatorStore {
         return outcome.0
     }
 
+    /// The scope a blob is written with: the write's, else (without a customer key) its
+    /// container's default. A container that denies overrides takes only its own.
+    static func encryptionScope(_ requested: BlobEncryption, in container: ContainerRecord) throws -> String? {
+        if container.denyEncryptionScopeOverride,
+            requested.keySHA256 != nil || (requested.scope != nil && requested.scope != container.defaultEncryptionScope)
+        {
+            throw ServiceError(
+                409, "EncryptionScopeOverrideNotAllowed",
+                "This container's default encryption scope may not be overridden (x-ms-deny-encryption-scope-override).")
+        }
+        return requested.scope ?? (requested.keySHA256 == nil ? container.defaultEncryptionScope : nil)
+    }
+
     /// Stages a block (Put Block) from an upload; a block with the same id replaces the earlier one.
-    func putBlock(container: String, blob: String, blockID: String, upload: StagedUpload) async throws {
+    /// `keySHA256`: the customer key it was sent with; the commit must use the same.
+    func putBlock(container: String, blob: String, blockID: String, upload: StagedUpload, keySHA256: String? = nil) async throws {
         let dataID = upload.id
         let size = upload.size
         let replaced: String?
@@ -93,8 +108,8 @@ extension EmulatorStore {
                     db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? AND blockID = ?",
                     arguments: [container, blob, blockID])
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [container, blob, blockID, dataID, size])
+                    sql: "INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size, keySHA256) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [container, blob, blockID, dataID, size, keySHA256])
                 return old
             }
         } catch {
@@ -116,13 +131,27 @@ extension EmulatorStore {
         let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             let staged = try Row.fetchAll(
-                db, sql: "SELECT blockID, data, size FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+                db, sql: "SELECT blockID, data, size, keySHA256 FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
             // Block ids by bytes: an id Azure tells apart is never taken for another.
             var uncommitted: [ExactString: (String, Int)] = [:]
-            for row in staged { uncommitted[ExactString(row["blockID"])] = (row["data"], row["size"]) }
+            var keys: [ExactString: String?] = [:]
+            for row in staged {
+                uncommitted[ExactString(row["blockID"])] = (row["data"], row["size"])
+                keys[ExactString(row["blockID"])] = row["keySHA256"] as String?
+            }
+            // Every block committed was sent with the commit's customer key (or none, with none).
+            func checkKey(_ used: String?) throws {
+                guard used == conditions.encryption.keySHA256 else {
+                    throw ServiceError(
+                        409, "BlobUsesCustomerSpecifiedEncryption",
+                        "The given customer specified encryption does not match the encryption used to encrypt the blocks.")
+                }
+            }
             var committed: [ExactString: (String, Int, Int)] = [:]
+            var committedKey: String?
             if let existing = try Self.blob(container, name, db) {
                 guard existing.type == .block else { throw Self.invalidBlobType }
+                committedKey = existing.keySHA256
                 var offset = 0
                 for block in existing.blocks {
                     committed[ExactString(block.id)] = (existing.data, offset, block.size)
@@ -133,12 +162,14 @@ extension EmulatorStore {
             var blocks: [CommittedBlock] = []
             for (source, id) in list {
                 let found: (String, Int, Int)?
+                let fromStaged = source != .committed && uncommitted[ExactString(id)] != nil
                 switch source {
                 case .committed: found = committed[ExactString(id)]
                 case .uncommitted: found = uncommitted[ExactString(id)].map { ($0.0, 0, $0.1) }
                 case .latest: found = uncommitted[ExactString(id)].map { ($0.0, 0, $0.1) } ?? committed[ExactString(id)]
                 }
                 guard let found else { throw ServiceError(400, .invalidBlockList, "The specified block list is invalid.") }
+                try checkKey(fromStaged ? (keys[ExactString(id)] ?? nil) : committedKey)
                 pieces.append((found.0, found.1, found.2))
                 blocks.append(CommittedBlock(id: id, size: found.2))
             }

@@ -13,15 +13,22 @@ extension EmulatorStore {
         try Row.fetchOne(db, sql: "SELECT * FROM containers WHERE name = ?", arguments: [name]).map(ContainerRecord.init(row:))
     }
 
-    func createContainer(_ name: String, access: String, metadata: [(String, String)]) async throws -> ContainerRecord {
+    func createContainer(_ name: String, access: String, metadata: [(String, String)], defaultScope: String? = nil, denyOverride: Bool = false)
+        async throws -> ContainerRecord
+    {
         let now = clock.now()
         return try await write { db in
             if try Self.container(name, db) != nil {
                 throw ServiceError(409, .containerAlreadyExists, "The specified container already exists.")
             }
             try db.execute(
-                sql: "INSERT INTO containers (name, access, created, modified, etag, metadata) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [name, access, now.ticks, now.ticks, ServerClock.etag(now), MetadataCoding.encode(metadata)])
+                sql: """
+                    INSERT INTO containers (name, access, created, modified, etag, metadata, defaultEncryptionScope, denyEncryptionScopeOverride)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    name, access, now.ticks, now.ticks, ServerClock.etag(now), MetadataCoding.encode(metadata), defaultScope, denyOverride ? 1 : 0,
+                ])
             return try Self.container(name, db)!
         }
     }

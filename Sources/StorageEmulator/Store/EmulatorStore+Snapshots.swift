@@ -9,7 +9,7 @@ import GRDB
 extension EmulatorStore {
     static let snapshotColumns = """
         data, size, contentType, contentMD5, contentEncoding, contentLanguage, contentDisposition, cacheControl,
-        created, modified, etag, metadata, blocks, copy, tier, type, sequenceNumber, sealed, appendCount, tags
+        created, modified, etag, metadata, blocks, copy, tier, type, sequenceNumber, sealed, appendCount, tags, keySHA256, encryptionScope
         """
 
     static func snapshot(_ container: String, _ name: String, _ snapshot: String, _ db: Database) throws -> BlobRecord? {

@@ -26,6 +26,12 @@ struct WriteConditions: Sendable {
     /// on when the blob's tier last changed (its creation, if it never did).
     var tierIfModifiedSince: Date? = nil
     var tierIfUnmodifiedSince: Date? = nil
+    /// The encryption the write asks for (a customer key's SHA-256, a scope): what a blob it
+    /// creates is written with.
+    var encryption = BlobEncryption()
+    /// Whether the blob changed must have been written with the request's customer key (Append
+    /// Block, Put Page, Set Blob Metadata, Snapshot Blob: the operations Azure needs the key for).
+    var needsCustomerKey = false
 
     static let notMet = ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
 
@@ -48,6 +54,7 @@ struct WriteConditions: Sendable {
             ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
         }
         try checkTags(existing)
+        if needsCustomerKey, let existing { try BlobEncryption.checkKey(encryption.keySHA256, for: existing) }
         if let existing, tierIfModifiedSince != nil || tierIfUnmodifiedSince != nil {
             let seconds = (existing.tierChanged ?? existing.created).unixSeconds
             if let since = tierIfModifiedSince, seconds <= Int64(since.timeIntervalSince1970) { throw Self.notMet }

@@ -96,6 +96,12 @@ struct EmulatorCommand: AsyncParsableCommand {
     )
     var blobVersioning = false
 
+    @Option(
+        help: ArgumentHelp(
+            "An encryption scope of the account (created through ARM on Azure), which writes and containers may name; repeatable.",
+            valueName: "name"))
+    var encryptionScope: [String] = []
+
     @OptionGroup var logging: LoggingOptions
 
     @Option(
@@ -185,6 +191,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.copySourceTimeout = copySourceTimeout
         configuration.rehydrationSeconds = rehydrateSeconds
         configuration.blobVersioning = blobVersioning
+        configuration.encryptionScopes = encryptionScope
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
         configuration.trustedCertificates = try TargetOptions.trustedCertificates(caFile: caFile)
