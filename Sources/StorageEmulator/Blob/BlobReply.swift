@@ -21,25 +21,35 @@ public final class BlobBody: Sendable {
 
     let reader: any ByteReader
     let offset: Int
+    /// The bytes of the blob sent.
     public let length: Int
+    /// Sent as a structured message (`x-ms-structured-body`): framed, with CRC64s.
+    let structured: Bool
 
-    init(reader: any ByteReader, offset: Int, length: Int) {
+    init(reader: any ByteReader, offset: Int, length: Int, structured: Bool = false) {
         self.reader = reader
         self.offset = offset
         self.length = length
+        self.structured = structured
     }
+
+    /// What goes over the wire: the bytes, or the structured message framing them.
+    public var wireLength: Int { structured ? StructuredMessage.encodedLength(contentLength: length) : length }
 
     /// Calls `write` with each piece in order (read on the blocking-I/O threads), then closes
     /// the blob, also when `write` throws (the client went away).
     public func stream(_ write: (Data) async throws -> Void) async throws {
         defer { reader.close() }
+        var encoder = structured ? StructuredMessage.Encoder(contentLength: length) : nil
+        if encoder != nil { try await write(encoder!.start()) }
         var done = 0
         while done < length {
             let (start, count, reader) = (offset + done, min(Self.pieceBytes, length - done), self.reader)
             let piece = try await BlockingPool.run { try reader.read(offset: start, length: count) }
-            try await write(piece)
+            try await write(encoder == nil ? piece : encoder!.encode(piece))
             done += count
         }
+        if encoder != nil, !encoder!.isClosed { try await write(encoder!.close()) }
     }
 
     /// Closes the blob without sending it (the reply was replaced, e.g. by an injected fault).

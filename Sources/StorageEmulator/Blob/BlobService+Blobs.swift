@@ -70,7 +70,19 @@ extension BlobService {
     /// unless `body` committed them.
     func withUpload<T>(_ request: TransportRequest, _ staged: StagedUpload?, _ body: (StagedUpload) async throws -> T) async throws -> T {
         if let staged { return try await body(staged) }
-        let upload = try await StagedUpload.store(request.body, in: store.bytes)
+        var content = request.body
+        // A structured message not streamed in (an in-process request) is decoded here.
+        if let (decoder, expected) = try StructuredMessage.upload(request) {
+            var decoder = decoder
+            var decoded = Data()
+            try request.body.withUnsafeBytes { raw in try decoder.feed(raw) { decoded.append(contentsOf: $0) } }
+            try decoder.finish()
+            guard decoded.count == expected else {
+                throw StructuredMessage.invalid("it holds \(decoded.count) bytes, x-ms-structured-content-length says \(expected)")
+            }
+            content = decoded
+        }
+        let upload = try await StagedUpload.store(content, in: store.bytes)
         do {
             let result = try await body(upload)
             await upload.release(from: store.bytes)
@@ -405,9 +417,25 @@ extension BlobService {
             if let priority = record.rehydratePriority { headers["x-ms-rehydrate-priority"] = priority }
             if let changed = record.tierChanged { headers["x-ms-access-tier-change-time"] = ServerClock.httpDate(changed) }
         }
+        // `x-ms-structured-body`: the bytes go out as a structured message, CRC64 per segment.
+        var structured = false
+        if !head, let asked = request.headers["x-ms-structured-body"] {
+            guard asked == StructuredMessage.headerValue else {
+                reader?.close()
+                throw ServiceError.invalidHeader("x-ms-structured-body", asked)
+            }
+            structured = true
+            headers["x-ms-structured-body"] = asked
+            headers["x-ms-structured-content-length"] = String(length)
+            headers["Content-Length"] = String(StructuredMessage.encodedLength(contentLength: length))
+            if reader == nil {
+                var encoder = StructuredMessage.Encoder(contentLength: length)
+                body = encoder.start() + encoder.encode(body) + encoder.close()
+            }
+        }
         let response = TransportResponse(status: status, headers: headers, body: body)
         guard let reader else { return BlobReply(response) }
-        return BlobReply(response, body: BlobBody(reader: reader, offset: offset, length: length))
+        return BlobReply(response, body: BlobBody(reader: reader, offset: offset, length: length, structured: structured))
     }
 
     /// What orders a listing item: a blob's name or a prefix.

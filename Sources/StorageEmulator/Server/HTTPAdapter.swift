@@ -71,7 +71,13 @@ struct EmulatorResponder: HTTPResponder {
             // upload is one network chunk, whatever the body's size. Nothing reaches the disk
             // before the request's signature is checked.
             if let refusal = await core.refusalBeforeBody(azureRequest, service: service) { return early(refusal, azureRequest) }
-            guard let upload = try await stage(request.body, limit: limit) else {
+            let staged: StagedUpload?
+            do {
+                staged = try await stage(request.body, limit: limit, structured: try StructuredMessage.upload(azureRequest))
+            } catch let error as ServiceError {
+                return early(core.errorResponse(error, azureRequest, service, UUID().uuidString.lowercased()), azureRequest)
+            }
+            guard let upload = staged else {
                 return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)
             }
             reply = await core.respond(azureRequest, service: service, upload: upload)
@@ -81,6 +87,11 @@ struct EmulatorResponder: HTTPResponder {
             // bytes buffered across all connections.
             if method != "OPTIONS", Self.mayHaveBody(headers), let refusal = await core.refusalBeforeBody(azureRequest, service: service) {
                 return early(refusal, azureRequest)
+            }
+            // Only blob bytes (the uploads streamed above) are taken as a structured message.
+            if headers["x-ms-structured-body"] != nil, method != "GET", method != "HEAD" {
+                let refusal = ServiceError.unsupportedHeader("x-ms-structured-body (only on uploads of blob bytes)")
+                return early(core.errorResponse(refusal, azureRequest, service, UUID().uuidString.lowercased()), azureRequest)
             }
             var body = ByteBuffer()
             defer { core.bufferBudget.give(body.readableBytes) }
@@ -136,12 +147,15 @@ struct EmulatorResponder: HTTPResponder {
 
     /// Writes the body into the byte store chunk by chunk (on the blocking-I/O threads),
     /// hashing it on the way; nil when it grows past `limit` (what was written is dropped).
-    private func stage(_ body: RequestBody, limit: Int) async throws -> StagedUpload? {
+    /// A structured message is decoded on the way: its content is what is stored and hashed,
+    /// every CRC64 checked before the upload exists.
+    private func stage(_ body: RequestBody, limit: Int, structured: (StructuredMessage.Decoder, Int)? = nil) async throws -> StagedUpload? {
         let bytes = core.store.bytes
         let writer = try await BlockingPool.run { try bytes.makeWriter() }
         var md5 = Insecure.MD5()
         var crc = Crc64()
         var size = 0
+        var decoder = structured?.0
         do {
             for try await chunk in body {
                 size += chunk.readableBytes
@@ -149,11 +163,26 @@ struct EmulatorResponder: HTTPResponder {
                     _ = try? await BlockingPool.run { writer.discard() }
                     return nil
                 }
-                chunk.withUnsafeReadableBytes {
+                let content: ByteBuffer
+                if decoder != nil {
+                    var decoded = ByteBuffer()
+                    try chunk.withUnsafeReadableBytes { raw in try decoder!.feed(raw) { decoded.writeBytes($0) } }
+                    content = decoded
+                } else {
+                    content = chunk
+                }
+                content.withUnsafeReadableBytes {
                     md5.update(bufferPointer: $0)
                     crc.update($0)
                 }
-                try await BlockingPool.run { try chunk.withUnsafeReadableBytes { try writer.append($0) } }
+                try await BlockingPool.run { try content.withUnsafeReadableBytes { try writer.append($0) } }
+            }
+            if let decoder, let expected = structured?.1 {
+                try decoder.finish()
+                guard decoder.contentLength == expected else {
+                    throw StructuredMessage.invalid("it holds \(decoder.contentLength) bytes, x-ms-structured-content-length says \(expected)")
+                }
+                size = decoder.contentLength
             }
             let id = try await BlockingPool.run { try writer.finish() }
             return StagedUpload(id: id, size: size, md5: Data(md5.finalize()).base64EncodedString(), crc64: crc.base64)
@@ -166,7 +195,7 @@ struct EmulatorResponder: HTTPResponder {
     /// A response whose body is a blob read from disk piece by piece.
     static func response(_ response: TransportResponse, streaming blob: BlobBody) -> Response {
         var shaped = Self.response(response)
-        shaped.body = ResponseBody(contentLength: blob.length) { writer in
+        shaped.body = ResponseBody(contentLength: blob.wireLength) { writer in
             try await blob.stream { piece in try await writer.write(ByteBuffer(bytes: piece)) }
             try await writer.finish(nil)
         }

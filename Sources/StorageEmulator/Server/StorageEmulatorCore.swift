@@ -188,6 +188,10 @@ public final class StorageEmulatorCore: Sendable {
             }
         }
         response.headers["x-ms-request-id"] = requestID
+        // A structured upload, decoded and checked, says so (the SDK verifies the echo).
+        if request.method == "PUT", response.status < 300, let structured = request.headers["x-ms-structured-body"] {
+            response.headers["x-ms-structured-body"] = structured
+        }
         response.headers["x-ms-version"] = request.headers["x-ms-version"] ?? "2025-11-05"
         if let id = request.headers["x-ms-client-request-id"] { response.headers["x-ms-client-request-id"] = id }
         response.headers["Date"] = SharedKeySigner.httpDate(Date())
