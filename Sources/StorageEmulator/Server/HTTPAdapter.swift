@@ -52,6 +52,18 @@ struct EmulatorResponder: HTTPResponder {
                 core.errorResponse(ServiceError(400, .invalidUri, "The request URI is not valid."), bad, service, UUID().uuidString.lowercased()), bad
             )
         }
+        // The account's web host serves its static website (`$web`), on the Blob port.
+        if service == .blob, let host = request.head.authority, StaticWebsite.names(host, account: core.configuration.accountName) {
+            var web = parsed
+            web.headers[VirtualHost.marker] = nil
+            switch await core.website(web) {
+            case .response(let response): return Self.response(response)
+            case .streamed(let response, let blob): return Self.response(response, streaming: blob)
+            case .dropConnection:
+                context.channel.close(promise: nil)
+                throw CancellationError()
+            }
+        }
         // An account in the host name is served as its path-style twin (``VirtualHost``).
         var azureRequest = VirtualHost.pathStyle(parsed, account: core.configuration.accountName, service: service)
         // The secondary of a geo-redundant account only reads.

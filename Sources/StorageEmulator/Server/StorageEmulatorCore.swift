@@ -60,6 +60,24 @@ public final class StorageEmulatorCore: Sendable {
     }
 
     /// Answers one request. Never throws: every failure becomes the service's error response.
+    /// A request to the static website host: anonymous reads of `$web` (``StaticWebsite``).
+    func website(_ request: TransportRequest) async -> EmulatorReply {
+        let started = ContinuousClock.now
+        let requestID = UUID().uuidString.lowercased()
+        var reply: EmulatorReply
+        do {
+            let answer = try await blob.respondToWebsite(request)
+            reply = answer.body.map { .streamed(answer.response, $0) } ?? .response(answer.response)
+        } catch let error as ServiceError {
+            reply = .response(errorResponse(error, request, .blob, requestID))
+        } catch {
+            reply = .response(
+                errorResponse(ServiceError(500, .internalError, "The server encountered an internal error."), request, .blob, requestID))
+        }
+        record(request, service: .blob, requestBytes: 0, reply: reply, started: started)
+        return reply
+    }
+
     public func respond(_ request: TransportRequest, service: EmulatorServiceKind) async -> EmulatorReply {
         await respond(request, service: service, upload: nil)
     }

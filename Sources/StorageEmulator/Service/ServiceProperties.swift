@@ -50,10 +50,15 @@ enum ServiceProperties {
                     400, .invalidXmlDocument, "XML specified is not syntactically valid: Days is given only with DeleteRetentionPolicy enabled.")
             }
         }
+        if let website = sent["StaticWebsite"] {
+            guard service == .blob else {
+                throw ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid: StaticWebsite is a Blob service setting.")
+            }
+            try StaticWebsite.validate(website)
+        }
         let switchedOn: [(Bool, String)] = [
             (on(logging, "Read") || on(logging, "Write") || on(logging, "Delete"), "Logging"),
             (on(sent["HourMetrics"], "Enabled"), "HourMetrics"), (on(sent["MinuteMetrics"], "Enabled"), "MinuteMetrics"),
-            (on(sent["StaticWebsite"], "Enabled"), "StaticWebsite"),
         ]
         if let (_, name) = switchedOn.first(where: { $0.0 }) {
             throw ServiceError(
