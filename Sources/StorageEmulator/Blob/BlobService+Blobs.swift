@@ -36,6 +36,14 @@ extension BlobService {
             encryption: try BlobEncryption.requested(request, secure: secure, scopes: encryptionScopes))
     }
 
+    /// `headers` with the key hash and scope a block was staged with (Put Block answers so).
+    static func encryptionHeaders(_ encryption: BlobEncryption, _ headers: HeaderFields) -> HeaderFields {
+        var headers = headers
+        if let key = encryption.keySHA256 { headers["x-ms-encryption-key-sha256"] = key }
+        if let scope = encryption.scope { headers["x-ms-encryption-scope"] = scope }
+        return headers
+    }
+
     /// The conditions of an operation Azure needs the blob's customer key for.
     func keyedConditions(_ request: TransportRequest) throws -> WriteConditions {
         var conditions = try conditions(request)
@@ -142,12 +150,14 @@ extension BlobService {
         try await store.checkLease(container: container, name: blob as String?, given: request.headers["x-ms-lease-id"], write: true)
         let (md5, crc64) = try await withUpload(request, staged) { upload in
             let md5 = try checkTransactionalMD5(request, upload)
-            try await store.putBlock(
-                container: container, blob: blob, blockID: id, upload: upload, keySHA256: try conditions(request).encryption.keySHA256)
+            try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload, encryption: try conditions(request).encryption)
             return (md5, upload.crc64)
         }
         return TransportResponse(
-            status: 201, headers: HeaderFields([("Content-MD5", md5), ("x-ms-content-crc64", crc64), ("x-ms-request-server-encrypted", "true")]))
+            status: 201,
+            headers: Self.encryptionHeaders(
+                try conditions(request).encryption,
+                HeaderFields([("Content-MD5", md5), ("x-ms-content-crc64", crc64), ("x-ms-request-server-encrypted", "true")])))
     }
 
     /// The tiers of standard accounts, by their canonical names.

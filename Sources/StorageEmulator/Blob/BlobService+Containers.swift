@@ -115,14 +115,15 @@ extension BlobService {
         let limit = try maxResults(query)
         let prefix = query["prefix"] ?? ""
         let marker = query["marker"] ?? ""
-        let (records, next) = try await store.listContainers(prefix: prefix, marker: marker, limit: limit)
+        let include = (query["include"] ?? "").split(separator: ",")
+        let (records, next) = try await store.listContainers(
+            prefix: prefix, marker: marker, limit: limit, hidden: include.contains("system") ? [] : Array(Self.systemContainers))
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\">"
         xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"]) + "<Containers>"
-        let include = (query["include"] ?? "").split(separator: ",")
         let includeMetadata = include.contains("metadata")
-        // System containers (`$logs`) are listed only when asked for, as on Azure.
-        for record in records where include.contains("system") || !Self.systemContainers.contains(record.name) {
+        // System containers (`$logs`) are listed only when asked for (`include=system`), as on Azure.
+        for record in records {
             xml += "<Container>" + XMLEscape.element("Name", record.name) + "<Properties>"
             xml += XMLEscape.element("Last-Modified", ServerClock.httpDate(record.modified)) + XMLEscape.element("Etag", record.etag)
             let (leaseRecord, now) = try await store.lease(container: record.name, name: nil)

@@ -385,11 +385,15 @@ extension BlobService {
             await upload.release(from: store.bytes)
             throw problem
         }
-        let key = try conditions(request).encryption.keySHA256
-        try await committing(upload) { try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload, keySHA256: key) }
+        let encryption = try conditions(request).encryption
+        try await committing(upload) {
+            try await store.putBlock(container: container, blob: blob, blockID: id, upload: upload, encryption: encryption)
+        }
         return TransportResponse(
             status: 201,
-            headers: HeaderFields([("Content-MD5", upload.md5), ("x-ms-content-crc64", upload.crc64), ("x-ms-request-server-encrypted", "true")]))
+            headers: Self.encryptionHeaders(
+                try conditions(request).encryption,
+                HeaderFields([("Content-MD5", upload.md5), ("x-ms-content-crc64", upload.crc64), ("x-ms-request-server-encrypted", "true")])))
     }
 
     /// Abort Copy Blob: copies here are finished when they are answered, so there is never one to abort.

@@ -332,6 +332,7 @@ enum EmulatorDatabase {
                     ALTER TABLE snapshots ADD COLUMN keySHA256 TEXT;
                     ALTER TABLE snapshots ADD COLUMN encryptionScope TEXT;
                     ALTER TABLE blocks ADD COLUMN keySHA256 TEXT;
+                    ALTER TABLE blocks ADD COLUMN encryptionScope TEXT;
                     ALTER TABLE containers ADD COLUMN defaultEncryptionScope TEXT;
                     ALTER TABLE containers ADD COLUMN denyEncryptionScopeOverride INTEGER NOT NULL DEFAULT 0;
                     INSERT OR IGNORE INTO containers (name, access, created, modified, etag, metadata)

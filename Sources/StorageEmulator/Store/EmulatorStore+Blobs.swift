@@ -95,8 +95,9 @@ extension EmulatorStore {
     }
 
     /// Stages a block (Put Block) from an upload; a block with the same id replaces the earlier one.
-    /// `keySHA256`: the customer key it was sent with; the commit must use the same.
-    func putBlock(container: String, blob: String, blockID: String, upload: StagedUpload, keySHA256: String? = nil) async throws {
+    /// `encryption`: the customer key or scope it was sent with; the commit must use the same.
+    func putBlock(container: String, blob: String, blockID: String, upload: StagedUpload, encryption: BlobEncryption = BlobEncryption()) async throws
+    {
         let dataID = upload.id
         let size = upload.size
         let replaced: String?
@@ -108,8 +109,10 @@ extension EmulatorStore {
                     db, sql: "SELECT data FROM blocks WHERE container = ? AND blob = ? AND blockID = ?",
                     arguments: [container, blob, blockID])
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size, keySHA256) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [container, blob, blockID, dataID, size, keySHA256])
+                    sql: """
+                        INSERT OR REPLACE INTO blocks (container, blob, blockID, data, size, keySHA256, encryptionScope) VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [container, blob, blockID, dataID, size, encryption.keySHA256, encryption.scope])
                 return old
             }
         } catch {
@@ -131,27 +134,34 @@ extension EmulatorStore {
         let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             let staged = try Row.fetchAll(
-                db, sql: "SELECT blockID, data, size, keySHA256 FROM blocks WHERE container = ? AND blob = ?", arguments: [container, name])
+                db, sql: "SELECT blockID, data, size, keySHA256, encryptionScope FROM blocks WHERE container = ? AND blob = ?",
+                arguments: [container, name])
             // Block ids by bytes: an id Azure tells apart is never taken for another.
             var uncommitted: [ExactString: (String, Int)] = [:]
-            var keys: [ExactString: String?] = [:]
+            var keys: [ExactString: BlobEncryption] = [:]
             for row in staged {
                 uncommitted[ExactString(row["blockID"])] = (row["data"], row["size"])
-                keys[ExactString(row["blockID"])] = row["keySHA256"] as String?
+                keys[ExactString(row["blockID"])] = BlobEncryption(keySHA256: row["keySHA256"], scope: row["encryptionScope"])
             }
-            // Every block committed was sent with the commit's customer key (or none, with none).
-            func checkKey(_ used: String?) throws {
-                guard used == conditions.encryption.keySHA256 else {
+            // Every block committed was sent with the commit's customer key and scope (or none, with none).
+            func checkKey(_ used: BlobEncryption) throws {
+                guard used.keySHA256 == conditions.encryption.keySHA256 else {
                     throw ServiceError(
                         409, "BlobUsesCustomerSpecifiedEncryption",
                         "The given customer specified encryption does not match the encryption used to encrypt the blocks.")
                 }
+                guard used.scope == conditions.encryption.scope else {
+                    throw ServiceError(
+                        400, .invalidHeaderValue,
+                        "The value for one of the HTTP headers is not in the correct format: x-ms-encryption-scope is not the scope the blocks were staged with."
+                    )
+                }
             }
             var committed: [ExactString: (String, Int, Int)] = [:]
-            var committedKey: String?
+            var committedKey = BlobEncryption()
             if let existing = try Self.blob(container, name, db) {
                 guard existing.type == .block else { throw Self.invalidBlobType }
-                committedKey = existing.keySHA256
+                committedKey = BlobEncryption(keySHA256: existing.keySHA256, scope: conditions.encryption.scope)
                 var offset = 0
                 for block in existing.blocks {
                     committed[ExactString(block.id)] = (existing.data, offset, block.size)
@@ -169,7 +179,7 @@ extension EmulatorStore {
                 case .latest: found = uncommitted[ExactString(id)].map { ($0.0, 0, $0.1) } ?? committed[ExactString(id)]
                 }
                 guard let found else { throw ServiceError(400, .invalidBlockList, "The specified block list is invalid.") }
-                try checkKey(fromStaged ? (keys[ExactString(id)] ?? nil) : committedKey)
+                try checkKey(fromStaged ? (keys[ExactString(id)] ?? BlobEncryption()) : committedKey)
                 pieces.append((found.0, found.1, found.2))
                 blocks.append(CommittedBlock(id: id, size: found.2))
             }

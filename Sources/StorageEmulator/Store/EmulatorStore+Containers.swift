@@ -93,11 +93,14 @@ extension EmulatorStore {
     }
 
     /// Containers in name order from `marker` on, at most `limit`; the next marker when more follow.
-    func listContainers(prefix: String, marker: String, limit: Int) async throws -> ([ContainerRecord], String?) {
+    /// `hidden`: names left out (the system containers, unless asked for) — before the page is
+    /// cut, so a page holds `limit` of the others.
+    func listContainers(prefix: String, marker: String, limit: Int, hidden: [String] = []) async throws -> ([ContainerRecord], String?) {
         try await read { db in
+            let exclude = hidden.isEmpty ? "" : " AND name NOT IN (\(hidden.map { _ in "?" }.joined(separator: ", ")))"
             let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM containers WHERE name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?",
-                arguments: [marker, prefix, prefix, limit + 1])
+                db, sql: "SELECT * FROM containers WHERE name >= ? AND substr(name, 1, length(?)) = ?\(exclude) ORDER BY name LIMIT ?",
+                arguments: StatementArguments([marker, prefix, prefix] + hidden.map { $0 as any DatabaseValueConvertible } + [limit + 1]))
             let records = rows.map(ContainerRecord.init(row:))
             return (Array(records.prefix(limit)), records.count > limit ? records[limit].name : nil)
         }

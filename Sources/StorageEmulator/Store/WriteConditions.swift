@@ -54,7 +54,21 @@ struct WriteConditions: Sendable {
             ServiceError(409, .blobAlreadyExists, "The specified blob already exists.")
         }
         try checkTags(existing)
-        if needsCustomerKey, let existing { try BlobEncryption.checkKey(encryption.keySHA256, for: existing) }
+        if needsCustomerKey, let existing {
+            try BlobEncryption.checkKey(encryption.keySHA256, for: existing)
+            // A blob written with a scope is changed in place only under that scope (named, or
+            // its container's default when the request names none).
+            let containerDefault =
+                try Row.fetchOne(
+                    db, sql: "SELECT defaultEncryptionScope FROM containers WHERE name = ?", arguments: [existing.container]
+                )?["defaultEncryptionScope"] as String?
+            let effective = encryption.scope ?? (encryption.keySHA256 == nil ? containerDefault : nil)
+            guard effective == existing.encryptionScope else {
+                throw ServiceError(
+                    400, .invalidHeaderValue,
+                    "The value for one of the HTTP headers is not in the correct format: x-ms-encryption-scope is not the blob's encryption scope.")
+            }
+        }
         if let existing, tierIfModifiedSince != nil || tierIfUnmodifiedSince != nil {
             let seconds = (existing.tierChanged ?? existing.created).unixSeconds
             if let since = tierIfModifiedSince, seconds <= Int64(since.timeIntervalSince1970) { throw Self.notMet }
