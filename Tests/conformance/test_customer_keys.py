@@ -118,3 +118,16 @@ def test_encryption_scopes_are_the_accounts_and_a_container_can_insist(secure, n
         open_container.upload_blob("c.txt", b"c", encryption_scope="no-such-scope")
     assert unknown.value.status_code == 409
     assert not open_container.get_blob_client("c.txt").exists()
+
+
+def test_crc64_sm_uploads_in_blocks_commit_through_a_structured_block_list(secure, name):
+    """The new user's finding: with validate_content="crc64-sm" the SDK frames the Put Block
+    List body too; it was refused. Any PUT body may be a structured message."""
+    service = BlobServiceClient(secure.blob, credential={"account_name": ACCOUNT, "account_key": KEY}, connection_verify=secure.ca,
+                                retry_total=0, max_single_put_size=1024, max_block_size=1024)
+    container = service.create_container(name)
+    data = bytes(range(256)) * 12
+    blob = container.get_blob_client("chunked.bin")
+    blob.upload_blob(data, validate_content="crc64-sm")
+    assert blob.download_blob(validate_content="crc64").readall() == data
+    assert len(blob.get_block_list()[0]) == 3

@@ -130,6 +130,11 @@ def test_a_copy_from_elsewhere_or_with_unimplemented_headers_changes_nothing(cop
     r = emulator.raw("PUT", f"{url}?{register_secret(write)}", {"x-ms-copy-source": readable(source), "x-ms-source-if-tags": "\"a\" = 'b'"},
                      sign=False)
     assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthorizationPermissionMismatch", r.text
+    # Nor by copying them (the attacker's finding: tag option COPY handed a SAS holder without t
+    # the source's whole tag set).
+    r = emulator.raw("PUT", f"{url}?{register_secret(write)}", {"x-ms-copy-source": readable(source), "x-ms-requires-sync": "true",
+                                                               "x-ms-copy-source-tag-option": "COPY"}, sign=False)
+    assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthorizationPermissionMismatch", r.text
     # Source conditions are implemented: one not met is 412 SourceConditionNotMet, nothing copied.
     r = emulator.raw("PUT", url, {"x-ms-copy-source": source.url, "x-ms-source-if-none-match": source.get_blob_properties().etag})
     assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "SourceConditionNotMet", r.text
@@ -372,10 +377,13 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
     blobs = BlobServiceClient.from_connection_string(emulator.connection_string)
     container = blobs.create_container(name)
     blob = container.upload_blob("b.txt", b"original")
-    for header, value in (("x-ms-encryption-scope", "scope1"), ("x-ms-access-tier", "P10")):
+    for header, value in (("x-ms-access-tier", "P10"), ("x-ms-immutability-policy-mode", "Unlocked")):
         r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", header: value}, b"changed")
         assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "UnsupportedHeader", (header, r.text)
         assert header.split(":")[0] in r.text
+    # Encryption scopes are the account's: this emulator was given none, so any is unknown.
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", "x-ms-encryption-scope": "scope1"}, b"changed")
+    assert r.status_code == 409 and r.headers.get("x-ms-error-code") == "EncryptionScopeNotFound", r.text
     # Time conditions are implemented on writes: one not met is Azure's 412, nothing written.
     r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt",
                      {"x-ms-blob-type": "BlockBlob", "If-Unmodified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}, b"changed")

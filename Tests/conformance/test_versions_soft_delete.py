@@ -228,3 +228,45 @@ def test_copy_source_authorization_is_a_token_for_the_source(entra, name):
         container.get_blob_client("forged.txt").upload_blob_from_url(source.url, source_authorization=f"Bearer {forged}")
     assert refused.value.error_code == "CannotVerifyCopySource"
     assert not container.get_blob_client("forged.txt").exists()
+
+
+def test_a_request_naming_a_snapshot_and_a_version_is_refused(versioned, name):
+    """The attacker's finding: a version SAS (or an x-only SAS) with a snapshot added was
+    authorised for the version and acted on the snapshot. Now one state per request."""
+    service = BlobServiceClient.from_connection_string(versioned.connection_string)
+    container = service.create_container(name)
+    blob = container.get_blob_client("doc.txt")
+    v1 = blob.upload_blob(b"v1")["version_id"]
+    snapshot = blob.create_snapshot()["snapshot"]
+    blob.upload_blob(b"v2", overwrite=True)
+    version_sas = sas(name, "doc.txt", permission=BlobSasPermissions(read=True), version_id=v1)
+    r = send("GET", f"{blob.url}?versionid={quote(v1)}&snapshot={quote(snapshot)}&{version_sas}", {"x-ms-version": "2026-10-06"})
+    assert r.status_code == 400 and b"v1" not in r.content, r.text
+    x_only = sas(name, "doc.txt", permission=BlobSasPermissions(delete_previous_version=True))
+    r = send("DELETE", f"{blob.url}?snapshot={quote(snapshot)}&versionid=&{x_only}", {"x-ms-version": "2026-10-06"})
+    assert r.status_code in (400, 403), r.text
+    assert container.get_blob_client("doc.txt", snapshot=snapshot).download_blob().readall() == b"v1"
+    # x deletes previous versions, never the blob: the current version's id is refused.
+    current = blob.get_blob_properties().version_id
+    r = send("DELETE", f"{blob.url}?versionid={quote(current)}&{x_only}", {"x-ms-version": "2026-10-06"})
+    assert r.status_code == 400, r.text
+    assert blob.download_blob().readall() == b"v2"
+
+
+def test_a_listing_page_ending_at_a_name_xml_cannot_carry_stays_valid(emulator, name):
+    """The attacker's finding: a blob named with U+FFFF at a page boundary put the raw name in
+    NextMarker, and every paged listing of the container was invalid XML. The marker is now an
+    opaque token read back on the next page; echoed input is encoded too."""
+    service = BlobServiceClient.from_connection_string(emulator.connection_string)
+    container = service.create_container(name)
+    for n in ("a0", "a1", "a2"):
+        container.upload_blob(n, b"x")
+    assert emulator.raw("PUT", f"{emulator.blob}/{name}/b%EF%BF%BF", {"x-ms-blob-type": "BlockBlob"}, b"x").status_code == 201
+    container.upload_blob("c0", b"x")
+    names = [b.name for b in container.list_blobs(results_per_page=3)]
+    assert names == ["a0", "a1", "a2", "b\uffff", "c0"]
+    assert [b.name for b in container.walk_blobs(results_per_page=1)] == names
+    r = emulator.raw("GET", f"{emulator.blob}/{name}?restype=container&comp=list&prefix=%EF%BF%BF&marker=%01")
+    assert r.status_code == 200 and '<Prefix Encoded="true">%EF%BF%BF</Prefix>' in r.text, r.text
+    import xml.dom.minidom
+    xml.dom.minidom.parseString(r.content)  # well-formed

@@ -78,19 +78,7 @@ extension BlobService {
     /// unless `body` committed them.
     func withUpload<T>(_ request: TransportRequest, _ staged: StagedUpload?, _ body: (StagedUpload) async throws -> T) async throws -> T {
         if let staged { return try await body(staged) }
-        var content = request.body
-        // A structured message not streamed in (an in-process request) is decoded here.
-        if let (decoder, expected) = try StructuredMessage.upload(request) {
-            var decoder = decoder
-            var decoded = Data()
-            try request.body.withUnsafeBytes { raw in try decoder.feed(raw) { decoded.append(contentsOf: $0) } }
-            try decoder.finish()
-            guard decoded.count == expected else {
-                throw StructuredMessage.invalid("it holds \(decoded.count) bytes, x-ms-structured-content-length says \(expected)")
-            }
-            content = decoded
-        }
-        let upload = try await StagedUpload.store(content, in: store.bytes)
+        let upload = try await StagedUpload.store(request.body, in: store.bytes)
         do {
             let result = try await body(upload)
             await upload.release(from: store.bytes)
@@ -467,7 +455,8 @@ extension BlobService {
         let includeSnapshots = include.contains("snapshots")
         let includeTags = include.contains("tags")
         var items: [BlobListingXML.Item] = []
-        var marker = query["marker"] ?? ""
+        let startMarker = XMLEscape.marker(query["marker"] ?? "")
+        var marker = startMarker
         var nextMarker: String?
         scan: while true {
             let (records, next) = try await store.listBlobs(container: container, prefix: prefix, marker: marker, limit: 1000)
@@ -492,7 +481,7 @@ extension BlobService {
         if include.contains("uncommittedblobs") {
             // Names with staged blocks and no blob yet, in this page's range, in name order.
             let staged = try await store.uncommittedBlobs(
-                container: container, prefix: prefix, from: query["marker"] ?? "", to: nextMarker)
+                container: container, prefix: prefix, from: startMarker, to: nextMarker)
             if !staged.isEmpty {
                 items = (items + staged.map { .blob($0) }).sorted { Self.listingKey($0).utf8.lexicographicallyPrecedes(Self.listingKey($1).utf8) }
             }
@@ -504,7 +493,7 @@ extension BlobService {
         if withVersions || withDeleted || versionsOnly {
             // Names with no current blob but with states this listing shows, in this page's range.
             let extra = try await store.namesWithoutCurrent(
-                container: container, prefix: prefix, from: query["marker"] ?? "", to: nextMarker, versions: withVersions || versionsOnly,
+                container: container, prefix: prefix, from: startMarker, to: nextMarker, versions: withVersions || versionsOnly,
                 deleted: withDeleted)
             if !extra.isEmpty {
                 var shown = Set(items.map(Self.listingKey))
@@ -589,9 +578,9 @@ extension BlobService {
         }
         var xml =
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"
-        xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
-        xml += XMLEscape.element("MaxResults", query["maxresults"])
-        if let delimiter { xml += XMLEscape.element("Delimiter", delimiter) }
+        xml += XMLEscape.echo("Prefix", query["prefix"]) + XMLEscape.echo("Marker", query["marker"])
+        xml += XMLEscape.echo("MaxResults", query["maxresults"])
+        if let delimiter { xml += XMLEscape.echo("Delimiter", delimiter) }
         xml +=
             "<Blobs>"
             + items.map {
@@ -600,7 +589,7 @@ extension BlobService {
                     retentionDays: retentionDays)
             }.joined()
             + "</Blobs>"
-        xml += XMLEscape.element("NextMarker", nextMarker) + "</EnumerationResults>"
+        xml += XMLEscape.nextMarker(nextMarker) + "</EnumerationResults>"
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))
     }
 }

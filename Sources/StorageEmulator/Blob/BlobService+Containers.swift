@@ -119,7 +119,7 @@ extension BlobService {
         let (records, next) = try await store.listContainers(
             prefix: prefix, marker: marker, limit: limit, hidden: include.contains("system") ? [] : Array(Self.systemContainers))
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\">"
-        xml += XMLEscape.element("Prefix", query["prefix"]) + XMLEscape.element("Marker", query["marker"])
+        xml += XMLEscape.echo("Prefix", query["prefix"]) + XMLEscape.echo("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"]) + "<Containers>"
         let includeMetadata = include.contains("metadata")
         // System containers (`$logs`) are listed only when asked for (`include=system`), as on Azure.

@@ -90,11 +90,14 @@ extension BlobService {
         }
         let (containerRecord, found) = try await store.blob(container, blob, snapshot: snapshot, versionId: versionId)
         // A source's tags are read only by who may read tags: the account (Shared Key) or a
-        // token for the source — never through a SAS without `t` or a public container.
-        if request.headers["x-ms-source-if-tags"] != nil, !access.sharedKey, request.headers["x-ms-copy-source-authorization"] == nil {
+        // token for the source — never through a SAS without `t` or a public container. That
+        // holds for the condition on them and for copying them (tag option COPY).
+        let readsTags =
+            request.headers["x-ms-source-if-tags"] != nil || request.headers["x-ms-copy-source-tag-option"]?.uppercased() == "COPY"
+        if readsTags, !access.sharedKey, request.headers["x-ms-copy-source-authorization"] == nil {
             throw ServiceError(
                 403, .authorizationPermissionMismatch,
-                "This request is not authorized to perform this operation using this permission: x-ms-source-if-tags reads the source's index tags, which needs the account key or a token for the source."
+                "This request is not authorized to perform this operation using this permission: reading the source's index tags (x-ms-source-if-tags, x-ms-copy-source-tag-option: COPY) needs the account key or a token for the source."
             )
         }
         if let token = request.headers["x-ms-copy-source-authorization"] {

@@ -83,8 +83,12 @@ extension BlobService {
             }
             let (_, found) = try await store.blob(container, blob, versionId: versionId)
             if let found, found.retired == nil {
-                // The current version: deleting it is deleting the blob.
-                return BlobReply(try await deleteBlob(container, blob, request))
+                // The current version is the blob: deleted without `versionid` (and with `d`), never
+                // by its id, which a grant to delete previous versions (`x`) would then cover.
+                throw ServiceError(
+                    400, .invalidQueryParameterValue,
+                    "Value for one of the query parameters specified in the request URI is invalid: versionid names the current version; delete the blob without it."
+                )
             }
             try await store.deleteVersion(container: container, name: blob, versionId: versionId, permanent: try Self.permanentDelete(query))
             return BlobReply(TransportResponse(status: 202))

@@ -53,7 +53,7 @@ extension BlobService {
         let expression = try TagExpression.parse(text, condition: false)
         let limit = try maxResults(query)
         var marker: (String, String)?
-        if let text = query["marker"] {
+        if let text = query["marker"].map(XMLEscape.marker) {
             let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2 else { throw ServiceError.invalidQuery("marker", text) }
             marker = (String(parts[0]), String(parts[1]))
@@ -67,7 +67,7 @@ extension BlobService {
             let shown = BlobTags.unchecked(record.tags.pairs.filter { pair in keys.contains { $0.isExactly(pair.0) } })
             xml += "<Blob>" + XMLEscape.name(record.name) + XMLEscape.element("ContainerName", record.container) + shown.xml + "</Blob>"
         }
-        xml += "</Blobs>" + XMLEscape.element("NextMarker", next.map { $0.0 + "\n" + $0.1 }) + "</EnumerationResults>"
+        xml += "</Blobs>" + XMLEscape.nextMarker(next.map { $0.0 + "\n" + $0.1 }) + "</EnumerationResults>"
         return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", "application/xml")]), body: Data(xml.utf8))
     }
 }

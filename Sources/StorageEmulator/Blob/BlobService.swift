@@ -90,6 +90,13 @@ struct BlobService: Sendable {
             try await checkAnonymous(container: container, level: (method == "GET" || method == "HEAD") && comp == nil ? "blob" : nil)
         }
         try Self.refuseUnimplemented(request)
+        // One state at a time: a request naming a snapshot and a version is refused (its SAS
+        // and its permission letter follow one, the operation would follow the other).
+        if query["snapshot"] != nil && query["versionid"] != nil {
+            throw ServiceError(
+                400, .invalidQueryParameterValue,
+                "Value for one of the query parameters specified in the request URI is invalid: snapshot and versionid exclude each other.")
+        }
         if let snapshot = query["snapshot"] { return try await respondToSnapshot(container, blob, snapshot, request, query) }
         if let versionId = query["versionid"] { return try await respondToVersion(container, blob, versionId, request, query) }
         switch (method, comp) {

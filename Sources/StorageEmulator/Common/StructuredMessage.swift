@@ -38,6 +38,20 @@ enum StructuredMessage {
         return (Decoder(messageLength: length), content)
     }
 
+    /// The content of a structured message held whole (a body that was not streamed in: Put
+    /// Block List's, an in-process request's), checked as a streamed one is.
+    static func decoded(_ request: TransportRequest) throws -> Data? {
+        guard let (decoder, expected) = try upload(request) else { return nil }
+        var reading = decoder
+        var content = Data()
+        try request.body.withUnsafeBytes { raw in try reading.feed(raw) { content.append(contentsOf: $0) } }
+        try reading.finish()
+        guard content.count == expected else {
+            throw invalid("it holds \(content.count) bytes, x-ms-structured-content-length says \(expected)")
+        }
+        return content
+    }
+
     static func invalid(_ detail: String) -> ServiceError {
         ServiceError(400, .invalidInput, "The structured message body is not valid: \(detail).")
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Escapes text for XML element content and attribute values.
 enum XMLEscape {
     static func text(_ s: String) -> String {
@@ -27,6 +29,35 @@ enum XMLEscape {
     /// UTF-8 in `<Name Encoded="true">`, as Azure writes such names and the SDKs read them.
     static func name(_ value: String) -> String {
         guard value.unicodeScalars.contains(where: { !isXMLCharacter($0) }) else { return element("Name", value) }
+        return "<Name Encoded=\"true\">\(percentEncoded(value))</Name>"
+    }
+
+    /// An element echoing what a client sent (`Prefix`, `Marker`, `Delimiter`): escaped, or —
+    /// holding a character XML cannot carry — percent-encoded with `Encoded="true"`, so no
+    /// input makes the listing invalid XML.
+    static func echo(_ name: String, _ value: String?) -> String {
+        guard let value, value.unicodeScalars.contains(where: { !isXMLCharacter($0) }) else { return element(name, value) }
+        return "<\(name) Encoded=\"true\">\(percentEncoded(value))</\(name)>"
+    }
+
+    /// A listing's next marker: the next name as it is, or — when XML cannot carry it — an
+    /// opaque `1!<base64url>` token (Azure's markers are opaque), which ``marker(_:)`` reads back.
+    static func nextMarker(_ name: String?) -> String {
+        guard let name, name.unicodeScalars.contains(where: { !isXMLCharacter($0) }) else { return element("NextMarker", name) }
+        let token = Data(name.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        return element("NextMarker", "1!" + token)
+    }
+
+    /// The name a `marker` stands for: a token ``nextMarker(_:)`` made, decoded, else the text.
+    static func marker(_ text: String) -> String {
+        guard text.hasPrefix("1!"),
+            let data = Data(base64Encoded: text.dropFirst(2).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")),
+            let name = String(data: data, encoding: .utf8), name.unicodeScalars.contains(where: { !isXMLCharacter($0) })
+        else { return text }
+        return name
+    }
+
+    static func percentEncoded(_ value: String) -> String {
         var encoded = ""
         for byte in value.utf8 {
             let unreserved =
@@ -34,7 +65,7 @@ enum XMLEscape {
                 || [UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/")].contains(byte)
             encoded += unreserved ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
         }
-        return "<Name Encoded=\"true\">\(encoded)</Name>"
+        return encoded
     }
 
     /// XML 1.0's Char production.

@@ -100,11 +100,6 @@ struct EmulatorResponder: HTTPResponder {
             if method != "OPTIONS", Self.mayHaveBody(headers), let refusal = await core.refusalBeforeBody(azureRequest, service: service) {
                 return early(refusal, azureRequest)
             }
-            // Only blob bytes (the uploads streamed above) are taken as a structured message.
-            if headers["x-ms-structured-body"] != nil, method != "GET", method != "HEAD" {
-                let refusal = ServiceError.unsupportedHeader("x-ms-structured-body (only on uploads of blob bytes)")
-                return early(core.errorResponse(refusal, azureRequest, service, UUID().uuidString.lowercased()), azureRequest)
-            }
             var body = ByteBuffer()
             defer { core.bufferBudget.give(body.readableBytes) }
             for try await chunk in request.body {

@@ -143,6 +143,12 @@ public final class StorageEmulatorCore: Sendable {
             do {
                 try Self.checkVersion(request)
                 var caller = try await authenticate(request, service: service)
+                // A structured body not streamed in is decoded now, from a caller whose signature
+                // held: the operation sees the content (uploads streamed in were decoded on arrival).
+                var request = request
+                if upload == nil, service == .blob, request.method == "PUT", let content = try StructuredMessage.decoded(request) {
+                    request.body = content
+                }
                 // Only a Shared Key signature (not a SAS, not a token) lets Copy Blob read a
                 // private source of this account without a grant of its own.
                 let copyAccess = BlobService.CopySourceAccess(
@@ -151,7 +157,6 @@ public final class StorageEmulatorCore: Sendable {
                     verifyToken: { [self] source in try await verifyCopySourceToken(source) })
                 var keyRange: TableKeyRange?
                 var overrides: [String: String] = [:]
-                var request = request
                 if case .sas(let grant) = caller {
                     try await authorize(grant, request, service: service)
                     keyRange = grant.keyRange
@@ -164,6 +169,9 @@ public final class StorageEmulatorCore: Sendable {
                                 400, .invalidHeaderValue,
                                 "The value for one of the HTTP headers is not in the correct format: x-ms-encryption-scope is not the SAS's encryption scope (ses)."
                             )
+                        }
+                        guard blob.encryptionScopes.contains(grant.encryptionScope) else {
+                            throw BlobEncryption.unknownScope(grant.encryptionScope, header: "the SAS's ses")
                         }
                         request.headers["x-ms-encryption-scope"] = grant.encryptionScope
                     }
