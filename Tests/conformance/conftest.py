@@ -200,3 +200,22 @@ def emulator(azseed):
 def name():
     """A fresh resource name: letters and digits, valid for containers and tables."""
     return "t" + uuid.uuid4().hex[:16]
+
+
+def start_entra_emulator(azseed, folder, *extra):
+    """An HTTPS emulator trusting a local identity provider (identity_provider.py) for bearer
+    tokens: the provider, with `.ca` (the test CA's PEM) and `.emulator`. `stop_entra_emulator` ends both."""
+    import identity_provider as idp
+    from test_tls import make_ca_and_server_certificate
+    ca, cert, key = make_ca_and_server_certificate(folder)
+    provider = idp.IdentityProvider().start(cert, key)
+    provider.emulator = start_emulator(azseed, "--in-memory", "--cert", str(cert), "--key", str(key), "--oauth-authority", provider.authority,
+                                       "--oauth-tenant", idp.TENANT, "--ca-file", str(ca), *extra)
+    provider.ca, provider.folder = str(ca), folder
+    return provider
+
+
+def stop_entra_emulator(provider):
+    stop_emulator(provider.emulator)
+    provider.stop()
+

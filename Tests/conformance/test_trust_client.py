@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import ACCOUNT, KEY, run, start_emulator, stop_emulator
+from conftest import ACCOUNT, KEY, run, start_emulator, start_entra_emulator, stop_emulator, stop_entra_emulator
 
 
 def silent_server(behaviour):
@@ -107,14 +107,9 @@ from test_tls import make_ca_and_server_certificate
 
 @pytest.fixture
 def authority(azseed, tmp_path):
-    ca, cert, key = make_ca_and_server_certificate(tmp_path)
-    provider = idp.IdentityProvider().start(cert, key)
-    emulator = start_emulator(azseed, "--in-memory", "--cert", str(cert), "--key", str(key),
-                              "--oauth-authority", provider.authority, "--oauth-tenant", idp.TENANT, "--ca-file", str(ca))
-    provider.ca, provider.emulator = str(ca), emulator
+    provider = start_entra_emulator(azseed, tmp_path)
     yield provider
-    stop_emulator(emulator)
-    provider.stop()
+    stop_entra_emulator(provider)
 
 
 def bearer(provider, token):

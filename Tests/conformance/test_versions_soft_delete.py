@@ -13,8 +13,7 @@ from azure.storage.blob import (BlobSasPermissions, BlobServiceClient, Retention
                                 generate_container_sas, ContainerSasPermissions)
 
 import identity_provider as idp
-from conftest import ACCOUNT, KEY, register_secret, send, start_emulator, stop_emulator
-from test_tls import make_ca_and_server_certificate
+from conftest import ACCOUNT, KEY, register_secret, send, start_emulator, start_entra_emulator, stop_emulator, stop_entra_emulator
 
 
 @pytest.fixture
@@ -147,22 +146,21 @@ def versioned_url(emulator, name):
 
 @pytest.fixture(scope="module")
 def entra(azseed, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("udk")
-    ca, cert, key = make_ca_and_server_certificate(folder)
-    provider = idp.IdentityProvider().start(cert, key)
-    emulator = start_emulator(azseed, "--in-memory", "--cert", str(cert), "--key", str(key),
-                              "--oauth-authority", provider.authority, "--oauth-tenant", idp.TENANT, "--ca-file", str(ca))
-    provider.ca, provider.emulator = str(ca), emulator
+    provider = start_entra_emulator(azseed, tmp_path_factory.mktemp("udk"))
     yield provider
-    stop_emulator(emulator)
-    provider.stop()
+    stop_entra_emulator(provider)
 
 
-def test_user_delegation_sas_signed_by_a_principal_and_not_by_a_forger(entra, name):
+def principal(entra):
+    """The SDK signed in as the identity provider's client: its credential and a service client."""
     register_secret(idp.CLIENT_SECRET)
     credential = ClientSecretCredential(idp.TENANT, idp.CLIENT_ID, idp.CLIENT_SECRET, authority=entra.authority,
                                         disable_instance_discovery=True, connection_verify=entra.ca)
-    service = BlobServiceClient(entra.emulator.blob, credential=credential, connection_verify=entra.ca, retry_total=0)
+    return credential, BlobServiceClient(entra.emulator.blob, credential=credential, connection_verify=entra.ca, retry_total=0)
+
+
+def test_user_delegation_sas_signed_by_a_principal_and_not_by_a_forger(entra, name):
+    _, service = principal(entra)
     container = service.create_container(name)
     container.upload_blob("shared.txt", b"delegated")
     now = datetime.now(timezone.utc)
@@ -194,9 +192,7 @@ def test_user_delegation_sas_signed_by_a_principal_and_not_by_a_forger(entra, na
 
 
 def test_a_user_delegation_sas_bound_to_request_headers_needs_them(entra, name):
-    credential = ClientSecretCredential(idp.TENANT, idp.CLIENT_ID, idp.CLIENT_SECRET, authority=entra.authority,
-                                        disable_instance_discovery=True, connection_verify=entra.ca)
-    service = BlobServiceClient(entra.emulator.blob, credential=credential, connection_verify=entra.ca, retry_total=0)
+    _, service = principal(entra)
     container = service.create_container(name)
     container.upload_blob("bound.txt", b"bound")
     now = datetime.now(timezone.utc)
@@ -213,9 +209,7 @@ def test_a_user_delegation_sas_bound_to_request_headers_needs_them(entra, name):
 def test_copy_source_authorization_is_a_token_for_the_source(entra, name):
     """x-ms-copy-source-authorization: a token for the source reads it; a forged one is
     CannotVerifyCopySource, nothing copied."""
-    credential = ClientSecretCredential(idp.TENANT, idp.CLIENT_ID, idp.CLIENT_SECRET, authority=entra.authority,
-                                        disable_instance_discovery=True, connection_verify=entra.ca)
-    service = BlobServiceClient(entra.emulator.blob, credential=credential, connection_verify=entra.ca, retry_total=0)
+    credential, service = principal(entra)
     container = service.create_container(name)
     source = container.upload_blob("private.txt", b"private")
     target = container.get_blob_client("copy.txt")
