@@ -264,3 +264,25 @@ def test_a_listing_page_ending_at_a_name_xml_cannot_carry_stays_valid(emulator, 
     assert r.status_code == 200 and '<Prefix Encoded="true">%EF%BF%BF</Prefix>' in r.text, r.text
     import xml.dom.minidom
     xml.dom.minidom.parseString(r.content)  # well-formed
+
+
+def test_a_directory_sas_reaches_its_directory_and_nothing_beside_it(emulator, name):
+    """sr=d with sdd: the blobs below the directory it was made for — not a sibling that shares
+    its first letters, not another directory, not one level up."""
+    service = BlobServiceClient.from_connection_string(emulator.connection_string)
+    container = service.create_container(name)
+    for blob in ("docs/a.txt", "docs/deep/b.txt", "docsx/c.txt", "other/d.txt", "docs"):
+        container.upload_blob(blob, b"secret " + blob.encode())
+    token = register_secret(generate_blob_sas(ACCOUNT, name, "docs", account_key=KEY, permission=BlobSasPermissions(read=True),
+                                              expiry=datetime.now(timezone.utc) + timedelta(hours=1), is_directory=True))
+    def read(blob):
+        return send("GET", f"{emulator.blob}/{name}/{blob}?{token}", {"x-ms-version": "2026-10-06"})
+    assert read("docs/a.txt").content == b"secret docs/a.txt"
+    assert read("docs/deep/b.txt").content == b"secret docs/deep/b.txt"
+    assert read("docs").content == b"secret docs"
+    for outside in ("docsx/c.txt", "other/d.txt"):
+        assert read(outside).status_code == 403, outside
+    # A depth that does not match the path signed is refused, as is a container operation.
+    tampered = token.replace("sdd=1", "sdd=2")
+    assert send("GET", f"{emulator.blob}/{name}/docs/deep/b.txt?{tampered}", {"x-ms-version": "2026-10-06"}).status_code == 403
+    assert send("GET", f"{emulator.blob}/{name}?restype=container&comp=list&{token}", {"x-ms-version": "2026-10-06"}).status_code == 403

@@ -76,6 +76,8 @@ enum SASAuthorization {
         case .account: try require(grant, resourceType: "o", anyOf: needed)
         case .container(let name) where name == container: try require(grant, anyOf: needed)
         case .blob(let c, let b) where c == container && b.isExactly(blob): try require(grant, anyOf: needed)
+        case .directory(let c, let path) where c == container && (blob.isExactly(path) || blob.utf8.starts(with: (path + "/").utf8)):
+            try require(grant, anyOf: needed)
         default: throw notAuthorized
         }
         // `c` creates: with it alone, a blob that exists cannot be written over.

@@ -10,6 +10,9 @@ struct SASGrant: Sendable, Equatable {
         /// A service SAS for a container (`sr=c`) or one blob (`sr=b`).
         case container(String)
         case blob(container: String, name: String)
+        /// A directory SAS (`sr=d`, `sdd`): the blobs whose names continue a directory path
+        /// (`dir` itself, or `dir/…`).
+        case directory(container: String, path: String)
         /// A service SAS for one table (`tn`), matched case-insensitively as table names are.
         case table(String)
     }
@@ -58,7 +61,7 @@ struct SharedAccessSignature {
         guard let signature = fields["sig"], let version = fields["sv"], !version.isEmpty else {
             throw Self.failed("Signature fields not well formed.")
         }
-        for name in ["sdd", "sduoid"] where !field(name).isEmpty {
+        for name in ["sduoid"] where !field(name).isEmpty {
             throw Self.failed("The SAS field '\(name)' is not supported by this emulator; make a SAS without it.")
         }
         guard version >= Self.oldestVersion else {
@@ -117,8 +120,20 @@ struct SharedAccessSignature {
                 }
                 canonical = "/blob/\(account)/\(container)/\(blob)"
                 grant = SASGrant(scope: .blob(container: container, name: blob), permissions: field("sp"))
+            case "d":
+                // The directory is the request's blob path cut to `sdd` segments: the signature
+                // holds only for requests below the directory it was made for.
+                guard let container, let blob else { throw Self.failed("A directory SAS (sr=d) signs requests to blobs below its directory.") }
+                guard let depth = Int(field("sdd")), depth >= 1, depth <= 1024 else {
+                    throw Self.failed("Signature fields not well formed: a directory SAS (sr=d) names its depth in 'sdd'.")
+                }
+                let segments = blob.split(separator: "/", omittingEmptySubsequences: false)
+                guard segments.count >= depth else { throw Self.failed("The blob is not below the SAS's directory (sdd=\(depth)).") }
+                let path = segments.prefix(depth).joined(separator: "/")
+                canonical = "/blob/\(account)/\(container)/\(path)"
+                grant = SASGrant(scope: .directory(container: container, path: path), permissions: field("sp"))
             default:
-                throw Self.failed("The SAS resource sr=\(resource) is not supported by this emulator; use sr=c, sr=b, sr=bs or sr=bv.")
+                throw Self.failed("The SAS resource sr=\(resource) is not supported by this emulator; use sr=c, sr=b, sr=bs, sr=bv or sr=d.")
             }
             var lines = [field("sp"), field("st"), field("se"), canonical]
             if !field("skoid").isEmpty {

@@ -345,7 +345,7 @@ public final class StorageEmulatorCore: Sendable {
         if grant.policy != nil {
             // The stored access policy lives in the ACL of the container or table the SAS names.
             switch grant.scope {
-            case .container(let name), .blob(let name, _):
+            case .container(let name), .blob(let name, _), .directory(let name, _):
                 grant = try StoredPolicy.resolve(grant, acl: try await store.container(name)?.acl ?? "", now: Date())
             case .table(let name):
                 grant = try StoredPolicy.resolve(grant, acl: (try? await store.tableACL(name)) ?? "", now: Date())

@@ -56,12 +56,16 @@ class FakeTokenCredential:
 
     def __init__(self):
         self.token = AccessToken("YOU SHALL NOT PASS", 0)
+        # How often a token was asked for (the SDK's retry tests count refreshes).
+        self.get_token_count = 0
 
     def get_token(self, *scopes, **kwargs):
+        self.get_token_count += 1
         return self.token
 
     def get_token_info(self, *scopes, **kwargs):
         from azure.core.credentials import AccessTokenInfo
+        self.get_token_count += 1
         return AccessTokenInfo(self.token.token, self.token.expires_on)
 
 
