@@ -320,3 +320,13 @@ def test_refused_uploads_leave_no_bytes_behind(azseed, tmp_path):
         assert files() == before
     finally:
         stop_emulator(emulator)
+
+
+def test_a_listing_runs_from_start_from_to_before_end_before(emulator, name):
+    """`startFrom` / `endBefore` (the SDK's start_from, end_before) were ignored: every name came back."""
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    for blob in ("a", "bar", "foo", "foo/bar", "foo/foo", "zed"):
+        container.upload_blob(blob, b"x")
+    assert [b.name for b in container.list_blobs(start_from="foo", end_before="foo/foo")] == ["foo", "foo/bar"]
+    assert [b.name for b in container.list_blobs(start_from="b")] == ["bar", "foo", "foo/bar", "foo/foo", "zed"]
+    assert [b.name for b in container.list_blobs(end_before="foo", results_per_page=1)] == ["a", "bar"]

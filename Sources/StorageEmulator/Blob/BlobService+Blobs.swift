@@ -455,12 +455,16 @@ extension BlobService {
         let includeSnapshots = include.contains("snapshots")
         let includeTags = include.contains("tags")
         var items: [BlobListingXML.Item] = []
-        let startMarker = XMLEscape.marker(query["marker"] ?? "")
+        // `startFrom` / `endBefore` (2026-02-06): the names listed are from the one, before the other.
+        let endBefore = query["endBefore"]
+        var startMarker = XMLEscape.marker(query["marker"] ?? "")
+        if let from = query["startFrom"], startMarker.utf8.lexicographicallyPrecedes(from.utf8) { startMarker = from }
         var marker = startMarker
         var nextMarker: String?
         scan: while true {
             let (records, next) = try await store.listBlobs(container: container, prefix: prefix, marker: marker, limit: 1000)
             for record in records {
+                if let endBefore, !record.name.utf8.lexicographicallyPrecedes(endBefore.utf8) { break scan }
                 if items.count == limit {
                     nextMarker = record.name
                     break scan
@@ -481,7 +485,7 @@ extension BlobService {
         if include.contains("uncommittedblobs") {
             // Names with staged blocks and no blob yet, in this page's range, in name order.
             let staged = try await store.uncommittedBlobs(
-                container: container, prefix: prefix, from: startMarker, to: nextMarker)
+                container: container, prefix: prefix, from: startMarker, to: nextMarker ?? endBefore)
             if !staged.isEmpty {
                 items = (items + staged.map { .blob($0) }).sorted { Self.listingKey($0).utf8.lexicographicallyPrecedes(Self.listingKey($1).utf8) }
             }
@@ -493,7 +497,7 @@ extension BlobService {
         if withVersions || withDeleted || versionsOnly {
             // Names with no current blob but with states this listing shows, in this page's range.
             let extra = try await store.namesWithoutCurrent(
-                container: container, prefix: prefix, from: startMarker, to: nextMarker, versions: withVersions || versionsOnly,
+                container: container, prefix: prefix, from: startMarker, to: nextMarker ?? endBefore, versions: withVersions || versionsOnly,
                 deleted: withDeleted)
             if !extra.isEmpty {
                 var shown = Set(items.map(Self.listingKey))
