@@ -106,12 +106,20 @@ def test_time_window_signature_protocol_and_unsupported_fields(emulator, seeded)
                                                   expiry=later(), ip="10.1.2.3"))
     refused(lambda: BlobClient(emulator.blob, seeded, "a.txt", credential=elsewhere, retry_total=0).download_blob().readall(),
             "AuthorizationSourceIPMismatch")
-    # Still never accepted while not implemented: an encryption scope would change what is written.
-    scoped = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True),
+    # An encryption scope in a SAS (ses) is the scope of writes through it: reads are unaffected; a
+    # write must be made with a scope of the account's, and this emulator was given none.
+    scoped = register_secret(generate_blob_sas(ACCOUNT, seeded, "a.txt", account_key=KEY, permission=BlobSasPermissions(read=True, write=True),
                                                expiry=later(), encryption_scope="scope1"))
-    r = send("GET", f"{emulator.blob}/{seeded}/a.txt?{scoped}", {"x-ms-version": "2026-10-06"})
+    assert send("GET", f"{emulator.blob}/{seeded}/a.txt?{scoped}", {"x-ms-version": "2026-10-06"}).content == b"alpha"
+    r = send("PUT", f"{emulator.blob}/{seeded}/a.txt?{scoped}", {"x-ms-version": "2026-10-06", "x-ms-blob-type": "BlockBlob",
+                                                                 "Content-Length": "1"}, b"x")
+    assert r.status_code == 409 and r.headers.get("x-ms-error-code") == "EncryptionScopeNotFound", r.text
+    assert send("GET", f"{emulator.blob}/{seeded}/a.txt?{scoped}", {"x-ms-version": "2026-10-06"}).content == b"alpha"
+    # Still never accepted while not implemented: a SAS for a delegated user (sduoid) would need
+    # that user's token beside it.
+    r = send("GET", f"{emulator.blob}/{seeded}/a.txt?{scoped}&sduoid=00000000-0000-0000-0000-000000000000", {"x-ms-version": "2026-10-06"})
     assert r.status_code == 403 and r.headers.get("x-ms-error-code") == "AuthenticationFailed"
-    assert "field 'ses' is not supported" in r.text.replace("&#39;", "'").replace("&apos;", "'")
+    assert "field 'sduoid' is not supported" in r.text.replace("&#39;", "'").replace("&apos;", "'")
     assert KEY not in r.text
 
 

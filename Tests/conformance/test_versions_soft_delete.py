@@ -125,12 +125,13 @@ def test_a_soft_deleted_blob_reads_as_missing_through_every_door(emulator, name)
     service = BlobServiceClient.from_connection_string(emulator.connection_string)
     service.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=1))
     container = service.create_container(name)
-    blob = container.upload_blob("secret.txt", b"gone", tags={"k": "v"})
+    blob = container.upload_blob("secret.txt", b"gone", tags={"k": name})
+    assert [b.name for b in service.find_blobs_by_tags(f"\"k\"='{name}'")] == ["secret.txt"]
     blob.delete_blob()
     token = sas(name, "secret.txt", permission=BlobSasPermissions(read=True, tag=True))
     assert send("GET", f"{blob.url}?{token}", {"x-ms-version": "2026-10-06"}).status_code == 404
     assert send("GET", f"{blob.url}?comp=tags&{token}", {"x-ms-version": "2026-10-06"}).status_code == 404
-    assert list(service.find_blobs_by_tags("\"k\"='v'")) == []
+    assert list(service.find_blobs_by_tags(f"\"k\"='{name}'")) == []
     copy = container.get_blob_client("copy.txt")
     with pytest.raises(HttpResponseError):
         copy.start_copy_from_url(blob.url)
