@@ -59,7 +59,8 @@ enum SASAuthorization {
         }
         var needed: String
         switch (method, comp) {
-        case ("GET", nil), ("HEAD", nil), ("GET", "blocklist"), ("GET", "metadata"), ("HEAD", "metadata"), ("GET", "pagelist"): needed = "r"
+        case ("GET", nil), ("HEAD", nil), ("GET", "blocklist"), ("GET", "metadata"), ("HEAD", "metadata"), ("GET", "pagelist"), ("POST", "query"):
+            needed = "r"
         case ("GET", "tags"), ("PUT", "tags"): needed = "t"
         // Deleting a version takes `x`, deleting a soft-deleted state for good `y`; a blob `d`.
         case ("DELETE", nil) where request.query.contains { $0.name == "deletetype" }: needed = "y"

@@ -14,7 +14,8 @@ struct BlobReply: Sendable {
 }
 
 /// A range of an open blob, read in pieces as the connection takes them: memory per download
-/// stays at one piece whatever the blob's size.
+/// stays at one piece whatever the blob's size. For Query Blob Contents the pieces go through
+/// the query and the answer's Avro blocks go out instead.
 public final class BlobBody: Sendable {
     /// How much is read from disk at a time.
     static let pieceBytes = 256 * 1024
@@ -25,21 +26,40 @@ public final class BlobBody: Sendable {
     public let length: Int
     /// Sent as a structured message (`x-ms-structured-body`): framed, with CRC64s.
     let structured: Bool
+    /// The query run over the bytes (Query Blob Contents).
+    let query: QueryRequest?
 
-    init(reader: any ByteReader, offset: Int, length: Int, structured: Bool = false) {
+    init(reader: any ByteReader, offset: Int, length: Int, structured: Bool = false, query: QueryRequest? = nil) {
         self.reader = reader
         self.offset = offset
         self.length = length
         self.structured = structured
+        self.query = query
     }
 
-    /// What goes over the wire: the bytes, or the structured message framing them.
-    public var wireLength: Int { structured ? StructuredMessage.encodedLength(contentLength: length) : length }
+    /// What goes over the wire: the bytes, or the structured message framing them; nil when
+    /// it is not known before the end (a query's answer goes out chunked).
+    public var wireLength: Int? {
+        if query != nil { return nil }
+        return structured ? StructuredMessage.encodedLength(contentLength: length) : length
+    }
 
     /// Calls `write` with each piece in order (read on the blocking-I/O threads), then closes
     /// the blob, also when `write` throws (the client went away).
     public func stream(_ write: (Data) async throws -> Void) async throws {
         defer { reader.close() }
+        if let query {
+            var run = QueryRun(request: query, totalBytes: length)
+            try await write(run.start())
+            var done = 0
+            repeat {
+                let (start, count, reader) = (offset + done, min(Self.pieceBytes, length - done), self.reader)
+                let piece = count == 0 ? Data() : try await BlockingPool.run { try reader.read(offset: start, length: count) }
+                done += count
+                try await write(run.take(piece, atEnd: done == length))
+            } while done < length
+            return
+        }
         var encoder = structured ? StructuredMessage.Encoder(contentLength: length) : nil
         if encoder != nil { try await write(encoder!.start()) }
         var done = 0

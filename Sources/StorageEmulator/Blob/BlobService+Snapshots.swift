@@ -26,6 +26,7 @@ extension BlobService {
     {
         try Self.checkSnapshot(snapshot)
         switch (request.method, query["comp"]) {
+        case ("POST", "query"): return try await queryBlob(container, blob, request, snapshot: snapshot)
         case ("GET", nil): return try await getBlob(container, blob, request, head: false, snapshot: snapshot)
         case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, snapshot: snapshot)
         case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, request, query, snapshot: snapshot))
@@ -70,6 +71,7 @@ extension BlobService {
     {
         guard EdmDateTime(iso8601: versionId) != nil else { throw ServiceError.invalidQuery("versionid", versionId) }
         switch (request.method, query["comp"]) {
+        case ("POST", "query"): return try await queryBlob(container, blob, request, versionId: versionId)
         case ("GET", nil): return try await getBlob(container, blob, request, head: false, versionId: versionId)
         case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, versionId: versionId)
         case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, request, query, versionId: versionId))

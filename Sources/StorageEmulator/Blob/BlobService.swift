@@ -125,6 +125,7 @@ struct BlobService: Sendable {
         case ("PUT", "blocklist"): return BlobReply(try await putBlockList(container, blob, request))
         case ("PUT", "properties"): return BlobReply(try await setBlobProperties(container, blob, request))
         case ("PUT", "metadata"): return BlobReply(try await setBlobMetadata(container, blob, request))
+        case ("POST", "query"): return try await queryBlob(container, blob, request)
         case ("GET", nil): return try await getBlob(container, blob, request, head: false, tagCount: caller != .anonymous)
         case ("HEAD", nil): return try await getBlob(container, blob, request, head: true, tagCount: caller != .anonymous)
         case ("GET", "blocklist"): return BlobReply(try await getBlockList(container, blob, request, query))

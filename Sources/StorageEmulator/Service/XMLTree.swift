@@ -23,8 +23,9 @@ struct XMLTree: Sendable, Equatable {
     /// Parses a document; nil when it is not well-formed XML or declares a document type
     /// (``XMLBody``). Nesting is bounded by the
     /// parser (libxml2 refuses documents deeper than 256 levels).
-    static func parse(_ data: Data) -> XMLTree? {
+    static func parse(_ data: Data, keepingWhitespace: Bool = false) -> XMLTree? {
         let builder = Builder()
+        builder.keepWhitespace = keepingWhitespace
         guard let parser = XMLBody.parser(data) else { return nil }
         parser.delegate = builder
         guard parser.parse(), let root = builder.root else { return nil }
@@ -44,6 +45,8 @@ struct XMLTree: Sendable, Equatable {
     private final class Builder: NSObject, XMLParserDelegate {
         var stack: [XMLTree] = []
         var root: XMLTree?
+        /// Text is kept as sent (a separator may be a newline), not trimmed.
+        var keepWhitespace = false
 
         func parser(
             _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]
@@ -59,7 +62,7 @@ struct XMLTree: Sendable, Equatable {
         func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
             var done = stack.removeLast()
             if !done.children.isEmpty { done.text = "" }
-            done.text = done.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !keepWhitespace { done.text = done.text.trimmingCharacters(in: .whitespacesAndNewlines) }
             if stack.isEmpty { root = done } else { stack[stack.count - 1].children.append(done) }
         }
     }

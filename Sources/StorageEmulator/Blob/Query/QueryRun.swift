@@ -1,0 +1,233 @@
+import Foundation
+
+/// Runs a query over a blob's bytes as they are read, piece by piece, and writes the answer's
+/// Avro blocks: per piece the result data (the first piece always, later ones when they have
+/// any), that piece's errors, its progress; the end last. Memory stays at a piece, one record
+/// (at most ``maxRecordBytes``) and its output.
+struct QueryRun {
+    let request: QueryRequest
+    let totalBytes: Int
+    let stream: QueryResultStream
+
+    /// A record longer than this is a fatal error (a stranger writes the blob).
+    static let maxRecordBytes = 4 << 20
+
+    /// What happened to one record.
+    private enum Outcome {
+        case output
+        case skipped
+        case stop
+    }
+
+    private var pending: [UInt8] = []
+    /// The blob offset of `pending`'s first byte.
+    private var base = 0
+    private var header: [[UInt8]]?
+    private var sawHeader = false
+    private var wroteHeader = false
+    private var emitted = 0
+    private var count = 0
+    private var finished = false
+    private var answeredData = false
+    private var data = Data()
+    private var errors: [QueryRecordError] = []
+
+    init(request: QueryRequest, totalBytes: Int, stream: QueryResultStream = QueryResultStream()) {
+        self.request = request
+        self.totalBytes = totalBytes
+        self.stream = stream
+    }
+
+    /// The header block.
+    func start() -> Data { stream.header() }
+
+    /// Takes the next piece of the blob (`atEnd`: the last one) and answers its blocks.
+    mutating func take(_ piece: Data, atEnd: Bool) -> Data {
+        if !finished {
+            pending.append(contentsOf: piece)
+            consume(atEnd: atEnd)
+        }
+        var out = Data()
+        if atEnd, !finished, case .count = request.expression.projection {
+            writeRecord(values: [Array(String(count).utf8)], labels: ["_1"])
+        }
+        if !data.isEmpty || !answeredData {
+            out.append(stream.data(data))
+            answeredData = true
+            data = Data()
+        }
+        for error in errors { out.append(stream.error(error)) }
+        errors = []
+        scanned += piece.count
+        out.append(stream.progress(scanned: scanned, total: totalBytes))
+        if atEnd { out.append(stream.end(total: totalBytes)) }
+        return out
+    }
+
+    private var scanned = 0
+
+    private mutating func consume(atEnd: Bool) {
+        var position = 0
+        loop: while !finished {
+            switch request.input {
+            case .delimited(let text):
+                if position >= pending.count { break loop }
+                switch text.scan(pending, from: position, atEnd: atEnd) {
+                case .incomplete:
+                    break loop
+                case .record(let fields, let next):
+                    let at = base + position
+                    position = next
+                    if text.hasHeaders && !sawHeader {
+                        sawHeader = true
+                        header = fields
+                        continue
+                    }
+                    handle(.delimited(fields), at: at)
+                }
+            case .json(let separator):
+                switch JSONRecordReader(recordSeparator: separator).scan(pending, from: position, atEnd: atEnd, base: base) {
+                case .incomplete, .done:
+                    break loop
+                case .record(let value, let next):
+                    let at = base + position
+                    position = next
+                    handle(.json(value), at: at)
+                case .invalid(let description, let offset):
+                    fail(QueryRecordError(fatal: true, name: "ParseError", description: description, position: offset))
+                }
+            }
+        }
+        if !finished, pending.count - position > Self.maxRecordBytes {
+            fail(
+                QueryRecordError(
+                    fatal: true, name: "RecordTooLarge",
+                    description: "A record at [byte: \(base + position)] is longer than \(Self.maxRecordBytes) bytes.", position: base + position))
+        }
+        pending.removeFirst(min(position, pending.count))
+        base += position
+        if finished { pending = [] }
+    }
+
+    private mutating func fail(_ error: QueryRecordError) {
+        errors.append(error)
+        finished = true
+    }
+
+    /// A record read from the blob.
+    enum Record {
+        case delimited([[UInt8]])
+        case json(QueryJSON)
+    }
+
+    private mutating func handle(_ record: Record, at position: Int) {
+        if let limit = request.expression.limit, emitted >= limit {
+            finished = true
+            return
+        }
+        do {
+            if let condition = request.expression.condition {
+                guard try QueryEvaluation.holds(condition, in: record, header: header) == true else { return }
+            }
+        } catch {
+            errors.append(QueryRecordError(fatal: false, name: error.name, description: error.description, position: position))
+            return
+        }
+        switch request.expression.projection {
+        case .count:
+            count += 1
+            emitted += 1
+        case .all:
+            emitted += 1
+            switch record {
+            case .delimited(let fields):
+                writeRecord(values: fields, labels: labels(count: fields.count))
+            case .json(let value):
+                writeJSON(value)
+            }
+        case .columns(let columns):
+            switch record {
+            case .delimited(let fields):
+                var values: [[UInt8]] = []
+                for column in columns {
+                    guard let value = QueryEvaluation.field(column, of: fields, header: header) else {
+                        errors.append(QueryEvaluation.missing(column, at: position))
+                        return
+                    }
+                    values.append(value)
+                }
+                emitted += 1
+                writeRecord(values: values, labels: columns.map(\.label))
+            case .json(let value):
+                emitted += 1
+                let members = columns.compactMap { column -> (String, QueryJSON)? in
+                    guard case .name(let name) = column, let found = value.member(name) else { return nil }
+                    return (name, found)
+                }
+                writeJSON(.object(members), values: members.map(\.1))
+            }
+        }
+    }
+
+    private func labels(count: Int) -> [String] {
+        (0..<count).map { n in
+            if let header, n < header.count { return String(decoding: header[n], as: UTF8.self) }
+            return "_\(n + 1)"
+        }
+    }
+
+    /// Fields from a CSV record (or a count) in the answer's format.
+    private mutating func writeRecord(values: [[UInt8]], labels: [String]) {
+        switch request.output {
+        case .delimited(let text):
+            writeHeaderIfAsked(text, labels: labels)
+            text.write(values, into: &data)
+        case .json(let separator):
+            let members = zip(labels, values).map { ($0, QueryJSON.string(String(decoding: $1, as: UTF8.self))) }
+            QueryJSON.object(members).write(into: &data)
+            data.append(contentsOf: separator)
+        }
+    }
+
+    /// A JSON record in the answer's format: CSV takes its members' values.
+    private mutating func writeJSON(_ value: QueryJSON, values: [QueryJSON]? = nil) {
+        switch request.output {
+        case .json(let separator):
+            value.write(into: &data)
+            data.append(contentsOf: separator)
+        case .delimited(let text):
+            let parts: [QueryJSON]
+            if let values {
+                parts = values
+            } else if case .object(let members) = value {
+                parts = members.map(\.1)
+            } else if case .array(let items) = value {
+                parts = items
+            } else {
+                parts = [value]
+            }
+            text.write(parts.map(Self.csvField), into: &data)
+        }
+    }
+
+    private static func csvField(_ value: QueryJSON) -> [UInt8] {
+        switch value {
+        case .null: return []
+        case .string(let s): return Array(s.utf8)
+        case .number(let text): return Array(text.utf8)
+        case .bool(let b): return Array((b ? "true" : "false").utf8)
+        default:
+            var out = Data()
+            value.write(into: &out)
+            return Array(out)
+        }
+    }
+
+    /// An answer in CSV with headers starts with the columns' names.
+    private mutating func writeHeaderIfAsked(_ text: DelimitedText, labels: [String]) {
+        guard text.hasHeaders, !wroteHeader else { return }
+        wroteHeader = true
+        if case .all = request.expression.projection, header == nil { return }
+        text.write(labels.map { Array($0.utf8) }, into: &data)
+    }
+}
