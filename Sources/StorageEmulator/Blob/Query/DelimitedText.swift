@@ -26,6 +26,8 @@ struct DelimitedText: Equatable, Sendable {
         var inQuotes = false
         var fieldStart = true
         var quotedField = false
+        /// How long the field was when its closing quote was read.
+        var closedAt = 0
         var i = start
         let longest = max(columnSeparator.count, fieldQuote.count * 2, recordSeparator.count, escapeChar.count + 1)
         func matches(_ token: [UInt8], at p: Int) -> Bool {
@@ -52,6 +54,7 @@ struct DelimitedText: Equatable, Sendable {
                         i += fieldQuote.count * 2
                     } else {
                         inQuotes = false
+                        closedAt = field.count
                         i += fieldQuote.count
                     }
                 } else {
@@ -72,7 +75,7 @@ struct DelimitedText: Equatable, Sendable {
                 quotedField = false
                 i += columnSeparator.count
             } else if matches(recordSeparator, at: i) {
-                if recordSeparator == [0x0A], !quotedField, field.last == 0x0D { field.removeLast() }
+                if recordSeparator == [0x0A], !quotedField || field.count > closedAt, field.last == 0x0D { field.removeLast() }
                 fields.append(field)
                 return .record(fields, next: i + recordSeparator.count)
             } else {
@@ -83,31 +86,41 @@ struct DelimitedText: Equatable, Sendable {
         }
     }
 
-    /// One record in this format, its separator after it. A field holding a separator or the
-    /// quote is quoted; a quote inside is escaped (or doubled when there is no escape).
+    /// One record in this format, its separator after it. A field holding a separator, the
+    /// quote (or a `\r` before a `\n` separator) is quoted; a quote inside is escaped (or
+    /// doubled when there is no escape), and so is the escape character itself. Without a
+    /// quote, separators are escaped. What ``scan(_:from:atEnd:)`` reads back is the fields.
     func write(_ fields: [[UInt8]], into out: inout Data) {
         for (n, field) in fields.enumerated() {
             if n > 0 { out.append(contentsOf: columnSeparator) }
-            let needsQuotes =
-                !fieldQuote.isEmpty
-                && (Self.contains(field, columnSeparator) || Self.contains(field, recordSeparator) || Self.contains(field, fieldQuote))
-            guard needsQuotes else {
-                out.append(contentsOf: field)
-                continue
-            }
-            out.append(contentsOf: fieldQuote)
+            let special =
+                Self.contains(field, columnSeparator) || Self.contains(field, recordSeparator) || Self.contains(field, fieldQuote)
+                || (recordSeparator == [0x0A] && field.contains(0x0D))
+            let quoted = special && !fieldQuote.isEmpty
+            if quoted { out.append(contentsOf: fieldQuote) }
             var i = 0
             while i < field.count {
-                if Self.startsWith(field, fieldQuote, at: i) {
+                if Self.startsWith(field, escapeChar, at: i) {
+                    out.append(contentsOf: escapeChar)
+                    out.append(contentsOf: escapeChar)
+                    i += escapeChar.count
+                } else if quoted, Self.startsWith(field, fieldQuote, at: i) {
                     out.append(contentsOf: escapeChar.isEmpty ? fieldQuote : escapeChar)
                     out.append(contentsOf: fieldQuote)
                     i += fieldQuote.count
+                } else if !quoted, !escapeChar.isEmpty,
+                    Self.startsWith(field, columnSeparator, at: i) || Self.startsWith(field, recordSeparator, at: i)
+                        || Self.startsWith(field, fieldQuote, at: i)
+                {
+                    out.append(contentsOf: escapeChar)
+                    out.append(field[i])
+                    i += 1
                 } else {
                     out.append(field[i])
                     i += 1
                 }
             }
-            out.append(contentsOf: fieldQuote)
+            if quoted { out.append(contentsOf: fieldQuote) }
         }
         out.append(contentsOf: recordSeparator)
     }

@@ -75,8 +75,8 @@ indirect enum QueryJSON: Equatable, Sendable {
     }
 }
 
-/// Reads JSON records one after another (`JsonTextConfiguration`): each record is an object or
-/// an array; spacing and the record separator may stand between them.
+/// Reads JSON records one after another (`JsonTextConfiguration`): each record is a JSON value,
+/// usually an object; spacing and the record separator may stand between them.
 struct JSONRecordReader: Sendable {
     var recordSeparator: [UInt8] = Array("\n".utf8)
     /// Values nest at most this deep (a stranger writes the blob).
@@ -108,9 +108,9 @@ struct JSONRecordReader: Sendable {
         guard i < bytes.count else { return atEnd ? .done : .incomplete }
         var parser = Parser(bytes: bytes, index: i, base: base)
         do throws(Failure) {
-            guard bytes[i] == UInt8(ascii: "{") || bytes[i] == UInt8(ascii: "[") else {
-                throw parser.unexpected(expecting: "'{', or '['")
-            }
+            // A record is usually an object or an array; Azure also takes a bare value (and
+            // names only those two when a record cannot start).
+            guard "{[\"-0123456789tfn".utf8.contains(bytes[i]) else { throw parser.unexpected(expecting: "'{', or '['") }
             let value = try parser.value(depth: 0)
             return .record(value, next: parser.index)
         } catch {

@@ -74,7 +74,12 @@ enum QueryOperand: Equatable, Sendable {
 /// A WHERE condition.
 indirect enum QueryCondition: Equatable, Sendable {
     enum Comparison: String, Equatable, Sendable {
-        case equal = "=", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        case equal = "="
+        case notEqual = "!="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
     }
 
     case compare(QueryOperand, Comparison, QueryOperand)

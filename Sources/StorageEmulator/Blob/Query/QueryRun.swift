@@ -93,8 +93,10 @@ struct QueryRun {
                     let at = base + position
                     position = next
                     handle(.json(value), at: at)
-                case .invalid(let description, let offset):
-                    fail(QueryRecordError(fatal: true, name: "ParseError", description: description, position: offset))
+                case .invalid(let description, _):
+                    // The description names the byte; the position, as in Azure's answers, is
+                    // where the piece being parsed began.
+                    fail(QueryRecordError(fatal: true, name: "ParseError", description: description, position: base))
                 }
             }
         }
@@ -193,7 +195,11 @@ struct QueryRun {
     private mutating func writeJSON(_ value: QueryJSON, values: [QueryJSON]? = nil) {
         switch request.output {
         case .json(let separator):
-            value.write(into: &data)
+            // A record that is no object or array selects nothing: an empty record (as Azure answers).
+            switch value {
+            case .object, .array: value.write(into: &data)
+            default: break
+            }
             data.append(contentsOf: separator)
         case .delimited(let text):
             let parts: [QueryJSON]
