@@ -46,7 +46,7 @@ enum SASAuthorization {
             case ("PUT", nil): needed = "cw"
             case ("DELETE", nil): needed = "d"
             case ("GET", nil), ("HEAD", nil), ("GET", "metadata"), ("HEAD", "metadata"): needed = "r"
-            case ("PUT", "metadata"), ("PUT", "lease"): needed = "w"
+            case ("PUT", "metadata"), ("PUT", "lease"), ("PUT", "undelete"): needed = "w"
             default: throw notAuthorized  // ACLs
             }
             switch grant.scope {

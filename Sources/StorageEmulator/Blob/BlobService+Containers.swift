@@ -88,6 +88,29 @@ extension BlobService {
         return TransportResponse(status: 200, headers: headers, body: Data(body.utf8))
     }
 
+    /// Restore Container (`PUT ?restype=container&comp=undelete`): brings back the soft-deleted
+    /// container `x-ms-deleted-container-name` of `x-ms-deleted-container-version`, under the
+    /// name it had (Azure no longer restores under another).
+    func restoreContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
+        guard let deletedName = request.headers["x-ms-deleted-container-name"] else {
+            throw ServiceError(
+                400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-deleted-container-name.")
+        }
+        guard let version = request.headers["x-ms-deleted-container-version"] else {
+            throw ServiceError(
+                400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: x-ms-deleted-container-version.")
+        }
+        guard deletedName.utf8.elementsEqual(name.utf8) else {
+            throw ServiceError(
+                400, .invalidHeaderValue,
+                "The value for one of the HTTP headers is not in the correct format: x-ms-deleted-container-name must be the container the request names (a container is restored under the name it had)."
+            )
+        }
+        let record = try await store.restoreContainer(name, deletedName: deletedName, version: version)
+        return TransportResponse(
+            status: 201, headers: HeaderFields([("ETag", record.etag), ("Last-Modified", ServerClock.httpDate(record.modified))]))
+    }
+
     func deleteContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
         try await store.deleteContainer(name, leaseID: request.headers["x-ms-lease-id"], conditions: try containerConditions(request))
         return TransportResponse(status: 202)
@@ -116,17 +139,23 @@ extension BlobService {
         let prefix = query["prefix"] ?? ""
         let marker = query["marker"] ?? ""
         let include = (query["include"] ?? "").split(separator: ",")
+        let deleted = include.contains("deleted")
+        if deleted { try await store.purgeDeletedContainers() }
         let (records, next) = try await store.listContainers(
-            prefix: prefix, marker: marker, limit: limit, hidden: include.contains("system") ? [] : Array(Self.systemContainers))
+            prefix: prefix, marker: marker, limit: limit, hidden: include.contains("system") ? [] : Array(Self.systemContainers), deleted: deleted)
+        let now = store.clock.now()
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\">"
         xml += XMLEscape.echo("Prefix", query["prefix"]) + XMLEscape.echo("Marker", query["marker"])
         xml += XMLEscape.element("MaxResults", query["maxresults"]) + "<Containers>"
         let includeMetadata = include.contains("metadata")
         // System containers (`$logs`) are listed only when asked for (`include=system`), as on Azure.
         for record in records {
-            xml += "<Container>" + XMLEscape.element("Name", record.name) + "<Properties>"
+            let name = record.deleted?.name ?? record.name
+            xml += "<Container>" + XMLEscape.element("Name", name)
+            if let deleted = record.deleted { xml += "<Deleted>true</Deleted>" + XMLEscape.element("Version", deleted.version) }
+            xml += "<Properties>"
             xml += XMLEscape.element("Last-Modified", ServerClock.httpDate(record.modified)) + XMLEscape.element("Etag", record.etag)
-            let (leaseRecord, now) = try await store.lease(container: record.name, name: nil)
+            let (leaseRecord, now) = record.deleted == nil ? try await store.lease(container: record.name, name: nil) : (nil, now)
             let lease = Dictionary(BlobLease.headers(leaseRecord, at: now), uniquingKeysWith: { a, _ in a })
             xml += XMLEscape.element("LeaseStatus", lease["x-ms-lease-status"]) + XMLEscape.element("LeaseState", lease["x-ms-lease-state"])
             if let duration = lease["x-ms-lease-duration"] { xml += XMLEscape.element("LeaseDuration", duration) }
@@ -135,7 +164,13 @@ extension BlobService {
             xml +=
                 XMLEscape.element("DefaultEncryptionScope", record.defaultEncryptionScope ?? "$account-encryption-key")
                 + "<DenyEncryptionScopeOverride>\(record.denyEncryptionScopeOverride)</DenyEncryptionScopeOverride>"
-            xml += "<ImmutableStorageWithVersioningEnabled>false</ImmutableStorageWithVersioningEnabled></Properties>"
+            xml += "<ImmutableStorageWithVersioningEnabled>false</ImmutableStorageWithVersioningEnabled>"
+            if let deleted = record.deleted {
+                let days = store.containerRetentionDays ?? 0
+                let left = max(0, days - Int((now.ticks - deleted.at.ticks) / 864_000_000_000))
+                xml += XMLEscape.element("DeletedTime", ServerClock.httpDate(deleted.at)) + XMLEscape.element("RemainingRetentionDays", String(left))
+            }
+            xml += "</Properties>"
             if includeMetadata { xml += BlobListingXML.metadata(record.metadata) }
             xml += "</Container>"
         }

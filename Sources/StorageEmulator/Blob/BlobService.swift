@@ -77,6 +77,7 @@ struct BlobService: Sendable {
             case ("PUT", nil): return BlobReply(try await createContainer(container, request))
             case ("PUT", "acl"): return BlobReply(try await setContainerACL(container, request))
             case ("PUT", "metadata"): return BlobReply(try await setContainerMetadata(container, request))
+            case ("PUT", "undelete"): return BlobReply(try await restoreContainer(container, request))
             case ("GET", nil), ("HEAD", nil): return BlobReply(try await containerProperties(container))
             case ("GET", "acl"), ("HEAD", "acl"): return BlobReply(try await containerACL(container))
             case ("GET", "list"): return BlobReply(try await listBlobs(container, request, query, tagCount: caller != .anonymous))
@@ -188,6 +189,12 @@ struct BlobService: Sendable {
         guard segments.count > 1, !segments[1].isEmpty else { return Target() }
         guard let container = String(segments[1]).removingPercentEncoding else {
             throw ServiceError(400, .invalidUri, "The container name in the request URI is not valid percent-encoding.")
+        }
+        // No container name holds a control character; soft-deleted containers live under names
+        // that start with one, which no request may reach.
+        if container.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw ServiceError(
+                400, .invalidResourceName, "The specifed resource name contains invalid characters: a control character in the container name.")
         }
         guard segments.count > 2, !segments[2].isEmpty else { return Target(container: container) }
         guard let blob = String(segments[2]).removingPercentEncoding else {

@@ -52,6 +52,10 @@ public struct EmulatorConfiguration: Sendable {
     /// Blob versioning, an account setting on Azure (not part of the service properties):
     /// every write that replaces a blob, and Delete Blob, keep what they replace as a version.
     public var blobVersioning = false
+    /// Container soft delete, an account setting on Azure (`containerDeleteRetentionPolicy`,
+    /// through ARM): Delete Container keeps the container and its blobs this many days (1–365),
+    /// listed with `include=deleted`, brought back by Restore Container. Nil: off.
+    public var containerRetentionDays: Int?
     /// The account's encryption scopes (created through ARM on Azure): the names writes and
     /// containers may give in `x-ms-encryption-scope` / `x-ms-default-encryption-scope`.
     public var encryptionScopes: [String] = []

@@ -27,7 +27,8 @@ public final class StorageEmulatorCore: Sendable {
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
         store = try EmulatorStore(
-            dataDirectory: configuration.dataDirectory, command: configuration.command, versioning: configuration.blobVersioning)
+            dataDirectory: configuration.dataDirectory, command: configuration.command, versioning: configuration.blobVersioning,
+            containerRetentionDays: configuration.containerRetentionDays)
         authenticator = RequestAuthenticator(
             signer: SharedKeySigner(account: configuration.accountName, key: configuration.accountKey),
             secure: configuration.tls != nil)

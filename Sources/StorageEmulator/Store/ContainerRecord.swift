@@ -17,6 +17,8 @@ struct ContainerRecord: Sendable {
     var defaultEncryptionScope: String?
     /// Whether a write may name another scope (`x-ms-deny-encryption-scope-override`).
     var denyEncryptionScopeOverride: Bool
+    /// A soft-deleted container: the name it had, its version, when it was deleted.
+    var deleted: (name: String, version: String, at: EdmDateTime)?
 
     init(row: Row) {
         name = row["name"]
@@ -28,5 +30,10 @@ struct ContainerRecord: Sendable {
         acl = row["acl"]
         defaultEncryptionScope = row.hasColumn("defaultEncryptionScope") ? row["defaultEncryptionScope"] : nil
         denyEncryptionScopeOverride = row.hasColumn("denyEncryptionScopeOverride") ? (row["denyEncryptionScopeOverride"] as Int? ?? 0) == 1 : false
+        if row.hasColumn("deletedAt"), let at: Int64 = row["deletedAt"], let name: String = row["deletedName"],
+            let version: String = row["deletedVersion"]
+        {
+            deleted = (name, version, EdmDateTime(ticks: at))
+        }
     }
 }

@@ -340,6 +340,17 @@ enum EmulatorDatabase {
                         FROM (SELECT CAST(strftime('%s', 'now') AS INTEGER) * 10000000 + 621355968000000000 AS t);
                     """)
         }
+        // v13: container soft delete. A deleted container's rows (its own and its blobs', in every
+        // table) move to an internal name no request can spell (``EmulatorStore/deletedName(_:_:)``);
+        // the container row keeps the name it had, its version and when it was deleted.
+        migrator.registerMigration("v13-container-soft-delete") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE containers ADD COLUMN deletedName TEXT;
+                    ALTER TABLE containers ADD COLUMN deletedVersion TEXT;
+                    ALTER TABLE containers ADD COLUMN deletedAt INTEGER;
+                    """)
+        }
         return migrator
     }
 }

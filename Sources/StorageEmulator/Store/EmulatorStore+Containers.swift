@@ -63,46 +63,68 @@ extension EmulatorStore {
         try conditions.checkETagAndTime(etag: container.etag, modified: container.modified, exists: true) { WriteConditions.notMet }
     }
 
-    /// Deletes a container and everything in it; a leased container needs its lease id,
-    /// checked in this transaction, as are `conditions`.
+    /// Deletes a container and everything in it; a leased container needs its lease id. With
+    /// container soft delete on, the container and its blobs are kept instead
+    /// (``softDeleteContainer(_:now:_:)``) and their bytes stay.
     func deleteContainer(_ name: String, leaseID: String? = nil, conditions: WriteConditions = WriteConditions()) async throws {
         let now = clock.now()
+        let retention = containerRetentionDays
         let freed = try await write { db -> [String] in
             guard let existing = try Self.container(name, db) else { throw Self.containerNotFound }
             try BlobLease.check(try BlobLease.read(name, BlobLease.containerKey, db), given: leaseID, write: true, at: now, container: true)
             try Self.check(conditions, existing)
-            let ids = try String.fetchAll(
-                db,
-                sql: """
-                    SELECT data FROM blobs WHERE container = ? AND data != '' UNION SELECT data FROM blocks WHERE container = ?
-                    UNION SELECT data FROM pages WHERE container = ? AND data != ''
-                    UNION SELECT data FROM snapshots WHERE container = ? AND data != ''
-                    UNION SELECT data FROM snapshot_pages WHERE container = ? AND data != ''
-                    """,
-                arguments: [name, name, name, name, name])
-            try db.execute(sql: "DELETE FROM snapshots WHERE container = ?", arguments: [name])
-            try db.execute(sql: "DELETE FROM snapshot_pages WHERE container = ?", arguments: [name])
-            try db.execute(sql: "DELETE FROM blobs WHERE container = ?", arguments: [name])
-            try db.execute(sql: "DELETE FROM blocks WHERE container = ?", arguments: [name])
-            try db.execute(sql: "DELETE FROM pages WHERE container = ?", arguments: [name])
-            try BlobLease.delete(name, nil, db)
-            try db.execute(sql: "DELETE FROM containers WHERE name = ?", arguments: [name])
-            return ids
+            var freed = try Self.purgeDeletedContainers(now: now, retentionDays: retention, db)
+            if retention != nil {
+                try Self.softDeleteContainer(name, now: now, db)
+            } else {
+                freed += try Self.removeContainer(name, db)
+            }
+            return freed
         }
         await deleteBytes(freed)
     }
 
+    /// Removes a container's rows, its blobs' in every table; answers the byte objects freed.
+    static func removeContainer(_ name: String, _ db: Database) throws -> [String] {
+        let ids = try String.fetchAll(
+            db,
+            sql: """
+                SELECT data FROM blobs WHERE container = ? AND data != '' UNION SELECT data FROM blocks WHERE container = ?
+                UNION SELECT data FROM pages WHERE container = ? AND data != ''
+                UNION SELECT data FROM snapshots WHERE container = ? AND data != ''
+                UNION SELECT data FROM snapshot_pages WHERE container = ? AND data != ''
+                """,
+            arguments: [name, name, name, name, name])
+        for table in containerTables { try db.execute(sql: "DELETE FROM \(table) WHERE container = ?", arguments: [name]) }
+        try db.execute(sql: "DELETE FROM containers WHERE name = ?", arguments: [name])
+        return ids
+    }
+
+    /// The tables whose rows belong to a container (by its name in `container`).
+    static let containerTables = ["snapshots", "snapshot_pages", "blobs", "blocks", "pages", "leases"]
+
     /// Containers in name order from `marker` on, at most `limit`; the next marker when more follow.
     /// `hidden`: names left out (the system containers, unless asked for) — before the page is
-    /// cut, so a page holds `limit` of the others.
-    func listContainers(prefix: String, marker: String, limit: Int, hidden: [String] = []) async throws -> ([ContainerRecord], String?) {
+    /// cut, so a page holds `limit` of the others. `deleted`: soft-deleted containers too, each
+    /// after the live one of its name, ordered by version (the marker then names one as
+    /// `name,version`: a comma sorts before every character a container name holds).
+    func listContainers(prefix: String, marker: String, limit: Int, hidden: [String] = [], deleted: Bool = false) async throws
+        -> ([ContainerRecord], String?)
+    {
         try await read { db in
-            let exclude = hidden.isEmpty ? "" : " AND name NOT IN (\(hidden.map { _ in "?" }.joined(separator: ", ")))"
+            let key = "CASE WHEN deletedAt IS NULL THEN name ELSE deletedName || ',' || deletedVersion END"
+            let shown = "coalesce(deletedName, name)"
+            let exclude = hidden.isEmpty ? "" : " AND \(shown) NOT IN (\(hidden.map { _ in "?" }.joined(separator: ", ")))"
             let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM containers WHERE name >= ? AND substr(name, 1, length(?)) = ?\(exclude) ORDER BY name LIMIT ?",
+                db,
+                sql: """
+                    SELECT *, \(key) AS listingKey FROM containers
+                    WHERE \(deleted ? "1" : "deletedAt IS NULL") AND \(key) >= ? AND substr(\(shown), 1, length(?)) = ?\(exclude)
+                    ORDER BY listingKey LIMIT ?
+                    """,
                 arguments: StatementArguments([marker, prefix, prefix] + hidden.map { $0 as any DatabaseValueConvertible } + [limit + 1]))
             let records = rows.map(ContainerRecord.init(row:))
-            return (Array(records.prefix(limit)), records.count > limit ? records[limit].name : nil)
+            return (Array(records.prefix(limit)), records.count > limit ? rows[limit]["listingKey"] : nil)
         }
     }
 }

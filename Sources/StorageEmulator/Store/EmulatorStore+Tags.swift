@@ -31,7 +31,7 @@ extension EmulatorStore {
                     db,
                     sql: """
                         SELECT * FROM blobs WHERE tags != '[]' AND (container > ? OR (container = ? AND name \(startInclusive ? ">=" : ">") ?))
-                        \(container == nil ? "" : "AND container = ?") ORDER BY container, name LIMIT 1000
+                        \(container == nil ? "AND substr(container, 1, 1) != char(1)" : "AND container = ?") ORDER BY container, name LIMIT 1000
                         """,
                     arguments: StatementArguments([start.0, start.0, start.1] + (container.map { [$0] } ?? []))
                 ).map(BlobRecord.init(row:))

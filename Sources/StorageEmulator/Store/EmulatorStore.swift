@@ -26,11 +26,14 @@ final class EmulatorStore: Sendable {
     let lock: DataFolderLock?
     /// Blob versioning (`--blob-versioning`): writes keep what they replace as versions.
     let versioning: Bool
+    /// Container soft delete (`--container-soft-delete DAYS`): how long a deleted container is kept.
+    let containerRetentionDays: Int?
 
     /// Opens the store in `dataDirectory`, or in memory when it is nil; `command` is written
     /// into the folder's lock so a second opener can name the owner.
-    init(dataDirectory: URL?, command: String = "azseed", versioning: Bool = false) throws {
+    init(dataDirectory: URL?, command: String = "azseed", versioning: Bool = false, containerRetentionDays: Int? = nil) throws {
         self.versioning = versioning
+        self.containerRetentionDays = containerRetentionDays
         if let dataDirectory {
             let lock = try DataFolderLock(folder: dataDirectory, command: command)
             let files: FileByteStore

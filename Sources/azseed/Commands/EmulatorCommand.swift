@@ -98,6 +98,12 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Container soft delete, as the account setting on Azure: Delete Container keeps a container and its blobs this many days (1-365), listed with include=deleted and brought back by Restore Container.",
+            valueName: "days"))
+    var containerSoftDelete: Int?
+
+    @Option(
+        help: ArgumentHelp(
             "An encryption scope of the account (created through ARM on Azure), which writes and containers may name; repeatable.",
             valueName: "name"))
     var encryptionScope: [String] = []
@@ -124,6 +130,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         guard blobPort != tablePort || blobPort == 0 else { throw ValidationError("--blob-port and --table-port must differ") }
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
         guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
+        if let days = containerSoftDelete, !(1...365).contains(days) {
+            throw ValidationError("--container-soft-delete \(days): a container is kept 1 to 365 days, as on Azure")
+        }
         guard (0...86_400).contains(rehydrateSeconds) else {
             throw ValidationError("--rehydrate-seconds \(rehydrateSeconds): from 0 to 86400 (a day)")
         }
@@ -191,6 +200,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.copySourceTimeout = copySourceTimeout
         configuration.rehydrationSeconds = rehydrateSeconds
         configuration.blobVersioning = blobVersioning
+        configuration.containerRetentionDays = containerSoftDelete
         configuration.encryptionScopes = encryptionScope
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
