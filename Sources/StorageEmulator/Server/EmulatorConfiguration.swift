@@ -56,6 +56,9 @@ public struct EmulatorConfiguration: Sendable {
     /// through ARM): Delete Container keeps the container and its blobs this many days (1–365),
     /// listed with `include=deleted`, brought back by Restore Container. Nil: off.
     public var containerRetentionDays: Int?
+    /// How often Storage Analytics writes the log entries and metrics it gathered
+    /// (`--analytics-flush-seconds`); also when the server stops.
+    public var analyticsFlushSeconds: Double = 10
     /// The account's encryption scopes (created through ARM on Azure): the names writes and
     /// containers may give in `x-ms-encryption-scope` / `x-ms-default-encryption-scope`.
     public var encryptionScopes: [String] = []

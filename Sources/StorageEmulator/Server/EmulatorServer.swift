@@ -102,10 +102,17 @@ public final class EmulatorServer: Sendable {
             gracefulShutdownSignals: shutdownOnSignals ? [.sigterm, .sigint, .sighup] : [],
             logger: logger)
         let runner = Task {
+            // Storage Analytics writes what it gathered every few seconds, and once more when
+            // the services stop (before the store closes: every caller awaits the runner first).
+            let analytics = Task { await core.analytics.run() }
             do {
                 try await group.run()
+                analytics.cancel()
+                await core.analytics.flush()
                 await startup.failed(EmulatorStartError(phrase: "the emulator stopped before it was listening"))
             } catch {
+                analytics.cancel()
+                await core.analytics.flush()
                 await startup.failed(error)
                 throw error
             }

@@ -23,6 +23,8 @@ public final class StorageEmulatorCore: Sendable {
     public let configuration: EmulatorConfiguration
     /// Request bodies held in memory across all connections (``BufferBudget``).
     let bufferBudget: BufferBudget
+    /// Storage Analytics logging and metrics, when Set Service Properties switched them on.
+    let analytics: StorageAnalytics
 
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
@@ -52,6 +54,7 @@ public final class StorageEmulatorCore: Sendable {
         blob.encryptionScopes = Set(configuration.encryptionScopes)
         self.blob = blob
         table = TableService(store: store, account: configuration.accountName)
+        analytics = StorageAnalytics(store: store, account: configuration.accountName, flushSeconds: configuration.analyticsFlushSeconds)
     }
 
     /// The largest body the server reads for a request to `service`; the HTTP layer enforces
@@ -89,7 +92,18 @@ public final class StorageEmulatorCore: Sendable {
         let started = ContinuousClock.now
         let reply = await answer(request, service: service, upload: upload)
         await upload?.release(from: store.bytes)
-        record(request, service: service, requestBytes: upload?.size ?? request.body.count, reply: reply, started: started)
+        let requestBytes = upload?.size ?? request.body.count
+        record(request, service: service, requestBytes: requestBytes, reply: reply, started: started)
+        if case .response(let response) = reply, response.status == 202, request.method == "PUT",
+            request.query.contains(where: { $0.name == "comp" && $0.value == "properties" }),
+            request.query.contains(where: { $0.name == "restype" && $0.value == "service" })
+        {
+            await analytics.reload()
+        }
+        let client = RequestOrigin.clientAddress
+        await analytics.observe(
+            { AnalyticsObservation.make(request, service: service, reply: reply, requestBytes: requestBytes, started: started, client: client) },
+            service: service)
         return reply
     }
 

@@ -27,13 +27,11 @@ enum ServiceProperties {
         return XMLTree(name: "StorageServiceProperties", children: roots)
     }
 
-    /// Settings that would change what the service does and that the emulator does not
-    /// implement — analytics logging and metrics, static websites — are refused when switched
-    /// on; switched off (or absent) they are kept. The soft delete policy
-    /// (`DeleteRetentionPolicy`, Blob only) is implemented: checked as Azure checks it.
-    static func refuseUnimplemented(_ sent: XMLTree, service: EmulatorServiceKind = .blob) throws(ServiceError) {
+    /// Checks the settings as Azure checks them: the soft delete policy (`DeleteRetentionPolicy`,
+    /// Blob only), the static website (Blob only), analytics logging and metrics
+    /// (``AnalyticsSettings/validate(_:)``).
+    static func validate(_ sent: XMLTree, service: EmulatorServiceKind = .blob) throws(ServiceError) {
         func on(_ node: XMLTree?, _ flag: String) -> Bool { node?[flag]?.text.lowercased() == "true" }
-        let logging = sent["Logging"]
         if let policy = sent["DeleteRetentionPolicy"] {
             guard service == .blob else {
                 throw ServiceError(
@@ -56,16 +54,7 @@ enum ServiceProperties {
             }
             try StaticWebsite.validate(website)
         }
-        let switchedOn: [(Bool, String)] = [
-            (on(logging, "Read") || on(logging, "Write") || on(logging, "Delete"), "Logging"),
-            (on(sent["HourMetrics"], "Enabled"), "HourMetrics"), (on(sent["MinuteMetrics"], "Enabled"), "MinuteMetrics"),
-        ]
-        if let (_, name) = switchedOn.first(where: { $0.0 }) {
-            throw ServiceError(
-                400, .invalidXmlNodeValue,
-                "The value for one of the XML nodes is not in the correct format: \(name) cannot be enabled; this emulator does not implement it (CORS rules and DefaultServiceVersion are kept)."
-            )
-        }
+        try AnalyticsSettings.validate(sent)
     }
 
     static func key(_ service: EmulatorServiceKind) -> String { service == .blob ? "blob" : "table" }
@@ -98,7 +87,7 @@ enum ServiceProperties {
                 throw ServiceError(400, .invalidXmlDocument, "XML specified is not syntactically valid.")
             }
             _ = try CorsRule.rules(sent["Cors"])
-            try refuseUnimplemented(sent, service: service)
+            try validate(sent, service: service)
             var merged = try await document(service, in: store)
             for root in sent.children {
                 if let at = merged.children.firstIndex(where: { $0.name == root.name }) {

@@ -76,7 +76,8 @@ extension EmulatorStore {
     func tables(after: String?, limit: Int) async throws -> [String] {
         try await read { db in
             try String.fetchAll(
-                db, sql: "SELECT name FROM tables WHERE key > ? ORDER BY key LIMIT ?",
+                // The metrics tables (`$Metrics…`) are not listed, as on Azure.
+                db, sql: "SELECT name FROM tables WHERE key > ? AND substr(name, 1, 1) != '$' ORDER BY key LIMIT ?",
                 arguments: [after.map(Self.tableKey) ?? "", limit])
         }
     }

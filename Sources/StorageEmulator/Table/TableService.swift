@@ -26,7 +26,7 @@ struct TableService: Sendable {
             throw ServiceError.invalidQuery("comp", query["comp"] ?? "")
         }
         let resource = try TableResource.parse(request.path, account: account)
-        try Self.checkTableName(of: resource)
+        try Self.checkTableName(of: resource, method: request.method)
         let context = Context(
             request: request, base: "http://\(request.headers["Host"] ?? "127.0.0.1")/\(account)",
             level: MetadataLevel(accept: request.headers["Accept"]), keyRange: keyRange)
@@ -57,9 +57,19 @@ struct TableService: Sendable {
 
     /// An entity or ACL operation on a name no table can have is Azure's 400 InvalidResourceName,
     /// not a missing table: the SDK tells the user what a table name must be from that answer.
-    static func checkTableName(of resource: TableResource) throws {
+    /// The metrics tables (`$MetricsHourPrimaryTransactionsBlob`, …) are read, never written,
+    /// by callers: Storage Analytics writes them.
+    static func checkTableName(of resource: TableResource, method: String = "GET") throws {
         switch resource {
         case .entities(let table), .entity(let table, _, _), .nested(let table, _):
+            if MetricsKey.isMetricsTable(table) {
+                guard method == "GET" || method == "HEAD" else {
+                    throw ServiceError(
+                        403, .authorizationFailure,
+                        "This request is not authorized to perform this operation: the metrics tables are written by Storage Analytics.")
+                }
+                return
+            }
             if let problem = StorageNames.tableProblem(table) {
                 throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
             }

@@ -104,6 +104,12 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "How often Storage Analytics (logging and metrics, switched on in Set Service Properties) writes what it gathered into $logs and the $Metrics tables; also when the emulator stops.",
+            valueName: "seconds"))
+    var analyticsFlushSeconds: Double = 10
+
+    @Option(
+        help: ArgumentHelp(
             "An encryption scope of the account (created through ARM on Azure), which writes and containers may name; repeatable.",
             valueName: "name"))
     var encryptionScope: [String] = []
@@ -130,6 +136,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         guard blobPort != tablePort || blobPort == 0 else { throw ValidationError("--blob-port and --table-port must differ") }
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
         guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
+        guard analyticsFlushSeconds >= 0.1 && analyticsFlushSeconds <= 3600 else {
+            throw ValidationError("--analytics-flush-seconds \(analyticsFlushSeconds): from 0.1 to 3600")
+        }
         if let days = containerSoftDelete, !(1...365).contains(days) {
             throw ValidationError("--container-soft-delete \(days): a container is kept 1 to 365 days, as on Azure")
         }
@@ -201,6 +210,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.rehydrationSeconds = rehydrateSeconds
         configuration.blobVersioning = blobVersioning
         configuration.containerRetentionDays = containerSoftDelete
+        configuration.analyticsFlushSeconds = analyticsFlushSeconds
         configuration.encryptionScopes = encryptionScope
         if let cert, let key { configuration.tls = (cert, key) }
         // Trusted by the transport that fetches the authority's keys.
