@@ -392,11 +392,11 @@ def test_unimplemented_meaning_changing_headers_and_settings_are_refused(emulato
     r = emulator.raw("PUT", f"{emulator.blob}/{name}/b.txt", {"x-ms-blob-type": "BlockBlob", "x-ms-lease-id": "00000000-0000-0000-0000-000000000000"}, b"changed")
     assert r.status_code == 412 and r.headers.get("x-ms-error-code") == "LeaseNotPresentWithBlobOperation", r.text
     assert blob.download_blob().readall() == b"original"
-    # Analytics logging is not implemented: switching it on is refused, the setting unchanged.
-    # (Soft delete is implemented: Tests/conformance/test_versions_soft_delete.py.)
+    # Analytics logging is implemented (test_storage_analytics.py); a retention Azure refuses
+    # (0 days) is refused, the setting unchanged.
     from azure.storage.blob import BlobAnalyticsLogging
     with pytest.raises(HttpResponseError):
-        blobs.set_service_properties(analytics_logging=BlobAnalyticsLogging(read=True, retention_policy=RetentionPolicy(enabled=True, days=1)))
+        blobs.set_service_properties(analytics_logging=BlobAnalyticsLogging(read=True, retention_policy=RetentionPolicy(enabled=True, days=0)))
     assert blobs.get_service_properties()["analytics_logging"].read is False
 
 
