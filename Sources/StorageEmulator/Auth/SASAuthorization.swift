@@ -69,7 +69,8 @@ enum SASAuthorization {
         case ("PUT", "undelete"): needed = "w"
         case ("PUT", nil), ("PUT", "block"), ("PUT", "blocklist"), ("PUT", "snapshot"): needed = "cw"
         case ("PUT", "appendblock"): needed = "aw"
-        case ("PUT", "properties"), ("PUT", "metadata"), ("PUT", "tier"), ("PUT", "copy"), ("PUT", "lease"), ("PUT", "page"), ("PUT", "seal"):
+        case ("PUT", "properties"), ("PUT", "metadata"), ("PUT", "tier"), ("PUT", "copy"), ("PUT", "lease"), ("PUT", "page"), ("PUT", "seal"),
+            ("PUT", "incrementalcopy"):
             needed = "w"
         default: throw notAuthorized
         }

@@ -63,9 +63,14 @@ enum BlobListingXML {
             if let key = r.keySHA256 { xml += XMLEscape.element("CustomerProvidedKeySha256", key) }
             if let scope = r.encryptionScope { xml += XMLEscape.element("EncryptionScope", scope) }
             if includeCopy, let copy = r.copy {
-                xml += XMLEscape.element("CopyId", copy.id) + "<CopyStatus>success</CopyStatus>" + XMLEscape.element("CopySource", copy.source)
-                xml += XMLEscape.element("CopyProgress", "\(copy.bytes)/\(copy.bytes)")
-                xml += XMLEscape.element("CopyCompletionTime", ServerClock.httpDate(copy.completed))
+                xml +=
+                    XMLEscape.element("CopyId", copy.id) + XMLEscape.element("CopyStatus", copy.status) + XMLEscape.element("CopySource", copy.source)
+                xml += XMLEscape.element("CopyProgress", copy.status == "success" ? "\(copy.bytes)/\(copy.bytes)" : "0/\(copy.bytes)")
+                if copy.status == "success" { xml += XMLEscape.element("CopyCompletionTime", ServerClock.httpDate(copy.completed)) }
+            }
+            if let copy = r.copy, copy.incremental {
+                xml += "<IncrementalCopy>true</IncrementalCopy>"
+                if let snapshot = copy.destinationSnapshot { xml += XMLEscape.element("CopyDestinationSnapshot", snapshot) }
             }
             if tagCount && !r.tags.pairs.isEmpty { xml += "<TagCount>\(r.tags.pairs.count)</TagCount>" }
             if let deletedAt = r.deletedAt {

@@ -315,6 +315,8 @@ extension BlobService {
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard var record = found else { throw EmulatorStore.blobNotFound }
         if !head && record.isArchived { throw EmulatorStore.blobArchived }
+        // An incremental copy's destination is read through its snapshots, never itself.
+        if !head, record.retired == nil, record.copy?.incremental == true { throw Self.incrementalCopyBlobRead }
         let asked = try conditions(request)
         try asked.checkTags(record)
         try BlobEncryption.checkKey(asked.encryption.keySHA256, for: record)
@@ -402,9 +404,13 @@ extension BlobService {
         if let copy = record.copy {
             headers["x-ms-copy-id"] = copy.id
             headers["x-ms-copy-source"] = copy.source
-            headers["x-ms-copy-status"] = "success"
-            headers["x-ms-copy-progress"] = "\(copy.bytes)/\(copy.bytes)"
-            headers["x-ms-copy-completion-time"] = ServerClock.httpDate(copy.completed)
+            headers["x-ms-copy-status"] = copy.status
+            headers["x-ms-copy-progress"] = copy.status == "success" ? "\(copy.bytes)/\(copy.bytes)" : "0/\(copy.bytes)"
+            if copy.status == "success" { headers["x-ms-copy-completion-time"] = ServerClock.httpDate(copy.completed) }
+            if copy.incremental {
+                headers["x-ms-incremental-copy"] = "true"
+                if let snapshot = copy.destinationSnapshot { headers["x-ms-copy-destination-snapshot"] = snapshot }
+            }
         }
         // Current versions answer a block blob's tier on Get Blob as on Get Blob Properties.
         if record.type == .block {

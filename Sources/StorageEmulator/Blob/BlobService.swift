@@ -119,6 +119,7 @@ struct BlobService: Sendable {
         case ("PUT", "undelete"): return BlobReply(try await undeleteBlob(container, blob))
         case ("GET", "pagelist"): return BlobReply(try await getPageRanges(container, blob, request, query))
         case ("PUT", "copy"): return BlobReply(try await abortCopy(container, blob, request, query))
+        case ("PUT", "incrementalcopy"): return BlobReply(try await incrementalCopy(container, blob, request, access: copyAccess))
         case ("PUT", "tier"): return BlobReply(try await setBlobTier(container, blob, request))
         case ("PUT", "lease"): return BlobReply(try await lease(container, blob, request))
         case ("PUT", nil): return BlobReply(try await putBlob(container, blob, request, upload))

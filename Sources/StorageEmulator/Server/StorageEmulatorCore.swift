@@ -55,6 +55,8 @@ public final class StorageEmulatorCore: Sendable {
         self.blob = blob
         table = TableService(store: store, account: configuration.accountName)
         analytics = StorageAnalytics(store: store, account: configuration.accountName, flushSeconds: configuration.analyticsFlushSeconds)
+        // Incremental copies a stop left pending are finished (their bytes are already copied).
+        Task { [blob] in await blob.resumeIncrementalCopies() }
     }
 
     /// The largest body the server reads for a request to `service`; the HTTP layer enforces

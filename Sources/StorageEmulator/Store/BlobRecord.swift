@@ -137,13 +137,18 @@ enum BlobType: String, Sendable {
     case page = "PageBlob"
 }
 
-/// What Get Blob Properties reports about the copy that made a blob (`x-ms-copy-*`). The
-/// emulator copies at once, so a copy is always `success`.
+/// What Get Blob Properties reports about the copy that made a blob (`x-ms-copy-*`). Copies
+/// finish before their answer (`success`), except Incremental Copy Blob, which is `pending`
+/// until its destination snapshot is made; an incremental copy's destination is marked so
+/// (`x-ms-incremental-copy`) and names its last snapshot (`x-ms-copy-destination-snapshot`).
 struct CopyInfo: Sendable, Equatable {
     var id: String
     var source: String
     var bytes: Int
     var completed: EdmDateTime
+    var status = "success"
+    var incremental = false
+    var destinationSnapshot: String?
 
     init(id: String, source: String, bytes: Int, completed: EdmDateTime) {
         self.id = id
@@ -158,14 +163,20 @@ struct CopyInfo: Sendable, Equatable {
             let ticks = fields["completed"].flatMap(Int64.init)
         else { return nil }
         self.init(id: id, source: source, bytes: bytes, completed: EdmDateTime(ticks: ticks))
+        status = fields["status"] ?? "success"
+        incremental = fields["incremental"] == "true"
+        destinationSnapshot = fields["destinationSnapshot"]
     }
 
     var encoded: String {
-        MetadataCoding.encode([("id", id), ("source", source), ("bytes", String(bytes)), ("completed", String(completed.ticks))])
+        var fields = [("id", id), ("source", source), ("bytes", String(bytes)), ("completed", String(completed.ticks))]
+        if status != "success" { fields.append(("status", status)) }
+        if incremental { fields.append(("incremental", "true")) }
+        if let destinationSnapshot { fields.append(("destinationSnapshot", destinationSnapshot)) }
+        return MetadataCoding.encode(fields)
     }
 }
 
-/// The HTTP-settable properties of a blob, read from `x-ms-blob-*` headers.
 struct BlobHTTPProperties: Sendable {
     var contentType: String
     var contentMD5: String?
