@@ -22,7 +22,9 @@ struct MetricsKey: Hashable, Sendable {
 
     /// Whether `name` is one of the metrics tables (compared as Azure compares table names).
     static func isMetricsTable(_ name: String) -> Bool {
-        [EmulatorServiceKind.blob, .table].contains { service in
+        // Every request names a table: most are not `$…`, and are told so at the first byte.
+        guard name.utf8.first == UInt8(ascii: "$") else { return false }
+        return [EmulatorServiceKind.blob, .table].contains { service in
             [Granularity.hour, .minute].contains { table(service, $0).lowercased() == name.lowercased() }
         }
     }

@@ -70,6 +70,10 @@ final class StorageAnalytics: Sendable {
         loaded.store(true, ordering: .relaxed)
     }
 
+    /// Whether a request may need observing: checked without suspending, so a server with
+    /// analytics off pays two atomic loads a request and nothing else.
+    var mayObserve: Bool { !loaded.load(ordering: .relaxed) || active.load(ordering: .relaxed) }
+
     /// Takes one answered request; writes nothing itself (``flush()`` does).
     func observe(_ make: () -> Observation, service: EmulatorServiceKind) async {
         if !loaded.load(ordering: .relaxed) { await reload() }

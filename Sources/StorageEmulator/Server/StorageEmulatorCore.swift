@@ -102,10 +102,12 @@ public final class StorageEmulatorCore: Sendable {
         {
             await analytics.reload()
         }
-        let client = RequestOrigin.clientAddress
-        await analytics.observe(
-            { AnalyticsObservation.make(request, service: service, reply: reply, requestBytes: requestBytes, started: started, client: client) },
-            service: service)
+        if analytics.mayObserve {
+            let client = RequestOrigin.clientAddress
+            await analytics.observe(
+                { AnalyticsObservation.make(request, service: service, reply: reply, requestBytes: requestBytes, started: started, client: client) },
+                service: service)
+        }
         return reply
     }
 
