@@ -19,13 +19,13 @@ import Testing
         let deletedAt = try #require(listed.first { $0.deleted?.name == "kept" }?.deleted?.at)
         let oneDay: Int64 = 864_000_000_000
         let purgedEarly = try await store.write { db in
-            try EmulatorStore.purgeDeletedContainers(now: EdmDateTime(ticks: deletedAt.ticks + oneDay), retentionDays: 2, db)
+            try EmulatorStore.purgeDeletedContainers(now: EdmDateTime(ticks: deletedAt.ticks + oneDay), db)
         }
         #expect(purgedEarly.isEmpty)
         (listed, _) = try await store.listContainers(prefix: "", marker: "", limit: 10, deleted: true)
         #expect(listed.contains { $0.deleted?.version == version })
         _ = try await store.write { db in
-            try EmulatorStore.purgeDeletedContainers(now: EdmDateTime(ticks: deletedAt.ticks + 3 * oneDay), retentionDays: 2, db)
+            try EmulatorStore.purgeDeletedContainers(now: EdmDateTime(ticks: deletedAt.ticks + 3 * oneDay), db)
         }
         (listed, _) = try await store.listContainers(prefix: "", marker: "", limit: 10, deleted: true)
         #expect(!listed.contains { $0.deleted != nil })
@@ -39,7 +39,7 @@ import Testing
             for _ in 0..<3 {
                 try db.execute(
                     sql: "INSERT INTO containers (name, access, created, modified, etag, metadata) VALUES ('twice', '', 0, 0, '\"0x1\"', '[]')")
-                try EmulatorStore.softDeleteContainer("twice", now: now, db)
+                try EmulatorStore.softDeleteContainer("twice", now: now, days: 1, db)
             }
         }
         let (listed, _) = try await store.listContainers(prefix: "twice", marker: "", limit: 10, deleted: true)

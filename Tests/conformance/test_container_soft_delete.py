@@ -82,6 +82,13 @@ def test_delete_list_restore_and_nothing_else(azseed, name):
         other.delete_container()
         found = [(b.container_name, b.name) for b in service.find_blobs_by_tags("\"k\"='v'")]
         assert found == [(name, "tagged.txt")]
+        # Switched off later, what was soft-deleted is still kept for its days (as on Azure).
+        stop_emulator(emulator)
+        emulator = start_emulator(azseed, "--data-dir", folder)
+        service = BlobServiceClient.from_connection_string(emulator.connection_string)
+        assert len(_deleted(service, name)) == 1 and len(_deleted(service, name + "b")) == 1
+        service.delete_container(name)  # now off: deleted for good
+        assert len(_deleted(service, name)) == 1
     finally:
         stop_emulator(emulator)
 

@@ -3,7 +3,7 @@ a page blob snapshot copied into an incremental copy blob — pending at the ans
 destination snapshot and success; a later snapshot copies again; read through the destination's
 snapshots. And what must not happen: the source read without its own grant (the caller's key
 is no grant), a base blob or an earlier snapshot taken, another blob copied into the same
-destination, the destination itself read. (A copy a stop left pending is finished at the next start:
+destination, the destination itself read or written by anything but an incremental copy. (A copy a stop left pending is finished at the next start:
 IncrementalCopyTests.)"""
 import signal
 import time
@@ -76,7 +76,16 @@ def test_incremental_copies_and_what_is_refused(azseed, tmp_path, name):
         with pytest.raises(HttpResponseError) as refused:
             container.get_blob_client("nosas.vhd").start_copy_from_url(f"{source.url}?snapshot={second}", incremental_copy=True)
         assert refused.value.status_code == 401 and refused.value.error_code == "CannotVerifyCopySource"
+        # Written only by incremental copies: every other write is 409, nothing changes; delete works.
+        for write in (lambda: dest.upload_page(b"x" * 512, offset=0, length=512), lambda: dest.set_blob_metadata({"a": "b"}),
+                      lambda: dest.resize_blob(8192), lambda: dest.create_snapshot(), lambda: dest.clear_page(0, 512),
+                      lambda: dest.upload_blob(b"over", overwrite=True), lambda: dest.get_page_ranges()):
+            with pytest.raises(HttpResponseError) as refused:
+                write()
+            assert refused.value.error_code == "OperationNotAllowedOnIncrementalCopyBlob"
+        assert dest.get_blob_properties().size == 4096 and dest.get_blob_properties().metadata == {}
         # The SAS never reaches a reader of the destination.
         assert "sig=" not in dest.get_blob_properties().copy.source or "redacted" in dest.get_blob_properties().copy.source
+        dest.delete_blob(delete_snapshots="include")
     finally:
         stop_emulator(emulator)

@@ -39,6 +39,12 @@ def test_columns_where_headers_and_json(emulator, name):
                            blob_format=with_headers).readall() == b"name,city,score\nada,london,91\n"
     assert blob.query_blob("SELECT COUNT(*) FROM BlobStorage WHERE score BETWEEN 80 AND 90",
                            blob_format=with_headers).readall() == b"_1\n1\n"  # output as input: with a header
+    # A count is a number in JSON; a name the header does not hold is one fatal error, not silence.
+    assert blob.query_blob("SELECT COUNT(*) FROM BlobStorage", blob_format=with_headers,
+                           output_format=DelimitedJsonDialect(delimiter="\n")).readall() == b'{"_1":3}\n'
+    errors = []
+    assert blob.query_blob("SELECT nmae FROM BlobStorage", blob_format=with_headers, on_error=errors.append).readall() == b""
+    assert [(e.error, e.is_fatal) for e in errors] == [("InvalidColumnName", True)] and "nmae" in errors[0].description
     # Strings compare by bytes: 'Ada' is not 'ada'.
     assert blob.query_blob("SELECT * FROM BlobStorage WHERE name = 'Ada'", blob_format=with_headers,
                            output_format=DelimitedTextDialect()).readall() == b""

@@ -86,6 +86,13 @@ def test_blob_logging_and_metrics(azseed, name):
         with pytest.raises(HttpResponseError) as refused:
             tables.get_table_client("$MetricsHourPrimaryTransactionsBlob").upsert_entity({"PartitionKey": "x", "RowKey": "y"})
         assert refused.value.status_code == 403
+        # $logs stays (403 for its deletion); capacity metrics are not kept (404, said so).
+        with pytest.raises(HttpResponseError) as refused:
+            service.delete_container("$logs")
+        assert refused.value.status_code == 403
+        with pytest.raises(HttpResponseError) as refused:
+            list(tables.get_table_client("$MetricsCapacityBlob").list_entities())
+        assert refused.value.status_code == 404 and "capacity" in refused.value.message
         # Off again: nothing more is logged.
         service.set_service_properties(analytics_logging=BlobAnalyticsLogging())
         time.sleep(1.5)  # what was logged before (the reads above) is written by now

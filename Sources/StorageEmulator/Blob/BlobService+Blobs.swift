@@ -316,7 +316,7 @@ extension BlobService {
         guard var record = found else { throw EmulatorStore.blobNotFound }
         if !head && record.isArchived { throw EmulatorStore.blobArchived }
         // An incremental copy's destination is read through its snapshots, never itself.
-        if !head, record.retired == nil, record.copy?.incremental == true { throw Self.incrementalCopyBlobRead }
+        if !head { try Self.refuseIncrementalCopyRead(record) }
         let asked = try conditions(request)
         try asked.checkTags(record)
         try BlobEncryption.checkKey(asked.encryption.keySHA256, for: record)

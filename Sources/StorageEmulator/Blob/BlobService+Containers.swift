@@ -112,6 +112,13 @@ extension BlobService {
     }
 
     func deleteContainer(_ name: String, _ request: TransportRequest) async throws -> TransportResponse {
+        // Storage Analytics writes `$logs`; Azure does not let it be deleted either.
+        if name == AnalyticsLogWriter.container {
+            throw ServiceError(
+                403, .authorizationFailure,
+                "This request is not authorized to perform this operation: $logs is the account's Storage Analytics container; delete its blobs instead."
+            )
+        }
         try await store.deleteContainer(name, leaseID: request.headers["x-ms-lease-id"], conditions: try containerConditions(request))
         return TransportResponse(status: 202)
     }
@@ -166,8 +173,8 @@ extension BlobService {
                 + "<DenyEncryptionScopeOverride>\(record.denyEncryptionScopeOverride)</DenyEncryptionScopeOverride>"
             xml += "<ImmutableStorageWithVersioningEnabled>false</ImmutableStorageWithVersioningEnabled>"
             if let deleted = record.deleted {
-                let days = store.containerRetentionDays ?? 0
-                let left = max(0, days - Int((now.ticks - deleted.at.ticks) / 864_000_000_000))
+                // Whole days left, rounded up (Azure's figure counts the day in progress).
+                let left = max(0, Int((deleted.until.ticks - now.ticks + 863_999_999_999) / 864_000_000_000))
                 xml += XMLEscape.element("DeletedTime", ServerClock.httpDate(deleted.at)) + XMLEscape.element("RemainingRetentionDays", String(left))
             }
             xml += "</Properties>"

@@ -12,6 +12,11 @@ extension BlobService {
         409, "OperationNotAllowedOnIncrementalCopyBlob",
         "The specified operation is not allowed on an incremental copy blob: read its snapshots (x-ms-copy-destination-snapshot).")
 
+    /// Reads of an incremental copy's destination itself (not a snapshot of it) are refused.
+    static func refuseIncrementalCopyRead(_ record: BlobRecord?) throws {
+        if let record, record.retired == nil, record.copy?.incremental == true { throw incrementalCopyBlobRead }
+    }
+
     func incrementalCopy(_ container: String, _ blob: String, _ request: TransportRequest, access: CopySourceAccess) async throws
         -> TransportResponse
     {
@@ -51,11 +56,13 @@ extension BlobService {
         info.status = "pending"
         info.incremental = true
         info.destinationSnapshot = existing?.copy?.destinationSnapshot
+        var writeConditions = try conditions(request)
+        writeConditions.mayWriteIncrementalCopy = true
         let destination: BlobRecord
         do {
             destination = try await store.commitBlob(
                 container: container, name: blob, dataID: "", size: record.size, blocks: [], properties: record.properties,
-                metadata: record.metadata, conditions: try conditions(request), copy: info, type: .page,
+                metadata: record.metadata, conditions: writeConditions, copy: info, type: .page,
                 sequenceNumber: record.sequenceNumber, pages: pages)
         } catch {
             await store.deleteBytes(pages.map(\.data))

@@ -180,6 +180,7 @@ extension BlobService {
             (record, extents) = try await store.pageRanges(container: container, name: blob)
         }
         if snapshot == nil {
+            try Self.refuseIncrementalCopyRead(record)
             let (lease, now) = try await store.lease(container: container, name: blob)
             try BlobLease.check(lease, given: request.headers["x-ms-lease-id"], write: false, at: now)
         }

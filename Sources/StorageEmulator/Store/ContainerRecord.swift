@@ -18,7 +18,7 @@ struct ContainerRecord: Sendable {
     /// Whether a write may name another scope (`x-ms-deny-encryption-scope-override`).
     var denyEncryptionScopeOverride: Bool
     /// A soft-deleted container: the name it had, its version, when it was deleted.
-    var deleted: (name: String, version: String, at: EdmDateTime)?
+    var deleted: (name: String, version: String, at: EdmDateTime, until: EdmDateTime)?
 
     init(row: Row) {
         name = row["name"]
@@ -31,9 +31,9 @@ struct ContainerRecord: Sendable {
         defaultEncryptionScope = row.hasColumn("defaultEncryptionScope") ? row["defaultEncryptionScope"] : nil
         denyEncryptionScopeOverride = row.hasColumn("denyEncryptionScopeOverride") ? (row["denyEncryptionScopeOverride"] as Int? ?? 0) == 1 : false
         if row.hasColumn("deletedAt"), let at: Int64 = row["deletedAt"], let name: String = row["deletedName"],
-            let version: String = row["deletedVersion"]
+            let version: String = row["deletedVersion"], let until: Int64 = row["deletedUntil"]
         {
-            deleted = (name, version, EdmDateTime(ticks: at))
+            deleted = (name, version, EdmDateTime(ticks: at), EdmDateTime(ticks: until))
         }
     }
 }

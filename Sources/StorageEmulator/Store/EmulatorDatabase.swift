@@ -342,13 +342,15 @@ enum EmulatorDatabase {
         }
         // v13: container soft delete. A deleted container's rows (its own and its blobs', in every
         // table) move to an internal name no request can spell (``EmulatorStore/deletedName(_:_:)``);
-        // the container row keeps the name it had, its version and when it was deleted.
+        // the container row keeps the name it had, its version, when it was deleted and until
+        // when it is kept (the retention in force then: switching the setting off later keeps it).
         migrator.registerMigration("v13-container-soft-delete") { db in
             try db.execute(
                 sql: """
                     ALTER TABLE containers ADD COLUMN deletedName TEXT;
                     ALTER TABLE containers ADD COLUMN deletedVersion TEXT;
                     ALTER TABLE containers ADD COLUMN deletedAt INTEGER;
+                    ALTER TABLE containers ADD COLUMN deletedUntil INTEGER;
                     """)
         }
         return migrator

@@ -211,6 +211,9 @@ extension EmulatorStore {
     /// SnapshotsPresent; `only` deletes the snapshots and keeps the blob.
     func deleteBlob(container: String, name: String, conditions: WriteConditions, snapshots: SnapshotDeletion = .none) async throws {
         let now = clock.now()
+        var allowed = conditions
+        allowed.mayWriteIncrementalCopy = true  // an incremental copy's destination may be deleted
+        let conditions = allowed
         let freed = try await write { db -> [String] in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
             guard let existing = try Self.blob(container, name, db) else { throw Self.blobNotFound }

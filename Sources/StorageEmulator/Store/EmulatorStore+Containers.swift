@@ -73,9 +73,9 @@ extension EmulatorStore {
             guard let existing = try Self.container(name, db) else { throw Self.containerNotFound }
             try BlobLease.check(try BlobLease.read(name, BlobLease.containerKey, db), given: leaseID, write: true, at: now, container: true)
             try Self.check(conditions, existing)
-            var freed = try Self.purgeDeletedContainers(now: now, retentionDays: retention, db)
-            if retention != nil {
-                try Self.softDeleteContainer(name, now: now, db)
+            var freed = try Self.purgeDeletedContainers(now: now, db)
+            if let retention {
+                try Self.softDeleteContainer(name, now: now, days: retention, db)
             } else {
                 freed += try Self.removeContainer(name, db)
             }

@@ -17,8 +17,8 @@ extension EmulatorStore {
         String(format: "%016llX", UInt64(max(0, at.ticks - 504_911_232_000_000_000)))
     }
 
-    /// Moves a container's rows to its deleted name (in this transaction); leases end.
-    static func softDeleteContainer(_ name: String, now: EdmDateTime, _ db: Database) throws {
+    /// Moves a container's rows to its deleted name (in this transaction), kept `days`; leases end.
+    static func softDeleteContainer(_ name: String, now: EdmDateTime, days: Int, _ db: Database) throws {
         var at = now
         var version = containerVersion(at)
         // Two deletions of one name within a tick get versions of their own.
@@ -30,15 +30,16 @@ extension EmulatorStore {
         try BlobLease.delete(name, nil, db)
         for table in containerTables { try db.execute(sql: "UPDATE \(table) SET container = ? WHERE container = ?", arguments: [hidden, name]) }
         try db.execute(
-            sql: "UPDATE containers SET name = ?, deletedName = ?, deletedVersion = ?, deletedAt = ? WHERE name = ?",
-            arguments: [hidden, name, version, now.ticks, name])
+            sql: "UPDATE containers SET name = ?, deletedName = ?, deletedVersion = ?, deletedAt = ?, deletedUntil = ? WHERE name = ?",
+            arguments: [hidden, name, version, now.ticks, now.ticks + Int64(days) * 864_000_000_000, name])
     }
 
-    /// Removes the soft-deleted containers whose retention ended; answers the bytes freed.
-    static func purgeDeletedContainers(now: EdmDateTime, retentionDays: Int?, _ db: Database) throws -> [String] {
-        // Days are counted from the deletion; with soft delete switched off since, nothing is kept.
-        let cutoff = now.ticks - Int64(retentionDays ?? 0) * 864_000_000_000
-        let expired = try String.fetchAll(db, sql: "SELECT name FROM containers WHERE deletedAt IS NOT NULL AND deletedAt <= ?", arguments: [cutoff])
+    /// Removes the soft-deleted containers whose retention ended; answers the bytes freed. Each
+    /// is kept for the days in force when it was deleted, also if the setting changed since (as
+    /// Azure keeps soft-deleted data after soft delete is switched off).
+    static func purgeDeletedContainers(now: EdmDateTime, _ db: Database) throws -> [String] {
+        let expired = try String.fetchAll(
+            db, sql: "SELECT name FROM containers WHERE deletedAt IS NOT NULL AND deletedUntil <= ?", arguments: [now.ticks])
         var freed: [String] = []
         for name in expired { freed += try removeContainer(name, db) }
         return freed
@@ -48,9 +49,8 @@ extension EmulatorStore {
     /// blobs and properties as they were. Azure restores only under the name it had.
     func restoreContainer(_ name: String, deletedName: String, version: String) async throws -> ContainerRecord {
         let now = clock.now()
-        let retention = containerRetentionDays
         let (record, freed) = try await write { db -> (ContainerRecord, [String]) in
-            let freed = try Self.purgeDeletedContainers(now: now, retentionDays: retention, db)
+            let freed = try Self.purgeDeletedContainers(now: now, db)
             let hidden = Self.deletedName(deletedName, version)
             guard
                 let row = try Row.fetchOne(
@@ -78,8 +78,7 @@ extension EmulatorStore {
     /// Removes expired soft-deleted containers (before a listing shows them).
     func purgeDeletedContainers() async throws {
         let now = clock.now()
-        let retention = containerRetentionDays
-        let freed = try await write { db in try Self.purgeDeletedContainers(now: now, retentionDays: retention, db) }
+        let freed = try await write { db in try Self.purgeDeletedContainers(now: now, db) }
         await deleteBytes(freed)
     }
 }

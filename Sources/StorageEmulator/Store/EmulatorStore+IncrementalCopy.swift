@@ -9,7 +9,9 @@ extension EmulatorStore {
     /// Marks the copy `id` of `container/name` done and snapshots the destination, in one
     /// transaction; nothing when the blob was replaced or the copy is no longer pending.
     func completeIncrementalCopy(container: String, name: String, id: String) async throws {
-        _ = try await withClonedState(container: container, name: name, conditions: WriteConditions()) { db, base, extents, clones, now in
+        var conditions = WriteConditions()
+        conditions.mayWriteIncrementalCopy = true
+        _ = try await withClonedState(container: container, name: name, conditions: conditions) { db, base, extents, clones, now in
             guard var copy = base.copy, copy.id == id, copy.status == "pending" else { return false }
             let snapshot = now.iso8601
             copy.status = "success"

@@ -32,8 +32,16 @@ struct WriteConditions: Sendable {
     /// Whether the blob changed must have been written with the request's customer key (Append
     /// Block, Put Page, Set Blob Metadata, Snapshot Blob: the operations Azure needs the key for).
     var needsCustomerKey = false
+    /// The write may change an incremental copy's destination: Incremental Copy Blob and its
+    /// completion, Delete Blob. Any other write to one is Azure's 409.
+    var mayWriteIncrementalCopy = false
 
     static let notMet = ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
+
+    /// An incremental copy's destination is written only by incremental copies (and deleted).
+    static let incrementalCopyBlob = ServiceError(
+        409, "OperationNotAllowedOnIncrementalCopyBlob",
+        "The specified operation is not allowed on an incremental copy blob: it is written only by Incremental Copy Blob; read its snapshots.")
 
     /// Throws the service's answer when the condition fails against the current blob and its
     /// lease, read in the write's own transaction (so no lease is taken between check and write).
@@ -43,6 +51,9 @@ struct WriteConditions: Sendable {
         // id is not refused by `If-None-Match: *`: the lease holder may overwrite what it holds
         // (the SDK's own upload-with-lease tests, Azure/azure-storage-net#38, Azure/Azurite#2637).
         var heldByCaller = false
+        if let existing, existing.retired == nil, existing.copy?.incremental == true, !mayWriteIncrementalCopy {
+            throw Self.incrementalCopyBlob
+        }
         if let existing {
             let lease = try BlobLease.read(existing.container, existing.name, db)
             try BlobLease.check(lease, given: leaseID, write: true, at: now)

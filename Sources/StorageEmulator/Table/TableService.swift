@@ -62,6 +62,12 @@ struct TableService: Sendable {
     static func checkTableName(of resource: TableResource, method: String = "GET") throws {
         switch resource {
         case .entities(let table), .entity(let table, _, _), .nested(let table, _):
+            if table.lowercased().hasPrefix("$metrics"), !MetricsKey.isMetricsTable(table) {
+                throw ServiceError(
+                    404, .tableNotFound,
+                    "The table specified does not exist: the emulator keeps the transaction metrics ($MetricsHourPrimaryTransactionsBlob and its Minute and Table forms), not capacity metrics."
+                )
+            }
             if MetricsKey.isMetricsTable(table) {
                 guard method == "GET" || method == "HEAD" else {
                     throw ServiceError(

@@ -24,6 +24,28 @@ enum QueryEvaluation {
         }
     }
 
+    /// The names an expression gives that a CSV header does not hold (compared by bytes).
+    static func unknownNames(_ expression: QueryExpression, header: [[UInt8]]) -> [String] {
+        var names: [String] = []
+        func add(_ column: QueryColumn) { if case .name(let n) = column { names.append(n) } }
+        func add(_ operand: QueryOperand) { if case .column(let c) = operand { add(c) } }
+        func walk(_ condition: QueryCondition) {
+            switch condition {
+            case .compare(let a, _, let b):
+                add(a)
+                add(b)
+            case .isNull(let o, _), .like(let o, _, _), .inList(let o, _, _), .between(let o, _, _, _): add(o)
+            case .and(let a, let b), .or(let a, let b):
+                walk(a)
+                walk(b)
+            case .not(let inner): walk(inner)
+            }
+        }
+        if case .columns(let columns) = expression.projection { columns.forEach(add) }
+        if let condition = expression.condition { walk(condition) }
+        return names.filter { name in !header.contains { $0.elementsEqual(name.utf8) } }
+    }
+
     /// The non-fatal error for a column a CSV record does not have.
     static func missing(_ column: QueryColumn, at position: Int) -> QueryRecordError {
         QueryRecordError(fatal: false, name: "InvalidColumnOrdinal", description: "The record has no column \(column.label).", position: position)

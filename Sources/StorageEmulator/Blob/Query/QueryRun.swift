@@ -49,7 +49,7 @@ struct QueryRun {
         }
         var out = Data()
         if atEnd, !finished, case .count = request.expression.projection {
-            writeRecord(values: [Array(String(count).utf8)], labels: ["_1"])
+            writeRecord(values: [Array(String(count).utf8)], labels: ["_1"], numeric: true)
         }
         if !data.isEmpty || !answeredData {
             out.append(stream.data(data))
@@ -81,6 +81,13 @@ struct QueryRun {
                     if text.hasHeaders && !sawHeader {
                         sawHeader = true
                         header = fields
+                        // A name the header does not hold would fail every record: said once.
+                        if let unknown = QueryEvaluation.unknownNames(request.expression, header: fields).first {
+                            fail(
+                                QueryRecordError(
+                                    fatal: true, name: "InvalidColumnName", description: "The header has no column named '\(unknown)'.", position: at)
+                            )
+                        }
                         continue
                     }
                     handle(.delimited(fields), at: at)
@@ -179,13 +186,16 @@ struct QueryRun {
     }
 
     /// Fields from a CSV record (or a count) in the answer's format.
-    private mutating func writeRecord(values: [[UInt8]], labels: [String]) {
+    private mutating func writeRecord(values: [[UInt8]], labels: [String], numeric: Bool = false) {
         switch request.output {
         case .delimited(let text):
             writeHeaderIfAsked(text, labels: labels)
             text.write(values, into: &data)
         case .json(let separator):
-            let members = zip(labels, values).map { ($0, QueryJSON.string(String(decoding: $1, as: UTF8.self))) }
+            // A count is a number; fields read from CSV are strings.
+            let members = zip(labels, values).map { label, value in
+                (label, numeric ? QueryJSON.number(String(decoding: value, as: UTF8.self)) : QueryJSON.string(String(decoding: value, as: UTF8.self)))
+            }
             QueryJSON.object(members).write(into: &data)
             data.append(contentsOf: separator)
         }
