@@ -41,8 +41,10 @@ import Testing
     }
 
     /// The data, errors and totals of an answer, decoded from its Avro blocks.
-    static func run(_ request: QueryRequest, _ blob: [UInt8], pieces: Int) -> (data: [UInt8], errors: [QueryRecordError]) {
-        var run = QueryRun(request: request, totalBytes: blob.count)
+    static func run(_ request: QueryRequest, _ blob: [UInt8], pieces: Int, work: Int = QueryRun.maxWork) -> (
+        data: [UInt8], errors: [QueryRecordError]
+    ) {
+        var run = QueryRun(request: request, totalBytes: blob.count, work: work)
         let size = max(1, blob.count / max(1, pieces))
         var data: [UInt8] = []
         var errors: [QueryRecordError] = []
@@ -147,7 +149,10 @@ import Testing
     }
 
     @Test func likeMatchesAsSQLDoes() {
-        func like(_ text: String, _ pattern: String) -> Bool { QueryEvaluation.like(Array(text.utf8)[...], Array(pattern.utf8)[...]) }
+        func like(_ text: String, _ pattern: String) -> Bool {
+            var work = QueryRun.maxWork
+            return QueryEvaluation.like(Array(text.utf8)[...], Array(pattern.utf8)[...], work: &work) == true
+        }
         #expect(like("storage", "st%"))
         #expect(like("storage", "%age"))
         #expect(like("storage", "s_o%e"))
@@ -156,6 +161,47 @@ import Testing
         #expect(!like("a", ""))
         // A hostile pattern stays linear-ish: many %s over a long text finish at once.
         #expect(!like(String(repeating: "a", count: 5_000), String(repeating: "%a", count: 200) + "b"))
+        // Every step is counted: a budget spent answers nil (the query then ends, fatal).
+        var little = 100
+        #expect(QueryEvaluation.like(Array(repeating: UInt8(ascii: "a"), count: 1_000)[...], Array("%ab".utf8)[...], work: &little) == nil)
+    }
+
+    @Test func aStrangersQueryIsBoundedInCPUAndOutput() throws {
+        // A long OR chain is refused when parsed (evaluation recurses per level).
+        let chain = "SELECT * FROM BlobStorage WHERE " + (1...65).map { "_1 = '\($0)'" }.joined(separator: " OR ")
+        #expect(throws: QueryExpression.Invalid.self) { try QueryExpression(parsing: chain) }
+        #expect(throws: QueryExpression.Invalid.self) {
+            try QueryExpression(parsing: "SELECT * FROM BlobStorage WHERE _1 LIKE '" + String(repeating: "%a", count: 200) + "'")
+        }
+        // LIKE over big records spends its budget and ends in one fatal error.
+        let like = try QueryRequest.parse(
+            Data(
+                "<QueryRequest><QueryType>SQL</QueryType><Expression>SELECT * FROM BlobStorage WHERE _1 LIKE '%\(String(repeating: "a", count: 200))b'</Expression></QueryRequest>"
+                    .utf8))
+        let record = Array(repeating: UInt8(ascii: "a"), count: 1 << 20) + [0x0A]
+        let (_, errors) = Self.run(like, Array((0..<3).map { _ in record }.joined()), pieces: 40, work: 1 << 22)
+        #expect(errors.map(\.name) == ["QueryTooComplex"])
+        // A 1 MiB header name repeated into every JSON record: output goes out in chunks, each
+        // about a megabyte, never the whole answer of a piece at once.
+        let amplify = try QueryRequest.parse(
+            Data(
+                """
+                <QueryRequest><QueryType>SQL</QueryType><Expression>SELECT * FROM BlobStorage</Expression>\
+                <InputSerialization><Format><Type>delimited</Type><DelimitedTextConfiguration><HasHeaders>true</HasHeaders>\
+                </DelimitedTextConfiguration></Format></InputSerialization><OutputSerialization><Format><Type>json</Type>\
+                </Format></OutputSerialization></QueryRequest>
+                """.utf8))
+        var run = QueryRun(request: amplify, totalBytes: 0)
+        run.feed(Data(Array(repeating: UInt8(ascii: "n"), count: 1 << 20) + [0x0A] + Array(repeating: Array("a\n".utf8), count: 40).joined()))
+        var largest = 0
+        var drains = 0
+        while true {
+            let (blocks, done) = run.drain(atEnd: true)
+            largest = max(largest, blocks.count)
+            drains += 1
+            if done { break }
+        }
+        #expect(largest < 3 << 20 && drains > 10)
     }
 
     @Test func avroLongsAreZigZagVarints() {

@@ -84,6 +84,20 @@ def test_incremental_copies_and_what_is_refused(azseed, tmp_path, name):
                 write()
             assert refused.value.error_code == "OperationNotAllowedOnIncrementalCopyBlob"
         assert dest.get_blob_properties().size == 4096 and dest.get_blob_properties().metadata == {}
+        # Nor read by a query or as a copy source.
+        with pytest.raises(HttpResponseError) as refused:
+            dest.query_blob("SELECT * FROM BlobStorage").readall()
+        assert refused.value.error_code == "OperationNotAllowedOnIncrementalCopyBlob"
+        with pytest.raises(HttpResponseError) as refused:
+            container.get_blob_client("stolen.vhd").start_copy_from_url(dest.url)
+        assert refused.value.error_code == "OperationNotAllowedOnIncrementalCopyBlob"
+        # A lease on the destination does not leave the next copy pending forever.
+        lease = dest.acquire_lease()
+        source.upload_page(b"c" * 512, offset=1024, length=512)
+        third = source.create_snapshot()["snapshot"]
+        dest.start_copy_from_url(_snapshot_url(source, third), incremental_copy=True, headers={"x-ms-lease-id": lease.id})
+        assert _wait(dest).copy.status == "success"
+        lease.release()
         # The SAS never reaches a reader of the destination.
         assert "sig=" not in dest.get_blob_properties().copy.source or "redacted" in dest.get_blob_properties().copy.source
         dest.delete_blob(delete_snapshots="include")

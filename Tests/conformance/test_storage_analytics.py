@@ -81,11 +81,26 @@ def test_blob_logging_and_metrics(azseed, name):
         assert rows["user;GetBlob"]["SASSuccess"].value == 1 and rows["user;GetBlob"]["AnonymousSuccess"].value == 1
         minute = list(tables.get_table_client("$MetricsMinutePrimaryTransactionsBlob").list_entities())
         assert {e["RowKey"] for e in minute} == {"user;All"}
-        # Read, never written or listed, by callers.
+        # Read, never written or listed, by callers: not one by one, not in a batch, not deleted.
         assert "$MetricsHourPrimaryTransactionsBlob" not in [t.name for t in tables.list_tables()]
+        metrics = tables.get_table_client("$MetricsHourPrimaryTransactionsBlob")
         with pytest.raises(HttpResponseError) as refused:
-            tables.get_table_client("$MetricsHourPrimaryTransactionsBlob").upsert_entity({"PartitionKey": "x", "RowKey": "y"})
+            metrics.upsert_entity({"PartitionKey": "x", "RowKey": "y"})
         assert refused.value.status_code == 403
+        with pytest.raises(Exception):
+            metrics.submit_transaction([("create", {"PartitionKey": "x", "RowKey": "forged", "TotalRequests": 999999})])
+        with pytest.raises(HttpResponseError) as refused:
+            tables.delete_table("$MetricsHourPrimaryTransactionsBlob")
+        assert refused.value.status_code == 403
+        assert not [e for e in metrics.list_entities() if e["RowKey"] == "forged"]
+        # A stranger cannot add fields to an entry, nor fill the log with failed credentials.
+        requests.get(f"{container.url}/a.txt", headers={"x-ms-version": "2020-01-01;INJECTED;FIELDS;x",
+                                                         "Authorization": "SharedKey devstoreaccount1:bogus"}, timeout=10)
+        requests.put(f"{container.url}/c.txt?sig=x&sv=2020-01-01", data=b"x",
+                     headers={"Content-MD5": "a;b;c;d", "x-ms-blob-type": "BlockBlob"}, timeout=10)
+        time.sleep(1.5)
+        assert all(len(f) == 30 for _, f in _logs(service, "blob/"))
+        assert "INJECTED" not in "\n".join(";".join(f) for _, f in _logs(service, "blob/"))
         # $logs stays (403 for its deletion); capacity metrics are not kept (404, said so).
         with pytest.raises(HttpResponseError) as refused:
             service.delete_container("$logs")
@@ -117,7 +132,9 @@ def test_table_logging_v2_and_entries_written_at_shutdown(azseed, tmp_path):
         table.create_entity({"PartitionKey": "p", "RowKey": "r", "v": 1})
         table.get_entity("p", "r")
     finally:
-        stop_emulator(emulator)
+        # A graceful stop writes what was gathered; give it time on a loaded machine.
+        emulator.process.terminate()
+        emulator.process.wait(timeout=120)
     emulator = start_emulator(azseed, "--data-dir", str(tmp_path))
     try:
         service = BlobServiceClient.from_connection_string(emulator.connection_string)

@@ -59,7 +59,12 @@ struct AnalyticsLogWriter {
             quoted(o.userAgent), quoted(o.referrer), quoted(o.clientRequestID),
         ]
         if version == "2.0" { fields += Array(repeating: "", count: 8) }
-        return fields.joined(separator: ";")
+        // Any other field a caller can fill (the version and MD5 headers) is quoted when it
+        // holds a separator, so no value adds fields.
+        return fields.map { field in
+            field.hasPrefix("\"") || !field.unicodeScalars.contains(where: { $0 == ";" || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                ? field : quoted(field)
+        }.joined(separator: ";")
     }
 
     /// Quoted (so a `;` inside is no separator), with `&`, `"` and line breaks HTML-encoded;

@@ -31,7 +31,16 @@ final class StorageAnalytics: Sendable {
         var userAgent: String
         var referrer: String
         var clientRequestID: String
+
+        /// Roughly what its entry takes, in memory and in the log.
+        var estimatedBytes: Int {
+            256 + url.utf8.count + objectKey.utf8.count + userAgent.utf8.count + referrer.utf8.count + clientRequestID.utf8.count
+                + conditions.utf8.count + version.utf8.count + contentMD5.utf8.count + etag.utf8.count
+        }
     }
+
+    /// How many entries were dropped because too much was waiting to be written.
+    var droppedEntries: Int { state.withLock { $0.dropped } }
 
     enum Authentication: String, Sendable {
         case authenticated, sas, anonymous
@@ -42,6 +51,10 @@ final class StorageAnalytics: Sendable {
         var logs: [EmulatorServiceKind: [Observation]] = [:]
         var metrics: [MetricsKey: MetricsCounts] = [:]
         var flushing = false
+        /// What the entries waiting to be written hold, roughly, in bytes; and how many were
+        /// dropped because too much was waiting.
+        var pendingBytes = 0
+        var dropped = 0
         var lastSweep: [EmulatorServiceKind: EdmDateTime] = [:]
     }
 
@@ -90,7 +103,15 @@ final class StorageAnalytics: Sendable {
                 }
                 // Azure logs anonymous requests only when they succeed or the server failed.
                 let anonymousNoise = observation.authentication == .anonymous && observation.status >= 400 && observation.status < 500
-                if wanted && !anonymousNoise { pending.logs[service, default: []].append(observation) }
+                if wanted && !anonymousNoise {
+                    let size = observation.estimatedBytes
+                    if pending.pendingBytes + size > Self.maxPendingBytes * 2 {
+                        pending.dropped += 1
+                    } else {
+                        pending.logs[service, default: []].append(observation)
+                        pending.pendingBytes += size
+                    }
+                }
             }
             for (granularity, metrics) in [(MetricsKey.Granularity.hour, settings.hour), (.minute, settings.minute)] {
                 guard let metrics else { continue }
@@ -102,7 +123,8 @@ final class StorageAnalytics: Sendable {
                     pending.metrics[key, default: MetricsCounts()].add(observation)
                 }
             }
-            return !pending.flushing && pending.logs[service, default: []].count >= Self.maxPendingEntries
+            return !pending.flushing
+                && (pending.logs[service, default: []].count >= Self.maxPendingEntries || pending.pendingBytes >= Self.maxPendingBytes)
         }
         // A burst between flushes is written at once rather than held (memory stays bounded).
         if full { Task { await self.flush() } }
@@ -110,11 +132,16 @@ final class StorageAnalytics: Sendable {
 
     /// The most log entries held for a service before they are written.
     static let maxPendingEntries = 20_000
+    /// Past this many bytes waiting, the entries are written at once; past twice as many (a
+    /// write is under way and more keeps coming), new entries are dropped (counted, not kept).
+    static let maxPendingBytes = 32 << 20
 
     /// Runs until the task is cancelled, flushing every `flushSeconds`.
     func run() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(Int(flushSeconds * 1000)))
+            // Cancelled (the server stops): the stopping server flushes, after this returns.
+            guard !Task.isCancelled else { return }
             await flush()
         }
     }
@@ -131,6 +158,7 @@ final class StorageAnalytics: Sendable {
             defer {
                 pending.logs = [:]
                 pending.metrics = [:]
+                pending.pendingBytes = 0
             }
             return (pending.logs, pending.metrics, pending.settings)
         }

@@ -56,7 +56,23 @@ public final class BlobBody: Sendable {
                 let (start, count, reader) = (offset + done, min(Self.pieceBytes, length - done), self.reader)
                 let piece = count == 0 ? Data() : try await BlockingPool.run { try reader.read(offset: start, length: count) }
                 done += count
-                try await write(run.take(piece, atEnd: done == length))
+                let last = done == length
+                run.feed(piece)
+                // The query's CPU work runs on the blocking pool's threads, a bounded stretch at
+                // a time, never on the cooperative pool that serves requests; a client that
+                // goes away stops it at the next write.
+                var pieceDone = false
+                while !pieceDone {
+                    let current = run
+                    let (next, blocks, finished) = try await BlockingPool.run {
+                        var stepped = current
+                        let (blocks, finished) = stepped.drain(atEnd: last)
+                        return (stepped, blocks, finished)
+                    }
+                    run = next
+                    pieceDone = finished
+                    try await write(blocks)
+                }
             } while done < length
             return
         }

@@ -119,6 +119,7 @@ extension BlobService {
         // Azure copies an archived source by rehydrating it into the destination, which stays
         // pending meanwhile; copies here finish before the answer, so that one is refused.
         if record.isArchived { throw EmulatorStore.blobArchived }
+        try Self.refuseIncrementalCopyRead(record)
         // A source written with a customer key is read only with it (`x-ms-source-encryption-*`).
         try BlobEncryption.checkKey(try BlobEncryption.sourceKey(request, secure: secure), for: record)
         _ = try Self.rehydratePriority(request)

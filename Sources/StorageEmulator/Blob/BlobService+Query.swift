@@ -21,6 +21,7 @@ extension BlobService {
         guard containerRecord != nil else { throw EmulatorStore.containerNotFound }
         guard let existing = found else { throw EmulatorStore.blobNotFound }
         if existing.isArchived { throw EmulatorStore.blobArchived }
+        try Self.refuseIncrementalCopyRead(existing)
         let asked = try conditions(request)
         try asked.checkTags(existing)
         try BlobEncryption.checkKey(asked.encryption.keySHA256, for: existing)

@@ -108,10 +108,12 @@ public final class EmulatorServer: Sendable {
             do {
                 try await group.run()
                 analytics.cancel()
+                await analytics.value  // a flush under way finishes before the last one
                 await core.analytics.flush()
                 await startup.failed(EmulatorStartError(phrase: "the emulator stopped before it was listening"))
             } catch {
                 analytics.cancel()
+                await analytics.value
                 await core.analytics.flush()
                 await startup.failed(error)
                 throw error

@@ -92,7 +92,10 @@ public final class StorageEmulatorCore: Sendable {
     /// the byte store; the upload is deleted unless the operation committed it.
     func respond(_ request: TransportRequest, service: EmulatorServiceKind, upload: StagedUpload?) async -> EmulatorReply {
         let started = ContinuousClock.now
-        let reply = await answer(request, service: service, upload: upload)
+        // Storage Analytics needs to know whether the credentials held; nothing is made for it
+        // when analytics is off.
+        let proven = analytics.mayObserve ? ProvenCredentials() : nil
+        let reply = await ProvenCredentials.$current.withValue(proven) { await answer(request, service: service, upload: upload) }
         await upload?.release(from: store.bytes)
         let requestBytes = upload?.size ?? request.body.count
         record(request, service: service, requestBytes: requestBytes, reply: reply, started: started)
@@ -102,11 +105,14 @@ public final class StorageEmulatorCore: Sendable {
         {
             await analytics.reload()
         }
-        if analytics.mayObserve {
+        if let proven, analytics.mayObserve {
             let client = RequestOrigin.clientAddress
             await analytics.observe(
-                { AnalyticsObservation.make(request, service: service, reply: reply, requestBytes: requestBytes, started: started, client: client) },
-                service: service)
+                {
+                    AnalyticsObservation.make(
+                        request, service: service, reply: reply, requestBytes: requestBytes, started: started, client: client,
+                        authentication: proven.authentication)
+                }, service: service)
         }
         return reply
     }
@@ -162,6 +168,7 @@ public final class StorageEmulatorCore: Sendable {
             do {
                 try Self.checkVersion(request)
                 var caller = try await authenticate(request, service: service)
+                ProvenCredentials.current?.mark(caller)
                 // A structured body not streamed in is decoded now, from a caller whose signature
                 // held: the operation sees the content (uploads streamed in were decoded on arrival).
                 var request = request

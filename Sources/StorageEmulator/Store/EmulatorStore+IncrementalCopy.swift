@@ -11,6 +11,7 @@ extension EmulatorStore {
     func completeIncrementalCopy(container: String, name: String, id: String) async throws {
         var conditions = WriteConditions()
         conditions.mayWriteIncrementalCopy = true
+        conditions.bypassesLease = true
         _ = try await withClonedState(container: container, name: name, conditions: conditions) { db, base, extents, clones, now in
             guard var copy = base.copy, copy.id == id, copy.status == "pending" else { return false }
             let snapshot = now.iso8601

@@ -35,6 +35,8 @@ struct WriteConditions: Sendable {
     /// The write may change an incremental copy's destination: Incremental Copy Blob and its
     /// completion, Delete Blob. Any other write to one is Azure's 409.
     var mayWriteIncrementalCopy = false
+    /// The service's own write (an incremental copy's completion): no lease stands in its way.
+    var bypassesLease = false
 
     static let notMet = ServiceError(412, .conditionNotMet, "The condition specified using HTTP conditional header(s) is not met.")
 
@@ -54,7 +56,7 @@ struct WriteConditions: Sendable {
         if let existing, existing.retired == nil, existing.copy?.incremental == true, !mayWriteIncrementalCopy {
             throw Self.incrementalCopyBlob
         }
-        if let existing {
+        if let existing, !bypassesLease {
             let lease = try BlobLease.read(existing.container, existing.name, db)
             try BlobLease.check(lease, given: leaseID, write: true, at: now)
             heldByCaller = leaseID != nil && (lease?.isActive(at: now) ?? false)

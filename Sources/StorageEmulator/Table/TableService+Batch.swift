@@ -33,7 +33,7 @@ extension TableService {
                 if request.method == "GET" {
                     throw ServiceError(400, .invalidInput, "A query cannot be part of a change set.")
                 }
-                try TableService.checkTableName(of: resource)
+                try TableService.checkTableName(of: resource, method: request.method)
                 let (name, operation) = try Self.operation(method: request.method, resource: resource, headers: request.headers, body: request.body)
                 try c.checkRange(operation)
                 if let table, table.lowercased() != name.lowercased() || !operation.partitionKey.isExactly(operations[0].partitionKey) {

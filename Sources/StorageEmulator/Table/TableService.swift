@@ -57,6 +57,9 @@ struct TableService: Sendable {
 
     /// An entity or ACL operation on a name no table can have is Azure's 400 InvalidResourceName,
     /// not a missing table: the SDK tells the user what a table name must be from that answer.
+    static let metricsTablesAreWrittenByAnalytics = ServiceError(
+        403, .authorizationFailure, "This request is not authorized to perform this operation: the metrics tables are written by Storage Analytics.")
+
     /// The metrics tables (`$MetricsHourPrimaryTransactionsBlob`, …) are read, never written,
     /// by callers: Storage Analytics writes them.
     static func checkTableName(of resource: TableResource, method: String = "GET") throws {
@@ -69,11 +72,7 @@ struct TableService: Sendable {
                 )
             }
             if MetricsKey.isMetricsTable(table) {
-                guard method == "GET" || method == "HEAD" else {
-                    throw ServiceError(
-                        403, .authorizationFailure,
-                        "This request is not authorized to perform this operation: the metrics tables are written by Storage Analytics.")
-                }
+                guard method == "GET" || method == "HEAD" else { throw metricsTablesAreWrittenByAnalytics }
                 return
             }
             if let problem = StorageNames.tableProblem(table) {
@@ -180,6 +179,7 @@ struct TableService: Sendable {
     }
 
     func deleteTable(_ name: String) async throws -> TransportResponse {
+        if MetricsKey.isMetricsTable(name) { throw Self.metricsTablesAreWrittenByAnalytics }
         try await store.deleteTable(name)
         return TransportResponse(status: 204)
     }

@@ -10,7 +10,12 @@ enum QueryEvaluation {
     struct Failure: Error {
         var name: String
         var description: String
+        /// Ends the query (the work budget is spent), rather than skipping the record.
+        var fatal = false
     }
+
+    static let tooMuchWork = Failure(
+        name: "QueryTooComplex", description: "The query's LIKE conditions took more than \(QueryRun.maxWork) steps over this blob.", fatal: true)
 
     static let typeConversion = Failure(name: "InvalidTypeConversion", description: "Invalid type conversion.")
 
@@ -52,22 +57,22 @@ enum QueryEvaluation {
     }
 
     /// Whether the condition holds (nil: unknown).
-    static func holds(_ condition: QueryCondition, in record: QueryRun.Record, header: [[UInt8]]?) throws(Failure) -> Bool? {
+    static func holds(_ condition: QueryCondition, in record: QueryRun.Record, header: [[UInt8]]?, work: inout Int) throws(Failure) -> Bool? {
         switch condition {
         case .and(let a, let b):
-            let left = try holds(a, in: record, header: header)
+            let left = try holds(a, in: record, header: header, work: &work)
             if left == false { return false }
-            let right = try holds(b, in: record, header: header)
+            let right = try holds(b, in: record, header: header, work: &work)
             if right == false { return false }
             return left == true && right == true ? true : nil
         case .or(let a, let b):
-            let left = try holds(a, in: record, header: header)
+            let left = try holds(a, in: record, header: header, work: &work)
             if left == true { return true }
-            let right = try holds(b, in: record, header: header)
+            let right = try holds(b, in: record, header: header, work: &work)
             if right == true { return true }
             return left == false && right == false ? false : nil
         case .not(let inner):
-            return try holds(inner, in: record, header: header).map { !$0 }
+            return try holds(inner, in: record, header: header, work: &work).map { !$0 }
         case .isNull(let operand, let negated):
             let isNull = try value(operand, record, header) == .null
             return negated ? !isNull : isNull
@@ -105,7 +110,7 @@ enum QueryEvaluation {
             case .number(_, let written): text = written
             case .bool(let b): text = b ? "true" : "false"
             }
-            let matched = like(Array(text.utf8)[...], Array(pattern.utf8)[...])
+            guard let matched = like(Array(text.utf8)[...], Array(pattern.utf8)[...], work: &work) else { throw tooMuchWork }
             return negated ? !matched : matched
         }
     }
@@ -176,14 +181,17 @@ enum QueryEvaluation {
     }
 
     /// SQL LIKE on bytes: `%` any run, `_` any one byte. Iterative with one backtrack point, so
-    /// a hostile pattern costs at most pattern × text steps.
-    static func like(_ text: ArraySlice<UInt8>, _ pattern: ArraySlice<UInt8>) -> Bool {
+    /// a hostile pattern costs at most pattern × text steps, each counted in `work`.
+    static func like(_ text: ArraySlice<UInt8>, _ pattern: ArraySlice<UInt8>, work: inout Int) -> Bool? {
         let t = Array(text)
         let p = Array(pattern)
         var (i, j) = (0, 0)
         var star = -1
         var mark = 0
         while i < t.count {
+            // Each step is counted against the query's budget: nil when it is spent.
+            work -= 1
+            if work < 0 { return nil }
             if j < p.count, p[j] == UInt8(ascii: "_") || p[j] == t[i], p[j] != UInt8(ascii: "%") {
                 i += 1
                 j += 1

@@ -19,6 +19,11 @@ struct QueryExpression: Equatable, Sendable {
     static let maxColumns = 49
     /// Conditions nest at most this deep (a stranger writes the expression).
     static let maxDepth = 64
+    /// A condition holds at most this many comparisons: AND and OR chains build trees as deep
+    /// as they are long, and evaluating one recurses per level.
+    static let maxComparisons = 64
+    /// The longest LIKE pattern: matching costs up to pattern × value steps.
+    static let maxPatternBytes = 256
     /// The longest expression taken.
     static let maxLength = 16 * 1024
 
@@ -173,6 +178,7 @@ struct QueryParser {
     let tokens: [QueryToken]
     var index = 0
     var depth = 0
+    var comparisons = 0
 
     init(tokens: [QueryToken]) { self.tokens = tokens }
 
@@ -313,6 +319,10 @@ struct QueryParser {
     }
 
     private mutating func predicate() throws(QueryExpression.Invalid) -> QueryCondition {
+        comparisons += 1
+        guard comparisons <= QueryExpression.maxComparisons else {
+            throw QueryExpression.Invalid(reason: "it holds more than \(QueryExpression.maxComparisons) comparisons")
+        }
         let left = try operand()
         if accept("IS") {
             let negated = accept("NOT")
@@ -322,6 +332,9 @@ struct QueryParser {
         let negated = accept("NOT")
         if accept("LIKE") {
             guard case .string(let pattern) = current else { throw invalid("a pattern string") }
+            guard pattern.utf8.count <= QueryExpression.maxPatternBytes else {
+                throw QueryExpression.Invalid(reason: "a LIKE pattern is longer than \(QueryExpression.maxPatternBytes) bytes")
+            }
             index += 1
             return .like(left, pattern: pattern, negated: negated)
         }

@@ -1,23 +1,22 @@
 import Foundation
 
 /// Runs a query over a blob's bytes as they are read, piece by piece, and writes the answer's
-/// Avro blocks: per piece the result data (the first piece always, later ones when they have
-/// any), that piece's errors, its progress; the end last. Memory stays at a piece, one record
-/// (at most ``maxRecordBytes``) and its output.
-struct QueryRun {
+/// Avro blocks: per stretch the result data (the first always, later ones when they have any),
+/// that stretch's errors, and when a piece is used up its progress; the end last. Memory stays at
+/// a piece, one record (at most ``maxRecordBytes``) and ``outputChunkBytes`` of output (plus one
+/// record's); the CPU a query may spend is bounded (``maxWork``). A stranger writes both the
+/// expression and the blob.
+struct QueryRun: Sendable {
     let request: QueryRequest
     let totalBytes: Int
     let stream: QueryResultStream
 
-    /// A record longer than this is a fatal error (a stranger writes the blob).
+    /// A record longer than this is a fatal error.
     static let maxRecordBytes = 4 << 20
-
-    /// What happened to one record.
-    private enum Outcome {
-        case output
-        case skipped
-        case stop
-    }
+    /// Output is answered once it reaches this much (a small blob's answer is one data record).
+    static let outputChunkBytes = 1 << 20
+    /// The steps LIKE may take over the whole query; past them the query ends in a fatal error.
+    static let maxWork = 1 << 28
 
     private var pending: [UInt8] = []
     /// The blob offset of `pending`'s first byte.
@@ -31,24 +30,33 @@ struct QueryRun {
     private var answeredData = false
     private var data = Data()
     private var errors: [QueryRecordError] = []
+    private var fed = 0
+    private var workLeft = QueryRun.maxWork
 
-    init(request: QueryRequest, totalBytes: Int, stream: QueryResultStream = QueryResultStream()) {
+    init(request: QueryRequest, totalBytes: Int, stream: QueryResultStream = QueryResultStream(), work: Int = QueryRun.maxWork) {
         self.request = request
         self.totalBytes = totalBytes
         self.stream = stream
+        workLeft = work
     }
 
     /// The header block.
     func start() -> Data { stream.header() }
 
-    /// Takes the next piece of the blob (`atEnd`: the last one) and answers its blocks.
-    mutating func take(_ piece: Data, atEnd: Bool) -> Data {
-        if !finished {
-            pending.append(contentsOf: piece)
-            consume(atEnd: atEnd)
-        }
+    /// Takes the next piece of the blob; ``drain(atEnd:)`` then answers it.
+    mutating func feed(_ piece: Data) {
+        fed += piece.count
+        if !finished { pending.append(contentsOf: piece) }
+    }
+
+    /// Answers what the pieces fed so far hold, at most about ``outputChunkBytes`` of data at a
+    /// time: `pieceDone` says whether the piece is used up (else call again). `atEnd`: the last
+    /// piece was fed.
+    mutating func drain(atEnd: Bool) -> (blocks: Data, pieceDone: Bool) {
+        let exhausted = finished || consume(atEnd: atEnd)
+        let pieceDone = exhausted || finished
         var out = Data()
-        if atEnd, !finished, case .count = request.expression.projection {
+        if pieceDone, atEnd, !finished, case .count = request.expression.projection {
             writeRecord(values: [Array(String(count).utf8)], labels: ["_1"], numeric: true)
         }
         if !data.isEmpty || !answeredData {
@@ -58,17 +66,34 @@ struct QueryRun {
         }
         for error in errors { out.append(stream.error(error)) }
         errors = []
-        scanned += piece.count
-        out.append(stream.progress(scanned: scanned, total: totalBytes))
-        if atEnd { out.append(stream.end(total: totalBytes)) }
-        return out
+        if pieceDone {
+            out.append(stream.progress(scanned: fed, total: totalBytes))
+            if atEnd { out.append(stream.end(total: totalBytes)) }
+        }
+        return (out, pieceDone)
     }
 
-    private var scanned = 0
+    /// Feeds a piece and drains it whole (tests; the server drains in steps).
+    mutating func take(_ piece: Data, atEnd: Bool) -> Data {
+        feed(piece)
+        var out = Data()
+        while true {
+            let (blocks, done) = drain(atEnd: atEnd)
+            out.append(blocks)
+            if done { return out }
+        }
+    }
 
-    private mutating func consume(atEnd: Bool) {
+    /// Handles the complete records pending, until the output reaches a chunk; answers whether
+    /// all of them were handled.
+    private mutating func consume(atEnd: Bool) -> Bool {
         var position = 0
+        var exhausted = true
         loop: while !finished {
+            if data.count >= Self.outputChunkBytes {
+                exhausted = false
+                break loop
+            }
             switch request.input {
             case .delimited(let text):
                 if position >= pending.count { break loop }
@@ -107,7 +132,7 @@ struct QueryRun {
                 }
             }
         }
-        if !finished, pending.count - position > Self.maxRecordBytes {
+        if exhausted, !finished, pending.count - position > Self.maxRecordBytes {
             fail(
                 QueryRecordError(
                     fatal: true, name: "RecordTooLarge",
@@ -116,6 +141,7 @@ struct QueryRun {
         pending.removeFirst(min(position, pending.count))
         base += position
         if finished { pending = [] }
+        return exhausted
     }
 
     private mutating func fail(_ error: QueryRecordError) {
@@ -136,10 +162,11 @@ struct QueryRun {
         }
         do {
             if let condition = request.expression.condition {
-                guard try QueryEvaluation.holds(condition, in: record, header: header) == true else { return }
+                guard try QueryEvaluation.holds(condition, in: record, header: header, work: &workLeft) == true else { return }
             }
         } catch {
-            errors.append(QueryRecordError(fatal: false, name: error.name, description: error.description, position: position))
+            let reported = QueryRecordError(fatal: error.fatal, name: error.name, description: error.description, position: position)
+            if error.fatal { fail(reported) } else { errors.append(reported) }
             return
         }
         switch request.expression.projection {
