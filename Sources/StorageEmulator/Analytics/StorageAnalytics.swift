@@ -39,9 +39,6 @@ final class StorageAnalytics: Sendable {
         }
     }
 
-    /// How many entries were dropped because too much was waiting to be written.
-    var droppedEntries: Int { state.withLock { $0.dropped } }
-
     enum Authentication: String, Sendable {
         case authenticated, sas, anonymous
     }
@@ -51,10 +48,8 @@ final class StorageAnalytics: Sendable {
         var logs: [EmulatorServiceKind: [Observation]] = [:]
         var metrics: [MetricsKey: MetricsCounts] = [:]
         var flushing = false
-        /// What the entries waiting to be written hold, roughly, in bytes; and how many were
-        /// dropped because too much was waiting.
+        /// What the entries waiting to be written hold, roughly, in bytes.
         var pendingBytes = 0
-        var dropped = 0
         var lastSweep: [EmulatorServiceKind: EdmDateTime] = [:]
     }
 
@@ -105,9 +100,8 @@ final class StorageAnalytics: Sendable {
                 let anonymousNoise = observation.authentication == .anonymous && observation.status >= 400 && observation.status < 500
                 if wanted && !anonymousNoise {
                     let size = observation.estimatedBytes
-                    if pending.pendingBytes + size > Self.maxPendingBytes * 2 {
-                        pending.dropped += 1
-                    } else {
+                    // Past twice the bound (a write is under way and more keeps coming): dropped.
+                    if pending.pendingBytes + size <= Self.maxPendingBytes * 2 {
                         pending.logs[service, default: []].append(observation)
                         pending.pendingBytes += size
                     }
@@ -133,7 +127,7 @@ final class StorageAnalytics: Sendable {
     /// The most log entries held for a service before they are written.
     static let maxPendingEntries = 20_000
     /// Past this many bytes waiting, the entries are written at once; past twice as many (a
-    /// write is under way and more keeps coming), new entries are dropped (counted, not kept).
+    /// write is under way and more keeps coming), new entries are dropped.
     static let maxPendingBytes = 32 << 20
 
     /// Runs until the task is cancelled, flushing every `flushSeconds`.

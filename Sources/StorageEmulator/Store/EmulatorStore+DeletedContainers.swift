@@ -52,14 +52,11 @@ extension EmulatorStore {
         let (record, freed) = try await write { db -> (ContainerRecord, [String]) in
             let freed = try Self.purgeDeletedContainers(now: now, db)
             let hidden = Self.deletedName(deletedName, version)
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM containers WHERE name = ? AND deletedAt IS NOT NULL", arguments: [hidden])
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM containers WHERE name = ? AND deletedAt IS NOT NULL", arguments: [hidden]) != nil
             else {
                 throw ServiceError(
                     404, .containerNotFound, "The specified container does not exist: no deleted container \(deletedName) of version \(version).")
             }
-            _ = row
             if try Self.container(name, db) != nil {
                 throw ServiceError(409, .containerAlreadyExists, "The specified container already exists.")
             }
