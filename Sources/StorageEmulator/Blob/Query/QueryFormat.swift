@@ -1,11 +1,13 @@
 import Foundation
 
 /// How a query reads its blob or writes its answer (`InputSerialization`/`OutputSerialization`).
-/// Arrow output and Parquet input are Azure's too; the emulator refuses them when the request is
-/// read, never answers them with something else.
+/// Arrow is an output format only (as on Azure); Parquet input is Azure's too, and the emulator
+/// refuses it when the request is read, never answers it with something else.
 enum QueryFormat: Equatable, Sendable {
     case delimited(DelimitedText)
     case json(recordSeparator: [UInt8])
+    /// An Arrow IPC stream with these columns (`ArrowConfiguration`).
+    case arrow([ArrowField])
 
     /// Azure's default: CSV, `,` `"` and `\n`, no escape, no headers.
     static let `default` = QueryFormat.delimited(DelimitedText())
@@ -15,6 +17,7 @@ enum QueryFormat: Equatable, Sendable {
         switch self {
         case .delimited(let text): text.recordSeparator
         case .json(let separator): separator
+        case .arrow: []
         }
     }
 }
@@ -77,12 +80,58 @@ struct QueryRequest: Equatable, Sendable {
             }
             return .json(recordSeparator: separator)
         case "arrow":
-            throw Invalid(element: side, reason: "Arrow output is not implemented by the emulator (CSV and JSON are)")
+            guard output else { throw Invalid(element: side, reason: "Arrow is an output format; a blob is read as CSV or JSON") }
+            return .arrow(try arrowSchema(format["ArrowConfiguration"]))
         case "parquet":
             throw Invalid(element: side, reason: "Parquet input is not implemented by the emulator (CSV and JSON are)")
         default:
             throw Invalid(element: "Type", reason: "it is '\(type)'; the formats are delimited and json")
         }
+    }
+
+    /// The types `ArrowConfiguration` may name, as the SDKs spell them.
+    private static let arrowTypes: [String: ArrowType] = [
+        "int64": .int64, "bool": .bool, "timestamp[ms]": .timestampMilliseconds, "string": .utf8, "double": .double,
+    ]
+
+    /// `<ArrowConfiguration><Schema><Field><Type/><Name/><Precision/><Scale/></Field>…`: at
+    /// least one field, at most 49 (the columns a query may name); a decimal's precision 1–38
+    /// and scale 0–precision.
+    private static func arrowSchema(_ configuration: XMLTree?) throws(Invalid) -> [ArrowField] {
+        guard let schema = configuration?["Schema"] else { throw Invalid(element: "ArrowConfiguration", reason: "it has no Schema") }
+        let nodes = schema.children.filter { $0.name == "Field" }
+        guard !nodes.isEmpty else { throw Invalid(element: "Schema", reason: "it has no Field") }
+        guard nodes.count <= QueryExpression.maxColumns else {
+            throw Invalid(element: "Schema", reason: "it has \(nodes.count) fields; at most \(QueryExpression.maxColumns)")
+        }
+        var fields: [ArrowField] = []
+        for (n, node) in nodes.enumerated() {
+            let typeName = node["Type"]?.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() ?? ""
+            let name = node["Name"]?.text ?? ""
+            guard name.utf8.count <= 1024 else { throw Invalid(element: "Name", reason: "field \(n + 1)'s name is longer than 1,024 bytes") }
+            if typeName == "decimal" {
+                func number(_ element: String) throws(Invalid) -> Int32 {
+                    guard let text = node[element]?.text.trimmingCharacters(in: .whitespacesAndNewlines), let value = Int32(text) else {
+                        throw Invalid(element: element, reason: "field \(n + 1) is a decimal and needs an integer \(element)")
+                    }
+                    return value
+                }
+                let precision = try number("Precision")
+                let scale = try number("Scale")
+                guard (1...38).contains(precision), (0...precision).contains(scale) else {
+                    throw Invalid(
+                        element: "Precision", reason: "field \(n + 1) is decimal(\(precision), \(scale)); precision is 1–38, scale 0–precision")
+                }
+                fields.append(ArrowField(name: name, type: .decimal128(precision: precision, scale: scale)))
+            } else if let type = arrowTypes[typeName] {
+                fields.append(ArrowField(name: name, type: type))
+            } else {
+                throw Invalid(
+                    element: "Type",
+                    reason: "field \(n + 1)'s type is '\(typeName)'; the types are int64, bool, timestamp[ms], string, double and decimal")
+            }
+        }
+        return fields
     }
 
     /// A separator is one character (`\r\n` also for a record separator); quote and escape may

@@ -32,12 +32,21 @@ struct QueryRun: Sendable {
     private var errors: [QueryRecordError] = []
     private var fed = 0
     private var workLeft = QueryRun.maxWork
+    /// The rows of an Arrow answer not yet in a batch.
+    private var arrow: ArrowOutput?
+    /// Where the record being handled starts.
+    private var recordPosition = 0
 
     init(request: QueryRequest, totalBytes: Int, stream: QueryResultStream = QueryResultStream(), work: Int = QueryRun.maxWork) {
         self.request = request
         self.totalBytes = totalBytes
         self.stream = stream
         workLeft = work
+        if case .arrow(let fields) = request.output {
+            let output = ArrowOutput(fields: fields)
+            data = output.start()
+            arrow = output
+        }
     }
 
     /// The header block.
@@ -59,6 +68,7 @@ struct QueryRun: Sendable {
         if pieceDone, atEnd, !finished, case .count = request.expression.projection {
             writeRecord(values: [Array(String(count).utf8)], labels: ["_1"], numeric: true)
         }
+        if let batch = arrow?.flush() { data.append(batch) }
         if !data.isEmpty || !answeredData {
             out.append(stream.data(data))
             answeredData = true
@@ -90,11 +100,14 @@ struct QueryRun: Sendable {
         var position = 0
         var exhausted = true
         loop: while !finished {
-            if data.count >= Self.outputChunkBytes {
+            if data.count + (arrow?.pendingBytes ?? 0) >= Self.outputChunkBytes {
                 exhausted = false
                 break loop
             }
             switch request.input {
+            case .arrow:
+                // Never: QueryRequest.parse reads no Arrow input.
+                fail(QueryRecordError(fatal: true, name: "InvalidInputFormat", description: "Arrow is an output format.", position: 0))
             case .delimited(let text):
                 if position >= pending.count { break loop }
                 switch text.scan(pending, from: position, atEnd: atEnd) {
@@ -156,6 +169,7 @@ struct QueryRun: Sendable {
     }
 
     private mutating func handle(_ record: Record, at position: Int) {
+        recordPosition = position
         if let limit = request.expression.limit, emitted >= limit {
             finished = true
             return
@@ -225,6 +239,26 @@ struct QueryRun: Sendable {
             }
             QueryJSON.object(members).write(into: &data)
             data.append(contentsOf: separator)
+        case .arrow:
+            addArrow(values.map { $0 })
+        }
+    }
+
+    /// A record's values into the Arrow answer; one that does not fit its schema is an error.
+    private mutating func addArrow(_ values: [[UInt8]?]) {
+        do throws(ArrowOutput.Refusal) {
+            try arrow?.add(values)
+        } catch {
+            switch error {
+            case .conversion:
+                let failure = QueryEvaluation.typeConversion
+                errors.append(QueryRecordError(fatal: false, name: failure.name, description: failure.description, position: recordPosition))
+            case .columns(let record, let schema):
+                fail(
+                    QueryRecordError(
+                        fatal: true, name: "InvalidArrowSchema",
+                        description: "The Arrow schema has \(schema) fields; a record has \(record) columns.", position: recordPosition))
+            }
         }
     }
 
@@ -238,18 +272,20 @@ struct QueryRun: Sendable {
             default: break
             }
             data.append(contentsOf: separator)
+        case .arrow:
+            addArrow(Self.parts(value, values: values).map { part -> [UInt8]? in part == .null ? nil : Self.csvField(part) })
         case .delimited(let text):
-            let parts: [QueryJSON]
-            if let values {
-                parts = values
-            } else if case .object(let members) = value {
-                parts = members.map(\.1)
-            } else if case .array(let items) = value {
-                parts = items
-            } else {
-                parts = [value]
-            }
-            text.write(parts.map(Self.csvField), into: &data)
+            text.write(Self.parts(value, values: values).map(Self.csvField), into: &data)
+        }
+    }
+
+    /// A JSON record's values: those selected, or its members or items, or itself.
+    private static func parts(_ value: QueryJSON, values: [QueryJSON]?) -> [QueryJSON] {
+        if let values { return values }
+        switch value {
+        case .object(let members): return members.map(\.1)
+        case .array(let items): return items
+        default: return [value]
         }
     }
 
