@@ -117,7 +117,7 @@ def test_a_stranger_is_refused_and_nothing_changes(emulator, name):
     assert anonymous.status_code == 404 and b"name,city" not in anonymous.content
     # What the emulator does not implement, or too much, is Azure's 400 with the element named.
     for expression, output in (("SELECT SUM(score) FROM BlobStorage", None), ("SELECT * FROM BlobStorage[*].a", None),
-                               ("SELECT * FROM BlobStorage", [ArrowDialect(ArrowType.INT64, name="a")]),
+                               ("SELECT * FROM BlobStorage", [ArrowDialect(ArrowType.DECIMAL, name="a", precision=40, scale=2)]),
                                ("SELECT * FROM BlobStorage WHERE " + "(" * 500 + "_1 = 1" + ")" * 500, None),
                                ("SELECT * FROM BlobStorage WHERE _1 = '" + "x" * 70_000 + "'", None)):
         with pytest.raises(HttpResponseError) as refused:

@@ -586,6 +586,22 @@ extension BlobService {
             flush()
             items = sorted
         }
+        if let accept = request.headers["Accept"], accept.lowercased().contains(BlobListingArrow.mediaType) {
+            // Clients that read Arrow ask for it (the SDKs list XML after it as their fallback).
+            let now = ServerClock.wallClock()
+            let rows = items.map { item -> BlobListingArrow.Row in
+                switch item {
+                case .prefix(let name): .prefix(name)
+                case .blob(let r):
+                    .blob(
+                        BlobListingEntry(
+                            r, includeMetadata: includeMetadata, includeTags: includeTags, includeCopy: include.contains("copy"), tagCount: tagCount,
+                            retentionDays: retentionDays, now: now))
+                }
+            }
+            let body = BlobListingArrow.page(rows, metadata: includeMetadata, tags: includeTags, nextMarker: XMLEscape.markerToken(nextMarker))
+            return TransportResponse(status: 200, headers: HeaderFields([("Content-Type", BlobListingArrow.mediaType)]), body: body)
+        }
         var xml =
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"
         xml += XMLEscape.echo("Prefix", query["prefix"]) + XMLEscape.echo("Marker", query["marker"])

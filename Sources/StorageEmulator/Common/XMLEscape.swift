@@ -43,9 +43,13 @@ enum XMLEscape {
     /// A listing's next marker: the next name as it is, or — when XML cannot carry it — an
     /// opaque `1!<base64url>` token (Azure's markers are opaque), which ``marker(_:)`` reads back.
     static func nextMarker(_ name: String?) -> String {
-        guard let name, name.unicodeScalars.contains(where: { !isXMLCharacter($0) }) else { return element("NextMarker", name) }
-        let token = Data(name.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        return element("NextMarker", "1!" + token)
+        element("NextMarker", markerToken(name))
+    }
+
+    /// The text of a next marker (``nextMarker(_:)``'s element's content; Arrow listings carry it too).
+    static func markerToken(_ name: String?) -> String? {
+        guard let name, name.unicodeScalars.contains(where: { !isXMLCharacter($0) }) else { return name }
+        return "1!" + Data(name.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
     }
 
     /// The name a `marker` stands for: a token ``nextMarker(_:)`` made, decoded, else the text.
