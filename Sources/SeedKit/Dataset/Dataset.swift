@@ -122,6 +122,8 @@ public struct FieldDefinition: Sendable {
     /// `presence: p`: the property is on this fraction of entities (drawn per entity after
     /// every field); nil means on all of them.
     public var presence: Double? = nil
+    /// `unique: true`: no two entities of the kind share a value (pick, int, date, sequence).
+    public var unique = false
 
     /// A `ref` names an entity of another kind; it is a helper, never stored.
     public var isRef: Bool {
@@ -141,12 +143,13 @@ public enum FieldGenerator: Sendable {
     case ref(kind: String)
     /// A property of a `ref` field's entity (including RowKey and PartitionKey).
     case from(ref: String, property: String)
-    /// Uniform in the window at a resolution (in ticks), as Edm.DateTime.
-    case date(resolutionTicks: Int64)
+    /// Uniform in a window at a resolution (in ticks), as Edm.DateTime: the field's own window
+    /// (`date: {from, to}`, absolute) or, nil, the dataset's.
+    case date(resolutionTicks: Int64, window: ResolvedWindow? = nil)
     /// Uniform in `min...max`, typed Int32 or Int64.
     case int(min: Int64, max: Int64, type: EdmType)
-    /// Uniform in `[min, max)`.
-    case double(min: Double, max: Double)
+    /// Uniform in `[min, max)`, rounded to `round` decimal places when given.
+    case double(min: Double, max: Double, round: Int? = nil)
     /// `start + index × step`: the entity's generation index (its row, or its draw when the kind is keyed by
     /// the sequence), else its place in RowKey order for a kind drawn from a key space.
     case sequence(start: Int64, step: Int64, type: EdmType)

@@ -214,7 +214,7 @@ private struct DatasetLoader {
                 fields.append(
                     FieldDefinition(
                         name: fieldName, generator: try parser.parse(spec),
-                        line: YAMLReader.line(of: keyNode) ?? 0, presence: try parser.presence(spec)))
+                        line: YAMLReader.line(of: keyNode) ?? 0, presence: try parser.presence(spec), unique: try parser.unique(spec)))
             }
         }
         var omit: [String] = []

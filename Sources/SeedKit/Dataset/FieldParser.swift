@@ -10,12 +10,28 @@ struct FieldParser {
     let kind: String
 
     static let generators = ["const", "pick", "ref", "from", "date", "int", "double", "sequence", "template", "blobUrl"]
+    /// What a field may say beside its generator.
+    static let modifiers = ["type", "resolution", "weights", "presence", "unique", "round"]
+
+    /// `unique: true|false`.
+    func unique(_ node: Node) throws(DatasetError) -> Bool {
+        let what = "field '\(field)' of kind '\(kind)'"
+        guard
+            let value = try reader.mapping(node, what, allowed: FieldParser.generators + FieldParser.modifiers).first(where: { $0.key == "unique" })?
+                .value
+        else { return false }
+        switch try reader.string(value, "\(what), unique") {
+        case "true": return true
+        case "false": return false
+        default: throw reader.error(value, "\(what): unique is true or false")
+        }
+    }
 
     /// `presence: p` (0 < p ≤ 1): the fraction of entities that have the property.
     func presence(_ node: Node) throws(DatasetError) -> Double? {
         let what = "field '\(field)' of kind '\(kind)'"
         guard
-            let value = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution", "weights", "presence"])
+            let value = try reader.mapping(node, what, allowed: FieldParser.generators + FieldParser.modifiers)
                 .first(where: { $0.key == "presence" })?.value
         else { return nil }
         let p = try reader.double(value, "\(what), presence")
@@ -25,7 +41,7 @@ struct FieldParser {
 
     func parse(_ node: Node) throws(DatasetError) -> FieldGenerator {
         let what = "field '\(field)' of kind '\(kind)'"
-        let pairs = try reader.mapping(node, what, allowed: FieldParser.generators + ["type", "resolution", "weights", "presence"])
+        let pairs = try reader.mapping(node, what, allowed: FieldParser.generators + FieldParser.modifiers)
         let chosen = pairs.filter { FieldParser.generators.contains($0.key) }
         guard chosen.count == 1, let (generator, value, _) = chosen.first else {
             throw reader.error(node, "\(what) needs exactly one of: \(FieldParser.generators.joined(separator: ", "))")
@@ -37,6 +53,9 @@ struct FieldParser {
         }
         if let weights = pairs.first(where: { $0.key == "weights" }), generator != "pick" {
             throw reader.error(weights.keyNode, "\(what): 'weights' applies only to a pick field")
+        }
+        if let round = pairs.first(where: { $0.key == "round" }), generator != "double" {
+            throw reader.error(round.keyNode, "\(what): 'round' applies only to a double field")
         }
         switch generator {
         case "const":
@@ -73,8 +92,14 @@ struct FieldParser {
             }
             return .from(ref: parts[0], property: parts[1])
         case "date":
-            guard try reader.string(value, "\(what), date") == "window" else {
-                throw reader.error(value, "\(what): date must be 'window' (the dataset's window, or \(Setting.windowStart)/\(Setting.windowEnd))")
+            var window: ResolvedWindow?
+            if case .mapping = value {
+                window = try fieldWindow(value, what)
+            } else if try reader.string(value, "\(what), date") != "window" {
+                throw reader.error(
+                    value,
+                    "\(what): date must be 'window' (the dataset's window, or \(Setting.windowStart)/\(Setting.windowEnd)) or {from: YYYY-MM-DD, to: YYYY-MM-DD}"
+                )
             }
             if let type, type != .dateTime { throw reader.error(node, "\(what): a date is always Edm.DateTime") }
             var resolution = EdmDateTime.ticksPerMinute
@@ -88,7 +113,7 @@ struct FieldParser {
                 default: throw reader.error(r, "\(what): resolution '\(text)' is not second, minute, hour or day")
                 }
             }
-            return .date(resolutionTicks: resolution)
+            return .date(resolutionTicks: resolution, window: window)
         case "int":
             let bounds = try range(value, what) { (n: Node, w: String) throws(DatasetError) in try reader.int(n, w) }
             let intType = type ?? (Int32(exactly: bounds.0) != nil && Int32(exactly: bounds.1) != nil ? .int32 : .int64)
@@ -102,7 +127,13 @@ struct FieldParser {
             if let type, type != .double { throw reader.error(node, "\(what): a double is always Edm.Double") }
             let bounds = try range(value, what) { (n: Node, w: String) throws(DatasetError) in try reader.double(n, w) }
             guard bounds.0 < bounds.1 else { throw reader.error(value, "\(what): double range [min, max) needs min < max") }
-            return .double(min: bounds.0, max: bounds.1)
+            var round: Int?
+            if let node = pairs.first(where: { $0.key == "round" })?.value {
+                let places = try reader.int(node, "\(what), round")
+                guard (0...15).contains(places) else { throw reader.error(node, "\(what): round is a number of decimal places, 0 to 15") }
+                round = Int(places)
+            }
+            return .double(min: bounds.0, max: bounds.1, round: round)
         case "sequence":
             var start: Int64 = 1
             var step: Int64 = 1
@@ -146,6 +177,37 @@ struct FieldParser {
             let origin = "\(reader.file):\(YAMLReader.line(of: nameNode) ?? 0)"
             return .blobURL(container: container, name: try Template(source: try reader.string(nameNode, "name"), origin: origin))
         }
+    }
+
+    /// A date field's own window: `{from, to}` or `{from, days}`, absolute dates (the dataset's
+    /// window and `--from`/`--to` do not move it).
+    private func fieldWindow(_ node: Node, _ what: String) throws(DatasetError) -> ResolvedWindow {
+        var from: EdmDateTime?
+        var to: EdmDateTime?
+        var days: Int64?
+        for (key, value, _) in try reader.mapping(node, "\(what), date", allowed: ["from", "to", "days"]) {
+            if key == "days" {
+                let n = try reader.int(value, "\(what), date.days")
+                guard n > 0, n <= 3_000_000 else { throw reader.error(value, "\(what): date.days must be a positive number of days") }
+                days = n
+                continue
+            }
+            let text = try reader.string(value, "\(what), date.\(key)")
+            guard let date = EdmDateTime(iso8601: text), date.isInAzureRange || (key == "to" && date == EdmDateTime.endOfRange) else {
+                throw reader.error(value, "\(what): date.\(key) '\(text)' is not a date (YYYY-MM-DD) or ISO 8601 timestamp from 1601 to 9999")
+            }
+            if key == "from" { from = date } else { to = date }
+        }
+        guard let from else { throw reader.error(node, "\(what): date needs 'from' (and 'to' or 'days')") }
+        if to != nil && days != nil { throw reader.error(node, "\(what): date takes 'to' or 'days', not both") }
+        guard let end = to ?? days.map({ EdmDateTime(ticks: from.ticks + $0 * EdmDateTime.ticksPerDay) }) else {
+            throw reader.error(node, "\(what): date needs 'to' or 'days' beside 'from'")
+        }
+        guard from < end, end.ticks <= EdmDateTime.endOfRange.ticks else {
+            throw reader.error(
+                node, "\(what): date.from \(from.shortISO8601) is not before date.to \(end.shortISO8601) (or the end passes 9999-12-31)")
+        }
+        return ResolvedWindow(from: from, to: end)
     }
 
     private func noType(_ type: EdmType?, _ node: Node, _ what: String) throws(DatasetError) {

@@ -27,10 +27,10 @@ public struct DesiredTable: Sendable {
                 continue
             }
             // Several kinds share the partition: merge their RowKey orders.
-            var all: [(rowKey: RowKeyBits, identity: UInt128, ordinal: Int, kind: Int)] = []
+            var all: [(rowKey: RowKeyBits, identity: UInt128, ordinal: Int, index: Int, kind: Int)] = []
             for (k, engine) in members.enumerated() {
                 for (ordinal, item) in try engine.sortedIdentities(datasetFile: datasetFile).enumerated() {
-                    all.append((item.rowKey, item.identity, ordinal, k))
+                    all.append((item.rowKey, item.identity, ordinal, item.index, k))
                 }
             }
             all.sort { $0.rowKey < $1.rowKey }
@@ -39,7 +39,7 @@ public struct DesiredTable: Sendable {
                 if let made = members[item.kind].materialized {
                     try body(made[item.ordinal])
                 } else {
-                    try body(try builders[item.kind].build(identity: item.identity, ordinal: item.ordinal, rowKey: item.rowKey))
+                    try body(try builders[item.kind].build(identity: item.identity, ordinal: item.ordinal, index: item.index, rowKey: item.rowKey))
                 }
             }
         }
@@ -81,7 +81,7 @@ public struct DesiredTable: Sendable {
         }
         var builder = EntityBuilder(engine: engine)
         for (ordinal, item) in try engine.sortedIdentities(datasetFile: datasetFile).enumerated() {
-            try body(try builder.build(identity: item.identity, ordinal: ordinal, rowKey: item.rowKey))
+            try body(try builder.build(identity: item.identity, ordinal: ordinal, index: item.index, rowKey: item.rowKey))
         }
     }
 }

@@ -56,13 +56,14 @@ struct EntityBuilder {
 
     /// The RowKey of an entity whose key needs the whole entity (rows, sequence-keyed kinds).
     mutating func keyByBuilding(identity: UInt128, ordinal: Int) throws(GenerationError) -> RowKeyBits {
-        try evaluate(identity: identity, ordinal: ordinal)
+        try evaluate(identity: identity, ordinal: ordinal, index: Int(identity))
         return engine.naturalKey.rowKey(engine.keySlots.map { (engine.slotNames[$0], values[$0]) })
     }
 
-    /// The entity with identity `identity`, the `ordinal`-th in RowKey order.
-    mutating func build(identity: UInt128, ordinal: Int, rowKey: RowKeyBits) throws(GenerationError) -> GeneratedEntity {
-        try evaluate(identity: identity, ordinal: ordinal)
+    /// The entity with identity `identity`, the `ordinal`-th in RowKey order, made `index`-th
+    /// (its row, its draw: what `unique:` fields go by).
+    mutating func build(identity: UInt128, ordinal: Int, index: Int, rowKey: RowKeyBits) throws(GenerationError) -> GeneratedEntity {
+        try evaluate(identity: identity, ordinal: ordinal, index: index)
         var names = engine.storedNames
         var stored = engine.storedSlots.map { values[$0] }
         if absent.contains(true) {
@@ -82,7 +83,7 @@ struct EntityBuilder {
         return GeneratedEntity(partitionKey: engine.spec.partition, rowKey: rowKey.text, names: names, values: stored)
     }
 
-    private mutating func evaluate(identity: UInt128, ordinal: Int) throws(GenerationError) {
+    private mutating func evaluate(identity: UInt128, ordinal: Int, index: Int) throws(GenerationError) {
         for i in absent.indices { absent[i] = false }
         if let rows = engine.spec.rows {
             let row = rows[Int(identity)]
@@ -116,8 +117,11 @@ struct EntityBuilder {
             case .int(let min, let count, let type, let key):
                 let offset = key.flatMap { k in digits.map { $0[k] } } ?? random.upTo(count - 1)
                 values[slot] = intValue(Int128(min) + Int128(offset), type)
-            case .double(let min, let width):
-                values[slot] = .double(min + random.unit() * width)
+            case .double(let min, let width, let scale):
+                let x = min + random.unit() * width
+                values[slot] = .double(scale.map { (x * $0).rounded() / $0 } ?? x)
+            case .unique(let domain, let permutation):
+                values[slot] = domain.value(permutation(UInt64(index)))
             case .sequence(let start, let step, let type):
                 // In a kind listed as rows or keyed by a sequence the identity is the entity's own
                 // generation index (its row, its draw): the value is a function of it, so the

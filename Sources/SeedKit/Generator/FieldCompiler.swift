@@ -1,4 +1,5 @@
 import AzureStorage
+import Foundation
 
 /// Turns a kind's field definitions into ``FieldOp``s and, for a generated kind, its key space.
 struct FieldCompiler {
@@ -25,9 +26,9 @@ struct FieldCompiler {
                 case .pick(let values):
                     componentOfField[name] = components.count
                     components.append((name, UInt128(distinct(values).count)))
-                case .date(let step):
+                case .date(let step, let window):
                     componentOfField[name] = components.count
-                    components.append((name, UInt128(dateDomain(step: step).count)))
+                    components.append((name, UInt128(dateDomain(step: step, window: window).count)))
                 case .int(let min, let max, _):
                     componentOfField[name] = components.count
                     components.append((name, UInt128(Int128(max) - Int128(min) + 1)))
@@ -45,6 +46,10 @@ struct FieldCompiler {
         var refTargets: [String: KindEngine] = [:]
         for field in spec.fields {
             let key = componentOfField[field.name]
+            if field.unique, let op = try uniqueOp(field, keyComponent: key, components: components.count) {
+                ops.append(op)
+                continue
+            }
             switch field.generator {
             case .const(let v):
                 ops.append(.value(v))
@@ -59,19 +64,13 @@ struct FieldCompiler {
                             total += $0
                             return total
                         }))
-            case .date(let step):
-                let domain = dateDomain(step: step)
-                if domain.count == 0 {
-                    throw GenerationError(
-                        usage: true,
-                        "\(spec.table)/\(spec.name).\(field.name): the window \(context.window.from.shortISO8601) to \(context.window.to.shortISO8601) holds no date at this field's resolution; widen \(Setting.windowStart)/\(Setting.windowEnd)"
-                    )
-                }
+            case .date(let step, let window):
+                let domain = try nonEmptyDateDomain(field, step: step, window: window)
                 ops.append(.date(first: domain.first, step: step, count: domain.count, key: key))
             case .int(let min, let max, let type):
                 ops.append(.int(min: min, count: UInt128(Int128(max) - Int128(min) + 1), type: type, key: key))
-            case .double(let min, let max):
-                ops.append(.double(min: min, width: max - min))
+            case .double(let min, let max, let round):
+                ops.append(.double(min: min, width: max - min, scale: round.map { pow(10, Double($0)) }))
             case .sequence(let start, let step, let type):
                 ops.append(.sequence(start: start, step: step, type: type))
             case .ref(let targetName):
@@ -130,11 +129,65 @@ struct FieldCompiler {
         return values.filter { seen.insert($0).inserted }
     }
 
+    /// A date field's grid, refused when its window holds no date at its resolution.
+    private func nonEmptyDateDomain(_ field: FieldDefinition, step: Int64, window: ResolvedWindow?) throws(GenerationError) -> (
+        first: Int64, count: UInt64
+    ) {
+        let domain = dateDomain(step: step, window: window)
+        if domain.count == 0 {
+            let w = window ?? context.window
+            let widen = window == nil ? "widen \(Setting.windowStart)/\(Setting.windowEnd)" : "widen the field's from/to"
+            throw GenerationError(
+                usage: true,
+                "\(spec.table)/\(spec.name).\(field.name): the window \(w.from.shortISO8601) to \(w.to.shortISO8601) holds no date at this field's resolution; \(widen)"
+            )
+        }
+        return domain
+    }
+
+    /// A `unique:` field's op: its values drawn without replacement by the entity's generation
+    /// index; nil when the generator is unique already (a sequence, the one key component).
+    private func uniqueOp(_ field: FieldDefinition, keyComponent: Int?, components: Int) throws(GenerationError) -> FieldOp? {
+        let what = "\(context.dataset.file):\(field.line): field '\(field.name)' of kind '\(spec.name)'"
+        if case .sequence = field.generator { return nil }
+        if keyComponent != nil {
+            // The kind's only key component: distinct keys are distinct values.
+            guard components == 1 else {
+                throw GenerationError(usage: true, "\(what) is unique and one of several key fields; make it the only key field, or drop unique")
+            }
+            return nil
+        }
+        let domain: UniqueDomain
+        let size: UInt64
+        switch field.generator {
+        case .pick(let values):
+            let list = distinct(values)
+            domain = .values(list)
+            size = UInt64(list.count)
+        case .int(let min, let max, let type):
+            domain = .ints(min: min, type: type)
+            size = UInt64(clamping: Int128(max) - Int128(min) + 1)
+        case .date(let step, let window):
+            let grid = try nonEmptyDateDomain(field, step: step, window: window)
+            domain = .dates(first: grid.first, step: step)
+            size = grid.count
+        default:
+            throw GenerationError(usage: true, "\(what): unique applies to pick (without weights), int, date and sequence fields")
+        }
+        let count = spec.rows?.count ?? context.counts[spec.name] ?? spec.count ?? 0
+        guard UInt64(count) <= size else {
+            throw GenerationError(
+                usage: true, "\(what) is unique, but its generator holds \(size) distinct values for \(count) entities; widen it or ask for fewer")
+        }
+        let seed = SeedRandom.stream(seed: context.seed, name: "\(spec.table)/\(spec.name)/\(field.name)#unique")
+        return .unique(domain, IndexPermutation(size: size, seed: seed))
+    }
+
     /// The first date on the resolution grid at or after the window start, and how many
     /// grid dates fall before the window end.
-    private func dateDomain(step: Int64) -> (first: Int64, count: UInt64) {
-        let from = context.window.from.ticks
-        let to = context.window.to.ticks
+    private func dateDomain(step: Int64, window: ResolvedWindow?) -> (first: Int64, count: UInt64) {
+        let from = (window ?? context.window).from.ticks
+        let to = (window ?? context.window).to.ticks
         let rem = from % step
         let first = rem == 0 ? from : from + (step - (rem + step) % step)
         guard first < to else { return (first, 0) }

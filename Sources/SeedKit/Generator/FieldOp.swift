@@ -10,7 +10,11 @@ enum FieldOp: Sendable {
     case weightedPick([EdmValue], cumulative: [UInt64])
     case date(first: Int64, step: Int64, count: UInt64, key: Int?)
     case int(min: Int64, count: UInt128, type: EdmType, key: Int?)
-    case double(min: Double, width: Double)
+    /// `scale`: 10^round, when the value is rounded to `round` decimal places.
+    case double(min: Double, width: Double, scale: Double?)
+    /// A `unique:` field: the entity's generation index through the permutation picks its
+    /// value from the domain.
+    case unique(UniqueDomain, IndexPermutation)
     case sequence(start: Int64, step: Int64, type: EdmType)
     /// An entity of kind `target`; with a key component, the component picks a group of
     /// entities sharing the key's values, and the stream picks within the group.
@@ -30,4 +34,20 @@ enum VariableSource: Sendable {
 enum PropertyIndex {
     static let partitionKey = -1
     static let rowKey = -2
+}
+
+/// The values a `unique:` field draws from without replacement.
+enum UniqueDomain: Sendable {
+    case values([EdmValue])
+    case ints(min: Int64, type: EdmType)
+    /// Dates on a grid: `first + k × step`.
+    case dates(first: Int64, step: Int64)
+
+    func value(_ k: UInt64) -> EdmValue {
+        switch self {
+        case .values(let list): list[Int(k)]
+        case .ints(let min, let type): intValue(Int128(min) + Int128(k), type)
+        case .dates(let first, let step): .dateTime(EdmDateTime(ticks: first + Int64(k) * step))
+        }
+    }
 }

@@ -108,8 +108,8 @@ final class KindEngine: Sendable {
         var entities: [GeneratedEntity] = []
         entities.reserveCapacity(count)
         var builder = EntityBuilder(engine: self)
-        try forEachIdentity(datasetFile: datasetFile) { (rowKey, identity, ordinal) throws(GenerationError) in
-            entities.append(try builder.build(identity: identity, ordinal: ordinal, rowKey: rowKey))
+        for (ordinal, item) in try sortedIdentities(datasetFile: datasetFile).enumerated() {
+            entities.append(try builder.build(identity: item.identity, ordinal: ordinal, index: item.index, rowKey: item.rowKey))
         }
         return KindEngine(copying: self, materialized: entities)
     }
@@ -135,14 +135,6 @@ final class KindEngine: Sendable {
         return storedNames.firstIndex(of: name)
     }
 
-    /// Calls `body` with every entity's RowKey, identity and ordinal, in RowKey order.
-    func forEachIdentity(datasetFile: String, _ body: (RowKeyBits, UInt128, Int) throws(GenerationError) -> Void) throws(GenerationError) {
-        let keyed = try sortedIdentities(datasetFile: datasetFile)
-        for (ordinal, item) in keyed.enumerated() {
-            try body(item.rowKey, item.identity, ordinal)
-        }
-    }
-
     /// The most entities one kind makes in a run.
     static let maxEntities = 50_000_000
 
@@ -159,9 +151,10 @@ final class KindEngine: Sendable {
         return capacity
     }
 
-    /// Every identity with its RowKey, sorted by RowKey. Holds 32 bytes an entity: the
-    /// only memory that grows with the count.
-    func sortedIdentities(datasetFile: String) throws(GenerationError) -> [(rowKey: RowKeyBits, identity: UInt128)] {
+    /// Every identity with its RowKey and generation index (its row, or the place of its key
+    /// in the draw), sorted by RowKey. Holds 48 bytes an entity: the only memory that grows
+    /// with the count.
+    func sortedIdentities(datasetFile: String) throws(GenerationError) -> [Identity] {
         // The identities are held in memory (32 bytes each): a count a dataset's author (or a
         // flag) makes huge is refused before anything is allocated.
         guard count <= Self.maxEntities else {
@@ -170,7 +163,7 @@ final class KindEngine: Sendable {
                 "kind '\(spec.name)': \(count) entities is more than one run makes (at most \(Self.maxEntities)); ask for fewer, or split the kind in \(datasetFile):\(spec.line)"
             )
         }
-        var keyed: [(rowKey: RowKeyBits, identity: UInt128)] = []
+        var keyed: [Identity] = []
         var builder = EntityBuilder(engine: self)
         if let rows = spec.rows {
             var seen: [RowKeyBits: Int] = [:]
@@ -182,7 +175,7 @@ final class KindEngine: Sendable {
                     )
                 }
                 seen[key] = i
-                keyed.append((key, UInt128(i)))
+                keyed.append(Identity(rowKey: key, identity: UInt128(i), index: i))
             }
         } else if let keySpace {
             let capacity = try checkCapacity(keySpace, datasetFile: datasetFile)
@@ -194,7 +187,7 @@ final class KindEngine: Sendable {
         } else {
             // Keyed by a sequence: every ordinal is its own entity.
             for i in 0..<count {
-                keyed.append((try builder.keyByBuilding(identity: UInt128(i), ordinal: i), UInt128(i)))
+                keyed.append(Identity(rowKey: try builder.keyByBuilding(identity: UInt128(i), ordinal: i), identity: UInt128(i), index: i))
             }
         }
         keyed.sort { $0.rowKey < $1.rowKey }
@@ -205,8 +198,8 @@ final class KindEngine: Sendable {
 extension KindEngine {
     /// The RowKeys of key indices, hashed on every core: each key depends only on its own
     /// index, so the result is the same whatever the number of threads.
-    fileprivate func rowKeys(of indices: [UInt128]) -> [(rowKey: RowKeyBits, identity: UInt128)] {
-        var keyed = [(rowKey: RowKeyBits, identity: UInt128)](repeating: (RowKeyBits([]), 0), count: indices.count)
+    fileprivate func rowKeys(of indices: [UInt128]) -> [Identity] {
+        var keyed = [Identity](repeating: Identity(rowKey: RowKeyBits([]), identity: 0, index: 0), count: indices.count)
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, indices.count / 10_000, 16))
         let chunk = (indices.count + workers - 1) / max(workers, 1)
         keyed.withUnsafeMutableBufferPointer { buffer in
@@ -216,13 +209,21 @@ extension KindEngine {
                 let end = min(indices.count, (worker + 1) * chunk)
                 var i = worker * chunk
                 while i < end {
-                    out[i] = (builder.keyFromSpace(indices[i]), indices[i])
+                    out[i] = Identity(rowKey: builder.keyFromSpace(indices[i]), identity: indices[i], index: i)
                     i += 1
                 }
             }
         }
         return keyed
     }
+}
+
+/// One entity to make: its RowKey, its identity (what seeds its stream) and its generation
+/// index (what `unique:` fields go by).
+struct Identity: Sendable {
+    var rowKey: RowKeyBits
+    var identity: UInt128
+    var index: Int
 }
 
 /// What every kind is compiled against.

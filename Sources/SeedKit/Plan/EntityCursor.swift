@@ -9,10 +9,10 @@ public protocol EntityCursor {
 }
 
 /// The entities of one generated kind, built one at a time from the kind's RowKey-sorted
-/// identities (32 bytes an entity), or served from the kind's materialized list.
+/// identities (48 bytes an entity), or served from the kind's materialized list.
 struct KindCursor: EntityCursor {
     private let engine: KindEngine
-    private let identities: [(rowKey: RowKeyBits, identity: UInt128)]
+    private let identities: [Identity]
     private var builder: EntityBuilder
     private var ordinal = 0
     /// Only this shard's entities are built; the others are passed over by their RowKey,
@@ -39,7 +39,7 @@ struct KindCursor: EntityCursor {
             defer { ordinal += 1 }
             let item = identities[ordinal]
             if let shard, !shard.owns(partitionKey: partition, rowKey: item.rowKey.text) { continue }
-            return try builder.build(identity: item.identity, ordinal: ordinal, rowKey: item.rowKey).tableEntity
+            return try builder.build(identity: item.identity, ordinal: ordinal, index: item.index, rowKey: item.rowKey).tableEntity
         }
         return nil
     }
