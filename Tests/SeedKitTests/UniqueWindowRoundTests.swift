@@ -129,4 +129,26 @@ import Testing
         let huge = IndexPermutation(size: .max, seed: 1)
         #expect(huge(UInt64.max - 1) < .max)
     }
+
+    @Test func aFilesFolderBecomesBlobsNamedByTheirPaths() throws {
+        let folder = try Scratch.folder("files")
+        let files = folder.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: files.appendingPathComponent("a"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: files.appendingPathComponent("a/b.json"))
+        try Data("x,y\n".utf8).write(to: files.appendingPathComponent("c.csv"))
+        try Data("hidden".utf8).write(to: files.appendingPathComponent(".hidden"))
+        try """
+        name: withfiles
+        window: { from: 2026-01-01, days: 1 }
+        containers:
+          - { name: docs, files: data }
+        tables:
+          - { name: things, kinds: [ { name: k, partition: p, key: [N], count: 1, fields: { N: { sequence: 1 } } } ] }
+        """.write(to: folder.appendingPathComponent("dataset.yaml"), atomically: true, encoding: .utf8)
+        let made = try GeneratedDataset.make(try Dataset.load(directory: folder), options: TestSupport.options())
+        #expect(made.containers[0].blobs.map(\.name) == ["a/b.json", "c.csv"])
+        #expect(made.containers[0].blobs.map(\.contentType) == ["application/json", "text/csv"])
+        try Data().write(to: files.appendingPathComponent("empty.txt"))
+        #expect(throws: GenerationError.self) { try GeneratedDataset.make(try Dataset.load(directory: folder), options: TestSupport.options()) }
+    }
 }

@@ -96,7 +96,9 @@ private struct DatasetLoader {
         guard !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else {
             throw reader.error(node, "\(field): '\(path)' leads out of the dataset's folder; name a folder inside it (no absolute path, no '..')")
         }
-        let url = URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL
+        // Appended, not resolved `relativeTo:` (which drops the last component of a folder URL
+        // written without its trailing slash, as a library caller may pass it).
+        let url = directory.appendingPathComponent(path).standardizedFileURL
         let real = url.resolvingSymlinksInPath().path
         let base = directory.standardizedFileURL.resolvingSymlinksInPath().path
         guard real == base || real.hasPrefix(base + "/") else {
