@@ -2,18 +2,29 @@ import Foundation
 
 /// Stand-ins for blobs a scan does not copy: the same size, and for JPEG a real image (a
 /// placeholder portrait, padded with comment segments to the size), so the dataset loader's
-/// JPEG check passes; other content is filler text or bytes drawn from the blob's name.
+/// JPEG check passes; JSON, XML, CSV and text valid in their format; other content bytes drawn
+/// from the blob's name.
 public enum BlobPlaceholder {
     public static func bytes(name: String, size: Int, contentType: String, index: Int) -> [UInt8] {
         if contentType == "image/jpeg", let image = try? Portrait.jpeg(name: (name as NSString).deletingPathExtension, index: index) {
             return padded(jpeg: image, to: size)
         }
-        if contentType.hasPrefix("text/") || contentType.contains("json") || contentType.contains("xml") || contentType.contains("csv") {
-            let line = Array("placeholder for \(name)\n".utf8)
-            return (0..<max(size, 1)).map { line[$0 % line.count] }
+        // Text formats stay valid in their format (a dataset's .json blob parses as JSON): a
+        // small document, padded with what the format ignores or repeats.
+        if contentType.contains("json") { return padded(Array("{\"placeholder\":true}".utf8), with: UInt8(ascii: " "), to: size) }
+        if contentType.contains("xml") { return padded(Array("<placeholder/>".utf8), with: UInt8(ascii: " "), to: size) }
+        if contentType.contains("csv") || contentType.hasPrefix("text/") {
+            let line = Array((contentType.contains("csv") ? "placeholder\n" : "placeholder text\n").utf8)
+            return (0..<max(size, line.count)).map { line[$0 % line.count] }
         }
         var random = SeedRandom(seed: StableHash.keys("blob", name))
         return (0..<max(size, 1)).map { _ in UInt8(truncatingIfNeeded: random.below(256)) }
+    }
+
+    /// `document` followed by `filler` up to `size` bytes (never cut: a smaller size gets the
+    /// document whole).
+    static func padded(_ document: [UInt8], with filler: UInt8, to size: Int) -> [UInt8] {
+        document + Array(repeating: filler, count: max(0, size - document.count))
     }
 
     /// The image with COM segments after its SOI marker adding up to `size` (each segment is

@@ -26,30 +26,35 @@ extension Inference {
             kind.domains[name] = Double(p.distinctCount ?? 2)
             return weightedPick(p.byFrequency ?? [], typed: typed, presence: presence)
         case .int32, .int64:
-            if let counts = p.distinctCount, counts == o.count, p.present == o.count, let low = p.minInt, let high = p.maxInt,
-                high - low == Int64(o.count - 1)
-            {
-                summary.append("\(kind.name).\(name) is \(low) to \(high), each once: sequence")
-                kind.domains[name] = .infinity
-                return "{ sequence: { start: \(low), step: 1 }, type: \(type.rawValue)\(presence) }"
-            }
+            if let sequence = sequence(name, p, o, &kind) { return sequence }
             if let counts = p.byFrequency, counts.count <= 20, counts.count < p.present {
                 kind.domains[name] = Double(counts.count)
                 return weightedPick(counts, typed: typed, presence: presence)
             }
-            kind.domains[name] = Double((p.maxInt ?? 0) - (p.minInt ?? 0)) + 1
-            return "{ int: [\(p.minInt ?? 0), \(p.maxInt ?? 0)], type: \(type.rawValue)\(presence) }"
+            return intRange(name, p, o, &kind, (p.minInt ?? 0, p.maxInt ?? 0), presence: presence)
         case .double:
             let low = p.minDouble ?? 0
             let high = p.maxDouble ?? 0
-            return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(presence) }"
+            return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(rounding(p))\(presence) }"
         case .dateTime:
-            kind.domains[name] = Double(windowTicks.to - windowTicks.from) / Double(max(p.dateResolution, EdmDateTime.ticksPerSecond))
-            return "{ date: window, resolution: \(Self.resolutionName(p.dateResolution))\(presence) }"
+            return dateGenerator(name, p, o, &kind, privately: false, presence: presence)
         case .string:
             if let counts = p.byFrequency, counts.count <= min(input.sample, 50), counts.count < p.present {
                 kind.domains[name] = Double(counts.count)
                 return weightedPick(counts, typed: typed, presence: presence)
+            }
+            if Self.isUnique(p, o) {
+                // Unique text: every value, drawn once each, when the sample holds them all.
+                var seen = Set<EdmValue>()
+                let values = entities.compactMap { $0[name] }.filter { seen.insert($0).inserted }
+                if values.count >= o.count {
+                    kind.domains[name] = Double(values.count)
+                    summary.append("\(kind.name).\(name) is unique: its \(values.count) values, each once")
+                    return "{ pick: [\(values.map(Self.literal).joined(separator: ", "))], unique: true }"
+                }
+                summary.append(
+                    "\(kind.name).\(name) is unique in the account, but the sample holds \(values.count) of its \(o.count) values: raise \(input.names(.sampleSize)) to \(o.count) to keep it unique"
+                )
             }
             fallthrough
         default:
@@ -74,26 +79,17 @@ extension Inference {
             kind.domains[name] = 2
             return allowed.isEmpty ? "{ pick: [true, false]\(presence) }" : weightedPick(allowed, typed: typed, presence: presence)
         case .int32, .int64:
-            if let counts = p.distinctCount, counts == o.count, p.present == o.count, let low = p.minInt, let high = p.maxInt,
-                high - low == Int64(o.count - 1)
-            {
-                summary.append("\(kind.name).\(name) is \(low) to \(high), each once: sequence")
-                kind.domains[name] = .infinity
-                return "{ sequence: { start: \(low), step: 1 }, type: \(p.type.rawValue)\(presence) }"
-            }
+            if let sequence = sequence(name, p, o, &kind) { return sequence }
             if !allowed.isEmpty, allowed.count <= 20, allowed.count == p.byFrequency?.count {
                 kind.domains[name] = Double(allowed.count)
                 return weightedPick(allowed, typed: typed, presence: presence)
             }
-            let (low, high) = ValuePrivacy.roundedOutward(p.minInt ?? 0, p.maxInt ?? 0)
-            kind.domains[name] = Double(high - low) + 1
-            return "{ int: [\(low), \(high)], type: \(p.type.rawValue)\(presence) }"
+            return intRange(name, p, o, &kind, ValuePrivacy.roundedOutward(p.minInt ?? 0, p.maxInt ?? 0), presence: presence)
         case .double:
             let (low, high) = ValuePrivacy.roundedOutward(p.minDouble ?? 0, p.maxDouble ?? 0)
-            return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(presence) }"
+            return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(rounding(p))\(presence) }"
         case .dateTime:
-            kind.domains[name] = Double(windowTicks.to - windowTicks.from) / Double(max(p.dateResolution, EdmDateTime.ticksPerSecond))
-            return "{ date: window, resolution: \(Self.resolutionName(p.dateResolution))\(presence) }"
+            return dateGenerator(name, p, o, &kind, privately: true, presence: presence)
         case .string:
             let seen = p.byFrequency ?? []
             // Frequent one-word values are kept (a rare one among them is left out); a column of
@@ -117,16 +113,7 @@ extension Inference {
                 summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied, unique: numbered text (sequence)")
                 return "{ sequence: { start: 1, step: 1 }, type: Edm.String }"
             }
-            // Generated text of the column's shape, numbered by a helper sequence that is not stored.
-            let helper = uniqueName(ValuePrivacy.safe(name) + "Number", in: o)
-            var stem = "\(kind.name)-" + ValuePrivacy.safe(name)
-            while templates.contains(where: { $0.name == stem + ".mustache" }) { stem += "_" }
-            templates.append((stem + ".mustache", ValuePrivacy.template(for: sample, property: name, helper: helper)))
-            kind.fields.append((helper, "{ sequence: { start: 1, step: 1 } }"))
-            kind.omit.append(helper)
-            kind.domains[name] = .infinity
-            summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: generated text (template \(stem).mustache)")
-            return "{ template: \(Self.path(stem + ".mustache"))\(presence) }"
+            return shapedText(name, o, entities, &kind, presence: presence, why: "not copied")
         default:
             // GUIDs and binary identify their entity: one made-up value of the type.
             let made = p.type == .guid ? "00000000-0000-4000-8000-000000000001" : "AA=="
@@ -149,5 +136,69 @@ extension Inference {
         let values = list.map { Self.literal($0.value) }.joined(separator: ", ")
         if Set(list.map(\.count)).count == 1 { return "{ pick: [\(values)]\(typed)\(presence) }" }
         return "{ pick: [\(values)], weights: [\(list.map { String($0.count) }.joined(separator: ", "))]\(typed)\(presence) }"
+    }
+
+    /// Whether a column is on every entity and no two hold the same value.
+    static func isUnique(_ p: PropertyObservation, _ o: PartitionObservation) -> Bool {
+        p.present == o.count && o.count > 1 && p.allDistinct == true
+    }
+
+    /// Integers that are exactly `start, start + step, …`, each once: a sequence, at any size.
+    mutating func sequence(_ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ kind: inout KindDraft) -> String? {
+        guard let (start, step) = p.progression(count: o.count) else { return nil }
+        summary.append("\(kind.name).\(name) is \(start) to \(p.maxInt ?? start) by \(step), each once: sequence")
+        kind.domains[name] = .infinity
+        return "{ sequence: { start: \(start), step: \(step) }, type: \(p.type.rawValue) }"
+    }
+
+    /// An integer range; unique when the column is and the range holds the count.
+    mutating func intRange(
+        _ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ kind: inout KindDraft, _ bounds: (Int64, Int64), presence: String
+    ) -> String {
+        let size = Double(bounds.1) - Double(bounds.0) + 1
+        kind.domains[name] = size
+        let unique = Self.isUnique(p, o) && size >= Double(o.count) ? ", unique: true" : ""
+        if !unique.isEmpty { summary.append("\(kind.name).\(name) is unique: drawn once each") }
+        return "{ int: [\(bounds.0), \(bounds.1)], type: \(p.type.rawValue)\(unique)\(presence) }"
+    }
+
+    /// `, round: N` when every double seen has at most N ≤ 6 decimals.
+    func rounding(_ p: PropertyObservation) -> String {
+        p.maxDecimals.map { ", round: \($0)" } ?? ""
+    }
+
+    /// A date column in its own window: from its first value's grid step (its day, when values
+    /// are not copied) to just after its last, at its resolution; unique when the column is.
+    mutating func dateGenerator(
+        _ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ kind: inout KindDraft, privately: Bool, presence: String
+    ) -> String {
+        let resolution = max(p.dateResolution, EdmDateTime.ticksPerSecond)
+        let grid = privately ? EdmDateTime.ticksPerDay : resolution
+        func floor(_ t: Int64) -> Int64 { t - ((t % grid) + grid) % grid }
+        let low = floor(p.minTicks ?? 0)
+        // The last value's step, ended before 10000-01-01 (a "never" of 9999-12-31T23:59:59.9999999).
+        let high = min(floor(p.maxTicks ?? 0) + grid, EdmDateTime.endOfRange.ticks - 1)
+        let steps = Double(high - low) / Double(resolution)
+        kind.domains[name] = steps
+        let unique = Self.isUnique(p, o) && steps >= Double(o.count) ? ", unique: true" : ""
+        let window = "{ from: \(EdmDateTime(ticks: low).shortISO8601), to: \(EdmDateTime(ticks: high).shortISO8601) }"
+        return "{ date: \(window), resolution: \(Self.resolutionName(p.dateResolution))\(unique)\(presence) }"
+    }
+
+    /// Generated text of the column's shape, numbered by a helper sequence that is not stored:
+    /// distinct values, none copied.
+    mutating func shapedText(
+        _ name: String, _ o: PartitionObservation, _ entities: [TableEntity], _ kind: inout KindDraft, presence: String, why: String
+    ) -> String {
+        let sample = entities.lazy.compactMap { e -> String? in if case .string(let s)? = e[name] { return s } else { return nil } }.first ?? ""
+        let helper = uniqueName(ValuePrivacy.safe(name) + "Number", in: o)
+        var stem = "\(kind.name)-" + ValuePrivacy.safe(name)
+        while templates.contains(where: { $0.name == stem + ".mustache" }) { stem += "_" }
+        templates.append((stem + ".mustache", ValuePrivacy.template(for: sample, property: name, helper: helper)))
+        kind.fields.append((helper, "{ sequence: { start: 1, step: 1 } }"))
+        kind.omit.append(helper)
+        kind.domains[name] = .infinity
+        summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) \(why): generated text (template \(stem).mustache)")
+        return "{ template: \(Self.path(stem + ".mustache"))\(presence) }"
     }
 }

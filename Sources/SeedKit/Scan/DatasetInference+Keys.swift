@@ -10,7 +10,7 @@ extension Inference {
         let o = kind.observation
         func unique(_ name: String) -> Bool {
             guard let p = o.property(name) else { return false }
-            return p.present == o.count && p.distinctCount == o.count
+            return Self.isUnique(p, o)
         }
         if kind.rows {
             let rows = o.entities ?? []
@@ -26,7 +26,10 @@ extension Inference {
                 kind.keyReason = "'\(best)' is unique in all \(rows.count) entities"
             } else {
                 let stored = kind.columns.filter { c in rows.allSatisfy { $0[c] != nil } && !kind.helperColumns.contains { $0.name == c } }
-                let distinct = Set(rows.map { e in stored.map { e[$0].map { "\($0)" } ?? "" }.joined(separator: "\u{0}") }).count == rows.count
+                // Compared as the dataset will hold them: one EDM type per column (`types:`), so by
+                // text — Int32 5 and Int64 5 are one value there.
+                let distinct =
+                    Set(rows.map { e in stored.map { name in e[name].map { Array($0.text.utf8) } ?? [] } }).count == rows.count
                 if !stored.isEmpty, distinct {
                     kind.key = stored
                     kind.keyReason = "no property is unique on its own; the key is every column present in all rows"
@@ -73,13 +76,17 @@ extension Inference {
                 space >= needed
                 ? "no property alone can tell \(o.count) entities apart; these together can"
                 : "no properties can tell \(o.count) entities apart with the values sampled; raise \(input.names(.sampleSize))"
-            if space < needed, !input.copyValues {
-                // Without copied values nothing may tell the entities apart: a numbered property
-                // does, so the dataset still generates (it is one property more than scanned).
+            if space < needed {
+                // Nothing the dataset holds tells the entities apart (values not copied, or not
+                // all sampled): a numbered property does, so the dataset still generates at the
+                // observed count (it is one property more than scanned).
                 let number = uniqueName("Number", in: o)
                 kind.fields.insert((number, "{ sequence: { start: 1, step: 1 } }"), at: 0)
                 kind.key = [number]
-                kind.keyReason = "no property can tell \(o.count) entities apart without copying values; '\(number)' (added) numbers them"
+                kind.keyReason =
+                    input.copyValues
+                    ? "no property can tell \(o.count) entities apart with the values sampled; '\(number)' (added) numbers them (or raise \(input.names(.sampleSize)))"
+                    : "no property can tell \(o.count) entities apart without copying values; '\(number)' (added) numbers them"
                 summary.append("\(kind.name): \(kind.keyReason)")
             }
         }

@@ -126,7 +126,8 @@ extension Inference {
             }
         }
         guard let low, let high else { return nil }
-        return (low - low % EdmDateTime.ticksPerDay, high + step)
+        // Ended before 10000-01-01: a "never" of 9999-12-31T23:59:59.9999999 stays in range.
+        return (low - low % EdmDateTime.ticksPerDay, min(high + step, EdmDateTime.endOfRange.ticks - 1))
     }
 
     static func resolutionName(_ ticks: Int64) -> String {

@@ -162,7 +162,8 @@ struct Inference {
     static func kindName(_ text: String) -> String {
         var letters = String(text.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") })
         if letters.isEmpty || letters.first!.isNumber { letters = "kind" + letters }
-        letters = letters.prefix(1).lowercased() + letters.dropFirst()
+        // A partition in capitals (`NO`, `SE`) is a name, not a camel-cased word: all lower case.
+        letters = letters == letters.uppercased() ? letters.lowercased() : letters.prefix(1).lowercased() + letters.dropFirst()
         if letters.count > 3, letters.hasSuffix("s"), !letters.hasSuffix("ss") { letters.removeLast() }
         return letters
     }

@@ -107,14 +107,45 @@ struct PropertyObservation: Sendable {
     /// The coarsest of day, hour, minute, second that every date is a multiple of (in ticks).
     var dateResolution = EdmDateTime.ticksPerDay
     var maxLength = 0
+    /// Hashes of the values' text seen, while no two were equal and there were at
+    /// most ``hashLimit``: whether a column is unique past ``distinctLimit`` values.
+    private var valueHashes: Set<UInt64>? = []
+    private(set) var sawRepeat = false
+    /// Integers: the first seen, the greatest common divisor of every difference from it, and
+    /// the wrapping sum of each value's mix — what tells an arithmetic progression at any size.
+    private var firstInt: Int64?
+    private(set) var stepGCD: UInt64 = 0
+    private(set) var intHashSum: UInt64 = 0
+    /// Doubles: the most decimal places any has (nil once one needs an exponent or over 6).
+    private(set) var maxDecimals: Int? = 0
 
     static let distinctLimit = 1_000
+    static let hashLimit = 200_000
 
     /// The EDM type most values have.
     var type: EdmType { typeCounts.max { $0.value != $1.value ? $0.value < $1.value : $0.key.rawValue > $1.key.rawValue }?.key ?? .string }
 
     /// How many distinct values, when all were counted.
     var distinctCount: Int? { distinct?.count }
+
+    /// Whether every value's text differs (a dataset holds a column in one EDM type, so Int32 5
+    /// and Int64 5 are one value there): nil when too many were seen to tell.
+    var allDistinct: Bool? {
+        if sawRepeat { return false }
+        return valueHashes == nil ? nil : true
+    }
+
+    /// Whether the integers seen are exactly `start, start + step, …` (`count` of them, each
+    /// once, step > 0): the differences share the step, the range holds exactly `count` steps,
+    /// and the values' hash sum is the progression's.
+    func progression(count: Int) -> (start: Int64, step: Int64)? {
+        guard count >= 2, present == count, stepGCD > 0, stepGCD <= UInt64(Int64.max), let low = minInt, let high = maxInt else { return nil }
+        let step = Int64(stepGCD)
+        guard Int128(high) - Int128(low) == Int128(step) * Int128(count - 1) else { return nil }
+        var sum: UInt64 = 0
+        for k in 0..<count { sum &+= SeedRandom.mix(UInt64(bitPattern: low &+ Int64(k) &* step)) }
+        return sum == intHashSum ? (low, step) : nil
+    }
 
     mutating func observe(_ value: EdmValue) {
         present += 1
@@ -123,12 +154,29 @@ struct PropertyObservation: Sendable {
             distinct![value, default: 0] += 1
             if distinct!.count > Self.distinctLimit { distinct = nil }
         }
+        if !sawRepeat, valueHashes != nil {
+            if !valueHashes!.insert(StableHash.keys("value", value.text)).inserted {
+                sawRepeat = true
+                valueHashes = nil
+            } else if valueHashes!.count > Self.hashLimit {
+                valueHashes = nil
+            }
+        }
         switch value {
         case .int32(let n): note(Int64(n))
         case .int64(let n): note(n)
         case .double(let d) where d.isFinite:
             minDouble = Swift.min(minDouble ?? d, d)
             maxDouble = Swift.max(maxDouble ?? d, d)
+            if let places = maxDecimals {
+                let text = EdmValue.double(d).text
+                if text.contains(where: { $0 == "e" || $0 == "E" }) {
+                    maxDecimals = nil
+                } else {
+                    let decimals = text.split(separator: ".", maxSplits: 1).dropFirst().first?.count ?? 0
+                    maxDecimals = decimals > 6 ? nil : Swift.max(places, decimals)
+                }
+            }
         case .dateTime(let date):
             minTicks = Swift.min(minTicks ?? date.ticks, date.ticks)
             maxTicks = Swift.max(maxTicks ?? date.ticks, date.ticks)
@@ -143,6 +191,15 @@ struct PropertyObservation: Sendable {
     private mutating func note(_ n: Int64) {
         minInt = Swift.min(minInt ?? n, n)
         maxInt = Swift.max(maxInt ?? n, n)
+        intHashSum &+= SeedRandom.mix(UInt64(bitPattern: n))
+        if let first = firstInt {
+            var a = stepGCD
+            var b = UInt64(clamping: (Int128(n) - Int128(first)).magnitude)
+            while b != 0 { (a, b) = (b, a % b) }
+            stepGCD = a
+        } else {
+            firstInt = n
+        }
     }
 
     /// Distinct values from most to least frequent (ties in value order), when all were counted.

@@ -1,0 +1,144 @@
+import AzseedTestSupport
+import AzureStorage
+import Foundation
+import Testing
+
+@testable import SeedKit
+
+/// What `scan` infers from an account shaped like a real one (devices and their readings, two
+/// country partitions, a partition of hostile values) generates the same shape again: unique
+/// columns unique, a sequence exact at any step, each date column in its own observed range,
+/// doubles with the decimals seen, partition names as they are, hostile values byte for byte.
+@Suite struct ScanFidelityTests {
+    static let day = EdmDateTime.ticksPerDay
+    static let minute = EdmDateTime.ticksPerMinute
+
+    /// The account, made here (not by azseed's generator).
+    static func account() -> [TableEntity] {
+        var random = SeedRandom(seed: 99)
+        var out: [TableEntity] = []
+        let colours = ["red", "green", "blue", "amber", "violet"]
+        var names: [String] = []
+        for i in 0..<40 {
+            let name = "device-\(colours[i % 5])-\(i)"
+            names.append(name)
+            var e = TableEntity(partitionKey: "devices", rowKey: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", i))!.uuidString)
+            e["Name"] = .string(name)
+            e["Email"] = .string("\(name)@fleet.example")
+            e["Installed"] = .dateTime(EdmDateTime(ticks: EdmDateTime(iso8601: "2021-03-01")!.ticks + Int64(i * 3) * day))
+            e["Firmware"] = .string(["1.0", "1.1", "2.0"][i % 3])
+            e["Badge"] = .int32(Int32(1000 + i * 37))
+            out.append(e)
+        }
+        for i in 0..<600 {
+            var e = TableEntity(partitionKey: "readings", rowKey: String(format: "r%05d", i))
+            e["Seq"] = .int64(Int64(10 + 10 * i))
+            e["ReadAt"] = .dateTime(EdmDateTime(ticks: EdmDateTime(iso8601: "2026-01-01")!.ticks + Int64(random.below(58 * 24 * 60)) * minute))
+            e["Value"] = .double(Double(random.below(100_000)) / 100)
+            e["Device"] = .string(names[Int(random.below(40))])
+            out.append(e)
+        }
+        for country in ["NO", "SE"] {
+            for i in 0..<10 {
+                var e = TableEntity(partitionKey: country, rowKey: "\(country)\(i)")
+                e["Count"] = .int32(Int32(random.below(50)))
+                out.append(e)
+            }
+        }
+        return out
+    }
+
+    /// Scanned (sampling `sample` entities a partition), written, loaded and generated again.
+    func regenerate(_ entities: [TableEntity], copyValues: Bool, sample: Int = 20) throws -> (yaml: String, entities: [GeneratedEntity]) {
+        var byPartition: [String: PartitionObservation] = [:]
+        for e in entities {
+            byPartition[e.partitionKey, default: PartitionObservation(table: "telemetry", partition: e.partitionKey, sampleSize: sample)].observe(e)
+        }
+        let input = ScanInput(
+            name: "fleet", source: "test", blobEndpoint: "", containers: [], partitions: Array(byPartition.values), sample: sample,
+            copiedBlobs: false, copyValues: copyValues)
+        let inferred = DatasetInference.infer(input)
+        let folder = try Scratch.folder("fidelity")
+        try Data(inferred.yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("templates"), withIntermediateDirectories: true)
+        for (name, text) in inferred.templates { try Data(text.utf8).write(to: folder.appendingPathComponent("templates/\(name)")) }
+        let made = try GeneratedDataset.make(
+            try Dataset.load(directory: folder), options: GenerationOptions(now: EdmDateTime(iso8601: "2026-11-26")!))
+        return (inferred.yaml, try TestSupport.entities(made.tables[0]))
+    }
+
+    @Test(arguments: [true, false]) func theRegeneratedAccountHasTheScannedShape(copyValues: Bool) throws {
+        let account = Self.account()
+        // Copying values, unique text stays unique when the sample holds every value (the summary
+        // says to raise it otherwise); not copying, it is numbered text.
+        let (yaml, made) = try regenerate(account, copyValues: copyValues, sample: copyValues ? 40 : 20)
+        let devices = made.filter { $0.partitionKey == "devices" }
+        let readings = made.filter { $0.partitionKey == "readings" }
+        #expect(devices.count == 40 && readings.count == 600, "\(yaml)")
+        // Unique columns stay unique.
+        for name in ["Name", "Email", "Badge", "Installed"] {
+            #expect(Set(devices.compactMap { $0[name] }.map(\.text)).count == 40, "\(name)\n\(yaml)")
+        }
+        // A sequence of step 10 is exactly the values seen.
+        let sequence: Set<EdmValue> = Set((0..<600).map { (i: Int) -> EdmValue in .int64(Int64(10 + 10 * i)) })
+        let seqs: Set<EdmValue> = Set(readings.compactMap { $0["Seq"] })
+        #expect(seqs == sequence, "\(yaml)")
+        // Each date column in its own observed range (a day or minute past its last value).
+        func range(_ entities: [TableEntity], _ partition: String, _ name: String) -> (Int64, Int64) {
+            let ticks = entities.filter { $0.partitionKey == partition }.compactMap { e -> Int64? in
+                if case .dateTime(let d)? = e[name] { d.ticks } else { nil }
+            }
+            return (ticks.min()!, ticks.max()!)
+        }
+        for (partition, name, step) in [("devices", "Installed", Self.day), ("readings", "ReadAt", Self.minute)] {
+            let (low, high) = range(account, partition, name)
+            let slack = copyValues ? 0 : Self.day
+            let seen = made.filter { $0.partitionKey == partition }.compactMap { e -> Int64? in
+                if case .dateTime(let d)? = e[name] { d.ticks } else { nil }
+            }
+            #expect(seen.allSatisfy { $0 >= low - slack && $0 < high + step + slack }, "\(name)\n\(yaml)")
+        }
+        // Doubles with the two decimals seen.
+        #expect(readings.allSatisfy { e in (e["Value"]?.text.split(separator: ".").dropFirst().first?.count ?? 0) <= 2 }, "\(yaml)")
+        #expect(readings.contains { e in (e["Value"]?.text.split(separator: ".").dropFirst().first?.count ?? 0) == 2 })
+        // Partition names as they are, kinds named plainly.
+        #expect(Set(made.map(\.partitionKey)) == ["devices", "readings", "NO", "SE"])
+        #expect(!yaml.contains("nO") && !yaml.contains("sE"), "\(yaml)")
+    }
+
+    @Test func hostileValuesComeBackByteForByte() throws {
+        var odd = TableEntity(partitionKey: "odd", rowKey: "1")
+        odd["Nel"] = .string("a\u{85}b")
+        odd["Separator"] = .string(" \u{2028} ")
+        odd["Bom"] = .string("\u{FEFF}lead")
+        odd["Never"] = .dateTime(EdmDateTime(iso8601: "9999-12-31T23:59:59.9999999Z")!)
+        var twin = odd
+        twin.rowKey = "2"
+        // Rows that differ only by RowKey, and only by EDM type, still make a dataset.
+        var typed = TableEntity(partitionKey: "typed", rowKey: "a")
+        typed["N"] = .int32(5)
+        var typed64 = TableEntity(partitionKey: "typed", rowKey: "b")
+        typed64["N"] = .int64(5)
+        let (yaml, made) = try regenerate([odd, twin, typed, typed64], copyValues: true)
+        let odds = made.filter { $0.partitionKey == "odd" }
+        #expect(odds.count == 2, "\(yaml)")
+        for e in odds {
+            #expect(e["Nel"].map { Array($0.text.unicodeScalars) } == Array("a\u{85}b".unicodeScalars))
+            #expect(e["Separator"].map { Array($0.text.unicodeScalars) } == Array(" \u{2028} ".unicodeScalars))
+            #expect(e["Bom"].map { Array($0.text.unicodeScalars) } == Array("\u{FEFF}lead".unicodeScalars))
+        }
+        #expect(made.filter { $0.partitionKey == "typed" }.count == 2, "\(yaml)")
+    }
+
+    @Test func placeholderBlobsAreValidInTheirFormat() throws {
+        let json = BlobPlaceholder.bytes(name: "a.json", size: 300, contentType: "application/json", index: 0)
+        #expect(json.count == 300)
+        #expect((try? JSONSerialization.jsonObject(with: Data(json))) != nil)
+        let tiny = BlobPlaceholder.bytes(name: "b.json", size: 3, contentType: "application/json", index: 0)
+        #expect((try? JSONSerialization.jsonObject(with: Data(tiny))) != nil)
+        let xml = BlobPlaceholder.bytes(name: "c.xml", size: 64, contentType: "application/xml", index: 0)
+        #expect(xml.count == 64 && String(decoding: xml, as: UTF8.self).hasPrefix("<placeholder/>"))
+        let csv = BlobPlaceholder.bytes(name: "d.csv", size: 120, contentType: "text/csv", index: 0)
+        #expect(csv.count == 120 && String(decoding: csv, as: UTF8.self).hasPrefix("placeholder\nplaceholder\n"))
+    }
+}
