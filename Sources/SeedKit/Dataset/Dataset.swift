@@ -49,9 +49,11 @@ public struct WindowSpec: Sendable, Equatable {
 public struct ContainerSpec: Sendable {
     public var name: String
     public var access: PublicAccess
-    /// The folder whose files become the container's blobs (nil: an empty container).
+    /// The folder whose files become the container's blobs (nil: none).
     public var filesDirectory: URL?
     public var line: Int
+    /// Generated blobs (`blobs:`), besides the files.
+    public var blobGroups: [BlobGroupSpec] = []
 }
 
 /// A table and the kinds of entity stored in it.

@@ -77,7 +77,7 @@ private struct DatasetLoader {
         }
         var containers: [ContainerSpec] = []
         if let node = top.first(where: { $0.key == "containers" })?.value {
-            for item in try reader.sequence(node, "containers") { containers.append(try container(item)) }
+            for item in try reader.sequence(node, "containers") { containers.append(try container(item, templates: templates)) }
         }
         var tables: [TableSpec] = []
         if let node = top.first(where: { $0.key == "tables" })?.value {
@@ -137,8 +137,8 @@ private struct DatasetLoader {
         return spec
     }
 
-    func container(_ node: Node) throws(DatasetError) -> ContainerSpec {
-        let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images"])
+    func container(_ node: Node, templates: URL) throws(DatasetError) -> ContainerSpec {
+        let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images", "blobs"])
         let name = try reader.string(try reader.required(pairs, "name", in: "a container", at: node), "container name")
         var access = PublicAccess.private
         if let value = pairs.first(where: { $0.key == "access" })?.value {
@@ -156,7 +156,96 @@ private struct DatasetLoader {
             }
             files = url
         }
-        return ContainerSpec(name: name, access: access, filesDirectory: files, line: YAMLReader.line(of: node) ?? 0)
+        var groups: [BlobGroupSpec] = []
+        if let value = pairs.first(where: { $0.key == "blobs" })?.value {
+            for item in try reader.sequence(value, "blobs of container '\(name)'") {
+                groups.append(try blobGroup(item, container: name, templates: templates))
+            }
+        }
+        return ContainerSpec(name: name, access: access, filesDirectory: files, line: YAMLReader.line(of: node) ?? 0, blobGroups: groups)
+    }
+
+    /// One entry of a container's `blobs:`.
+    func blobGroup(_ node: Node, container: String, templates: URL) throws(DatasetError) -> BlobGroupSpec {
+        let what = "generated blobs of container '\(container)'"
+        let pairs = try reader.mapping(node, what, allowed: ["count", "name", "content", "contentType", "metadata"])
+        let countNode = try reader.required(pairs, "count", in: what, at: node)
+        let count = try reader.int(countNode, "\(what), count")
+        guard count >= 1, count <= Int64(BlobGroupSpec.maxCount) else {
+            throw reader.error(countNode, "\(what): count is 1 to \(BlobGroupSpec.maxCount)")
+        }
+        func template(_ node: Node, _ field: String, allowed: Set<String>) throws(DatasetError) -> Template {
+            let origin = "\(reader.file):\(YAMLReader.line(of: node) ?? 0)"
+            let t = try Template(source: try reader.string(node, "\(what), \(field)"), origin: origin)
+            if let unknown = t.variables.first(where: { !allowed.contains($0) }) {
+                throw reader.error(node, "\(what): \(field) reads '\(unknown)'; it may read \(allowed.sorted().joined(separator: ", "))")
+            }
+            return t
+        }
+        let nameNode = try reader.required(pairs, "name", in: what, at: node)
+        let name = try template(nameNode, "name", allowed: BlobGroupSpec.nameVariables)
+        if count > 1, name.variables.isEmpty {
+            throw reader.error(nameNode, "\(what): \(count) blobs need distinct names; put {{Number}} in the name")
+        }
+        let contentNode = try reader.required(pairs, "content", in: what, at: node)
+        let content: BlobContentSpec
+        let kinds = try reader.mapping(contentNode, "\(what), content", allowed: ["template", "image", "bytes"])
+        guard kinds.count == 1, let (kind, value, _) = kinds.first else {
+            throw reader.error(contentNode, "\(what): content is one of { template: file }, { image: portrait }, { bytes: N or [min, max] }")
+        }
+        switch kind {
+        case "template":
+            let file = try reader.string(value, "\(what), content.template")
+            let url = templates.appendingPathComponent(file).standardizedFileURL
+            let base = templates.standardizedFileURL.resolvingSymlinksInPath().path
+            guard !file.hasPrefix("/"), !file.split(separator: "/").contains(".."), url.resolvingSymlinksInPath().path.hasPrefix(base + "/") else {
+                throw reader.error(value, "\(what): template '\(file)' leads out of the templates folder; name a file inside it")
+            }
+            guard let data = FileManager.default.contents(atPath: url.path), let source = String(data: data, encoding: .utf8) else {
+                throw reader.error(value, "\(what): template '\(url.relativePathForMessages)' not found or not UTF-8 text")
+            }
+            let t = try Template(source: source, origin: url.relativePathForMessages)
+            if let unknown = t.variables.first(where: { !BlobGroupSpec.contentVariables.contains($0) }) {
+                throw reader.error(value, "\(what): template '\(file)' reads '\(unknown)'; it may read Index, Name, Number")
+            }
+            content = .template(t)
+        case "image":
+            guard try reader.string(value, "\(what), content.image") == "portrait" else {
+                throw reader.error(value, "\(what): image is 'portrait' (the generated photo)")
+            }
+            content = .portrait
+        default:
+            var bounds: (Int64, Int64)
+            if case .sequence = value {
+                let items = try reader.sequence(value, "\(what), content.bytes")
+                guard items.count == 2 else { throw reader.error(value, "\(what): bytes is a size or [min, max]") }
+                bounds = (try reader.int(items[0], "\(what), bytes"), try reader.int(items[1], "\(what), bytes"))
+            } else {
+                let n = try reader.int(value, "\(what), content.bytes")
+                bounds = (n, n)
+            }
+            guard bounds.0 >= 1, bounds.0 <= bounds.1, bounds.1 <= Int64(BlobGroupSpec.maxBlobBytes) else {
+                throw reader.error(value, "\(what): bytes is 1 to \(BlobGroupSpec.maxBlobBytes) (64 MiB), and min ≤ max")
+            }
+            content = .bytes(min: Int(bounds.0), max: Int(bounds.1))
+        }
+        var contentType: String?
+        if let value = pairs.first(where: { $0.key == "contentType" })?.value {
+            let text = try reader.string(value, "\(what), contentType")
+            guard text.contains("/"), text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+                throw reader.error(value, "\(what): contentType '\(text)' is not a media type (type/subtype)")
+            }
+            contentType = text
+        }
+        var metadata: [(name: String, value: Template)] = []
+        if let value = pairs.first(where: { $0.key == "metadata" })?.value {
+            for (key, item, keyNode) in try reader.namedMapping(value, "\(what), metadata") {
+                if let problem = StorageNames.metadataNameProblem(key) { throw reader.error(keyNode, "\(what): metadata '\(key)': \(problem)") }
+                metadata.append((key, try template(item, "metadata '\(key)'", allowed: BlobGroupSpec.contentVariables)))
+            }
+        }
+        return BlobGroupSpec(
+            count: Int(count), name: name, content: content, contentType: contentType, metadata: metadata, line: YAMLReader.line(of: node) ?? 0)
     }
 
     func table(_ node: Node, templates: URL) throws(DatasetError) -> TableSpec {

@@ -72,6 +72,9 @@ public struct DesiredContainer: Sendable {
     /// target's alone (a dataset says nothing of it).
     public var metadata: [String: String]?
 
+    /// Where generated blobs' bytes are kept while this state is in use.
+    var generatedFolder: GeneratedBlobFolder?
+
     public init(name: String, access: PublicAccess, blobs: [DesiredBlob]) {
         self.name = name
         self.access = access
@@ -85,7 +88,19 @@ extension DesiredContainer {
     /// Reads a container's folder: every file (hidden ones skipped) becomes a blob named by
     /// its path below the folder. Each `.jpg`/`.jpeg` file is decoded with libjpeg, so a
     /// missing, empty, non-JPEG or corrupt image stops the run here, naming the file.
-    static func load(_ spec: ContainerSpec, access: PublicAccess) throws(GenerationError) -> DesiredContainer {
+    static func load(_ spec: ContainerSpec, access: PublicAccess, seed: UInt64 = 0, datasetFile: String = "dataset.yaml") throws(GenerationError)
+        -> DesiredContainer
+    {
+        var container = try loadFiles(spec, access: access)
+        let generated = try generatedBlobs(spec, seed: seed, taken: Set(container.blobs.map { ExactString($0.name) }), datasetFile: datasetFile)
+        if !generated.blobs.isEmpty {
+            container.blobs = (container.blobs + generated.blobs).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            container.generatedFolder = generated.folder
+        }
+        return container
+    }
+
+    private static func loadFiles(_ spec: ContainerSpec, access: PublicAccess) throws(GenerationError) -> DesiredContainer {
         guard let folder = spec.filesDirectory else { return DesiredContainer(name: spec.name, access: access, blobs: []) }
         var blobs: [DesiredBlob] = []
         for relative in try listFiles(folder) {

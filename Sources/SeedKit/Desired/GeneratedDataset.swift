@@ -72,7 +72,7 @@ extension GeneratedDataset {
         }
         var containers: [DesiredContainer] = []
         for spec in dataset.containers {
-            containers.append(try DesiredContainer.load(spec, access: options.access ?? spec.access))
+            containers.append(try DesiredContainer.load(spec, access: options.access ?? spec.access, seed: seed, datasetFile: dataset.file))
         }
         let referenced = Set(
             dataset.kinds.flatMap { kind in
