@@ -39,6 +39,9 @@ public struct ScanReport: Sendable {
     public var summary: [String] = []
     /// Blobs whose names cannot be files of a dataset folder, left out.
     public var skippedBlobs: [String] = []
+    /// Properties the fidelity report compared, and the flagged ones (`fidelity.md`).
+    public var fidelityCompared = 0
+    public var fidelityFlags: [String] = []
 }
 
 /// Reads an account's containers and tables and writes a dataset that reproduces their
@@ -101,6 +104,7 @@ public struct Scanner: Sendable {
                 return (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
             }
         }
+        try await Self.fidelity(inferred, folder: folder, report: &report)
         return report
     }
 
@@ -164,7 +168,35 @@ public struct Scanner: Sendable {
         try await Self.write(inferred, containers: containers, options: options, to: folder, report: &report) { container, blob, file in
             try await run.blobs.download(container: container, name: blob, to: file)
         }
+        try await Self.fidelity(inferred, folder: folder, report: &report)
         return report
+    }
+
+    /// Generates the written dataset at the observed counts and compares it with what was
+    /// observed (``FidelityReport``), on `BlockingPool`'s threads (it is CPU work); writes
+    /// `fidelity.md` beside `dataset.yaml`. A dataset that does not generate is itself a finding.
+    private static func fidelity(_ inferred: InferredDataset, folder: URL, report: inout ScanReport) async throws {
+        let kinds = inferred.kinds
+        let copyValues = inferred.copyValues
+        let outcome: (markdown: String, flags: [String], compared: Int)
+        do {
+            outcome = try await BlockingPool.run {
+                let made = try FidelityReport.compare(
+                    kinds, with: try Dataset.load(directory: folder), now: EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)),
+                    copyValues: copyValues)
+                return (made.markdown, made.flags, made.compared)
+            }
+        } catch {
+            let problem = "the scanned dataset does not generate: \(error)"
+            outcome = ("# Fidelity of the scanned dataset\n\n✗ \(problem)\n", [problem], 0)
+        }
+        report.fidelityCompared = outcome.compared
+        report.fidelityFlags = outcome.flags
+        do {
+            try await BlockingPool.run { try Data(outcome.markdown.utf8).write(to: folder.appendingPathComponent("fidelity.md")) }
+        } catch {
+            throw RunError("\(Setting.outputFolder) \(folder.path): cannot write fidelity.md there (\(FileProblem.describe(error)))")
+        }
     }
 
     /// Writes the dataset; `copy` brings a blob's own bytes into `file` (`--copy-blobs`) and says how many.

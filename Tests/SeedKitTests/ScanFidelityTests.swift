@@ -9,7 +9,10 @@ import Testing
 /// country partitions, a partition of hostile values) generates the same shape again: unique
 /// columns unique, a sequence exact at any step, each date column in its own observed range,
 /// doubles with the decimals seen, partition names as they are, hostile values byte for byte.
-@Suite struct ScanFidelityTests {
+@Suite final class ScanFidelityTests {
+    /// The fidelity report of the last ``regenerate(_:copyValues:sample:)``.
+    var lastReport: FidelityReport?
+
     static let day = EdmDateTime.ticksPerDay
     static let minute = EdmDateTime.ticksPerMinute
 
@@ -62,8 +65,9 @@ import Testing
         try Data(inferred.yaml.utf8).write(to: folder.appendingPathComponent("dataset.yaml"))
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("templates"), withIntermediateDirectories: true)
         for (name, text) in inferred.templates { try Data(text.utf8).write(to: folder.appendingPathComponent("templates/\(name)")) }
-        let made = try GeneratedDataset.make(
-            try Dataset.load(directory: folder), options: GenerationOptions(now: EdmDateTime(iso8601: "2026-11-26")!))
+        let dataset = try Dataset.load(directory: folder)
+        let made = try GeneratedDataset.make(dataset, options: GenerationOptions(now: EdmDateTime(iso8601: "2026-11-26")!))
+        lastReport = try FidelityReport.compare(inferred.kinds, with: dataset, now: EdmDateTime(iso8601: "2026-11-26")!, copyValues: copyValues)
         return (inferred.yaml, try TestSupport.entities(made.tables[0]))
     }
 
@@ -104,6 +108,13 @@ import Testing
         // Partition names as they are, kinds named plainly.
         #expect(Set(made.map(\.partitionKey)) == ["devices", "readings", "NO", "SE"])
         #expect(!yaml.contains("nO") && !yaml.contains("sE"), "\(yaml)")
+        // The report compares every property and flags nothing here but what privacy widens
+        // (dates to whole days, ranges rounded) when values are not copied.
+        let report = try #require(lastReport)
+        #expect(report.compared == 11, "\(report.markdown)")
+        let unexpected = report.flags.filter { !$0.contains("outside the account's range") && !$0.contains("Device") }
+        #expect(unexpected.isEmpty, "\(report.markdown)")
+        if copyValues { #expect(report.flags.filter { !$0.contains("Device") }.isEmpty, "\(report.markdown)") }
     }
 
     @Test func hostileValuesComeBackByteForByte() throws {

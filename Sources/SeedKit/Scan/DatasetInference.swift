@@ -74,6 +74,19 @@ public struct InferredDataset: Sendable {
     public var yaml: String
     public var templates: [(name: String, text: String)]
     public var summary: [String]
+    /// Each kind with the partition it was inferred from: what the fidelity report compares.
+    public var kinds: [ScannedKind] = []
+    /// Whether the account's values may be copied (`--copy-values`): the report follows suit.
+    public var copyValues = false
+}
+
+/// A kind of an inferred dataset and the observed partition it stands for.
+public struct ScannedKind: Sendable {
+    public var table: String
+    /// The kind's partition in the dataset (a made-up one when the observed one may not be copied).
+    public var partition: String
+    public var name: String
+    public var observation: PartitionObservation
 }
 
 /// Infers a dataset that reproduces the shape of what a scan read (README, "azseed scan"):
@@ -154,7 +167,10 @@ struct Inference {
         findReferences()
         windowTicks = windowRange() ?? windowTicks
         for index in kinds.indices { describe(index) }
-        return InferredDataset(yaml: yaml(), templates: templates, summary: summary)
+        return InferredDataset(
+            yaml: yaml(), templates: templates, summary: summary,
+            kinds: kinds.map { ScannedKind(table: $0.observation.table, partition: $0.partition, name: $0.name, observation: $0.observation) },
+            copyValues: input.copyValues)
     }
 
     // MARK: - names

@@ -104,6 +104,11 @@ struct ScanCommand: AsyncParsableCommand {
             )
         }
         if copyBlobs { lines.append("Copied \(report.bytesCopied) bytes of blobs.") }
+        lines.append(
+            "Fidelity: generated again at the observed counts, \(report.fidelityCompared) properties compared, \(report.fidelityFlags.count) flagged (\(out)/fidelity.md)\(report.fidelityFlags.isEmpty ? "." : ":")"
+        )
+        lines += report.fidelityFlags.prefix(20).map { "  ✗ \($0)" }
+        if report.fidelityFlags.count > 20 { lines.append("  … and \(report.fidelityFlags.count - 20) more in fidelity.md") }
         lines.append("Wrote \(out)/dataset.yaml. Next: azseed generate --dataset \(out) --out DIR, or azseed plan --dataset \(out)")
         Console.print(lines.joined(separator: "\n") + "\n")
     }

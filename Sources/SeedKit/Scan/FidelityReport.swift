@@ -1,0 +1,132 @@
+import AzureStorage
+import Foundation
+
+/// How faithful a scanned dataset is: the dataset generated again at the observed counts,
+/// observed with the same statistics as the account, compared per kind and property — type,
+/// presence, distinct values, uniqueness, range — with a flag wherever the dataset would make
+/// what the account does not show. `scan` prints the flags and writes the table beside the
+/// dataset (`fidelity.md`).
+public struct FidelityReport: Sendable {
+    /// The report as Markdown.
+    public var markdown: String
+    /// One line per flagged property, for the terminal.
+    public var flags: [String]
+    /// Properties compared.
+    public var compared: Int
+
+    /// Distinct counts further apart than this (as a fraction of the account's) are flagged.
+    public static let distinctTolerance = 0.10
+
+    /// Generates `dataset` (its own counts: the observed ones) and compares it with `kinds`.
+    /// Unless `copyValues`, nothing of the account's values is written: partitions go by the
+    /// dataset's names and the account's ranges are not shown (only whether values left them).
+    public static func compare(_ kinds: [ScannedKind], with dataset: Dataset, now: EdmDateTime, copyValues: Bool) throws -> FidelityReport {
+        let made = try GeneratedDataset.make(dataset, options: GenerationOptions(now: now))
+        var regenerated: [String: PartitionObservation] = [:]
+        for table in made.tables {
+            try table.forEachEntity { entity in
+                let key = table.name + "\u{0}" + entity.partitionKey
+                regenerated[key, default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: 1)].observe(
+                    entity.tableEntity)
+            }
+        }
+        var lines = [
+            "# Fidelity of the scanned dataset", "",
+            "The dataset generated again at the observed counts (its own seed), observed like the account. Each cell is",
+            "*account / regenerated*; ✗ marks where the dataset would make what the account does not show.", "",
+        ]
+        var flags: [String] = []
+        var compared = 0
+        for kind in kinds {
+            let account = kind.observation
+            let again =
+                regenerated[kind.table + "\u{0}" + kind.partition]
+                ?? PartitionObservation(table: kind.table, partition: kind.partition, sampleSize: 1)
+            let shown = copyValues ? account.partition : kind.partition
+            lines.append("## \(kind.table) / \(Printable.escaped(shown)) → kind `\(kind.name)` (\(account.count) / \(again.count) entities)")
+            lines.append("")
+            lines.append("| property | type | present | distinct | unique | range | |")
+            lines.append("|---|---|---|---|---|---|---|")
+            if again.count != account.count { flags.append("\(kind.name): \(again.count) entities made for \(account.count) seen") }
+            let names = Set(account.propertyNames + again.propertyNames).sorted { $0.byteOrder($1) < 0 }
+            for name in names {
+                compared += 1
+                let a = account.property(name)
+                let r = again.property(name)
+                var marks: [String] = []
+                guard let a else {
+                    marks.append("not in the account (a helper the dataset adds)")
+                    lines.append(row(name, nil, r, account, again, marks, copyValues: copyValues))
+                    flags.append("\(kind.name).\(Printable.escaped(name)): \(marks.joined(separator: "; "))")
+                    continue
+                }
+                guard let r else {
+                    marks.append("never generated")
+                    lines.append(row(name, a, nil, account, again, marks, copyValues: copyValues))
+                    flags.append("\(kind.name).\(Printable.escaped(name)): \(marks.joined(separator: "; "))")
+                    continue
+                }
+                if a.type != r.type { marks.append("type \(a.type.rawValue) made as \(r.type.rawValue)") }
+                let (pa, pr) = (rate(a.present, account.count), rate(r.present, again.count))
+                if abs(pa - pr) > 0.05 { marks.append("present on \(percent(pr)) for \(percent(pa))") }
+                if let da = a.distinctCount, let dr = r.distinctCount, da > 0,
+                    abs(Double(dr) - Double(da)) / Double(da) > distinctTolerance
+                {
+                    marks.append("\(dr) distinct values for \(da)")
+                }
+                if a.present == account.count, a.allDistinct == true, r.allDistinct == false { marks.append("unique, made with repeats") }
+                if let outside = outside(a, r) { marks.append(copyValues ? outside : "made values outside the account's range") }
+                lines.append(row(name, a, r, account, again, marks, copyValues: copyValues))
+                if !marks.isEmpty { flags.append("\(kind.name).\(Printable.escaped(name)): \(marks.joined(separator: "; "))") }
+            }
+            lines.append("")
+        }
+        return FidelityReport(markdown: lines.joined(separator: "\n"), flags: flags, compared: compared)
+    }
+
+    private static func rate(_ n: Int, _ of: Int) -> Double { of == 0 ? 0 : Double(n) / Double(of) }
+    private static func percent(_ x: Double) -> String { "\(Int((x * 100).rounded()))%" }
+
+    /// A range the regenerated values pass.
+    private static func outside(_ a: PropertyObservation, _ r: PropertyObservation) -> String? {
+        if let al = a.minInt, let ah = a.maxInt, let rl = r.minInt, let rh = r.maxInt, rl < al || rh > ah {
+            return "made \(rl)…\(rh) for \(al)…\(ah) seen"
+        }
+        if let al = a.minDouble, let ah = a.maxDouble, let rl = r.minDouble, let rh = r.maxDouble, rl < al || rh > ah {
+            return "made \(EdmValue.double(rl).text)…\(EdmValue.double(rh).text) for \(EdmValue.double(al).text)…\(EdmValue.double(ah).text) seen"
+        }
+        if let al = a.minTicks, let ah = a.maxTicks, let rl = r.minTicks, let rh = r.maxTicks, rl < al || rh > ah {
+            return "made \(date(rl))…\(date(rh)) for \(date(al))…\(date(ah)) seen"
+        }
+        return nil
+    }
+
+    private static func date(_ ticks: Int64) -> String { EdmDateTime(ticks: ticks).shortISO8601 }
+
+    private static func range(_ p: PropertyObservation?) -> String {
+        guard let p else { return "" }
+        if let l = p.minInt, let h = p.maxInt { return "\(l)…\(h)" }
+        if let l = p.minDouble, let h = p.maxDouble { return "\(EdmValue.double(l).text)…\(EdmValue.double(h).text)" }
+        if let l = p.minTicks, let h = p.maxTicks { return "\(date(l))…\(date(h))" }
+        return ""
+    }
+
+    private static func row(
+        _ name: String, _ a: PropertyObservation?, _ r: PropertyObservation?, _ account: PartitionObservation, _ again: PartitionObservation,
+        _ marks: [String], copyValues: Bool
+    ) -> String {
+        func both(_ f: (PropertyObservation, PartitionObservation) -> String) -> String {
+            "\(a.map { f($0, account) } ?? "–") / \(r.map { f($0, again) } ?? "–")"
+        }
+        let cells = [
+            "`\(Printable.escaped(name).replacingOccurrences(of: "|", with: "\\|"))`",
+            both { p, _ in p.type.rawValue },
+            both { p, o in percent(rate(p.present, o.count)) },
+            both { p, _ in p.distinctCount.map(String.init) ?? "> \(PropertyObservation.distinctLimit)" },
+            both { p, o in p.present == o.count && p.allDistinct == true ? "yes" : "no" },
+            "\(copyValues ? range(a) : (a == nil ? "" : "(not shown)")) / \(range(r))",
+            marks.isEmpty ? "" : "✗ " + marks.joined(separator: "; "),
+        ]
+        return "| " + cells.joined(separator: " | ") + " |"
+    }
+}
