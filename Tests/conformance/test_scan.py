@@ -72,6 +72,13 @@ def test_a_scan_of_speakeasy_generates_its_shape(azseed, served, tmp_path):
     assert text.startswith("# Scanned by azseed from ") and "ref + from" in text and "template" in text
     assert "weights:" in text and "key: [Name]" in text
     assert "event.SpeakerKey holds RowKeys of partition 'speakers'" in scanned.stdout
+    # The fidelity report: printed and written beside the dataset, every property compared; each
+    # speaker keeps a photo of its own (the URLs were unique), so nothing says otherwise.
+    report = (tmp_path / "scanned" / "fidelity.md").read_text()
+    assert "| `ImageUrl` |" in report and "## events / Events → kind `event` (100 / 100 entities)" in report
+    assert "Fidelity: generated again at the observed counts, 10 properties compared" in scanned.stdout
+    assert "speaker.ImageUrl" not in scanned.stdout.split("Fidelity:")[1]
+    assert len({s["ImageUrl"] for s in speakers.values()}) == len(speakers)
 
 
 def test_a_scan_of_the_chat_dataset_generates_its_shape(azseed, served, tmp_path):
@@ -216,3 +223,13 @@ def test_by_default_blobs_are_written_under_made_up_names(azseed, served, tmp_pa
     assert sorted(p for p in paths if p.endswith(".jpg")) == [f"blobs/speakers/blob-{i}.jpg" for i in range(1, 9)]
     generated = run(azseed, "generate", "--dataset", str(tmp_path / "s"), "--out", str(tmp_path / "g"), *NOW)
     assert generated.returncode == 0, generated.stderr
+
+
+def test_without_copied_values_each_speaker_keeps_a_photo_of_its_own(azseed, served, tmp_path):
+    scanned, (_, entities, _), _ = scan_and_generate(azseed, served, tmp_path, "speakeasy")
+    speakers = entities[("events", "speakers")]
+    # The account's URLs were unique: the dataset draws each photo once (it drew 3 for 8 before).
+    assert len({s["ImageUrl"] for s in speakers}) == len(speakers) == 8
+    assert "speaker.ImageUrl" not in scanned.stdout.split("Fidelity:")[1]
+    report = (tmp_path / "scanned" / "fidelity.md").read_text()
+    assert "(not shown)" in report and "Bart Tubalinal" not in report

@@ -65,7 +65,9 @@ extension Inference {
                 kind.helperColumns.append((helper, names))
             } else {
                 let list = Array(Set(names.values)).sorted { $0.byteOrder($1) < 0 }.prefix(input.sample)
-                helperFields.append((helper, "{ pick: [\(list.map(Self.quoted).joined(separator: ", "))] }"))
+                // Each entity its own blob when the account shows that and the list holds the count.
+                let unique = Self.isUnique(p, o) && list.count >= o.count ? ", unique: true" : ""
+                helperFields.append((helper, "{ pick: [\(list.map(Self.quoted).joined(separator: ", "))]\(unique) }"))
             }
             derivedFields.append((name, "{ blobUrl: { container: \(Self.name(container)), name: \(Self.quoted("{{\(helper)}}")) } }"))
             kind.omit.append(helper)
