@@ -38,7 +38,14 @@ import Testing
             e["Seq"] = .int64(Int64(10 + 10 * i))
             e["ReadAt"] = .dateTime(EdmDateTime(ticks: EdmDateTime(iso8601: "2026-01-01")!.ticks + Int64(random.below(58 * 24 * 60)) * minute))
             e["Value"] = .double(Double(random.below(100_000)) / 100)
-            e["Device"] = .string(names[Int(random.below(40))])
+            let device = Int(random.below(40))
+            e["Device"] = .string(names[device])
+            e["DeviceId"] = .string(out[device].rowKey)
+            e["Message"] = .string("Reading from \(names[device])")
+            // Serviced within 30 days after the device was installed.
+            if case .dateTime(let installed)? = out[device]["Installed"] {
+                e["Serviced"] = .dateTime(EdmDateTime(ticks: installed.ticks + Int64(random.below(30 * 24)) * 3600 * EdmDateTime.ticksPerSecond))
+            }
             out.append(e)
         }
         for country in ["NO", "SE"] {
@@ -102,6 +109,21 @@ import Testing
             }
             #expect(seen.allSatisfy { $0 >= low - slack && $0 < high + step + slack }, "\(name)\n\(yaml)")
         }
+        // Text built from the referenced device names that device; a date after the device's
+        // installation stays within the 30 days seen.
+        let byKey = Dictionary(uniqueKeysWithValues: devices.map { ($0.rowKey, $0) })
+        for reading in readings {
+            guard case .string(let key)? = reading["DeviceId"], let device = byKey[key] else {
+                Issue.record("DeviceId does not resolve\n\(yaml)")
+                break
+            }
+            #expect(reading["Message"]?.text == "Reading from " + (device["Name"]?.text ?? "?"), "\(yaml)")
+            if case .dateTime(let serviced)? = reading["Serviced"], case .dateTime(let installed)? = device["Installed"] {
+                #expect(serviced >= installed && serviced.ticks - installed.ticks <= 31 * Self.day, "\(yaml)")
+            } else {
+                Issue.record("Serviced or Installed missing")
+            }
+        }
         // Doubles with the two decimals seen.
         #expect(readings.allSatisfy { e in (e["Value"]?.text.split(separator: ".").dropFirst().first?.count ?? 0) <= 2 }, "\(yaml)")
         #expect(readings.contains { e in (e["Value"]?.text.split(separator: ".").dropFirst().first?.count ?? 0) == 2 })
@@ -111,10 +133,11 @@ import Testing
         // The report compares every property and flags nothing here but what privacy widens
         // (dates to whole days, ranges rounded) when values are not copied.
         let report = try #require(lastReport)
-        #expect(report.compared == 11, "\(report.markdown)")
-        let unexpected = report.flags.filter { !$0.contains("outside the account's range") && !$0.contains("Device") }
+        #expect(report.compared >= 14, "\(report.markdown)")
+        let helpers = report.flags.filter { $0.contains("a helper the dataset adds") }
+        let unexpected = report.flags.filter { !$0.contains("outside the account's range") && !helpers.contains($0) }
         #expect(unexpected.isEmpty, "\(report.markdown)")
-        if copyValues { #expect(report.flags.filter { !$0.contains("Device") }.isEmpty, "\(report.markdown)") }
+        if copyValues { #expect(report.flags.filter { !helpers.contains($0) }.isEmpty, "\(report.markdown)") }
     }
 
     @Test func hostileValuesComeBackByteForByte() throws {

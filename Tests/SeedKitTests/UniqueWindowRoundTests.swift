@@ -152,4 +152,44 @@ import Testing
         try Data().write(to: files.appendingPathComponent("empty.txt"))
         #expect(throws: GenerationError.self) { try GeneratedDataset.make(try Dataset.load(directory: folder), options: TestSupport.options()) }
     }
+
+    @Test func aDateAfterAReferencedEntitysDateStaysWithinIt() throws {
+        let indent = String(repeating: " ", count: 10)
+        let yaml = Self.yaml.replacingOccurrences(
+            of: indent + "Seen: { date: { from: 2019-01-01, days: 30 }, resolution: second }",
+            with: [
+                "user: { ref: user }", "UserKey: { from: user.RowKey }",
+                "Followup: { date: { after: user.Joined, within: 12h }, resolution: minute }",
+            ].map { indent + $0 }.joined(separator: "\n"))
+        #expect(yaml != Self.yaml)
+        let all = try Self.make(try dataset(yaml))
+        let users = Dictionary(uniqueKeysWithValues: all.filter { $0.partitionKey == "users" }.map { ($0.rowKey, $0) })
+        let readings = all.filter { $0.partitionKey == "readings" }
+        #expect(readings.count == 300)
+        for reading in readings {
+            guard case .string(let key)? = reading["UserKey"], case .dateTime(let joined)? = users[key]?["Joined"],
+                case .dateTime(let followup)? = reading["Followup"]
+            else {
+                Issue.record("missing values")
+                return
+            }
+            #expect(followup >= joined && followup.ticks - joined.ticks < 12 * 3600 * EdmDateTime.ticksPerSecond)
+        }
+        for (from, to, expected) in [
+            ("within: 12h", "within: 12y", "not a duration"),
+            ("after: user.Joined", "after: nobody.Joined", "not a ref field"),
+            ("after: user.Joined", "after: user.Missing", "no stored property"),
+            ("after: user.Joined", "after: user.Badge", "no date there"),
+            ("within: 12h }, resolution: minute", "within: 30s }, resolution: minute", "shorter than the resolution"),
+        ] {
+            let edited = yaml.replacingOccurrences(of: from, with: to)
+            #expect(edited != yaml, "\(from)")
+            do {
+                _ = try GeneratedDataset.make(try dataset(edited), options: TestSupport.options())
+                Issue.record("accepted: \(to)")
+            } catch {
+                #expect("\(error)".contains(expected), "\(to): \(error)")
+            }
+        }
+    }
 }

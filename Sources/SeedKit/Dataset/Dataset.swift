@@ -148,6 +148,9 @@ public enum FieldGenerator: Sendable {
     /// Uniform in a window at a resolution (in ticks), as Edm.DateTime: the field's own window
     /// (`date: {from, to}`, absolute) or, nil, the dataset's.
     case date(resolutionTicks: Int64, window: ResolvedWindow? = nil)
+    /// At or after a referenced entity's date (`date: {after: device.Installed, within: 30d}`):
+    /// that date plus a uniform whole number of resolution steps below `within`.
+    case dateAfter(ref: String, property: String, withinTicks: Int64, resolutionTicks: Int64)
     /// Uniform in `min...max`, typed Int32 or Int64.
     case int(min: Int64, max: Int64, type: EdmType)
     /// Uniform in `[min, max)`, rounded to `round` decimal places when given.

@@ -81,6 +81,13 @@ struct DatasetValidator {
                 if !["RowKey", "PartitionKey"].contains(property) && !target.storedNames.contains(property) {
                     throw fail(field.line, "\(what), field '\(field.name)': kind '\(target.name)' has no stored property '\(property)'")
                 }
+            case .dateAfter(let ref, let property, _, _):
+                guard let target = refs[ref] else {
+                    throw fail(field.line, "\(what), field '\(field.name)': date.after names '\(ref)', which is not a ref field defined before it")
+                }
+                guard target.storedNames.contains(property) else {
+                    throw fail(field.line, "\(what), field '\(field.name)': kind '\(target.name)' has no stored property '\(property)'")
+                }
             case .template(let template):
                 try checkVariables(template, known: known, refs: refs, line: field.line, what: "\(what), field '\(field.name)'")
             case .blobURL(let container, let name):

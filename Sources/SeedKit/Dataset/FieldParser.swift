@@ -93,7 +93,14 @@ struct FieldParser {
             return .from(ref: parts[0], property: parts[1])
         case "date":
             var window: ResolvedWindow?
-            if case .mapping = value {
+            var after: (ref: String, property: String, within: Int64)?
+            if case .mapping = value,
+                try reader.mapping(value, "\(what), date", allowed: ["from", "to", "days", "after", "within"]).contains(where: {
+                    $0.key == "after"
+                })
+            {
+                after = try relativeDate(value, what)
+            } else if case .mapping = value {
                 window = try fieldWindow(value, what)
             } else if try reader.string(value, "\(what), date") != "window" {
                 throw reader.error(
@@ -112,6 +119,12 @@ struct FieldParser {
                 case "day": resolution = EdmDateTime.ticksPerDay
                 default: throw reader.error(r, "\(what): resolution '\(text)' is not second, minute, hour or day")
                 }
+            }
+            if let after {
+                guard after.within >= resolution else {
+                    throw reader.error(value, "\(what): within is shorter than the resolution; widen it or choose a finer resolution")
+                }
+                return .dateAfter(ref: after.ref, property: after.property, withinTicks: after.within, resolutionTicks: resolution)
             }
             return .date(resolutionTicks: resolution, window: window)
         case "int":
@@ -177,6 +190,26 @@ struct FieldParser {
             let origin = "\(reader.file):\(YAMLReader.line(of: nameNode) ?? 0)"
             return .blobURL(container: container, name: try Template(source: try reader.string(nameNode, "name"), origin: origin))
         }
+    }
+
+    /// `{after: ref.Property, within: 30d}` (`d`, `h`, `m` or `s`; at most 100 years).
+    private func relativeDate(_ node: Node, _ what: String) throws(DatasetError) -> (ref: String, property: String, within: Int64) {
+        let pairs = try reader.mapping(node, "\(what), date", allowed: ["after", "within"])
+        let afterNode = try reader.required(pairs, "after", in: "\(what), date", at: node)
+        let path = try reader.string(afterNode, "\(what), date.after")
+        let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw reader.error(afterNode, "\(what): date.after must be 'refField.Property', not '\(path)'")
+        }
+        let withinNode = try reader.required(pairs, "within", in: "\(what), date", at: node)
+        let text = try reader.string(withinNode, "\(what), date.within")
+        let units: [Character: Int64] = [
+            "d": EdmDateTime.ticksPerDay, "h": 3600 * EdmDateTime.ticksPerSecond, "m": EdmDateTime.ticksPerMinute, "s": EdmDateTime.ticksPerSecond,
+        ]
+        guard let unit = text.last.flatMap({ units[$0] }), let n = Int64(text.dropLast()), n > 0, n <= 36_500 * EdmDateTime.ticksPerDay / unit else {
+            throw reader.error(withinNode, "\(what): date.within '\(text)' is not a duration like 30d, 12h, 90m or 45s (at most 100 years)")
+        }
+        return (parts[0], parts[1], n * unit)
     }
 
     /// A date field's own window: `{from, to}` or `{from, days}`, absolute dates (the dataset's

@@ -142,6 +142,16 @@ struct EntityBuilder {
             case .from(let refSlot, let property):
                 guard case .ref(let target, _, _) = engine.ops[refSlot - base] else { continue }
                 values[slot] = target.property(property, of: target.materialized![refs[refSlot]])
+            case .dateAfter(let refSlot, let property, let step, let steps):
+                guard case .ref(let target, _, _) = engine.ops[refSlot - base] else { continue }
+                guard case .dateTime(let start) = target.property(property, of: target.materialized![refs[refSlot]]) else {
+                    throw GenerationError(
+                        "\(engine.datasetFile): kind '\(engine.spec.name)', field '\(engine.slotNames[slot])': date.after names '\(target.storedNames[property])' of kind '\(target.spec.name)', which is no date there; name an Edm.DateTime property"
+                    )
+                }
+                // Past 9999-12-31 there is no Edm.DateTime: the last one.
+                let ticks = Int128(start.ticks) + Int128(random.below(steps)) * Int128(step)
+                values[slot] = .dateTime(EdmDateTime(ticks: Int64(min(ticks, Int128(EdmDateTime.endOfRange.ticks - 1)))))
             case .template(let template, let sources):
                 values[slot] = .string(render(template, sources, cache: i))
             case .blobURL(let prefix, let template, let sources, let files, let container):

@@ -98,6 +98,19 @@ struct FieldCompiler {
             case .from(let ref, let property):
                 let target = refTargets[ref]!
                 ops.append(.from(refSlot: slot(ref), property: target.propertyIndex(property)!))
+            case .dateAfter(let ref, let property, let within, let step):
+                let target = refTargets[ref]!
+                let index = target.propertyIndex(property)!
+                // Checked on every referenced entity now, before anything is written.
+                if let made = target.materialized,
+                    made.contains(where: { if case .dateTime = target.property(index, of: $0) { false } else { true } })
+                {
+                    throw GenerationError(
+                        usage: true,
+                        "\(context.dataset.file):\(field.line): field '\(field.name)' of kind '\(spec.name)': date.after names '\(property)' of kind '\(target.spec.name)', which is no date there; name an Edm.DateTime property"
+                    )
+                }
+                ops.append(.dateAfter(refSlot: slot(ref), property: index, step: step, steps: UInt64(within / step)))
             case .template(let template):
                 ops.append(.template(template, sources: sources(template, refTargets)))
             case .blobURL(let containerName, let name):

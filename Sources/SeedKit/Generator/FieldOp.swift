@@ -20,6 +20,8 @@ enum FieldOp: Sendable {
     /// entities sharing the key's values, and the stream picks within the group.
     case ref(target: KindEngine, key: Int?, groups: [[Int]])
     case from(refSlot: Int, property: Int)
+    /// The referenced entity's date plus `k × step`, `k` uniform below `steps`.
+    case dateAfter(refSlot: Int, property: Int, step: Int64, steps: UInt64)
     case template(Template, sources: [VariableSource])
     case blobURL(prefix: String, name: Template, sources: [VariableSource], files: Set<ExactString>, container: String)
 }

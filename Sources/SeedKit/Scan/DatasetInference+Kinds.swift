@@ -18,7 +18,7 @@ extension Inference {
         for reference in kind.references {
             if let first = kept.first(where: { $0.target == reference.target }),
                 entities.allSatisfy({ e in
-                    e[reference.property] == nil || referenced(e, first).map { $0[reference.via] == e[reference.property] } ?? false
+                    e[reference.property] == nil || referenced(e, first).map { Self.value($0, reference.via) == e[reference.property] } ?? false
                 })
             {
                 refFields.append((reference.property, "{ from: \(Self.path(first.field, reference.via)) }"))
@@ -102,6 +102,10 @@ extension Inference {
             kind.columns = o.propertyNames.filter { !handled.contains($0) } + kind.helperColumns.map(\.name)
         } else {
             for name in o.propertyNames where !handled.contains(name) {
+                if let relative = relativeDate(name, o, entities, kind) {
+                    kind.fields.append((name, relative))
+                    continue
+                }
                 kind.fields.append((name, generator(name, o.property(name)!, o, entities, &kind)))
             }
         }
@@ -111,6 +115,41 @@ extension Inference {
             summary.append("\(kind.name): RowKeys are GUIDs; the dataset makes name-based ones from its key (\(kind.key.joined(separator: ", ")))")
         }
         kinds[index] = kind
+    }
+
+    /// A date column that follows a referenced entity's date in every sampled entity, within a
+    /// span much shorter than the column's own range: `date: {after: ref.Date, within: N}`.
+    mutating func relativeDate(_ name: String, _ o: PartitionObservation, _ entities: [TableEntity], _ kind: KindDraft) -> String? {
+        guard let p = o.property(name), p.type == .dateTime, p.present == o.count, let low = p.minTicks, let high = p.maxTicks else { return nil }
+        for reference in kind.references {
+            let target = kinds[reference.target].observation
+            for q in target.propertyNames {
+                guard let t = target.property(q), t.type == .dateTime, t.present == target.count else { continue }
+                var longest: Int64 = -1
+                var pairs = 0
+                for e in entities {
+                    guard case .dateTime(let date)? = e[name], let r = referenced(e, reference), case .dateTime(let start)? = r[q] else { continue }
+                    let gap = date.ticks - start.ticks
+                    if gap < 0 {
+                        longest = -1
+                        pairs = 0
+                        break
+                    }
+                    longest = max(longest, gap)
+                    pairs += 1
+                }
+                guard pairs >= 2, pairs == entities.count, longest >= 0, longest * 2 < high - low else { continue }
+                let resolution = max(p.dateResolution, EdmDateTime.ticksPerSecond)
+                let (unit, suffix) = resolution >= EdmDateTime.ticksPerDay ? (EdmDateTime.ticksPerDay, "d") : (3600 * EdmDateTime.ticksPerSecond, "h")
+                let within = (longest + resolution + unit - 1) / unit
+                summary.append(
+                    "\(kind.name).\(name) follows the referenced \(kinds[reference.target].name)'s \(q) by at most \(within)\(suffix) in every sampled entity: a date after it"
+                )
+                return
+                    "{ date: { after: \(Self.path(reference.field, q)), within: \(within)\(suffix) }, resolution: \(Self.resolutionName(p.dateResolution)) }"
+            }
+        }
+        return nil
     }
 
     /// Whether a template's fixed words may reach the dataset: always with `--copy-values`,

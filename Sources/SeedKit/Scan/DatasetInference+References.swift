@@ -55,6 +55,12 @@ extension Inference {
         }
     }
 
+    /// A property of an entity as a reference reads it: its RowKey too (no property of the
+    /// entity's own map).
+    static func value(_ entity: TableEntity, _ property: String) -> EdmValue? {
+        property == "RowKey" ? .string(entity.rowKey) : entity[property]
+    }
+
     /// The referenced entity of `entity` through `reference`, when the target kept its entities.
     func referenced(_ entity: TableEntity, _ reference: Reference) -> TableEntity? {
         guard let value = entity[reference.property], let targets = kinds[reference.target].observation.entities else { return nil }

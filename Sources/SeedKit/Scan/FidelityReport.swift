@@ -74,7 +74,10 @@ public struct FidelityReport: Sendable {
                 {
                     marks.append("\(dr) distinct values for \(da)")
                 }
-                if a.present == account.count, a.allDistinct == true, r.allDistinct == false { marks.append("unique, made with repeats") }
+                // Doubles that happen to differ are no rule (a measurement); identifiers are.
+                if a.present == account.count, a.allDistinct == true, r.allDistinct == false, a.type != .double {
+                    marks.append("unique, made with repeats")
+                }
                 if let outside = outside(a, r) { marks.append(copyValues ? outside : "made values outside the account's range") }
                 lines.append(row(name, a, r, account, again, marks, copyValues: copyValues))
                 if !marks.isEmpty { flags.append("\(kind.name).\(Printable.escaped(name)): \(marks.joined(separator: "; "))") }
