@@ -175,4 +175,38 @@ import Testing
         let csv = BlobPlaceholder.bytes(name: "d.csv", size: 120, contentType: "text/csv", index: 0)
         #expect(csv.count == 120 && String(decoding: csv, as: UTF8.self).hasPrefix("placeholder\nplaceholder\n"))
     }
+
+    @Test func addressesPhonesAndNamesNotCopiedAreMadeUpOnesThatLookReal() throws {
+        var entities: [TableEntity] = []
+        let people = [("Ada Lovelace", "ada@math.example", "+44 20 7946 0001"), ("Alan Turing", "alan@code.example", "+44 20 7946 0002")]
+        for i in 0..<30 {
+            var e = TableEntity(partitionKey: "contacts", rowKey: "c\(i)")
+            let (name, email, phone) = people[i % 2]
+            e["Contact"] = .string(name)
+            e["Mail"] = .string(email)
+            e["Phone"] = .string(phone)
+            entities.append(e)
+        }
+        let (yaml, made) = try regenerate(entities, copyValues: false)
+        // Two values each: two made-up ones each, with the frequencies seen.
+        #expect(Set(made.compactMap { $0["Mail"] }).count == 2 && Set(made.compactMap { $0["Contact"] }).count == 2, "\(yaml)")
+        #expect(!yaml.contains("Lovelace") && !yaml.contains("math.example") && !yaml.contains("7946"))
+        for e in made {
+            #expect(e["Mail"]?.text.hasSuffix("@example.com") == true && e["Phone"]?.text.hasPrefix("+1 555 ") == true)
+            #expect(e["Contact"].map { $0.text.split(separator: " ").count == 2 } == true)
+        }
+    }
+
+    @Test func manyAddressesNotCopiedAreFakeOnes() throws {
+        var entities: [TableEntity] = []
+        for i in 0..<300 {
+            var e = TableEntity(partitionKey: "contacts", rowKey: "c\(i)")
+            e["Mail"] = .string("person\(i % 120)@corp.example")
+            e["Phone"] = .string("+44 20 7946 \(1000 + i % 150)")
+            entities.append(e)
+        }
+        let (yaml, made) = try regenerate(entities, copyValues: false)
+        #expect(yaml.contains("Mail: { fake: email }") && yaml.contains("Phone: { fake: phone }"), "\(yaml)")
+        #expect(made.allSatisfy { $0["Mail"]?.text.hasSuffix("@example.com") == true && $0["Phone"]?.text.hasPrefix("+1 555 ") == true })
+    }
 }

@@ -192,4 +192,45 @@ import Testing
             }
         }
     }
+
+    @Test func fakeNamesAddressesAndPhonesLookRealAndStayUnique() throws {
+        let indent = String(repeating: " ", count: 10)
+        let yaml = Self.yaml.replacingOccurrences(
+            of: indent + "Rating: { double: [1, 5], round: 1 }",
+            with: [
+                "Rating: { double: [1, 5], round: 1 }", "Person: { fake: name, unique: true }",
+                "Address: { fake: email, of: Person, domain: fleet.example }", "Phone: { fake: phone, unique: true }",
+                "Other: { fake: email }", "Caller: { fake: phone }",
+            ].map { indent + $0 }.joined(separator: "\n"))
+        #expect(yaml != Self.yaml)
+        let users = try Self.make(try dataset(yaml)).filter { $0.partitionKey == "users" }
+        #expect(users.count == 40)
+        #expect(Set(users.compactMap { $0["Person"] }).count == 40)
+        #expect(Set(users.compactMap { $0["Phone"] }).count == 40)
+        for user in users {
+            let person = user["Person"]?.text ?? ""
+            let parts = person.split(separator: " ").map(String.init)
+            #expect(parts.count == 2 && Vocabulary.givenNames.contains(parts[0]) && Vocabulary.familyNames.contains(parts[1]))
+            #expect(user["Address"]?.text == "\(parts[0].lowercased()).\(parts[1].lowercased())@fleet.example")
+            #expect(user["Phone"]?.text.wholeMatch(of: /\+1 555 \d{3} \d{4}/) != nil)
+            #expect(user["Other"]?.text.hasSuffix("@example.com") == true)
+        }
+        #expect(try Self.make(try dataset(yaml)).filter { $0.partitionKey == "users" }.map { $0["Person"] } == users.map { $0["Person"] })
+        for (from, to, expected) in [
+            ("fake: name, unique", "fake: person, unique", "fake is name, email or phone"),
+            ("of: Person, domain", "of: Nobody, domain", "not a column or field defined before it"),
+            ("domain: fleet.example", "domain: fleet", "not a domain name"),
+            ("Other: { fake: email }", "Other: { fake: email, of: Person, unique: true }", "as unique as 'Person'"),
+            ("Caller: { fake: phone }", "Caller: { fake: phone, domain: x.io }", "applies only to fake: email"),
+        ] {
+            let edited = yaml.replacingOccurrences(of: from, with: to)
+            #expect(edited != yaml, "\(from)")
+            do {
+                _ = try GeneratedDataset.make(try dataset(edited), options: TestSupport.options())
+                Issue.record("accepted: \(to)")
+            } catch {
+                #expect("\(error)".contains(expected), "\(to): \(error)")
+            }
+        }
+    }
 }

@@ -160,6 +160,18 @@ public enum FieldGenerator: Sendable {
     case sequence(start: Int64, step: Int64, type: EdmType)
     /// Mustache text over the entity's fields.
     case template(Template)
+    /// A made-up value from a built-in vocabulary (``Vocabulary``).
+    case fake(FakeValue)
     /// The URL of a blob of one of the dataset's containers, its name a Mustache template.
     case blobURL(container: String, name: Template)
+}
+
+/// What a `fake:` field makes.
+public enum FakeValue: Sendable, Equatable {
+    /// A person's name (`Ada Novak`).
+    case name
+    /// An e-mail address: of a drawn name, or — `of` a field — made from that field's text.
+    case email(of: String?, domain: String)
+    /// A phone number of the fictional 555 exchange (`+1 555 012 3456`).
+    case phone
 }

@@ -81,6 +81,10 @@ struct DatasetValidator {
                 if !["RowKey", "PartitionKey"].contains(property) && !target.storedNames.contains(property) {
                     throw fail(field.line, "\(what), field '\(field.name)': kind '\(target.name)' has no stored property '\(property)'")
                 }
+            case .fake(.email(let of?, _)):
+                guard known.contains(of) else {
+                    throw fail(field.line, "\(what), field '\(field.name)': 'of' names '\(of)', which is not a column or field defined before it")
+                }
             case .dateAfter(let ref, let property, _, _):
                 guard let target = refs[ref] else {
                     throw fail(field.line, "\(what), field '\(field.name)': date.after names '\(ref)', which is not a ref field defined before it")

@@ -9,9 +9,9 @@ struct FieldParser {
     let field: String
     let kind: String
 
-    static let generators = ["const", "pick", "ref", "from", "date", "int", "double", "sequence", "template", "blobUrl"]
+    static let generators = ["const", "pick", "ref", "from", "date", "int", "double", "sequence", "template", "blobUrl", "fake"]
     /// What a field may say beside its generator.
-    static let modifiers = ["type", "resolution", "weights", "presence", "unique", "round"]
+    static let modifiers = ["type", "resolution", "weights", "presence", "unique", "round", "of", "domain"]
 
     /// `unique: true|false`.
     func unique(_ node: Node) throws(DatasetError) -> Bool {
@@ -56,6 +56,11 @@ struct FieldParser {
         }
         if let round = pairs.first(where: { $0.key == "round" }), generator != "double" {
             throw reader.error(round.keyNode, "\(what): 'round' applies only to a double field")
+        }
+        for modifier in ["of", "domain"] {
+            if let node = pairs.first(where: { $0.key == modifier }), generator != "fake" {
+                throw reader.error(node.keyNode, "\(what): '\(modifier)' applies only to a fake e-mail field")
+            }
         }
         switch generator {
         case "const":
@@ -166,6 +171,38 @@ struct FieldParser {
                 throw reader.error(node, "\(what): a sequence is Edm.Int32, Edm.Int64 or Edm.String")
             }
             return .sequence(start: start, step: step, type: seqType)
+        case "fake":
+            if let type, type != .string { throw reader.error(node, "\(what): a fake value is always Edm.String") }
+            let kind = try reader.string(value, "\(what), fake")
+            let of = try pairs.first(where: { $0.key == "of" }).map { (pair) throws(DatasetError) in try reader.string(pair.value, "\(what), of") }
+            let domainNode = pairs.first(where: { $0.key == "domain" })
+            if kind != "email", let extra = pairs.first(where: { $0.key == "of" }) ?? domainNode {
+                throw reader.error(extra.keyNode, "\(what): '\(extra.key)' applies only to fake: email")
+            }
+            switch kind {
+            case "name": return .fake(.name)
+            case "phone": return .fake(.phone)
+            case "email":
+                var domain = "example.com"
+                if let domainNode {
+                    domain = try reader.string(domainNode.value, "\(what), domain")
+                    let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+                    guard labels.count >= 2,
+                        labels.allSatisfy({ label in
+                            !label.isEmpty && label.count <= 63
+                                && label.unicodeScalars.allSatisfy {
+                                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-")
+                                }
+                        })
+                    else {
+                        throw reader.error(
+                            domainNode.value, "\(what): domain '\(domain)' is not a domain name (letters, digits and '-', dot-separated)")
+                    }
+                }
+                return .fake(.email(of: of, domain: domain))
+            default:
+                throw reader.error(value, "\(what): fake is name, email or phone, not '\(kind)'")
+            }
         case "template":
             if let type, type != .string { throw reader.error(node, "\(what): a template is always Edm.String") }
             let name = try reader.string(value, "\(what), template")

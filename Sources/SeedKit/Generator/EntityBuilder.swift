@@ -154,6 +154,14 @@ struct EntityBuilder {
                 values[slot] = .dateTime(EdmDateTime(ticks: Int64(min(ticks, Int128(EdmDateTime.endOfRange.ticks - 1)))))
             case .template(let template, let sources):
                 values[slot] = .string(render(template, sources, cache: i))
+            case .fakeName:
+                values[slot] = .string(Vocabulary.name(Int(random.below(UInt64(Vocabulary.nameCount)))))
+            case .fakeEmail(let domain):
+                values[slot] = .string(Vocabulary.email(of: Vocabulary.name(Int(random.below(UInt64(Vocabulary.nameCount)))), domain: domain))
+            case .fakePhone:
+                values[slot] = .string(Vocabulary.phone(Int(random.below(UInt64(Vocabulary.phoneCount)))))
+            case .emailOf(let source, let domain):
+                values[slot] = .string(Vocabulary.email(of: values[source].text, domain: domain))
             case .blobURL(let prefix, let template, let sources, let files, let container):
                 let name = render(template, sources, cache: i)
                 guard files.contains(ExactString(name)) else {

@@ -113,6 +113,10 @@ struct FieldCompiler {
                 ops.append(.dateAfter(refSlot: slot(ref), property: index, step: step, steps: UInt64(within / step)))
             case .template(let template):
                 ops.append(.template(template, sources: sources(template, refTargets)))
+            case .fake(.name): ops.append(.fakeName)
+            case .fake(.phone): ops.append(.fakePhone)
+            case .fake(.email(nil, let domain)): ops.append(.fakeEmail(domain: domain))
+            case .fake(.email(let of?, let domain)): ops.append(.emailOf(slot: slot(of), domain: domain))
             case .blobURL(let containerName, let name):
                 let container = context.containers.first { $0.name == containerName }!
                 let prefix = context.blobEndpoint + "/" + PercentEncoding.path(containerName) + "/"
@@ -184,8 +188,19 @@ struct FieldCompiler {
             let grid = try nonEmptyDateDomain(field, step: step, window: window)
             domain = .dates(first: grid.first, step: step)
             size = grid.count
+        case .fake(.name):
+            domain = .names
+            size = UInt64(Vocabulary.nameCount)
+        case .fake(.email(nil, let d)):
+            domain = .emails(domain: d)
+            size = UInt64(Vocabulary.nameCount)
+        case .fake(.phone):
+            domain = .phones
+            size = UInt64(Vocabulary.phoneCount)
+        case .fake(.email(let of?, _)):
+            throw GenerationError(usage: true, "\(what): an address made of '\(of)' is as unique as '\(of)': put unique on that field")
         default:
-            throw GenerationError(usage: true, "\(what): unique applies to pick (without weights), int, date and sequence fields")
+            throw GenerationError(usage: true, "\(what): unique applies to pick (without weights), int, date, fake and sequence fields")
         }
         let count = spec.rows?.count ?? context.counts[spec.name] ?? spec.count ?? 0
         guard UInt64(count) <= size else {

@@ -23,6 +23,12 @@ enum FieldOp: Sendable {
     /// The referenced entity's date plus `k × step`, `k` uniform below `steps`.
     case dateAfter(refSlot: Int, property: Int, step: Int64, steps: UInt64)
     case template(Template, sources: [VariableSource])
+    /// A drawn name, e-mail address or phone number (``Vocabulary``).
+    case fakeName
+    case fakeEmail(domain: String)
+    case fakePhone
+    /// An address made of another slot's text.
+    case emailOf(slot: Int, domain: String)
     case blobURL(prefix: String, name: Template, sources: [VariableSource], files: Set<ExactString>, container: String)
 }
 
@@ -44,12 +50,19 @@ enum UniqueDomain: Sendable {
     case ints(min: Int64, type: EdmType)
     /// Dates on a grid: `first + k × step`.
     case dates(first: Int64, step: Int64)
+    /// ``Vocabulary``'s names, addresses of them, phone numbers.
+    case names
+    case emails(domain: String)
+    case phones
 
     func value(_ k: UInt64) -> EdmValue {
         switch self {
         case .values(let list): list[Int(k)]
         case .ints(let min, let type): intValue(Int128(min) + Int128(k), type)
         case .dates(let first, let step): .dateTime(EdmDateTime(ticks: first + Int64(k) * step))
+        case .names: .string(Vocabulary.name(Int(k)))
+        case .emails(let domain): .string(Vocabulary.email(of: Vocabulary.name(Int(k)), domain: domain))
+        case .phones: .string(Vocabulary.phone(Int(k)))
         }
     }
 }

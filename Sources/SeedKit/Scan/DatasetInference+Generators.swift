@@ -101,17 +101,38 @@ extension Inference {
             }
             let sample = entities.lazy.compactMap { e -> String? in if case .string(let s)? = e[name] { return s } else { return nil } }.first ?? ""
             if !seen.isEmpty, seen.count <= 50, seen.count < p.present {
-                let labels = seen.indices.map { (value: EdmValue.string("\(ValuePrivacy.safe(name)) \($0 + 1)"), count: seen[$0].count) }
+                // Made-up values of the column's kind: addresses, phone numbers and names that
+                // look real (``Vocabulary``, spread over it), else numbered labels.
+                let fake = Self.fakeKind(sample)
+                let labels = seen.indices.map { i -> (value: EdmValue, count: Int) in
+                    let spread = i * 997 % Vocabulary.nameCount
+                    let text =
+                        switch fake {
+                        case "email": Vocabulary.email(of: Vocabulary.name(spread), domain: "example.com")
+                        case "phone": Vocabulary.phone(i * 7919 % Vocabulary.phoneCount)
+                        case "name": Vocabulary.name(spread)
+                        default: "\(ValuePrivacy.safe(name)) \(i + 1)"
+                        }
+                    return (EdmValue.string(text), seen[i].count)
+                }
                 kind.domains[name] = Double(labels.count)
                 summary.append(
                     "\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: \(labels.count) made-up values with the observed frequencies")
                 return weightedPick(labels, typed: typed, presence: presence)
             }
-            if p.present == o.count, p.distinctCount == o.count {
+            if Self.isUnique(p, o) {
                 // Unique on every entity (a name, an address): numbered text, which can be a key.
                 kind.domains[name] = .infinity
                 summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied, unique: numbered text (sequence)")
                 return "{ sequence: { start: 1, step: 1 }, type: Edm.String }"
+            }
+            // Addresses, phone numbers and people's names: made-up ones that look real.
+            if let fake = Self.fakeKind(sample) {
+                kind.domains[name] = Double(fake == "phone" ? Vocabulary.phoneCount : Vocabulary.nameCount)
+                summary.append(
+                    "\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: made-up \(fake == "email" ? "addresses" : fake == "phone" ? "phone numbers" : "names") (fake: \(fake))"
+                )
+                return "{ fake: \(fake)\(presence) }"
             }
             return shapedText(name, o, entities, &kind, presence: presence, why: "not copied")
         default:
@@ -200,5 +221,24 @@ extension Inference {
         kind.domains[name] = .infinity
         summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) \(why): generated text (template \(stem).mustache)")
         return "{ template: \(Self.path(stem + ".mustache"))\(presence) }"
+    }
+
+    /// The `fake:` vocabulary a value's shape calls for: an address, a phone number, or a
+    /// person's name (two or three capitalised words of letters); nil for other text.
+    static func fakeKind(_ sample: String) -> String? {
+        switch ValuePrivacy.shape(sample) {
+        case .email: return "email"
+        case .phone: return "phone"
+        case .freeText:
+            let words = sample.split(separator: " ")
+            let isName =
+                (2...3).contains(words.count)
+                && words.allSatisfy { word in
+                    word.unicodeScalars.first.map { $0.properties.isUppercase } == true
+                        && word.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0 == "-" || $0 == "'" }
+                }
+            return isName ? "name" : nil
+        default: return nil
+        }
     }
 }
