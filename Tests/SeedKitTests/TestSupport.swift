@@ -2,6 +2,7 @@ import AzseedTestSupport
 import AzureStorage
 import Crypto
 import Foundation
+import Testing
 
 @testable import SeedKit
 
@@ -51,6 +52,24 @@ enum TestSupport {
         GenerationOptions(
             seed: seed, counts: events.map { ["event": $0] } ?? [:], now: EdmDateTime(iso8601: "2026-11-21")!,
             from: pinnedWindow.from, to: pinnedWindow.to)
+    }
+
+    /// Each edit of `yaml` — `from` replaced by `to` — is refused by `make` with an error
+    /// naming `expected`; an edit that changes nothing is itself a failure.
+    static func expectRefused(
+        _ yaml: String, _ cases: [(from: String, to: String, expected: String)], make: (String) throws -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        for (from, to, expected) in cases {
+            let edited = yaml.replacingOccurrences(of: from, with: to)
+            #expect(edited != yaml, "the edit of '\(from)' changes nothing", sourceLocation: sourceLocation)
+            do {
+                try make(edited)
+                Issue.record("accepted: \(to)", sourceLocation: sourceLocation)
+            } catch {
+                #expect("\(error)".contains(expected), "\(to): \(error)", sourceLocation: sourceLocation)
+            }
+        }
     }
 
     /// Every entity of a table.
