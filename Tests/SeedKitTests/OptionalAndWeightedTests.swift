@@ -1,6 +1,7 @@
 import AzseedTestSupport
 import AzureStorage
 import Foundation
+import PropertyBased
 import Testing
 
 @testable import SeedKit
@@ -80,5 +81,35 @@ import Testing
                 #expect("\(error)".contains(expected) && "\(error)".contains("dataset.yaml:"), "\(error)")
             }
         }
+    }
+
+    @Test func exactWeightsDealEachValueAsOftenAsItsWeightByIndex() async throws {
+        let exact = yaml.replacingOccurrences(
+            of: "Size: { pick: [small, large], weights: [9, 1] }", with: "Size: { pick: [small, large, huge], weights: [5, 2, 1], exact: true }")
+        #expect(exact != yaml)
+        let loaded = try dataset(exact)
+        func sizes(_ count: Int) throws -> [EdmValue: EdmValue] {
+            var options = TestSupport.options()
+            options.counts = ["thing": count]
+            let things = try TestSupport.entities(try GeneratedDataset.make(loaded, options: options).tables[0]).filter {
+                $0.partitionKey == "things"
+            }
+            return Dictionary(uniqueKeysWithValues: things.map { ($0["N"]!, $0["Size"]!) })
+        }
+        // Every run of 8 entities holds 5 small, 2 large, 1 huge.
+        let eight = try sizes(8)
+        #expect(eight.values.filter { $0 == .string("small") }.count == 5)
+        #expect(eight.values.filter { $0 == .string("large") }.count == 2)
+        #expect(eight.values.filter { $0 == .string("huge") }.count == 1)
+        let forty = try sizes(40)
+        #expect(forty.values.filter { $0 == .string("huge") }.count == 5)
+        // By index: more entities keep the first ones' values.
+        await propertyCheck(input: Gen.int(in: 1...30)) { extra in
+            let more = try! sizes(8 + extra)
+            #expect(eight.allSatisfy { more[$0.key] == $0.value })
+        }
+        TestSupport.expectRefused(
+            exact, [("weights: [5, 2, 1], exact: true", "exact: true", "'exact' applies only to a pick with weights")]
+        ) { edited in _ = try GeneratedDataset.make(try dataset(edited), options: TestSupport.options()) }
     }
 }

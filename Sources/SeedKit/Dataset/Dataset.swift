@@ -126,6 +126,9 @@ public struct FieldDefinition: Sendable {
     public var presence: Double? = nil
     /// `unique: true`: no two entities of the kind share a value (pick, int, date, sequence).
     public var unique = false
+    /// `exact: true` on a pick with weights: every run of sum-of-weights entities (by generation
+    /// index) holds each value exactly its weight's times, dealt in a seeded order.
+    public var exact = false
 
     /// A `ref` names an entity of another kind; it is a helper, never stored.
     public var isRef: Bool {

@@ -305,7 +305,8 @@ private struct DatasetLoader {
                 fields.append(
                     FieldDefinition(
                         name: fieldName, generator: try parser.parse(spec),
-                        line: YAMLReader.line(of: keyNode) ?? 0, presence: try parser.presence(spec), unique: try parser.unique(spec)))
+                        line: YAMLReader.line(of: keyNode) ?? 0, presence: try parser.presence(spec), unique: try parser.unique(spec),
+                        exact: try parser.exact(spec)))
             }
         }
         var omit: [String] = []

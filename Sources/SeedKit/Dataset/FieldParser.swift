@@ -11,19 +11,29 @@ struct FieldParser {
 
     static let generators = ["const", "pick", "ref", "from", "date", "int", "double", "sequence", "template", "blobUrl", "fake"]
     /// What a field may say beside its generator.
-    static let modifiers = ["type", "resolution", "weights", "presence", "unique", "round", "of", "domain"]
+    static let modifiers = ["type", "resolution", "weights", "presence", "unique", "round", "of", "domain", "exact"]
 
     /// `unique: true|false`.
-    func unique(_ node: Node) throws(DatasetError) -> Bool {
+    func unique(_ node: Node) throws(DatasetError) -> Bool { try flag(node, "unique") }
+
+    /// `exact: true|false`, on a pick with weights only.
+    func exact(_ node: Node) throws(DatasetError) -> Bool {
+        let exact = try flag(node, "exact")
+        let pairs = try reader.mapping(node, "field '\(field)' of kind '\(kind)'", allowed: FieldParser.generators + FieldParser.modifiers)
+        if exact, !pairs.contains(where: { $0.key == "weights" }) {
+            throw reader.error(node, "field '\(field)' of kind '\(kind)': 'exact' applies only to a pick with weights")
+        }
+        return exact
+    }
+
+    private func flag(_ node: Node, _ name: String) throws(DatasetError) -> Bool {
         let what = "field '\(field)' of kind '\(kind)'"
-        guard
-            let value = try reader.mapping(node, what, allowed: FieldParser.generators + FieldParser.modifiers).first(where: { $0.key == "unique" })?
-                .value
-        else { return false }
-        switch try reader.string(value, "\(what), unique") {
+        let pairs = try reader.mapping(node, what, allowed: FieldParser.generators + FieldParser.modifiers)
+        guard let value = pairs.first(where: { $0.key == name })?.value else { return false }
+        switch try reader.string(value, "\(what), \(name)") {
         case "true": return true
         case "false": return false
-        default: throw reader.error(value, "\(what): unique is true or false")
+        default: throw reader.error(value, "\(what): \(name) is true or false")
         }
     }
 

@@ -103,15 +103,12 @@ struct EntityBuilder {
                 values[slot] = v
             case .pick(let list, let key):
                 values[slot] = list[Int(choose(key, digits, UInt64(list.count), &random))]
+            case .dealtPick(let list, let cumulative, let seed):
+                let run = cumulative[cumulative.count - 1]
+                let place = IndexPermutation(size: run, seed: SeedRandom.mix(seed ^ (UInt64(index) / run)))(UInt64(index) % run)
+                values[slot] = list[Self.share(of: place, in: cumulative)]
             case .weightedPick(let list, let cumulative):
-                let draw = random.below(cumulative[cumulative.count - 1])
-                var low = 0
-                var high = cumulative.count - 1
-                while low < high {
-                    let middle = (low + high) / 2
-                    if cumulative[middle] > draw { high = middle } else { low = middle + 1 }
-                }
-                values[slot] = list[low]
+                values[slot] = list[Self.share(of: random.below(cumulative[cumulative.count - 1]), in: cumulative)]
             case .date(let first, let step, let count, let key):
                 values[slot] = .dateTime(EdmDateTime(ticks: first + Int64(choose(key, digits, count, &random)) * step))
             case .int(let min, let count, let type, let key):
@@ -177,6 +174,17 @@ struct EntityBuilder {
         for (i, presence) in engine.presence.enumerated() {
             if let presence, random.unit() >= presence { absent[base + i] = true }
         }
+    }
+
+    /// The value whose share of the running totals holds `draw`.
+    static func share(of draw: UInt64, in cumulative: [UInt64]) -> Int {
+        var low = 0
+        var high = cumulative.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if cumulative[middle] > draw { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     private func choose(_ key: Int?, _ digits: [UInt128]?, _ count: UInt64, _ random: inout SeedRandom) -> UInt64 {

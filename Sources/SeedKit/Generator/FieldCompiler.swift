@@ -55,6 +55,14 @@ struct FieldCompiler {
                 ops.append(.value(v))
             case .pick(let values):
                 ops.append(.pick(key == nil ? values : distinct(values), key: key))
+            case .weightedPick(let values, let weights) where field.exact:
+                var total: UInt64 = 0
+                let cumulative = weights.map {
+                    total += $0
+                    return total
+                }
+                let seed = SeedRandom.stream(seed: context.seed, name: "\(spec.table)/\(spec.name)/\(field.name)#exact")
+                ops.append(.dealtPick(values, cumulative: cumulative, seed: seed))
             case .weightedPick(let values, let weights):
                 var total: UInt64 = 0
                 ops.append(

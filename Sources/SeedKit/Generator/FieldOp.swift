@@ -8,6 +8,9 @@ enum FieldOp: Sendable {
     case pick([EdmValue], key: Int?)
     /// Running totals of the weights: a draw below the total finds its value by them.
     case weightedPick([EdmValue], cumulative: [UInt64])
+    /// `exact:` weights: the generation index's place in its run of `cumulative.last` entities,
+    /// through that run's permutation, falls in one value's share.
+    case dealtPick([EdmValue], cumulative: [UInt64], seed: UInt64)
     case date(first: Int64, step: Int64, count: UInt64, key: Int?)
     case int(min: Int64, count: UInt128, type: EdmType, key: Int?)
     /// `scale`: 10^round, when the value is rounded to `round` decimal places.

@@ -24,12 +24,12 @@ extension Inference {
         switch type {
         case .boolean:
             kind.domains[name] = Double(p.distinctCount ?? 2)
-            return weightedPick(p.byFrequency ?? [], typed: typed, presence: presence)
+            return weightedPick(p.byFrequency ?? [], typed: typed, presence: presence, count: o.count)
         case .int32, .int64:
             if let sequence = sequence(name, p, o, &kind) { return sequence }
             if let counts = p.byFrequency, counts.count <= 20, counts.count < p.present {
                 kind.domains[name] = Double(counts.count)
-                return weightedPick(counts, typed: typed, presence: presence)
+                return weightedPick(counts, typed: typed, presence: presence, count: o.count)
             }
             return intRange(name, p, o, &kind, (p.minInt ?? 0, p.maxInt ?? 0), presence: presence)
         case .double:
@@ -41,7 +41,7 @@ extension Inference {
         case .string:
             if let counts = p.byFrequency, counts.count <= min(input.sample, 50), counts.count < p.present {
                 kind.domains[name] = Double(counts.count)
-                return weightedPick(counts, typed: typed, presence: presence)
+                return weightedPick(counts, typed: typed, presence: presence, count: o.count)
             }
             if Self.isUnique(p, o) {
                 // Unique text: every value, drawn once each, when the sample holds them all.
@@ -77,12 +77,12 @@ extension Inference {
         switch p.type {
         case .boolean:
             kind.domains[name] = 2
-            return allowed.isEmpty ? "{ pick: [true, false]\(presence) }" : weightedPick(allowed, typed: typed, presence: presence)
+            return allowed.isEmpty ? "{ pick: [true, false]\(presence) }" : weightedPick(allowed, typed: typed, presence: presence, count: o.count)
         case .int32, .int64:
             if let sequence = sequence(name, p, o, &kind) { return sequence }
             if !allowed.isEmpty, allowed.count <= 20, allowed.count == p.byFrequency?.count {
                 kind.domains[name] = Double(allowed.count)
-                return weightedPick(allowed, typed: typed, presence: presence)
+                return weightedPick(allowed, typed: typed, presence: presence, count: o.count)
             }
             return intRange(name, p, o, &kind, ValuePrivacy.roundedOutward(p.minInt ?? 0, p.maxInt ?? 0), presence: presence)
         case .double:
@@ -97,7 +97,7 @@ extension Inference {
             // observed frequencies.
             if !allowed.isEmpty, allowed.count <= 50, allowed.map(\.count).reduce(0, +) * 2 >= p.present {
                 kind.domains[name] = Double(allowed.count)
-                return weightedPick(allowed, typed: typed, presence: presence)
+                return weightedPick(allowed, typed: typed, presence: presence, count: o.count)
             }
             let sample = entities.lazy.compactMap { e -> String? in if case .string(let s)? = e[name] { return s } else { return nil } }.first ?? ""
             if !seen.isEmpty, seen.count <= 50, seen.count < p.present {
@@ -118,7 +118,7 @@ extension Inference {
                 kind.domains[name] = Double(labels.count)
                 summary.append(
                     "\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: \(labels.count) made-up values with the observed frequencies")
-                return weightedPick(labels, typed: typed, presence: presence)
+                return weightedPick(labels, typed: typed, presence: presence, count: o.count)
             }
             if Self.isUnique(p, o) {
                 // Unique on every entity (a name, an address): numbered text, which can be a key.
@@ -152,11 +152,14 @@ extension Inference {
         }
     }
 
-    func weightedPick(_ counts: [(value: EdmValue, count: Int)], typed: String, presence: String) -> String {
+    /// A pick of the values seen with their frequencies as weights — `exact` when every entity
+    /// holds one of them, so the regenerated partition has each exactly as often as seen.
+    func weightedPick(_ counts: [(value: EdmValue, count: Int)], typed: String, presence: String, count: Int) -> String {
         let list = counts.prefix(50)
         let values = list.map { Self.literal($0.value) }.joined(separator: ", ")
-        if Set(list.map(\.count)).count == 1 { return "{ pick: [\(values)]\(typed)\(presence) }" }
-        return "{ pick: [\(values)], weights: [\(list.map { String($0.count) }.joined(separator: ", "))]\(typed)\(presence) }"
+        let exact = presence.isEmpty && list.map(\.count).reduce(0, +) == count && list.count > 1 ? ", exact: true" : ""
+        if Set(list.map(\.count)).count == 1, exact.isEmpty { return "{ pick: [\(values)]\(typed)\(presence) }" }
+        return "{ pick: [\(values)], weights: [\(list.map { String($0.count) }.joined(separator: ", "))]\(exact)\(typed)\(presence) }"
     }
 
     /// Whether a column is on every entity and no two hold the same value.

@@ -94,7 +94,7 @@ extension Inference {
         for i in kind.fields.indices where kind.key.contains(kind.fields[i].name) && kind.fields[i].yaml.contains(", weights: [") {
             let yaml = kind.fields[i].yaml
             if let start = yaml.range(of: ", weights: ["), let end = yaml.range(of: "]", range: start.upperBound..<yaml.endIndex) {
-                kind.fields[i].yaml = String(yaml[..<start.lowerBound] + yaml[end.upperBound...])
+                kind.fields[i].yaml = String(yaml[..<start.lowerBound] + yaml[end.upperBound...]).replacingOccurrences(of: ", exact: true", with: "")
             }
         }
     }
