@@ -32,7 +32,7 @@ import Testing
         """
 
     func dataset(_ yaml: String = GeneratedBlobTests.yaml) throws -> Dataset {
-        let folder = try Scratch.folder("blobs")
+        let folder = try Scratch.folder("blob-groups")
         try yaml.write(to: folder.appendingPathComponent("dataset.yaml"), atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("templates"), withIntermediateDirectories: true)
         try #"{"report": {{Number}}, "name": "{{Name}}"}"#.write(

@@ -77,3 +77,17 @@ def test_a_hostile_blob_group_is_refused_before_anything_is_written(azseed, tmp_
         assert [c.name for c in service.list_containers()] == []
     finally:
         stop_emulator(account)
+
+
+def test_a_unique_field_too_small_is_the_dataset_s_error_or_the_flag_s(azseed, tmp_path):
+    """Exit 1 when the dataset's own count cannot be unique, 64 when a --count asked for it."""
+    text = DATASET.replace("fields: { N: { sequence: 1 } }", "fields: { N: { sequence: 1 }, C: { pick: [a, b], unique: true } }")
+    text = text.replace("key: [N], count: 1,", "key: [N], count: 3,")
+    folder = write(tmp_path / "ds", text)
+    own = run(azseed, "generate", "--dataset", str(folder), "--out", str(tmp_path / "out1"))
+    assert own.returncode == 1 and "holds 2 distinct values for 3 entities" in own.stderr, own.stderr
+    small = write(tmp_path / "ds2", text.replace("count: 3,", "count: 2,"))
+    assert run(azseed, "generate", "--dataset", str(small), "--out", str(tmp_path / "out2")).returncode == 0
+    flagged = run(azseed, "generate", "--dataset", str(small), "--count", "k=5", "--out", str(tmp_path / "out3"))
+    assert flagged.returncode == 64 and "holds 2 distinct values for 5 entities" in flagged.stderr, flagged.stderr
+    assert not (tmp_path / "out1").exists() and not (tmp_path / "out3").exists()

@@ -128,6 +128,8 @@ def test_the_regenerated_fleet_has_the_account_s_shape(azseed, fleet, tmp_path, 
     report = (folder / "fidelity.md").read_text()
     assert "Fidelity:" in scanned.stdout and "| `Seq` |" in report
     if not copy:
+        # Unique addresses that do not key are made-up addresses, each once (not "1", "2", …).
+        assert all("@" in v for v in column(made_devices, "Email")), column(made_devices, "Email")[:3]
         # No value seen in fewer than 5 entities: no device name, e-mail or badge anywhere scan wrote.
         written = "\n".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and p.suffix in (".yaml", ".mustache", ".md"))
         assert not any(d["Name"] in written or d["Email"] in written for d in devices)

@@ -9,7 +9,7 @@ final class GeneratedBlobFolder: Sendable {
     let url: URL
 
     init() throws(GenerationError) {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("azseed-blobs-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("azseed-generated-blobs-\(UUID().uuidString)")
         do {
             // Fails if the name exists: nothing someone else made is used.
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
@@ -50,7 +50,6 @@ extension DesiredContainer {
         }
         guard bound <= BlobGroupSpec.maxTotalBytes else {
             throw GenerationError(
-                usage: true,
                 "\(datasetFile): container '\(spec.name)' would generate up to \(bound) bytes of random blobs; at most 1 GiB: ask for fewer or smaller"
             )
         }

@@ -114,7 +114,6 @@ struct FieldCompiler {
                     made.contains(where: { if case .dateTime = target.property(index, of: $0) { false } else { true } })
                 {
                     throw GenerationError(
-                        usage: true,
                         "\(context.dataset.file):\(field.line): field '\(field.name)' of kind '\(spec.name)': date.after names '\(property)' of kind '\(target.spec.name)', which is no date there; name an Edm.DateTime property"
                     )
                 }
@@ -162,8 +161,9 @@ struct FieldCompiler {
         if domain.count == 0 {
             let w = window ?? context.window
             let widen = window == nil ? "widen \(Setting.windowStart)/\(Setting.windowEnd)" : "widen the field's from/to"
+            // The dataset's window moves with flags (a usage error); a field's own is the dataset's.
             throw GenerationError(
-                usage: true,
+                usage: window == nil,
                 "\(spec.table)/\(spec.name).\(field.name): the window \(w.from.shortISO8601) to \(w.to.shortISO8601) holds no date at this field's resolution; \(widen)"
             )
         }
@@ -178,7 +178,7 @@ struct FieldCompiler {
         if keyComponent != nil {
             // The kind's only key component: distinct keys are distinct values.
             guard components == 1 else {
-                throw GenerationError(usage: true, "\(what) is unique and one of several key fields; make it the only key field, or drop unique")
+                throw GenerationError("\(what) is unique and one of several key fields; make it the only key field, or drop unique")
             }
             return nil
         }
@@ -206,14 +206,16 @@ struct FieldCompiler {
             domain = .phones
             size = UInt64(Vocabulary.phoneCount)
         case .fake(.email(let of?, _)):
-            throw GenerationError(usage: true, "\(what): an address made of '\(of)' is as unique as '\(of)': put unique on that field")
+            throw GenerationError("\(what): an address made of '\(of)' is as unique as '\(of)': put unique on that field")
         default:
-            throw GenerationError(usage: true, "\(what): unique applies to pick (without weights), int, date, fake and sequence fields")
+            throw GenerationError("\(what): unique applies to pick (without weights), int, date, fake and sequence fields")
         }
         let count = spec.rows?.count ?? context.counts[spec.name] ?? spec.count ?? 0
         guard UInt64(count) <= size else {
+            // A usage error when a flag (`--count`) asked for the count, else the dataset's own.
             throw GenerationError(
-                usage: true, "\(what) is unique, but its generator holds \(size) distinct values for \(count) entities; widen it or ask for fewer")
+                usage: context.counts[spec.name] != nil,
+                "\(what) is unique, but its generator holds \(size) distinct values for \(count) entities; widen it or ask for fewer")
         }
         let seed = SeedRandom.stream(seed: context.seed, name: "\(spec.table)/\(spec.name)/\(field.name)#unique")
         return .unique(domain, IndexPermutation(size: size, seed: seed))

@@ -53,8 +53,10 @@ extension Inference {
                     || field.yaml.hasPrefix("{ pick") || field.yaml.hasPrefix("{ from") || field.yaml.hasPrefix("{ const"))
                 && !kind.omit.contains(field.name)
         }
+        // A sequence of numbers first, then numbered text, numbers, dates, references, lists.
         let rank: (String) -> Int = { yaml in
-            yaml.hasPrefix("{ sequence") ? 0 : yaml.hasPrefix("{ int") ? 1 : yaml.hasPrefix("{ date") ? 2 : yaml.hasPrefix("{ from") ? 3 : 4
+            if yaml.hasPrefix("{ sequence") { return yaml.contains("Edm.String") ? 1 : 0 }
+            return yaml.hasPrefix("{ int") ? 2 : yaml.hasPrefix("{ date") ? 3 : yaml.hasPrefix("{ from") ? 4 : 5
         }
         let needed = Double(o.count)
         let domains = kind.domains
@@ -89,6 +91,17 @@ extension Inference {
                     : "no property can tell \(o.count) entities apart without copying values; '\(number)' (added) numbers them"
                 summary.append("\(kind.name): \(kind.keyReason)")
             }
+        }
+        // Unique addresses, phone numbers and names that do not key: made-up ones that look
+        // real, drawn once each, when the vocabulary holds the count.
+        for i in kind.fields.indices {
+            let name = kind.fields[i].name
+            guard let fake = kind.fakeWhenNotKey[name], !kind.key.contains(name) else { continue }
+            guard o.count <= (fake == "phone" ? Vocabulary.phoneCount : Vocabulary.nameCount) else { continue }
+            kind.fields[i].yaml = "{ fake: \(fake), unique: true }"
+            summary.append(
+                "\(kind.name).\(name) is unique and does not key: made-up \(fake == "email" ? "addresses" : fake == "phone" ? "phone numbers" : "names"), each once (fake: \(fake), unique)"
+            )
         }
         // Key fields draw from their whole domain, uniformly: no weights.
         for i in kind.fields.indices where kind.key.contains(kind.fields[i].name) && kind.fields[i].yaml.contains(", weights: [") {

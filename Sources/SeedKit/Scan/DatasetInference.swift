@@ -131,6 +131,9 @@ struct KindDraft {
     var notes: [String] = []
     /// Row helper columns: name → per entity value (blob names).
     var helperColumns: [(name: String, values: [String: String])] = []
+    /// Unique columns of addresses, phone numbers or names, made numbered text (which can key):
+    /// the `fake:` vocabulary each may use instead when it is not the key.
+    var fakeWhenNotKey: [String: String] = [:]
 }
 
 struct Inference {

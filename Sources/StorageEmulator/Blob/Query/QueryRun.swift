@@ -257,7 +257,9 @@ struct QueryRun: Sendable {
                 fail(
                     QueryRecordError(
                         fatal: true, name: "InvalidArrowSchema",
-                        description: "The Arrow schema has \(schema) fields; a record has \(record) columns.", position: recordPosition))
+                        description:
+                            "The Arrow schema has \(schema) field\(schema == 1 ? "" : "s"); a record has \(record) column\(record == 1 ? "" : "s").",
+                        position: recordPosition))
             }
         }
     }
