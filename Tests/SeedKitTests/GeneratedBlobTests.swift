@@ -85,6 +85,9 @@ import Testing
                 ("content: { image: portrait }", "content: { image: landscape }", "'portrait'"),
                 ("day: \"{{Number}}\"", "\"day-1\": x", "C# identifier"),
                 ("contentType: application/x-raw", "contentType: raw", "not a media type"),
+                ("source: azseed", "source: \"v\\r\\nx-ms-meta-injected: yes\"", "printable ASCII"),
+                ("source: azseed", "source: \"caf\u{E9}\"", "printable ASCII"),
+                ("source: azseed", "source: \"" + String(repeating: "x", count: 9000) + "\"", "at most 8 KiB"),
             ]
         ) { edited in _ = try GeneratedDataset.make(try dataset(edited), options: TestSupport.options()) }
         // Up to 1 GiB of random bytes a container, counted before any is written.

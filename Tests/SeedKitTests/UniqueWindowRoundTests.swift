@@ -106,6 +106,8 @@ import Testing
                 ("Rating: { double: [1, 5], round: 1 }", "Rating: { double: [1, 5], unique: true }", "unique applies to pick"),
                 ("Rating: { double: [1, 5], round: 1 }", "Rating: { int: [1, 5], round: 1 }", "'round' applies only to a double"),
                 ("Rating: { double: [1, 5], round: 1 }", "Rating: { double: [1, 5], round: 16 }", "0 to 15"),
+                ("Rating: { double: [1, 5], round: 1 }", "Rating: { double: [-1.7976931348623157e308, 1.7976931348623157e308] }", "too wide"),
+                ("Rating: { double: [1, 5], round: 1 }", "Rating: { double: [1e300, 1.7e308], round: 15 }", "no 15 decimal places"),
                 ("{ from: 2020-03-01, to: 2020-05-01 }", "{ from: 2020-05-01, to: 2020-03-01 }", "is not before"),
                 ("{ from: 2020-03-01, to: 2020-05-01 }", "{ to: 2020-05-01 }", "needs 'from'"),
                 ("{ from: 2020-03-01, to: 2020-05-01 }", "{ from: soon, to: 2020-05-01 }", "is not a date"),

@@ -216,6 +216,35 @@ import Testing
         #expect(encoded(64) == [0x80, 0x01])
         #expect(encoded(1024) == [0x80, 0x10])
     }
+
+    @Test func aLongRecordIsScannedInLinearTimeAndNotToldTooLargeEarly() throws {
+        // Found by an attacker: each 256 KiB piece rescanned the pending record from its start.
+        let request = try QueryRequest.parse(
+            Data("<QueryRequest><QueryType>SQL</QueryType><Expression>SELECT COUNT(*) FROM BlobStorage</Expression></QueryRequest>".utf8))
+        let record = Array(repeating: UInt8(ascii: "x"), count: 3 << 20) + Array("\n".utf8)
+        let blob = record + Array("a\nb\n".utf8)
+        var run = QueryRun(request: request, totalBytes: blob.count)
+        var answer = Data()
+        var index = 0
+        while index < blob.count {
+            let end = min(index + (256 << 10), blob.count)
+            answer.append(run.take(Data(blob[index..<end]), atEnd: end == blob.count))
+            index = end
+        }
+        let (data, errors) = AvroBlocks.decode([UInt8](answer), sync: run.stream.sync)
+        #expect(errors.isEmpty && data == Array("3\n".utf8))
+        #expect(run.bytesScanned <= 4 * blob.count, "\(run.bytesScanned) bytes scanned for \(blob.count)")
+    }
+
+    @Test func oneRecordsAnswerIsBounded() throws {
+        // A 1 MiB field selected 20 times would be a 20 MiB answer for one record.
+        let columns = Array(repeating: "_1", count: 20).joined(separator: ",")
+        let request = try QueryRequest.parse(
+            Data("<QueryRequest><QueryType>SQL</QueryType><Expression>SELECT \(columns) FROM BlobStorage</Expression></QueryRequest>".utf8))
+        let blob = Array(repeating: UInt8(ascii: "y"), count: 1 << 20) + Array("\n".utf8)
+        let (_, errors) = Self.run(request, blob, pieces: 4)
+        #expect(errors.map(\.name) == ["RecordTooLarge"] && errors.allSatisfy(\.fatal))
+    }
 }
 
 /// Reads back the blocks ``QueryResultStream`` writes (one datum each) for the tests.

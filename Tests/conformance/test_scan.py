@@ -236,3 +236,20 @@ def test_without_copied_values_each_speaker_keeps_a_photo_of_its_own(azseed, ser
     # Every value kind the 8 speakers and 100 events show comes back as often (exact weights):
     # nothing flagged (4 titles came back as 3 before).
     assert "10 properties compared, 0 flagged" in scanned.stdout, scanned.stdout
+
+
+def test_a_blob_name_that_cannot_be_a_file_is_not_printed_without_copied_values(azseed, tmp_path):
+    """Found by an attacker: the 'Left out' line printed skipped blob names verbatim."""
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        from azure.storage.blob import BlobServiceClient
+        container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("private")
+        secret = "ceo-salary-jane.smith@corp.example-" + "x" * 260
+        container.upload_blob(secret, b"1")
+        done = run(azseed, "scan", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "s"))
+        assert done.returncode == 0, done.stderr
+        assert "Left out 1 blob(s)" in done.stdout and "jane.smith" not in done.stdout + done.stderr
+        copied = run(azseed, "scan", "--connection-string", emulator.connection_string, "--out", str(tmp_path / "c"), "--copy-values")
+        assert "jane.smith" in copied.stdout
+    finally:
+        stop_emulator(emulator)

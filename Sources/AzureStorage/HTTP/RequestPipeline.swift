@@ -36,6 +36,16 @@ struct RequestPipeline: Sendable {
     /// `partition` names the table partition a request writes (`table/PartitionKey`): throttled
     /// answers slow that partition's later requests (``PartitionThrottle``).
     func send(_ request: TransportRequest, operation: String, expected: Set<Int>, partition: String? = nil) async throws -> TransportResponse {
+        // A header name or value with a line break or NUL would end the header and start
+        // another (a dataset's metadata, a snapshot's, a copy source's): never sent.
+        for (name, value) in request.headers {
+            let bad = { (text: String) in text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }
+            if bad(name) || bad(value) {
+                throw AzureStorageError(
+                    kind: .invalidRequest, operation: operation, url: request.displayURL,
+                    message: "header '\(Printable.escaped(name))' holds a line break or NUL, which no header can carry; nothing was sent")
+            }
+        }
         var attempt = 0
         let first = ContinuousClock.now
         while true {

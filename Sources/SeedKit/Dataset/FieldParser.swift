@@ -155,10 +155,18 @@ struct FieldParser {
             if let type, type != .double { throw reader.error(node, "\(what): a double is always Edm.Double") }
             let bounds = try range(value, what) { (n: Node, w: String) throws(DatasetError) in try reader.double(n, w) }
             guard bounds.0 < bounds.1 else { throw reader.error(value, "\(what): double range [min, max) needs min < max") }
+            // Finite bounds whose width is finite too: else every value would be infinite.
+            guard bounds.0.isFinite, bounds.1.isFinite, (bounds.1 - bounds.0).isFinite else {
+                throw reader.error(value, "\(what): the range [\(bounds.0), \(bounds.1)) is too wide for a double; narrow it")
+            }
             var round: Int?
             if let node = pairs.first(where: { $0.key == "round" })?.value {
                 let places = try reader.int(node, "\(what), round")
                 guard (0...15).contains(places) else { throw reader.error(node, "\(what): round is a number of decimal places, 0 to 15") }
+                // Past 2^53 a double has no decimals left to round (and scaling it would overflow).
+                guard max(abs(bounds.0), abs(bounds.1)) * pow(10, Double(places)) < 0x1p53 else {
+                    throw reader.error(node, "\(what): values this large have no \(places) decimal places to round to; lower round or the range")
+                }
                 round = Int(places)
             }
             return .double(min: bounds.0, max: bounds.1, round: round)

@@ -32,7 +32,7 @@ extension DesiredContainer {
     ) {
         guard !spec.blobGroups.isEmpty else { return ([], nil) }
         var names = taken
-        var planned: [(group: Int, index: Int, name: String)] = []
+        var planned: [(group: Int, index: Int, name: String, metadata: [String: String])] = []
         var bound = 0
         for (g, group) in spec.blobGroups.enumerated() {
             for i in 0..<group.count {
@@ -44,7 +44,21 @@ extension DesiredContainer {
                 guard names.insert(ExactString(name)).inserted else {
                     throw GenerationError("\(at): the name '\(name)' is made twice (or is a file's); put {{Number}} in the name template")
                 }
-                planned.append((g, i, name))
+                // Metadata travels in headers: printable ASCII only, at most 8 KiB a blob (Azure's).
+                var metadata: [String: String] = [:]
+                var size = 0
+                for (key, template) in group.metadata {
+                    let value = template.render(Self.variables(index: i, name: name))
+                    guard value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                        throw GenerationError(
+                            "\(at), '\(name)': metadata '\(key)' is '\(Printable.escaped(value))'; a metadata value is printable ASCII (no line breaks, no other characters)"
+                        )
+                    }
+                    metadata[key] = value
+                    size += key.utf8.count + value.utf8.count
+                }
+                guard size <= 8192 else { throw GenerationError("\(at), '\(name)': its metadata is \(size) bytes; Azure takes at most 8 KiB") }
+                planned.append((g, i, name, metadata))
             }
             if case .bytes(_, let max) = group.content { bound += group.count * max }
         }
@@ -56,7 +70,7 @@ extension DesiredContainer {
         let folder = try GeneratedBlobFolder()
         var blobs: [DesiredBlob] = []
         var total = 0
-        for (g, i, name) in planned {
+        for (g, i, name, metadata) in planned {
             let group = spec.blobGroups[g]
             let stream = SeedRandom.stream(seed: seed, name: "\(spec.name)/blobs/\(g)")
             var random = SeedRandom.forEntity(stream: stream, identity: UInt128(i))
@@ -94,9 +108,7 @@ extension DesiredContainer {
             let md5 = Array(Insecure.MD5.hash(data: bytes))
             let type = group.contentType ?? ContentTypes.forName(name)
             var blob = DesiredBlob(name: name, file: file, size: bytes.count, md5: md5, contentType: type)
-            if !group.metadata.isEmpty {
-                let metadata = Dictionary(
-                    group.metadata.map { ($0.name, $0.value.render(Self.variables(index: i, name: name))) }, uniquingKeysWith: { a, _ in a })
+            if !metadata.isEmpty {
                 blob.properties = BlobProperties(
                     name: name, contentLength: bytes.count, contentType: type, contentMD5: Data(md5).base64EncodedString(), metadata: metadata)
             }

@@ -100,7 +100,11 @@ struct ScanCommand: AsyncParsableCommand {
         lines += report.summary.map { "  \($0)" }
         if !report.skippedBlobs.isEmpty {
             lines.append(
-                "Left out \(report.skippedBlobs.count) blob(s) whose names cannot be files of a dataset folder: \(report.skippedBlobs.prefix(5).joined(separator: ", "))"
+                "Left out \(report.skippedBlobs.count) blob(s) whose names cannot be files of a dataset folder"
+                    // A blob's name may be personal (an address, a salary): named only when values may be copied.
+                    + (copyValues
+                        ? ": \(report.skippedBlobs.prefix(5).map { Printable.escaped($0) }.joined(separator: ", "))"
+                        : " (names not shown without --copy-values)")
             )
         }
         if copyBlobs { lines.append("Copied \(report.bytesCopied) bytes of blobs.") }

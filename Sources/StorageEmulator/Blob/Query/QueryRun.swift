@@ -13,6 +13,8 @@ struct QueryRun: Sendable {
 
     /// A record longer than this is a fatal error.
     static let maxRecordBytes = 4 << 20
+    /// One record's answer longer than this is a fatal error.
+    static let maxAnswerRecordBytes = 16 << 20
     /// Output is answered once it reaches this much (a small blob's answer is one data record).
     static let outputChunkBytes = 1 << 20
     /// The steps LIKE may take over the whole query; past them the query ends in a fatal error.
@@ -36,6 +38,10 @@ struct QueryRun: Sendable {
     private var arrow: ArrowOutput?
     /// Where the record being handled starts.
     private var recordPosition = 0
+    /// The blob offset the pending bytes must reach before an incomplete record is scanned again.
+    private var rescanAt = 0
+    /// Bytes handed to the record scanners so far: linear in the blob, never quadratic.
+    private(set) var bytesScanned = 0
 
     init(request: QueryRequest, totalBytes: Int, stream: QueryResultStream = QueryResultStream(), work: Int = QueryRun.maxWork) {
         self.request = request
@@ -104,6 +110,12 @@ struct QueryRun: Sendable {
                 exhausted = false
                 break loop
             }
+            // An incomplete record is scanned again only once it has doubled (or passed the
+            // record bound, to be told too large): scanning from its start on every 256 KiB
+            // piece made a 4 MiB record cost quadratic time (found by an attacker: 16 s of CPU
+            // for one COUNT(*)).
+            if !atEnd, base + pending.count < rescanAt { break loop }
+            bytesScanned += pending.count - position
             switch request.input {
             case .arrow:
                 // Never: QueryRequest.parse reads no Arrow input.
@@ -112,6 +124,7 @@ struct QueryRun: Sendable {
                 if position >= pending.count { break loop }
                 switch text.scan(pending, from: position, atEnd: atEnd) {
                 case .incomplete:
+                    rescanAt = base + position + min(2 * (pending.count - position), Self.maxRecordBytes + 1)
                     break loop
                 case .record(let fields, let next):
                     let at = base + position
@@ -132,7 +145,10 @@ struct QueryRun: Sendable {
                 }
             case .json(let separator):
                 switch JSONRecordReader(recordSeparator: separator).scan(pending, from: position, atEnd: atEnd, base: base) {
-                case .incomplete, .done:
+                case .incomplete:
+                    rescanAt = base + position + min(2 * (pending.count - position), Self.maxRecordBytes + 1)
+                    break loop
+                case .done:
                     break loop
                 case .record(let value, let next):
                     let at = base + position
@@ -206,17 +222,39 @@ struct QueryRun: Sendable {
                     }
                     values.append(value)
                 }
+                if tooLarge(values.reduce(0) { $0 + $1.count }, at: position) { return }
                 emitted += 1
                 writeRecord(values: values, labels: columns.map(\.label))
             case .json(let value):
-                emitted += 1
                 let members = columns.compactMap { column -> (String, QueryJSON)? in
                     guard case .name(let name) = column, let found = value.member(name) else { return nil }
                     return (name, found)
                 }
+                // A member selected many times repeats its bytes: measured, stopping past the bound.
+                var size = 0
+                for (_, member) in members where size <= Self.maxAnswerRecordBytes {
+                    var bytes = Data()
+                    member.write(into: &bytes)
+                    size += bytes.count
+                }
+                if tooLarge(size, at: position) { return }
+                emitted += 1
                 writeJSON(.object(members), values: members.map(\.1))
             }
         }
+    }
+
+    /// Ends the query when one record's answer (its selected columns, a column named many
+    /// times) is longer than ``maxAnswerRecordBytes``: a 4 MiB record selected 49 times would
+    /// otherwise be a 196 MiB answer in memory.
+    private mutating func tooLarge(_ bytes: Int, at position: Int) -> Bool {
+        guard bytes > Self.maxAnswerRecordBytes else { return false }
+        fail(
+            QueryRecordError(
+                fatal: true, name: "RecordTooLarge",
+                description: "The answer to the record at [byte: \(position)] is longer than \(Self.maxAnswerRecordBytes) bytes.", position: position)
+        )
+        return true
     }
 
     private func labels(count: Int) -> [String] {
