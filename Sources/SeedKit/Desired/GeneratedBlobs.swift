@@ -70,10 +70,10 @@ extension DesiredContainer {
         let folder = try GeneratedBlobFolder()
         var blobs: [DesiredBlob] = []
         var total = 0
+        let streams = spec.blobGroups.indices.map { SeedRandom.stream(seed: seed, name: "\(spec.name)/blobs/\($0)") }
         for (g, i, name, metadata) in planned {
             let group = spec.blobGroups[g]
-            let stream = SeedRandom.stream(seed: seed, name: "\(spec.name)/blobs/\(g)")
-            var random = SeedRandom.forEntity(stream: stream, identity: UInt128(i))
+            var random = SeedRandom.forEntity(stream: streams[g], identity: UInt128(i))
             let at = "\(datasetFile):\(group.line): generated blob '\(name)' of container '\(spec.name)'"
             let bytes: [UInt8]
             switch group.content {
