@@ -63,7 +63,7 @@ import Testing
         try await metrics.write(rows)
         try await metrics.removeOlder(than: 2, service: .blob, granularity: .hour, now: now)
         let kept = try await store.scanEntities(table: "$MetricsHourPrimaryTransactionsBlob", partition: nil, after: nil, limit: 10)
-        #expect(kept.map(\.entity.partitionKey) == [MetricsKey.period(now, .hour)])
+        #expect(kept.map(\.partitionKey) == [MetricsKey.period(now, .hour)])
     }
 
     @Test func metricsRowsMergeWithWhatIsStored() async throws {

@@ -6,6 +6,15 @@ import Foundation
 public protocol EntityCursor {
     /// The next entity; nil after the last.
     mutating func next() async throws -> TableEntity?
+
+    /// Whether every entity it gives already keeps Azure's rules but the size limit: its keys,
+    /// property names and count checked once for the whole cursor, its values as they were
+    /// made. The planner then checks only each entity's size.
+    var checksShape: Bool { get }
+}
+
+extension EntityCursor {
+    public var checksShape: Bool { false }
 }
 
 /// The entities of one generated kind, built one at a time from the kind's RowKey-sorted
@@ -18,9 +27,16 @@ struct KindCursor: EntityCursor {
     /// Only this shard's entities are built; the others are passed over by their RowKey,
     /// keeping their ordinals (a sequence counts every entity of the kind).
     private let shard: Shard?
+    /// A generated kind's entities share its PartitionKey and property names (each holds all
+    /// or some of them), their RowKeys are hex digests and their values are checked as they
+    /// are built: when the kind's names and PartitionKey pass, every entity's shape does.
+    let checksShape: Bool
 
     init(engine: KindEngine, datasetFile: String, shard: Shard? = nil) throws(GenerationError) {
         self.engine = engine
+        checksShape =
+            engine.storedNames.count <= StorageNames.maxProperties && StorageNames.keyProblem(engine.spec.partition) == nil
+            && engine.storedNames.allSatisfy { StorageNames.propertyProblem($0) == nil }
         identities = engine.materialized == nil ? try engine.sortedIdentities(datasetFile: datasetFile) : []
         builder = EntityBuilder(engine: engine)
         self.shard = shard.flatMap { $0.count > 1 ? $0 : nil }

@@ -23,7 +23,7 @@ struct DesiredStream {
         guard var entity = try await cursor.next(), let group else { return nil }
         // The whole desired state is checked while planning, before apply writes anything:
         // an entity Azure would refuse must not surface halfway through the batches.
-        if let problem = StorageNames.entityProblem(entity) {
+        if let problem = cursor.checksShape ? Self.sizeProblem(entity) : StorageNames.entityProblem(entity) {
             throw GenerationError(
                 "table \(group.table)\(group.kind.map { ", kind '\($0)'" } ?? ""): entity (\(entity.partitionKey), \(entity.rowKey)) \(problem); nothing was written"
             )
@@ -48,6 +48,16 @@ struct DesiredStream {
             if case .string(let key)? = entity[field], let actual = remap[target]?[ExactString(key)] { entity[field] = .string(actual) }
         }
         return entity
+    }
+}
+
+extension DesiredStream {
+    /// What ``StorageNames/entityProblem(_:)`` says of an entity's size, for entities whose
+    /// shape is already checked.
+    static func sizeProblem(_ entity: TableEntity) -> String? {
+        let size = StorageNames.entitySize(entity)
+        guard size > StorageNames.maxEntityBytes else { return nil }
+        return "is \(size) bytes as Azure counts them; an entity is at most \(StorageNames.maxEntityBytes) (1 MiB)"
     }
 }
 

@@ -160,9 +160,9 @@ struct MetricsWriter {
         let cutoff = MetricsKey.period(EdmDateTime(ticks: now.ticks - Int64(days) * 864_000_000_000), granularity)
         while true {
             let rows = try await store.scanEntities(table: table, partition: nil, after: nil, limit: 1000)
-            let old = rows.filter { $0.entity.partitionKey.utf8.lexicographicallyPrecedes(cutoff.utf8) }
+            let old = rows.filter { $0.partitionKey.utf8.lexicographicallyPrecedes(cutoff.utf8) }
             guard !old.isEmpty else { return }
-            _ = try await store.apply(old.map { .delete(partitionKey: $0.entity.partitionKey, rowKey: $0.entity.rowKey, ifMatch: "*") }, table: table)
+            _ = try await store.apply(old.map { .delete(partitionKey: $0.partitionKey, rowKey: $0.rowKey, ifMatch: "*") }, table: table)
         }
     }
 }

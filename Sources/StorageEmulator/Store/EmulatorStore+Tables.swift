@@ -168,7 +168,7 @@ extension EmulatorStore {
     /// `from`: the first key a scan may return (inclusive; a table SAS's range start), used
     /// when `after` is nil.
     func scanEntities(table: String, partition: String?, after: (String, String)?, from: (pk: String, rk: String?)? = nil, limit: Int) async throws
-        -> [StoredEntity]
+        -> [StoredRow]
     {
         try await read { db in
             guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
@@ -204,7 +204,16 @@ extension EmulatorStore {
             }
             sql += " ORDER BY pk, rk LIMIT ?"
             arguments += [limit]
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.decodeEntity)
+            // A cursor, not `fetchAll`: each row's columns are read once, the body's bytes
+            // without an intermediate `Data`.
+            var rows: [StoredRow] = []
+            rows.reserveCapacity(min(limit, 1000))
+            let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try cursor.next() {
+                let body = try row.withUnsafeData(atIndex: 3) { data in data.map { [UInt8]($0) } ?? [] }
+                rows.append(StoredRow(partitionKey: row[0], rowKey: row[1], timestamp: EdmDateTime(ticks: row[2]), body: body))
+            }
+            return rows
         }
     }
 }

@@ -78,6 +78,51 @@ struct EntityResponseWriter {
         out.append(UInt8(ascii: "}"))
     }
 
+    /// Appends a queried row: from its stored bytes when no `$select` or full metadata asks
+    /// for more (``StoredPropertiesTranscoder``), else decoded (`decoded` when the filter
+    /// already did).
+    func append(_ row: StoredRow, decoded: StoredEntity?, to out: inout [UInt8]) throws {
+        if select == nil && level != .full {
+            let mark = out.count
+            out.append(UInt8(ascii: "{"))
+            if level != .none {
+                out += Self.etagMember
+                Self.appendETag(row.timestamp, to: &out)
+                out.append(UInt8(ascii: ","))
+            }
+            out += Self.partitionKeyMember
+            JSONText.appendString(row.partitionKey, to: &out)
+            out += Self.rowKeyMember
+            JSONText.appendString(row.rowKey, to: &out)
+            out += Self.timestampMember
+            row.timestamp.appendISO8601(to: &out)
+            out.append(UInt8(ascii: "\""))
+            if StoredPropertiesTranscoder.append(row.body, level: level, to: &out) {
+                out.append(UInt8(ascii: "}"))
+                return
+            }
+            out.removeSubrange(mark...)
+        }
+        append(try decoded ?? row.decoded(), to: &out, element: false)
+    }
+
+    private static let etagMember = Array(#""odata.etag":"#.utf8)
+    private static let partitionKeyMember = Array(#""PartitionKey":"#.utf8)
+    private static let rowKeyMember = Array(#","RowKey":"#.utf8)
+    private static let timestampMember = Array(#","Timestamp":""#.utf8)
+
+    /// The ETag as a JSON string, `"W/\"datetime'…'\""`, written straight into `out`.
+    static func appendETag(_ timestamp: EdmDateTime, to out: inout [UInt8]) {
+        out += Array(#""W/\"datetime'"#.utf8)
+        var time: [UInt8] = []
+        time.reserveCapacity(28)
+        timestamp.appendISO8601(to: &time)
+        for byte in time {
+            if byte == UInt8(ascii: ":") { out += [UInt8(ascii: "%"), UInt8(ascii: "3"), UInt8(ascii: "A")] } else { out.append(byte) }
+        }
+        out += Array(#"'\"""#.utf8)
+    }
+
     private func annotates(_ value: EdmValue) -> Bool {
         switch (level, value) {
         case (.none, _), (_, .string), (_, .int32), (_, .boolean): false

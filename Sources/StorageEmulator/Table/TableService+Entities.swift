@@ -99,29 +99,37 @@ extension TableService {
         // it (a continuation below the range is moved up to its start).
         var from: (pk: String, rk: String?)?
         if let range = c.keyRange {
-            if let partition, !range.mayContain(partitionKey: partition) { return Self.emptyPage(c, table, query) }
+            if let partition, !range.mayContain(partitionKey: partition) { return try Self.emptyPage(c, table, query) }
             if let start = range.start, after.map({ range.precedesStart($0) }) ?? true {
                 after = nil
                 from = start
             }
         }
-        var matches: [StoredEntity] = []
+        // A filter that names only keys and Timestamp is read from the row's columns; one that
+        // names a property decodes the row (kept for the page, which then need not again).
+        let decodes = !(filter?.namesOnlyKeys ?? true)
+        var matches: [QueryMatch] = []
         var scanned = 0
         var more = false
         scan: while true {
             let chunk = try await store.scanEntities(table: table, partition: partition, after: after, from: after == nil ? from : nil, limit: 1000)
-            for (index, stored) in chunk.enumerated() {
-                if let range = c.keyRange, range.isPastEnd(partitionKey: stored.entity.partitionKey, rowKey: stored.entity.rowKey) {
+            for (index, row) in chunk.enumerated() {
+                if let range = c.keyRange, range.isPastEnd(partitionKey: row.partitionKey, rowKey: row.rowKey) {
                     more = false
                     break scan
                 }
                 scanned += 1
-                if c.keyRange?.contains(partitionKey: stored.entity.partitionKey, rowKey: stored.entity.rowKey) ?? true,
-                    filter?.matches(stored.entity, timestamp: stored.timestamp) ?? true
-                {
-                    matches.append(stored)
+                if c.keyRange?.contains(partitionKey: row.partitionKey, rowKey: row.rowKey) ?? true {
+                    if let filter {
+                        let decoded = decodes ? try row.decoded() : nil
+                        if filter.matches(decoded?.entity ?? row.keysOnly, timestamp: row.timestamp) {
+                            matches.append(QueryMatch(row: row, decoded: decoded))
+                        }
+                    } else {
+                        matches.append(QueryMatch(row: row, decoded: nil))
+                    }
                 }
-                after = (stored.entity.partitionKey, stored.entity.rowKey)
+                after = (row.partitionKey, row.rowKey)
                 if matches.count == top || scanned >= scanBudget {
                     // Only at the end of a chunk does it take a read to know whether rows follow.
                     if index < chunk.count - 1 {
@@ -134,19 +142,21 @@ extension TableService {
             }
             if chunk.count < 1000 { break }
         }
-        return Self.page(c, table, query, matches, next: more ? after : nil)
+        return try Self.page(c, table, query, matches, next: more ? after : nil)
     }
 
-    static func emptyPage(_ c: Context, _ table: String, _ query: QueryParameters) -> TransportResponse {
-        page(c, table, query, [], next: nil)
+    static func emptyPage(_ c: Context, _ table: String, _ query: QueryParameters) throws -> TransportResponse {
+        try page(c, table, query, [], next: nil)
     }
 
     /// The JSON page of `matches`, with a continuation naming `next` when given.
-    static func page(_ c: Context, _ table: String, _ query: QueryParameters, _ matches: [StoredEntity], next after: (String, String)?)
-        -> TransportResponse
+    static func page(_ c: Context, _ table: String, _ query: QueryParameters, _ matches: [QueryMatch], next after: (String, String)?)
+        throws -> TransportResponse
     {
         let writer = EntityResponseWriter(level: c.level, base: c.base, table: table, select: Self.select(query))
-        let out = Self.collection(c, metadata: table, count: matches.count) { i, out in writer.append(matches[i], to: &out, element: false) }
+        let out = try Self.collection(c, metadata: table, count: matches.count) { i, out in
+            try writer.append(matches[i].row, decoded: matches[i].decoded, to: &out)
+        }
         var headers: [(String, String)] = []
         if let after {
             headers = [
@@ -156,6 +166,12 @@ extension TableService {
         }
         return c.json(200, out, headers: headers)
     }
+}
+
+/// A row a query returns, with its properties when the filter decoded them.
+struct QueryMatch {
+    var row: StoredRow
+    var decoded: StoredEntity?
 }
 
 extension FilterExpression {

@@ -210,7 +210,7 @@ struct TableService: Sendable {
     }
 
     /// `{"odata.metadata":"…#<fragment>","value":[…]}` (no metadata member at `nometadata`).
-    static func collection(_ c: Context, metadata fragment: String, count: Int, _ item: (Int, inout [UInt8]) -> Void) -> [UInt8] {
+    static func collection(_ c: Context, metadata fragment: String, count: Int, _ item: (Int, inout [UInt8]) throws -> Void) rethrows -> [UInt8] {
         var out: [UInt8] = Array("{".utf8)
         // Roughly an entity's size, so a page of 1,000 is not copied as it grows.
         out.reserveCapacity(256 + count * 512)
@@ -222,7 +222,7 @@ struct TableService: Sendable {
         out += Array("\"value\":[".utf8)
         for i in 0..<count {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            item(i, &out)
+            try item(i, &out)
         }
         out += Array("]}".utf8)
         return out

@@ -1,0 +1,50 @@
+import AzseedTestSupport
+import AzureStorage
+import Foundation
+import Testing
+
+@testable import SeedKit
+
+/// A generated kind's shape (PartitionKey, property names and count) is checked once, not per
+/// entity; each entity's size still is.
+@Suite struct KindShapeTests {
+    func desired(_ fields: String, count: Int = 3) throws -> GeneratedDataset {
+        let folder = try Scratch.folder("shape")
+        let yaml = """
+            name: shapes
+            seed: 3
+            window: { from: 2026-01-01, days: 10 }
+            tables:
+              - name: things
+                kinds:
+                  - name: thing
+                    partition: things
+                    count: \(count)
+                    key: [N]
+                    fields:
+                      N: { sequence: 1 }
+            \(fields)
+            """
+        try yaml.write(to: folder.appendingPathComponent("dataset.yaml"), atomically: true, encoding: .utf8)
+        return try GeneratedDataset.make(try Dataset.load(directory: folder), options: TestSupport.options())
+    }
+
+    @Test func aGeneratedKindsCursorChecksItsShapeOnce() throws {
+        let desired = try desired("          Size: { pick: [small, large] }")
+        let group = try #require(desired.storage.groups.first { $0.kind == "thing" })
+        #expect(try group.entities().checksShape)
+    }
+
+    @Test func anEntityTooLargeIsStillRefusedBeforeAnythingIsWritten() async throws {
+        // 36 properties of 30,000 characters: each value within Azure's limits, the entity
+        // (about 2.1 MB as Azure counts it) not.
+        let text = String(repeating: "x", count: 30_000)
+        let fields = (0..<36).map { "          F\($0): { const: \"\(text)\" }" }.joined(separator: "\n")
+        let desired = try desired(fields, count: 1)
+        await #expect {
+            _ = try await Planner.plan(desired: desired.storage, observed: ObservedState(), header: PlannerTests.header(desired))
+        } throws: { error in
+            "\(error)".contains("1 MiB") && "\(error)".contains("nothing was written")
+        }
+    }
+}
