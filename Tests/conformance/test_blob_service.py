@@ -2,6 +2,7 @@
 documented results (docs/PROTOCOL.md), error codes included."""
 import base64
 import os
+import time
 import hashlib
 
 import pytest
@@ -335,3 +336,49 @@ def test_a_listing_runs_from_start_from_to_before_end_before(emulator, name):
     assert "<Name>a</Name>" in r.text and "<NextMarker>bar</NextMarker>" in r.text, r.text
     r = emulator.raw("GET", f"{container.url}?restype=container&comp=list&endBefore=foo&marker=bar")
     assert "<Name>bar</Name>" in r.text and "<Name>foo</Name>" not in r.text and "<NextMarker />" in r.text, r.text
+
+
+def test_a_block_list_refers_to_its_blocks_instead_of_copying_them(azseed, tmp_path):
+    """Issue 34: Put Block List wrote every block again into one new file (1 GiB written twice).
+    The committed blob now refers to the staged blocks' files: the data folder holds the bytes
+    once, they read back whole after a restart, and deleting the blob frees them."""
+    from conftest import start_emulator, stop_emulator
+    data = tmp_path / "data"
+
+    def stored_bytes():  # each file once, however many names (links) it has
+        seen = {}
+        for p in (data / "blobs").rglob("*"):
+            if p.is_file():
+                st = p.stat()
+                seen[(st.st_dev, st.st_ino)] = st.st_size
+        return sum(seen.values())
+
+    emulator = start_emulator(azseed, "--data-dir", str(data))
+    try:
+        client = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("composed").get_blob_client("b")
+        blocks = [os.urandom(1 << 20) for _ in range(4)]
+        ids = [base64.b64encode(b"%04d" % i).decode() for i in range(4)]
+        for block_id, block in zip(ids, blocks):
+            client.stage_block(block_id, block)
+        client.commit_block_list([BlobBlock(block_id=i) for i in ids])
+        assert client.download_blob().readall() == b"".join(blocks)
+        assert 4 << 20 <= stored_bytes() < (4 << 20) + 4096, stored_bytes()
+        # Committed blocks reused in another order: still no copy, and the first list's
+        # unused block goes with it.
+        client.commit_block_list([BlobBlock(block_id=ids[3]), BlobBlock(block_id=ids[0])])
+        assert client.download_blob().readall() == blocks[3] + blocks[0]
+    finally:
+        stop_emulator(emulator)
+    emulator = start_emulator(azseed, "--data-dir", str(data))
+    try:
+        client = BlobServiceClient.from_connection_string(emulator.connection_string).get_blob_client("composed", "b")
+        assert client.download_blob().readall() == blocks[3] + blocks[0]
+        assert 2 << 20 <= stored_bytes() < (2 << 20) + 4096  # and a manifest
+        client.delete_blob()
+        for _ in range(50):  # files go once the delete has committed
+            if stored_bytes() == 0:
+                break
+            time.sleep(0.1)
+        assert stored_bytes() == 0
+    finally:
+        stop_emulator(emulator)

@@ -47,7 +47,7 @@ def test_a_folder_from_the_previous_release_upgrades_without_loss(azseed, tmp_pa
     assert seen == json.loads(json.dumps(seen)) and seen == expected
     facts = database_facts(folder)
     assert facts["page_size"] == 16384 and facts["auto_vacuum"] == 2
-    assert facts["migrations"][-1] == "v13-container-soft-delete"
+    assert facts["migrations"][-1] == "v14-composed-blobs"
     # Opened again (no upgrade left to do): still the same.
     emulator = start_emulator(azseed, "--data-dir", str(folder))
     try:

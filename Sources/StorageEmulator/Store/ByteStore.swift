@@ -25,6 +25,9 @@ protocol ByteStore: Sendable {
     func open(_ id: String) throws -> any ByteReader
     /// Concatenates stored pieces (id, offset, length) into a new stored object.
     func concatenate(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String
+    /// The pieces as one new object that refers to their bytes where the store can instead of
+    /// copying them (Put Block List: a blob made of its staged blocks); else a concatenation.
+    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String
     /// The same bytes under a new id, without copying them where the store can (a hard link
     /// on disk: objects never change once written, so two names of one file are two
     /// independent objects — deleting one leaves the other). Blob snapshots are made so.
@@ -42,6 +45,10 @@ protocol ByteStore: Sendable {
 
 struct ByteStoreError: Error, CustomStringConvertible {
     var description: String
+    /// A hard link the file system would not make (``FileByteStore/compose(_:)`` then copies).
+    var linkRefused = false
+
+    init(description: String) { self.description = description }
 }
 
 /// An object being written; used by one request at a time, its calls one after another.
@@ -84,7 +91,7 @@ final class FileByteStore: ByteStore {
 
     deinit { close(rootFD) }
 
-    fileprivate func finished() { unsynced.store(true, ordering: .releasing) }
+    func finished() { unsynced.store(true, ordering: .releasing) }
 
     func makeDurable() throws {
         guard unsynced.exchange(false, ordering: .acquiringAndReleasing) else { return }
@@ -94,7 +101,7 @@ final class FileByteStore: ByteStore {
         }
     }
 
-    private func url(_ id: String) -> URL {
+    func url(_ id: String) -> URL {
         root.appendingPathComponent(String(id.prefix(2)), isDirectory: true).appendingPathComponent(id)
     }
 
@@ -132,6 +139,7 @@ final class FileByteStore: ByteStore {
     func makeWriter() throws -> any ByteWriter { try FileByteWriter(store: self) }
 
     func clone(_ id: String) throws -> String {
+        if Self.isComposed(id) { return try cloneComposed(id) }
         let (newID, final, _) = try newFile()
         guard link(url(id).path, final.path) == 0 else {
             throw ByteStoreError(description: "cannot link blob data \(id): \(String(cString: strerror(errno)))")
@@ -141,21 +149,22 @@ final class FileByteStore: ByteStore {
     }
 
     func open(_ id: String) throws -> any ByteReader {
+        if Self.isComposed(id) { return try openComposed(id) }
         let fd = Glibc.open(url(id).path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
         return FileByteReader(id: id, fd: fd)
     }
 
     /// A new id and where its file goes.
-    fileprivate func newFile() throws -> (id: String, final: URL, temp: URL) {
-        let id = Self.newID()
+    func newFile(prefix: String = "") throws -> (id: String, final: URL, temp: URL) {
+        let id = prefix + Self.newID().dropFirst(prefix.count)
         let final = url(id)
         let dir = final.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return (id, final, dir.appendingPathComponent(".\(id).tmp"))
     }
 
-    fileprivate static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer) throws {
+    static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < raw.count {
             let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
@@ -169,13 +178,18 @@ final class FileByteStore: ByteStore {
 
     func read(_ id: String, offset: Int, length: Int) throws -> Data {
         if length == 0 { return Data() }
+        if Self.isComposed(id) {
+            let reader = try open(id)
+            defer { reader.close() }
+            return try reader.read(offset: offset, length: length)
+        }
         let fd = Glibc.open(url(id).path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
         defer { close(fd) }
         return try Self.read(fd, id: id, offset: offset, length: length)
     }
 
-    fileprivate static func read(_ fd: Int32, id: String, offset: Int, length: Int) throws -> Data {
+    static func read(_ fd: Int32, id: String, offset: Int, length: Int) throws -> Data {
         if length == 0 { return Data() }
         var data = Data(count: length)
         let got = data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) -> Int in
@@ -193,6 +207,7 @@ final class FileByteStore: ByteStore {
     }
 
     func delete(_ id: String) {
+        if Self.isComposed(id) { return Self.removeFolder(url(id).path) }
         unlink(url(id).path)
     }
 
@@ -209,7 +224,7 @@ final class FileByteStore: ByteStore {
                 guard modified < limit else { continue }  // written since the sweep began: not ours to judge
                 if name.hasPrefix(".") && name.hasSuffix(".tmp") {
                     // An interrupted write: never acknowledged, safe to drop.
-                    unlink(path)
+                    if (info.st_mode & S_IFMT) == S_IFDIR { Self.removeFolder(path) } else { unlink(path) }
                 } else {
                     ids.append(name)
                 }
@@ -311,6 +326,8 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
         for piece in pieces { out.append(try read(piece.id, offset: piece.offset, length: piece.length)) }
         return try put(out)
     }
+
+    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String { try concatenate(pieces) }
 
     func read(_ id: String, offset: Int, length: Int) throws -> Data {
         try lock.withLock {

@@ -353,6 +353,10 @@ enum EmulatorDatabase {
                     ALTER TABLE containers ADD COLUMN deletedUntil INTEGER;
                     """)
         }
+        // v14: a blob committed from its blocks may be a composed object (a folder of links to
+        // the blocks' files, `ComposedBytes.swift`) that an older azseed could not read. Nothing
+        // in the database changes; the name tells an older azseed the folder is not its own.
+        migrator.registerMigration("v14-composed-blobs") { _ in }
         return migrator
     }
 }

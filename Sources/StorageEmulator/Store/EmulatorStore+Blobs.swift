@@ -186,7 +186,7 @@ extension EmulatorStore {
             return (pieces, blocks)
         }
         let bytes = self.bytes
-        let dataID = try await BlockingPool.run { try bytes.concatenate(pieces) }
+        let dataID = try await BlockingPool.run { try bytes.compose(pieces) }
         return try await commitBlob(
             container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
             blocks: blocks, properties: properties, metadata: metadata, conditions: conditions, tier: tier, tags: tags)

@@ -1,0 +1,189 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A blob committed from its staged blocks without copying them (Put Block List).
+///
+/// A composed object is a folder `blobs/<2 hex>/m<31 hex>` holding a hard link to each piece's
+/// file (`0`, `1`, …) and a `manifest`: one line per piece, `<link> <offset> <length>`. Stored
+/// objects never change once written, so a link is as good as a copy — deleting the staged
+/// block (or the blob that held a reused block) leaves the composed object whole — and 1 GiB
+/// of blocks becomes a blob by writing a few hundred directory entries, not 1 GiB again.
+/// Made like a file: built under a temporary name in its final folder, renamed into place,
+/// durable with the store's next `syncfs`; a crash leaves the whole folder or none.
+extension FileByteStore {
+    /// The most pieces composed: a reader holds a descriptor for each, so a block list of more
+    /// is copied into one file instead.
+    static let maxComposedPieces = 256
+
+    static func isComposed(_ id: String) -> Bool { id.utf8.first == UInt8(ascii: "m") }
+
+    /// A piece of a stored object: the file it is in and where.
+    struct Segment {
+        var path: String
+        var offset: Int
+        var length: Int
+    }
+
+    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String {
+        guard pieces.count > 1, pieces.count <= Self.maxComposedPieces else { return try concatenate(pieces) }
+        var segments: [Segment] = []
+        for piece in pieces { segments += try self.segments(of: piece.id, offset: piece.offset, length: piece.length) }
+        guard segments.count <= Self.maxComposedPieces else { return try concatenate(pieces) }
+        do {
+            return try makeComposed(segments)
+        } catch let error as ByteStoreError where error.linkRefused {
+            // A file system without hard links, or a file at its link limit: copy.
+            return try concatenate(pieces)
+        }
+    }
+
+    func cloneComposed(_ id: String) throws -> String {
+        try makeComposed(try segments(of: id))
+    }
+
+    private func makeComposed(_ segments: [Segment]) throws -> String {
+        let (id, final, temp) = try newFile(prefix: "m")
+        guard mkdir(temp.path, 0o755) == 0 else {
+            throw ByteStoreError(description: "cannot create \(temp.path): \(String(cString: strerror(errno)))")
+        }
+        do {
+            var manifest = ""
+            for (index, segment) in segments.enumerated() {
+                guard link(segment.path, temp.appendingPathComponent(String(index)).path) == 0 else {
+                    let code = errno
+                    throw ByteStoreError(
+                        description: "cannot link blob data \(segment.path): \(String(cString: strerror(code)))",
+                        linkRefused: code == EMLINK || code == EPERM || code == EXDEV)
+                }
+                manifest += "\(index) \(segment.offset) \(segment.length)\n"
+            }
+            let fd = Glibc.open(temp.appendingPathComponent("manifest").path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw ByteStoreError(description: "cannot write a manifest in \(temp.path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            try manifest.utf8.withContiguousStorageIfAvailable { try Self.writeAll(fd, UnsafeRawBufferPointer($0)) }
+            guard rename(temp.path, final.path) == 0 else {
+                throw ByteStoreError(description: "cannot rename into \(final.path): \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            Self.removeFolder(temp.path)
+            throw error
+        }
+        finished()
+        return id
+    }
+
+    /// Where the bytes `offset..<offset+length` of object `id` are (the whole object when
+    /// `length` is nil).
+    func segments(of id: String, offset: Int = 0, length: Int? = nil) throws -> [Segment] {
+        var all: [Segment]
+        if Self.isComposed(id) {
+            let folder = url(id)
+            let text: String
+            do { text = try String(contentsOf: folder.appendingPathComponent("manifest"), encoding: .utf8) } catch {
+                throw ByteStoreError(description: "blob data \(id) is missing")
+            }
+            all = []
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count == 3, let start = Int(fields[1]), let count = Int(fields[2]) else {
+                    throw ByteStoreError(description: "blob data \(id) has a damaged manifest")
+                }
+                all.append(Segment(path: folder.appendingPathComponent(String(fields[0])).path, offset: start, length: count))
+            }
+        } else {
+            let path = url(id).path
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
+            all = [Segment(path: path, offset: 0, length: Int(info.st_size))]
+        }
+        guard let length else { return all }
+        // The slice asked for, segment by segment.
+        var out: [Segment] = []
+        var position = 0
+        for segment in all {
+            let start = max(offset, position)
+            let end = min(offset + length, position + segment.length)
+            if start < end { out.append(Segment(path: segment.path, offset: segment.offset + start - position, length: end - start)) }
+            position += segment.length
+        }
+        guard out.reduce(0, { $0 + $1.length }) == length else { throw ByteStoreError(description: "blob data \(id) is shorter than recorded") }
+        return out
+    }
+
+    /// A reader over every piece, each file opened now: deleting the object (or a piece's
+    /// other names) while it is read takes nothing away from it.
+    func openComposed(_ id: String) throws -> any ByteReader {
+        let segments = try segments(of: id)
+        var descriptors: [Int32] = []
+        do {
+            for segment in segments {
+                let fd = Glibc.open(segment.path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
+                descriptors.append(fd)
+            }
+        } catch {
+            for fd in descriptors { close(fd) }
+            throw error
+        }
+        return ComposedByteReader(id: id, segments: zip(segments, descriptors).map { ($1, $0.offset, $0.length) })
+    }
+
+    /// Removes a folder and the files in it (a composed object, or one left half made).
+    static func removeFolder(_ path: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            unlink(path + "/" + name)
+        }
+        rmdir(path)
+    }
+}
+
+extension ByteStoreError {
+    init(description: String, linkRefused: Bool) {
+        self.init(description: description)
+        self.linkRefused = linkRefused
+    }
+}
+
+/// An open composed object: reads cross its pieces (`pread`, so concurrent reads do not race).
+final class ComposedByteReader: ByteReader, Sendable {
+    let id: String
+    /// Each piece: its open file, where in that file it starts, its length.
+    private let segments: Mutex<[(fd: Int32, offset: Int, length: Int)]>
+
+    init(id: String, segments: [(fd: Int32, offset: Int, length: Int)]) {
+        self.id = id
+        self.segments = Mutex(segments)
+    }
+
+    func read(offset: Int, length: Int) throws -> Data {
+        let pieces = segments.withLock { $0 }
+        guard !pieces.isEmpty || length == 0 else { throw ByteStoreError(description: "blob data \(id) was closed") }
+        var out = Data()
+        out.reserveCapacity(length)
+        var position = 0
+        for piece in pieces {
+            let start = max(offset, position)
+            let end = min(offset + length, position + piece.length)
+            if start < end {
+                out.append(try FileByteStore.read(piece.fd, id: id, offset: piece.offset + start - position, length: end - start))
+            }
+            position += piece.length
+            if position >= offset + length { break }
+        }
+        guard out.count == length else { throw ByteStoreError(description: "blob data \(id) is shorter than recorded") }
+        return out
+    }
+
+    func close() {
+        segments.withLock { pieces in
+            for piece in pieces { Glibc.close(piece.fd) }
+            pieces = []
+        }
+    }
+
+    deinit { close() }
+}
