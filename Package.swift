@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "AzureStorage",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"), "CCurl", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"), "CCurl", "CLinux", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
@@ -152,7 +152,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AzureStorageTests",
-            dependencies: ["AzureStorage", "AzseedTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AzureStorage", "AzseedTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "StorageEmulatorTests",

@@ -52,7 +52,7 @@ enum EntityBatches {
     static func estimatedSize(_ op: TableBatchOperation) -> Int {
         switch op {
         case .insert(let e), .upsertReplace(let e), .upsertMerge(let e), .update(let e, _), .merge(let e, _):
-            return EntityJSONEncoder.encode(e).count + perOperationOverhead + 2 * (e.partitionKey.utf8.count + e.rowKey.utf8.count)
+            return EntityJSONEncoder.encodedLengthBound(e) + perOperationOverhead + 2 * (e.partitionKey.utf8.count + e.rowKey.utf8.count)
         case .delete(let pk, let rk, _):
             return perOperationOverhead + 3 * (pk.utf8.count + rk.utf8.count)
         }

@@ -83,12 +83,13 @@ public struct Executor: Sendable {
                 groups.append([action])
             }
         }
+        let checked = plan.entitiesChecked
         for actions in groups {
             let table = actions[0].table
             let phase = actions[0].change == .delete ? "\(table) deletes" : actions[0].kind.map { "\(table)/\($0)" } ?? table
             counter.begin(phase: phase, items: actions.count)
             try await forEachConcurrently(EntityBatches.make(actions), limit: concurrency) { batch in
-                try await submit(batch, to: table)
+                try await submit(batch, to: table, checked: checked)
                 counter.add(batch.count, bytes: 0)
             }
             counter.end()
@@ -174,11 +175,11 @@ public struct Executor: Sendable {
     /// Submits one batch, reconciling what a retried request finds: an insert whose earlier
     /// attempt was applied (409 EntityAlreadyExists) is sent again as an upsert; a delete
     /// whose earlier attempt was applied (404) is dropped.
-    private func submit(_ batch: [TableBatchOperation], to table: String) async throws {
+    private func submit(_ batch: [TableBatchOperation], to table: String, checked: Bool) async throws {
         var ops = batch
         while !ops.isEmpty {
             do {
-                try await tables.submit(ops, to: table)
+                _ = try await tables.submit(ops, to: table, entitiesChecked: checked)
                 return
             } catch let error as AzureStorageError where error.failedOperation != nil {
                 guard let index = error.failedOperation?.index, index < ops.count else {

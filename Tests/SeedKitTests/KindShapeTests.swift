@@ -29,10 +29,19 @@ import Testing
         return try GeneratedDataset.make(try Dataset.load(directory: folder), options: TestSupport.options())
     }
 
-    @Test func aGeneratedKindsCursorChecksItsShapeOnce() throws {
+    @Test func aGeneratedKindsCursorChecksItsShapeOnce() async throws {
         let desired = try desired("          Size: { pick: [small, large] }")
         let group = try #require(desired.storage.groups.first { $0.kind == "thing" })
         #expect(try group.entities().checksShape)
+        // The planner's plans are checked whole, so their batches are sent unchecked; any
+        // other plan is checked as it is sent.
+        let plan = try await Planner.plan(desired: desired.storage, observed: ObservedState(), header: PlannerTests.header(desired))
+        #expect(plan.entitiesChecked)
+        var handMade = plan
+        handMade = Plan(
+            header: plan.header, containers: [], blobs: [], tables: [], entities: plan.entities, entityDeletes: [], unchangedEntities: [:],
+            extraEntities: [:], extraBlobs: [:])
+        #expect(!handMade.entitiesChecked)
     }
 
     @Test func anEntityTooLargeIsStillRefusedBeforeAnythingIsWritten() async throws {

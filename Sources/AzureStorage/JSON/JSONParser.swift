@@ -171,6 +171,10 @@ package struct JSONParser {
         i += 1
         // Fast path: most strings hold no escapes and become a String straight from the bytes.
         let start = i
+        bytes.withUnsafeBufferPointer { buffer in
+            // Eight bytes at a time while none can end the string (``ByteScan``).
+            while i + 8 <= buffer.count, !ByteScan.mayEndString(ByteScan.word(buffer, at: i)) { i += 8 }
+        }
         while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
         if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
             i += 1

@@ -48,44 +48,54 @@ package enum TableBatchCodec {
     }
 
     /// The multipart body and its Content-Type, for a batch against `tableURL`
-    /// (`http://host:port/account/table`, the absolute URL inner requests use).
+    /// (`http://host:port/account/table`, the absolute URL inner requests use). Written as bytes
+    /// into one buffer, each entity's JSON straight into it: building Strings and copying them
+    /// was a fifth of a seeding run's client time.
     package static func encode(
         _ operations: [TableBatchOperation], tableURL: String, boundary: String = UUID().uuidString.lowercased(),
         changeset: String = UUID().uuidString.lowercased()
     ) -> (body: Data, contentType: String) {
         let batch = "batch_\(boundary)"
         let cs = "changeset_\(changeset)"
-        var out = "--\(batch)\r\nContent-Type: multipart/mixed; boundary=\(cs)\r\n\r\n"
+        var out: [UInt8] = []
+        out.reserveCapacity(operations.count * 1600)
+        func add(_ text: String) { out.append(contentsOf: text.utf8) }
+        let partStart = Array("--\(cs)\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: ".utf8)
+        let accept = Array("Accept: application/json;odata=minimalmetadata\r\nDataServiceVersion: 3.0\r\n".utf8)
+        var json: [UInt8] = []
+        add("--\(batch)\r\nContent-Type: multipart/mixed; boundary=\(cs)\r\n\r\n")
         for (index, op) in operations.enumerated() {
-            out += "--\(cs)\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: \(index)\r\n\r\n"
-            let entityURL = tableURL + TableClient.entityPath(op.partitionKey, op.rowKey)
-            var body = ""
+            out += partStart
+            add("\(index)\r\n\r\n")
+            json.removeAll(keepingCapacity: true)
+            func entityURL() -> String { tableURL + TableClient.entityPath(op.partitionKey, op.rowKey) }
             switch op {
             case .insert(let e):
-                out += "POST \(tableURL) HTTP/1.1\r\n"
-                out += "Prefer: return-no-content\r\n"
-                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+                add("POST \(tableURL) HTTP/1.1\r\nPrefer: return-no-content\r\n")
+                EntityJSONEncoder.append(e, to: &json)
             case .upsertReplace(let e):
-                out += "PUT \(entityURL) HTTP/1.1\r\n"
-                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+                add("PUT \(entityURL()) HTTP/1.1\r\n")
+                EntityJSONEncoder.append(e, to: &json)
             case .upsertMerge(let e):
-                out += "MERGE \(entityURL) HTTP/1.1\r\n"
-                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+                add("MERGE \(entityURL()) HTTP/1.1\r\n")
+                EntityJSONEncoder.append(e, to: &json)
             case .update(let e, let etag):
-                out += "PUT \(entityURL) HTTP/1.1\r\nIf-Match: \(etag)\r\n"
-                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+                add("PUT \(entityURL()) HTTP/1.1\r\nIf-Match: \(etag)\r\n")
+                EntityJSONEncoder.append(e, to: &json)
             case .merge(let e, let etag):
-                out += "MERGE \(entityURL) HTTP/1.1\r\nIf-Match: \(etag)\r\n"
-                body = String(decoding: EntityJSONEncoder.encode(e), as: UTF8.self)
+                add("MERGE \(entityURL()) HTTP/1.1\r\nIf-Match: \(etag)\r\n")
+                EntityJSONEncoder.append(e, to: &json)
             case .delete(_, _, let etag):
-                out += "DELETE \(entityURL) HTTP/1.1\r\nIf-Match: \(etag)\r\n"
+                add("DELETE \(entityURL()) HTTP/1.1\r\nIf-Match: \(etag)\r\n")
             }
-            out += "Accept: application/json;odata=minimalmetadata\r\nDataServiceVersion: 3.0\r\n"
-            if !body.isEmpty { out += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
-            out += "\r\n\(body)\r\n"
+            out += accept
+            if !json.isEmpty { add("Content-Type: application/json\r\nContent-Length: \(json.count)\r\n") }
+            add("\r\n")
+            out += json
+            add("\r\n")
         }
-        out += "--\(cs)--\r\n\r\n--\(batch)--\r\n"
-        return (Data(out.utf8), "multipart/mixed; boundary=\(batch)")
+        add("--\(cs)--\r\n\r\n--\(batch)--\r\n")
+        return (Data(out), "multipart/mixed; boundary=\(batch)")
     }
 
     /// One inner response of a batch.

@@ -142,7 +142,9 @@ struct EntityMerge {
             }
             var resolved: [EntityAction] = []
             for var entity in pending {
-                guard let key = Self.naturalKey(of: entity, fields: group.key), let i = byKey[key]?.first(where: { !used[$0] }) else {
+                // No observed entity left to recognise (an empty target): no key to make.
+                guard !byKey.isEmpty, let key = Self.naturalKey(of: entity, fields: group.key), let i = byKey[key]?.first(where: { !used[$0] })
+                else {
                     resolved.append(Self.create(entity, group))
                     continue
                 }

@@ -25,6 +25,10 @@ public struct Plan: Sendable, Equatable {
     public var extraEntities: [String: Int]
     /// Blobs in the dataset's containers that the dataset does not hold, left in place.
     public var extraBlobs: [String: Int]
+    /// Set by ``Planner``, which checked every entity against Azure's rules before the plan
+    /// existed: its batches are then sent without checking each entity again. A plan made any
+    /// other way is checked as it is sent.
+    package var entitiesChecked = false
 
     public var summary: PlanSummary {
         var s = PlanSummary()

@@ -29,6 +29,7 @@ public enum Planner {
             desired: desired, source: entities ?? observed, existingTables: Set(observed.tables.keys),
             prune: header.prune, digests: digests)
         try await merge.plan(into: &plan, digest: &digest)
+        plan.entitiesChecked = true  // every desired entity went through DesiredStream's check
         if let digest {
             plan.header.desiredDigest = hex(digest.finalize())
             // Every shard creates the containers and tables (and sets access levels): a shard's

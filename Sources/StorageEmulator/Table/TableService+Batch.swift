@@ -27,9 +27,10 @@ extension TableService {
         var operations: [EntityOperation] = []
         var wantsContent: [Bool] = []
         var seen = Set<ExactString>()  // RowKeys by bytes, as Azure tells them apart
+        var hosts: [String: Bool] = [:]
         for (index, request) in inner.enumerated() {
             do {
-                let resource = try TableResource.parse(Self.path(ofAbsolute: request.url, account: account), account: account)
+                let resource = try TableResource.parse(Self.path(ofAbsolute: request.url, account: account, hosts: &hosts), account: account)
                 if request.method == "GET" {
                     throw ServiceError(400, .invalidInput, "A query cannot be part of a change set.")
                 }
@@ -78,18 +79,36 @@ extension TableService {
     /// primary host counts (a changeset writes; the secondary is read-only), only a host that is
     /// the URL's own (no user part), and only a scheme at the start — a `://` in the query is
     /// text, never a second URL.
+    /// Read as bytes, and each host judged once per batch (`hosts`): String searches and the
+    /// host's labels per operation were a fourteenth of the emulator's time in a seeding run.
     static func path(ofAbsolute url: String, account: String) -> String {
-        if url.hasPrefix("/") { return String(url.prefix { $0 != "?" }) }
-        guard let scheme = url.range(of: "://"), !url[..<scheme.lowerBound].isEmpty,
-            url[..<scheme.lowerBound].allSatisfy({ $0.isASCII && $0.isLetter })
+        var hosts: [String: Bool] = [:]
+        return path(ofAbsolute: url, account: account, hosts: &hosts)
+    }
+
+    static func path(ofAbsolute url: String, account: String, hosts: inout [String: Bool]) -> String {
+        let bytes = Array(url.utf8)
+        func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        func upToQuery(from start: Int) -> String { text(start..<(bytes[start...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.count)) }
+        if bytes.first == UInt8(ascii: "/") { return upToQuery(from: 0) }
+        let separator = Array("://".utf8)
+        guard let scheme = MultipartBytes.find(separator, in: bytes[...], from: 0), scheme > 0,
+            bytes[..<scheme].allSatisfy({ ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") })
         else { return url }
-        let rest = url[scheme.upperBound...]
-        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        let host = String(rest[..<end])
-        guard end < rest.endIndex, rest[end] == "/" else { return "/" }
-        let path = String(rest[end...].prefix { $0 != "?" })
-        if !host.contains("@"), VirtualHost.names(host, account: account, service: "table", secondary: false) { return "/" + account + path }
-        return path
+        let hostStart = scheme + separator.count
+        let end =
+            bytes[hostStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "/") else { return "/" }
+        let host = text(hostStart..<end)
+        let path = upToQuery(from: end)
+        let named: Bool
+        if let known = hosts[host] {
+            named = known
+        } else {
+            named = !host.utf8.contains(UInt8(ascii: "@")) && VirtualHost.names(host, account: account, service: "table", secondary: false)
+            hosts[host] = named
+        }
+        return named ? "/" + account + path : path
     }
 
     enum BatchOutcome {
