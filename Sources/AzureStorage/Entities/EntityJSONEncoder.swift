@@ -19,8 +19,8 @@ package enum EntityJSONEncoder {
     package static func encodeProperties(_ entity: TableEntity) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "{")]
         out.reserveCapacity(256)
-        for name in entity.sortedPropertyNames {
-            appendProperty(name, entity.properties[name]!, to: &out)
+        for (name, value) in entity.properties.sortedByName {
+            appendProperty(name, value, to: &out)
         }
         if out.count > 1 { out.remove(at: 1) }  // the first property's leading comma
         out.append(UInt8(ascii: "}"))
@@ -49,22 +49,25 @@ package enum EntityJSONEncoder {
 
     /// Appends the entity's JSON to `out`.
     package static func append(_ entity: TableEntity, to out: inout [UInt8]) {
-        let names = entity.sortedPropertyNames
-        append(
-            partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: names,
-            values: names.map { entity.properties[$0]! }, to: &out)
+        appendKeys(entity.partitionKey, entity.rowKey, to: &out)
+        for (name, value) in entity.properties.sortedByName { appendProperty(name, value, to: &out) }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private static let partitionKeyMember = Array(#"{"PartitionKey":"#.utf8)
+    private static let rowKeyMember = Array(#","RowKey":"#.utf8)
+
+    /// `{"PartitionKey":…,"RowKey":…`: an entity's opening.
+    private static func appendKeys(_ partitionKey: String, _ rowKey: String, to out: inout [UInt8]) {
+        out += partitionKeyMember
+        JSONText.appendString(partitionKey, to: &out)
+        out += rowKeyMember
+        JSONText.appendString(rowKey, to: &out)
     }
 
     /// Appends an entity given as property names already sorted byte-wise and their values.
     package static func append(partitionKey: String, rowKey: String, names: [String], values: [EdmValue], to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "{"))
-        JSONText.appendString("PartitionKey", to: &out)
-        out.append(UInt8(ascii: ":"))
-        JSONText.appendString(partitionKey, to: &out)
-        out.append(UInt8(ascii: ","))
-        JSONText.appendString("RowKey", to: &out)
-        out.append(UInt8(ascii: ":"))
-        JSONText.appendString(rowKey, to: &out)
+        appendKeys(partitionKey, rowKey, to: &out)
         for (name, value) in zip(names, values) {
             appendProperty(name, value, to: &out)
         }

@@ -22,6 +22,12 @@ public struct EntityProperties: Sendable, Hashable, Sequence, ExpressibleByDicti
     public var count: Int { storage.count }
     public var isEmpty: Bool { storage.isEmpty }
 
+    /// The properties sorted by the bytes of their names: names and values together, so a
+    /// writer needs no second lookup of each value.
+    public var sortedByName: [(name: String, value: EdmValue)] {
+        storage.sorted { $0.key.string.utf8.lexicographicallyPrecedes($1.key.string.utf8) }.map { ($0.key.string, $0.value) }
+    }
+
     /// The names, in no particular order.
     public var keys: [String] { storage.keys.map(\.string) }
 

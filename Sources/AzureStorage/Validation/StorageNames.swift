@@ -58,6 +58,11 @@ public enum StorageNames {
     /// PartitionKey and RowKey: at most 1 KiB of UTF-16, none of `/ \ # ?` or control characters.
     public static func keyProblem(_ key: String) -> String? {
         guard key.utf16.count <= 1024 else { return "a key is at most 1 KiB" }
+        // ASCII keys (nearly all) by their bytes: a scalar-by-scalar search of "/\\#?" per key
+        // was a fiftieth of a seeding run on each side.
+        if key.utf8.allSatisfy({ $0 < 0x80 && $0 >= 0x20 && $0 != 0x7F && $0 != 0x2F && $0 != 0x5C && $0 != 0x23 && $0 != 0x3F }) {
+            return nil
+        }
         if let bad = key.unicodeScalars.first(where: { "/\\#?".unicodeScalars.contains($0) || isControl($0) }) {
             let shown = isControl(bad) ? String(format: "U+%04X", bad.value) : "'\(bad)'"
             return "a key must not contain \(shown)"
@@ -82,6 +87,15 @@ public enum StorageNames {
     /// Property names: C# identifier rules, at most 255 characters, not a system property.
     public static func propertyProblem(_ name: String) -> String? {
         guard !name.isEmpty, name.utf16.count <= 255 else { return "a property name has 1 to 255 UTF-16 code units" }
+        // An ASCII name by its bytes, without an array of its scalars.
+        if name.utf8.allSatisfy({ $0 < 0x80 }) {
+            func letter(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
+            func part(_ b: UInt8) -> Bool { letter(b) || b == UInt8(ascii: "_") || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) }
+            let first = name.utf8.first!
+            guard letter(first) || first == UInt8(ascii: "_") else { return "a property name starts with a letter or '_'" }
+            guard name.utf8.allSatisfy(part) else { return "a property name uses only letters, digits, combining marks and '_'" }
+            return JSONParser.isKeyOrTimestamp(name) ? "'\(name)' is a system property" : nil
+        }
         let scalars = Array(name.unicodeScalars)
         let first = scalars[0]
         guard first == "_" || isASCIILetter(first) || (!first.isASCII && first.properties.isAlphabetic) else {
