@@ -54,7 +54,7 @@ public struct DesiredTable: Sendable {
     /// The entities of kind `kind` one at a time, in RowKey order (none for an unknown kind).
     func cursor(ofKind kind: String, shard: Shard? = nil) throws -> any EntityCursor {
         guard let engine = engines.first(where: { $0.spec.name == kind }) else { return EmptyCursor() }
-        return try KindCursor(engine: engine, datasetFile: datasetFile, shard: shard)
+        return PrefetchingCursor(try KindCursor(engine: engine, datasetFile: datasetFile, shard: shard))
     }
 
     /// The RowKeys of every entity of the table, by partition, without building the

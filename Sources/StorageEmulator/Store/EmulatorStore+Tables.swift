@@ -129,6 +129,18 @@ extension EmulatorStore {
     }
 
     private static func apply(_ operation: EntityOperation, tableKey: String, now: EdmDateTime, _ db: Database) throws -> StoredEntity? {
+        if case .insert(let e) = operation {
+            // An insert needs no read first: the key's uniqueness refuses a second one (the
+            // statement fails alone; the batch's savepoint then undoes the rest). A read and a
+            // decode per insert were a twentieth of the emulator's time when seeding.
+            do {
+                try db.cachedStatement(sql: "INSERT INTO entities (tableKey, pk, rk, timestamp, body) VALUES (?, ?, ?, ?, ?)")
+                    .execute(arguments: [tableKey, e.partitionKey, e.rowKey, now.ticks, Data(EntityJSONEncoder.encodeProperties(e))])
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw ServiceError(409, .entityAlreadyExists, "The specified entity already exists.")
+            }
+            return StoredEntity(entity: e, timestamp: now)
+        }
         let existing = try entity(tableKey, operation.partitionKey, operation.rowKey, db)
         func checkETag(_ ifMatch: String?) throws {
             guard let ifMatch else { return }
