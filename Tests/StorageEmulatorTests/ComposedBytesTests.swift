@@ -57,4 +57,19 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store.url(composed).path))
         #expect(try store.read(piece, offset: 0, length: 10) == Self.bytes(10, 3))
     }
+
+    /// Another local user who can write the data folder can already change any blob; a
+    /// manifest still never leads a read out of its object's folder.
+    @Test func aManifestNamingAPathOutsideItsFolderIsRefused() throws {
+        let store = try ByteStoreTests.store()
+        let piece = try store.put(Self.bytes(10, 4))
+        let composed = try store.compose([(piece, 0, 10), (piece, 0, 10)])
+        let outside = store.root.appendingPathComponent("secret")
+        try Data("not a blob".utf8).write(to: outside)
+        for line in ["../../secret 0 10\n", "/etc/passwd 0 10\n", "0 -5 10\n", "0 0 -1\n"] {
+            try Data(line.utf8).write(to: store.url(composed).appendingPathComponent("manifest"))
+            #expect(throws: ByteStoreError.self) { try store.read(composed, offset: 0, length: 10) }
+            #expect(throws: ByteStoreError.self) { try store.open(composed) }
+        }
+    }
 }

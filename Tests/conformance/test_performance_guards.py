@@ -37,3 +37,4 @@ def test_apply_is_many_times_the_sequential_sdk_port(azseed):
         stop_emulator(ours_emulator)
         stop_emulator(port_emulator)
 
+

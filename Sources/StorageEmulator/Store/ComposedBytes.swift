@@ -89,7 +89,11 @@ extension FileByteStore {
             all = []
             for line in text.split(separator: "\n") {
                 let fields = line.split(separator: " ")
-                guard fields.count == 3, let start = Int(fields[1]), let count = Int(fields[2]) else {
+                // A link's name is its number: a manifest naming anything else (`../…`, a path
+                // of its own) is refused, never followed out of the object's folder.
+                guard fields.count == 3, !fields[0].isEmpty, fields[0].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                    let start = Int(fields[1]), let count = Int(fields[2]), start >= 0, count >= 0
+                else {
                     throw ByteStoreError(description: "blob data \(id) has a damaged manifest")
                 }
                 all.append(Segment(path: folder.appendingPathComponent(String(fields[0])).path, offset: start, length: count))
