@@ -382,3 +382,45 @@ def test_a_block_list_refers_to_its_blocks_instead_of_copying_them(azseed, tmp_p
         assert stored_bytes() == 0
     finally:
         stop_emulator(emulator)
+
+
+def test_a_composed_blob_costs_a_reader_a_few_descriptors_and_outlives_a_delete(azseed, tmp_path):
+    """From an attacker's review: reading a blob committed from 256 blocks opened 256 files for
+    every read, even of one byte, for as long as the response lasted — eight parallel range
+    reads under a 1,024-descriptor limit failed, and clients that never read their response
+    stopped the whole emulator. A reader now opens a few pieces at a time; the blob is pinned
+    while it is read, so a delete or overwrite meanwhile still waits for the reader."""
+    from conftest import start_emulator, stop_emulator
+    import http.client
+    import urllib.parse
+    emulator = start_emulator(azseed, "--data-dir", str(tmp_path / "data"))
+    try:
+        container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("wide", public_access="blob")
+        client = container.get_blob_client("b")
+        blocks = [os.urandom(4096) for _ in range(256)]
+        ids = [base64.b64encode(b"%05d" % i).decode() for i in range(256)]
+        for block_id, block in zip(ids, blocks):
+            client.stage_block(block_id, block)
+        client.commit_block_list([BlobBlock(block_id=i) for i in ids])
+        whole = b"".join(blocks)
+        pid = emulator.process.pid
+        descriptors = lambda: len(os.listdir(f"/proc/{pid}/fd"))
+        before = descriptors()
+        # Ten anonymous readers that take the headers and stop reading.
+        parts = urllib.parse.urlsplit(f"{emulator.blob}/wide/b")
+        held = []
+        for _ in range(10):
+            connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+            connection.request("GET", parts.path)
+            response = connection.getresponse()
+            assert response.status == 200
+            assert response.read(4096) == blocks[0]
+            held.append((connection, response))
+        assert descriptors() - before < 10 * 8, f"{descriptors() - before} descriptors for 10 readers"
+        # Deleted while they read: each still reads the whole blob.
+        client.delete_blob()
+        for connection, response in held:
+            assert blocks[0] + response.read() == whole
+            connection.close()
+    finally:
+        stop_emulator(emulator)

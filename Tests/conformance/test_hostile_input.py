@@ -56,3 +56,42 @@ def test_bad_entity_bodies_get_the_right_error_code(azseed, name):
         assert emulator.alive()
     finally:
         stop_emulator(emulator)
+
+
+def test_a_batch_part_with_thousands_of_header_lines_is_refused_at_once(emulator, name):
+    """From an attacker's review: each header line of a changeset part replaced any of its name
+    by scanning those before it, so a part of 30,000 lines held the emulator for seconds — before
+    the request was authorised. A part of more than 100 header lines is a malformed batch."""
+    import time
+    from azure.data.tables import TableServiceClient
+    TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+    headers_block = "".join(f"X-Filler-{i}: {i}\r\n" for i in range(30_000))
+    changeset = "changeset_1"
+    inner = (f"--{changeset}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+             f"POST {emulator.table}/{name} HTTP/1.1\r\n{headers_block}Content-Type: application/json\r\n\r\n"
+             '{"PartitionKey": "p", "RowKey": "r"}\r\n' f"--{changeset}--\r\n")
+    body = f"--batch_1\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n{inner}--batch_1--\r\n".encode()
+    started = time.monotonic()
+    r = emulator.raw("POST", f"{emulator.table}/$batch", {"Content-Type": "multipart/mixed; boundary=batch_1", "DataServiceVersion": "3.0"}, body,
+                     service="table", timeout=30)
+    elapsed = time.monotonic() - started
+    assert r.status_code == 400 and b"more than 100 header lines" in r.content, r.content[:300]
+    assert elapsed < 2, f"{elapsed:.1f} s"
+
+
+def test_a_block_list_longer_than_azure_allows_is_refused(emulator, name):
+    """From an attacker's review: a block list of more than 50,000 entries was accepted (and one
+    naming a composed blob's blocks over and over ran for minutes). Azure refuses it:
+    400 BlockListTooLong."""
+    import base64
+    from azure.storage.blob import BlobServiceClient
+    container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container(name)
+    client = container.get_blob_client("b")
+    client.stage_block("one", b"x")
+    block = base64.b64encode(b"one").decode()  # as the SDK sends the id
+    xml = ("<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + f"<Latest>{block}</Latest>" * 50_001 + "</BlockList>").encode()
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}/b?comp=blocklist", {"Content-Type": "application/xml"}, xml, timeout=30)
+    assert r.status_code == 400 and r.headers.get("x-ms-error-code") == "BlockListTooLong", (r.status_code, r.content[:200])
+    r = emulator.raw("PUT", f"{emulator.blob}/{name}/b?comp=blocklist", {"Content-Type": "application/xml"},
+                     xml.replace(f"<Latest>{block}</Latest>".encode(), b"", 1), timeout=30)
+    assert r.status_code == 201 and client.download_blob().readall() == b"x" * 50_000, r.content[:300]

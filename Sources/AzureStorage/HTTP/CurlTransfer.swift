@@ -236,7 +236,7 @@ final class CurlTransfer: @unchecked Sendable {
         // The body's room made once: grown by doubling, an 8 MiB range was copied about twice
         // over on its way in. Bounded by what this transfer keeps, and by 64 MiB: the far end
         // states the length, so it must not size an allocation.
-        if name.utf8.count == 14, name.lowercased() == "content-length", let length = Int(value), length > 0 {
+        if request.method != "HEAD", name.utf8.count == 14, name.lowercased() == "content-length", let length = Int(value), length > 0 {
             responseBody.reserveCapacity(min(length, limits?.maxBodyBytes ?? length, 64 << 20))
         }
     }

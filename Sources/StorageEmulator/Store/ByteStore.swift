@@ -121,12 +121,28 @@ final class FileByteStore: ByteStore {
     func concatenate(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String {
         let writer = try FileByteWriter(store: self)
         do {
+            // Each object's manifest read once and each file opened once, whatever the number
+            // of pieces naming them (a block list may name one composed object's blocks 50,000
+            // times).
+            var manifests: [String: [Segment]] = [:]
+            var files: [String: Int32] = [:]
+            defer { for fd in files.values { close(fd) } }
             for piece in pieces {
-                var done = 0
-                while done < piece.length {
-                    let n = min(4 << 20, piece.length - done)
-                    try read(piece.id, offset: piece.offset + done, length: n).withUnsafeBytes { try writer.append($0) }
-                    done += n
+                if manifests[piece.id] == nil { manifests[piece.id] = try segments(of: piece.id) }
+                for segment in try Self.slice(manifests[piece.id]!, offset: piece.offset, length: piece.length, id: piece.id) {
+                    if files[segment.path] == nil {
+                        let fd = Glibc.open(segment.path, O_RDONLY | O_CLOEXEC)
+                        guard fd >= 0 else { throw ByteStoreError(description: "blob data \(piece.id) is missing") }
+                        files[segment.path] = fd
+                    }
+                    var done = 0
+                    while done < segment.length {
+                        let n = min(4 << 20, segment.length - done)
+                        try Self.read(files[segment.path]!, id: piece.id, offset: segment.offset + done, length: n).withUnsafeBytes {
+                            try writer.append($0)
+                        }
+                        done += n
+                    }
                 }
             }
             return try writer.finish()

@@ -1,3 +1,4 @@
+import AzureStorage
 import Foundation
 import Synchronization
 
@@ -42,7 +43,14 @@ extension FileByteStore {
     }
 
     func cloneComposed(_ id: String) throws -> String {
-        try makeComposed(try segments(of: id))
+        let segments = try segments(of: id)
+        do {
+            return try makeComposed(segments)
+        } catch let error as ByteStoreError where error.linkRefused {
+            // A file at its link limit (many snapshots of a blob naming one block many times):
+            // the snapshot gets a copy.
+            return try concatenate([(id, 0, segments.reduce(0) { $0 + $1.length })])
+        }
     }
 
     private func makeComposed(_ segments: [Segment]) throws -> String {
@@ -56,7 +64,7 @@ extension FileByteStore {
                 guard link(segment.path, temp.appendingPathComponent(String(index)).path) == 0 else {
                     let code = errno
                     throw ByteStoreError(
-                        description: "cannot link blob data \(segment.path): \(String(cString: strerror(code)))",
+                        description: "cannot link blob data of \(id): \(String(cString: strerror(code)))",
                         linkRefused: code == EMLINK || code == EPERM || code == EXDEV)
                 }
                 manifest += "\(index) \(segment.offset) \(segment.length)\n"
@@ -87,6 +95,7 @@ extension FileByteStore {
                 throw ByteStoreError(description: "blob data \(id) is missing")
             }
             all = []
+            var total = 0
             for line in text.split(separator: "\n") {
                 let fields = line.split(separator: " ")
                 // A link's name is its number: a manifest naming anything else (`../…`, a path
@@ -97,6 +106,9 @@ extension FileByteStore {
                     throw ByteStoreError(description: "blob data \(id) has a damaged manifest")
                 }
                 all.append(Segment(path: folder.appendingPathComponent(String(fields[0])).path, offset: start, length: count))
+                // Lengths that add up past Int.max (or a start past the end of a file's range)
+                // are a damaged manifest, not arithmetic to trap on.
+                total = try Self.sum(total, count, start, id)
             }
         } else {
             let path = url(id).path
@@ -105,7 +117,14 @@ extension FileByteStore {
             all = [Segment(path: path, offset: 0, length: Int(info.st_size))]
         }
         guard let length else { return all }
-        // The slice asked for, segment by segment.
+        return try Self.slice(all, offset: offset, length: length, id: id)
+    }
+
+    /// The bytes `offset..<offset+length` of an object made of `all`, segment by segment.
+    static func slice(_ all: [Segment], offset: Int, length: Int, id: String) throws -> [Segment] {
+        guard offset >= 0, length >= 0, offset <= Int.max - length else {
+            throw ByteStoreError(description: "blob data \(id) is shorter than recorded")
+        }
         var out: [Segment] = []
         var position = 0
         for segment in all {
@@ -118,22 +137,18 @@ extension FileByteStore {
         return out
     }
 
-    /// A reader over every piece, each file opened now: deleting the object (or a piece's
-    /// other names) while it is read takes nothing away from it.
+    private static func sum(_ total: Int, _ count: Int, _ start: Int, _ id: String) throws -> Int {
+        let (next, overflow) = total.addingReportingOverflow(count)
+        guard !overflow, start <= Int.max - count else { throw ByteStoreError(description: "blob data \(id) has a damaged manifest") }
+        return next
+    }
+
+    /// A reader over the pieces, each file opened when a read reaches it, a few at a time. Its
+    /// files are not held open from the start (that cost a descriptor a piece, 256 for one
+    /// reader): the emulator pins the object while it is read instead (``BytePins``), so a
+    /// delete waits for the last reader.
     func openComposed(_ id: String) throws -> any ByteReader {
-        let segments = try segments(of: id)
-        var descriptors: [Int32] = []
-        do {
-            for segment in segments {
-                let fd = Glibc.open(segment.path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
-                descriptors.append(fd)
-            }
-        } catch {
-            for fd in descriptors { close(fd) }
-            throw error
-        }
-        return ComposedByteReader(id: id, segments: zip(segments, descriptors).map { ($1, $0.offset, $0.length) })
+        ComposedByteReader(id: id, segments: try segments(of: id))
     }
 
     /// Removes a folder and the files in it (a composed object, or one left half made).
@@ -152,28 +167,50 @@ extension ByteStoreError {
     }
 }
 
-/// An open composed object: reads cross its pieces (`pread`, so concurrent reads do not race).
+/// An open composed object: reads cross its pieces (`pread`, so concurrent reads do not race),
+/// opening each piece's file as a read reaches it and keeping at most ``openLimit`` open.
 final class ComposedByteReader: ByteReader, Sendable {
-    let id: String
-    /// Each piece: its open file, where in that file it starts, its length.
-    private let segments: Mutex<[(fd: Int32, offset: Int, length: Int)]>
+    static let openLimit = 4
 
-    init(id: String, segments: [(fd: Int32, offset: Int, length: Int)]) {
+    let id: String
+    private let segments: [FileByteStore.Segment]
+    /// Open files by segment, most recently used last.
+    private let open = Mutex<[(segment: Int, fd: Int32)]>([])
+    private let closed = Atomic<Bool>(false)
+
+    init(id: String, segments: [FileByteStore.Segment]) {
         self.id = id
-        self.segments = Mutex(segments)
+        self.segments = segments
+    }
+
+    private func descriptor(_ segment: Int) throws -> Int32 {
+        try open.withLock { list in
+            if let index = list.firstIndex(where: { $0.segment == segment }) {
+                let hit = list.remove(at: index)
+                list.append(hit)
+                return hit.fd
+            }
+            let fd = Glibc.open(segments[segment].path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw ByteStoreError(description: "blob data \(id) is missing") }
+            list.append((segment, fd))
+            if list.count > Self.openLimit { Glibc.close(list.removeFirst().fd) }
+            return fd
+        }
     }
 
     func read(offset: Int, length: Int) throws -> Data {
-        let pieces = segments.withLock { $0 }
-        guard !pieces.isEmpty || length == 0 else { throw ByteStoreError(description: "blob data \(id) was closed") }
+        guard !closed.load(ordering: .acquiring) else { throw ByteStoreError(description: "blob data \(id) was closed") }
+        guard offset >= 0, length >= 0, offset <= Int.max - length else {
+            throw ByteStoreError(description: "blob data \(id) is shorter than recorded")
+        }
         var out = Data()
         out.reserveCapacity(length)
         var position = 0
-        for piece in pieces {
+        for (index, piece) in segments.enumerated() {
             let start = max(offset, position)
             let end = min(offset + length, position + piece.length)
             if start < end {
-                out.append(try FileByteStore.read(piece.fd, id: id, offset: piece.offset + start - position, length: end - start))
+                out.append(try FileByteStore.read(try descriptor(index), id: id, offset: piece.offset + start - position, length: end - start))
             }
             position += piece.length
             if position >= offset + length { break }
@@ -183,10 +220,42 @@ final class ComposedByteReader: ByteReader, Sendable {
     }
 
     func close() {
-        segments.withLock { pieces in
-            for piece in pieces { Glibc.close(piece.fd) }
-            pieces = []
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        open.withLock { list in
+            for entry in list { Glibc.close(entry.fd) }
+            list.removeAll()
         }
+    }
+
+    deinit { close() }
+}
+
+/// A reader of an object pinned while it is read (``BytePins``): deleting the object meanwhile
+/// waits for its last reader, which then deletes it.
+final class PinnedReader: ByteReader, Sendable {
+    private let base: any ByteReader
+    private let id: String
+    private let bytes: any ByteStore
+    private let pins: BytePins
+    private let closed = Atomic<Bool>(false)
+
+    init(base: any ByteReader, id: String, bytes: any ByteStore, pins: BytePins) {
+        self.base = base
+        self.id = id
+        self.bytes = bytes
+        self.pins = pins
+    }
+
+    func read(offset: Int, length: Int) throws -> Data { try base.read(offset: offset, length: length) }
+
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        base.close()
+        let free = pins.unpin([id])
+        guard !free.isEmpty else { return }
+        // Deletion is file work: on azseed's own blocking-I/O threads, not the caller's.
+        let bytes = self.bytes
+        Task { _ = try? await BlockingPool.run { for id in free { bytes.delete(id) } } }
     }
 
     deinit { close() }

@@ -349,7 +349,19 @@ extension EmulatorStore {
         let bytes = self.bytes
         guard record.type == .page else {
             let id = record.data
-            return try await BlockingPool.run { try bytes.open(id) }
+            guard FileByteStore.isComposed(id) else { return try await BlockingPool.run { try bytes.open(id) } }
+            // A composed object's pieces are opened as the read reaches them: pinned first, so
+            // a delete meanwhile waits; opening it checks it is still there (a commit that freed
+            // it before the pin makes this fail, and openBlob reads the blob again).
+            let pins = self.pins
+            pins.pin([id])
+            do {
+                let reader = try await BlockingPool.run { try bytes.open(id) }
+                return PinnedReader(base: reader, id: id, bytes: bytes, pins: pins)
+            } catch {
+                await deleteBytes(pins.unpin([id]))
+                throw error
+            }
         }
         let extents: [PageExtent]
         if let key = record.retiredKey {
