@@ -161,8 +161,19 @@ def test_ctrl_c_during_apply_is_one_line_exit_130_and_a_rerun_finishes(azseed, t
     emulator = start_emulator(azseed, "--in-memory")
     try:
         cs = ["--connection-string", emulator.connection_string]
-        applying = subprocess.Popen([azseed, "apply", *cs, *NOW, "--events", "20000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(2.5)
+        # Interrupted once events are being written (not at a fixed time: issue 34 made 20,000
+        # events finish within the 2.5 s this test once waited).
+        applying = subprocess.Popen([azseed, "apply", *cs, *NOW, "--events", "40000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        from azure.data.tables import TableServiceClient
+        events = TableServiceClient.from_connection_string(emulator.connection_string).get_table_client("events")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and applying.poll() is None:
+            try:
+                if any(True for _ in events.query_entities("PartitionKey eq 'Events'", results_per_page=1).by_page().__next__()):
+                    break
+            except Exception:  # the table is not there yet
+                pass
+            time.sleep(0.05)
         assert applying.poll() is None, "apply finished before it could be interrupted; the test proves nothing"
         applying.send_signal(signal.SIGINT)
         out, err = applying.communicate(timeout=60)
@@ -170,9 +181,9 @@ def test_ctrl_c_during_apply_is_one_line_exit_130_and_a_rerun_finishes(azseed, t
         assert applying.returncode == 130, (applying.returncode, err)
         lines = [line for line in err.splitlines() if "interrupted" in line]
         assert len(lines) == 1 and "run the same command again" in lines[0] and "half-written" in lines[0], err
-        again = run(azseed, "apply", *cs, *NOW, "--events", "20000")
+        again = run(azseed, "apply", *cs, *NOW, "--events", "40000")
         assert again.returncode == 0, again.stderr
-        assert run(azseed, "verify", *cs, *NOW, "--events", "20000").returncode == 0
+        assert run(azseed, "verify", *cs, *NOW, "--events", "40000").returncode == 0
     finally:
         stop_emulator(emulator)
 

@@ -24,15 +24,17 @@ def test_verbose_log_file_progress_and_json_agree_under_faults(azseed, tmp_path)
     emulator = start_emulator(azseed, "--in-memory", "--fault-rate", "0.05", "--fault-seed", "7", "--log-file", str(served))
     log = tmp_path / "requests.jsonl"
     try:
-        done = run(azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "20000",
+        # Enough events that the events phase outlasts the 5 s between progress lines (issue 34
+        # made 20,000 too quick).
+        done = run(azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "60000",
                    "--verbose", "--log-file", str(log), "--output", "json", timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
     finally:
         stop_emulator(emulator)
     result = json.loads(done.stdout)
     assert list(result) == RESULT_FIELDS
-    assert result["command"] == "apply" and result["changes"]["create"] == 20018
-    assert [(e["kind"], e["create"]) for e in result["entities"]] == [("speaker", 8), ("event", 20000)]
+    assert result["command"] == "apply" and result["changes"]["create"] == 60018
+    assert [(e["kind"], e["create"]) for e in result["entities"]] == [("speaker", 8), ("event", 60000)]
     assert result["blobBytes"] == {"sent": 42440, "copiedServerSide": 0}
     assert [p["name"] for p in result["phases"]] == ["blobs", "events/speaker", "events/event"]
 
@@ -63,9 +65,9 @@ def test_verbose_log_file_progress_and_json_agree_under_faults(azseed, tmp_path)
     # Not a terminal: a progress line every few seconds, with the phase, rate, ETA and retries.
     progress = [line for line in done.stderr.splitlines() if line.startswith("azseed: applying events/event, ")]
     assert progress, done.stderr[-2000:]
-    assert re.match(r"azseed: applying events/event, \d+/20016, 42.4 KB/42.4 KB, \d+/s, ETA \d+:\d\d", progress[0]), progress[0]
+    assert re.match(r"azseed: applying events/event, \d+/60016, 42.4 KB/42.4 KB, \d+/s, ETA \d+:\d\d", progress[0]), progress[0]
     summary = next(line for line in done.stderr.splitlines() if line.startswith("Apply complete: "))
-    assert re.search(r"; \d+ retries \(\d+ throttled\); slowest phase events/event \(20000 in [\d.]+ s\)\.$", summary), summary
+    assert re.search(r"; \d+ retries \(\d+ throttled\); slowest phase events/event \(60000 in [\d.]+ s\)\.$", summary), summary
 
 
 def test_a_sas_signature_never_reaches_the_log(azseed, tmp_path, emulator):
