@@ -8,10 +8,14 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
-start() {  # start NAME [--in-memory]: a new, empty emulator (in this shell, so the trap stops it)
-  local where=(--data-dir "$work/$1"); [ "${2:-}" = --in-memory ] && where=(--in-memory)
-  "$bin" emulator --blob-port 0 --table-port 0 "${where[@]}" >"$work/$1.out" 2>&1 &
-  for _ in $(seq 100); do grep -q 'table:' "$work/$1.out" 2>/dev/null && break; sleep 0.1; done
+start() {  # start NAME [--in-memory] [emulator flags...]: a new, empty emulator (in this shell, so the trap stops it)
+  local name=$1; shift
+  local where=(--data-dir "$work/$name"); if [ "${1:-}" = --in-memory ]; then where=(--in-memory); shift; fi
+  "$bin" emulator --blob-port 0 --table-port 0 "${where[@]}" "$@" >"$work/$name.out" 2>&1 &
+  for _ in $(seq 100); do grep -q 'table:' "$work/$name.out" 2>/dev/null && break; sleep 0.1; done
+}
+origin() {  # origin NAME -> scheme://host:port of emulator NAME's blob endpoint (for --allow-copy-source)
+  awk '/blob:/ {print $2}' "$work/$1.out" | sed -E 's#^(https?://[^/]+).*#\1#'
 }
 cs() {  # cs NAME -> the connection string of emulator NAME
   echo "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=$(awk '/blob:/ {print $2}' "$work/$1.out");TableEndpoint=$(awk '/table:/ {print $2}' "$work/$1.out")"
