@@ -11,22 +11,35 @@ package enum JSONText {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// Copies runs of bytes that need no escape in one go; only the rare escaped byte is
-    /// handled on its own. (Byte-at-a-time appends were half of `generate`'s time.) Runs are
-    /// found eight bytes at a time (``ByteScan``): the scan was a tenth of a seeding run.
-    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        var runStart = 0
-        var i = 0
+    /// Whether a JSON string written here escapes `byte`: control characters, `"`, `\` and DEL.
+    private static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F }
+
+    /// The index of the first byte from `start` that needs an escape, or `bytes.count`. Plain
+    /// bytes are skipped eight at a time (``ByteScan``): the scan was a tenth of a seeding run.
+    private static func nextEscape(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var i = start
         while i < bytes.count {
             if i + 8 <= bytes.count, !ByteScan.mayNeedEscape(ByteScan.word(bytes, at: i)) {
                 i += 8
-                continue
+            } else if needsEscape(bytes[i]) {
+                return i
+            } else {
+                i += 1
             }
+        }
+        return bytes.count
+    }
+
+    /// Copies runs of bytes that need no escape in one go; only the rare escaped byte is
+    /// handled on its own. (Byte-at-a-time appends were half of `generate`'s time.)
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var runStart = 0
+        while true {
+            let i = nextEscape(in: bytes, from: runStart)
+            if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+            guard i < bytes.count else { return }
             let byte = bytes[i]
-            i += 1
-            guard byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F else { continue }
-            if runStart < i - 1 { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i - 1])) }
-            runStart = i
+            runStart = i + 1
             out.append(UInt8(ascii: "\\"))
             switch byte {
             case 0x22, 0x5C: out.append(byte)
@@ -39,7 +52,6 @@ package enum JSONText {
                 out.append(hex[Int(byte & 0xF)])
             }
         }
-        if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
     }
 
     /// At least as many bytes as ``appendString(_:to:)`` writes for `s` (exactly, but for
@@ -48,15 +60,10 @@ package enum JSONText {
         var string = s
         return string.withUTF8 { bytes in
             var length = 2 + bytes.count
-            var i = 0
+            var i = nextEscape(in: bytes, from: 0)
             while i < bytes.count {
-                if i + 8 <= bytes.count, !ByteScan.mayNeedEscape(ByteScan.word(bytes, at: i)) {
-                    i += 8
-                    continue
-                }
-                let byte = bytes[i]
-                if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { length += 5 }
-                i += 1
+                length += 5
+                i = nextEscape(in: bytes, from: i + 1)
             }
             return length
         }
