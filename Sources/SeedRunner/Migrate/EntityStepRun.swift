@@ -31,6 +31,14 @@ struct EntityStepRun {
     private var batch: [(read: QueriedEntity, outcome: EntityOutcome)] = []
     /// Hears the entities read so far, page by page (the CLI shows it: a long step is not silent).
     var onRead: @Sendable (Int) -> Void = { _ in }
+    /// Proves the run still holds the migrate lock, before each batch or move sent without a
+    /// checkpoint of its own (an idempotent step's, a rekey's).
+    var prove: @Sendable () async throws -> Void = {}
+    /// The batch a run that stopped (or lost its lock) had recorded as pending and that was
+    /// not found written when this run resumed: it may still land (a request of the other run
+    /// in flight). An entity of it found later holding what the step writes, under another
+    /// ETag, is counted as done, never changed again.
+    private var unsettled: MigrationRecord.PendingBatch?
 
     init(
         tables: TableClient, step: EntityStep, operation: Int, record: MigrationRecord,
@@ -50,6 +58,8 @@ struct EntityStepRun {
                 if try await committed(pending) {
                     cursor = MigrationRecord.EntityKey(partitionKey: pending.partitionKey, rowKey: pending.rows.last!.rowKey)
                     record.counts[operation] += pending.rows.count
+                } else {
+                    unsettled = pending
                 }
                 record.checkpoint?.pending = nil
             }
@@ -75,6 +85,10 @@ struct EntityStepRun {
                 read += page.count
                 onRead(read)
                 for read in page where step.selects(read.entity) {
+                    if Self.writtenBefore(read, unsettled, step: step) {
+                        record.counts[operation] += 1
+                        continue
+                    }
                     let outcome = step.change.apply(to: read.entity)
                     switch outcome {
                     case .unchanged: continue
@@ -140,6 +154,7 @@ struct EntityStepRun {
                     inFlight -= 1
                     try await finish(result)
                 }
+                try await prove()
                 let index = lastKeys.count
                 lastKeys.append(MigrationRecord.EntityKey(partitionKey: batch[0].read.entity.partitionKey, rowKey: batch.last!.read.entity.rowKey))
                 group.addTask { (index, try await Self.write(batch, to: tables, step: step)) }
@@ -245,6 +260,7 @@ struct EntityStepRun {
                                 try await group.next()
                                 inFlight -= 1
                             }
+                            try await prove()
                             group.addTask { try await Self.move(read, to: new, tables: tables, step: step) }
                             inFlight += 1
                             moved += 1
@@ -349,9 +365,41 @@ struct EntityStepRun {
                         "table \(step.table), partition '\(Printable.escaped(partition))': entities kept changing while they were migrated (\(attempts) reads); run apply again"
                     )
                 }
-                batch = try await Self.reread(batch.map(\.read.entity), tables: tables, step: step)
+                let again = try await Self.reread(batch.map(\.read.entity), tables: tables, step: step, unsettled: unsettled)
+                record.counts[operation] += again.settled
+                batch = again.batch
             }
         }
+    }
+
+    /// Whether `read` belongs to the ``unsettled`` batch and holds, under another ETag than the
+    /// one recorded, the value the step writes: written by the run that recorded the batch,
+    /// after this run found it not written (its request was still on its way).
+    static func writtenBefore(_ read: QueriedEntity, _ unsettled: MigrationRecord.PendingBatch?, step: EntityStep) -> Bool {
+        guard let unsettled, read.entity.partitionKey.isExactly(unsettled.partitionKey),
+            let row = unsettled.rows.first(where: { $0.rowKey.isExactly(read.entity.rowKey) }), row.written != "absent", read.etag != row.etag
+        else { return false }
+        return step.writtenDigest(read.entity) == row.written
+    }
+
+    /// ``reread(_:tables:step:)``, leaving out (and counting) the entities of the unsettled
+    /// batch found written by the run that recorded it.
+    static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep, unsettled: MigrationRecord.PendingBatch?) async throws -> (
+        batch: [(read: QueriedEntity, outcome: EntityOutcome)], settled: Int
+    ) {
+        guard let unsettled else { return (try await reread(entities, tables: tables, step: step), 0) }
+        var kept: [TableEntity] = []
+        var settled = 0
+        for entity in entities {
+            if let read = try await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: step.table),
+                writtenBefore(read, unsettled, step: step)
+            {
+                settled += 1
+            } else {
+                kept.append(entity)
+            }
+        }
+        return (try await reread(kept, tables: tables, step: step), settled)
     }
 
     /// The entities read again, with what the step makes of each now; gone ones dropped.

@@ -1,6 +1,7 @@
 import AzureStorage
 import Foundation
 import SeedKit
+import Synchronization
 
 extension Ledger {
     /// Every migration record in the target's ledger, by version; none when there is no ledger.
@@ -34,7 +35,9 @@ extension Ledger {
         do {
             for try await page in tables.query(ReservedNames.ledgerTable, filter: .partition(partition), fullMetadata: true) {
                 for queried in page {
-                    records.append(try MigrationRecord(queried.entity))
+                    var record = try MigrationRecord(queried.entity)
+                    record.etag = queried.etag
+                    records.append(record)
                     // Shard records are kept until the migration's record is written: at most a
                     // few migrations' shards at once.
                     let limit = partition == MigrationRecord.partition ? MigrationSet.maxMigrations + 1 : 100_000
@@ -70,6 +73,34 @@ extension Ledger {
         }
     }
 
+    /// Writes the record of a running migration only while it is the one this run last read or
+    /// wrote (`If-Match` on ``RecordFence``; a first record only if there is none): a run that
+    /// took the lock over writes the record before its first change, so the run it took it from
+    /// fails its next ledger write — and every batch that is not idempotent is preceded by one —
+    /// and stops there, in one line.
+    func write(_ record: MigrationRecord, fence: RecordFence) async throws {
+        let expected = fence.etag
+        let what = "recording migration \(record.version) in azseed's ledger (table \(ReservedNames.ledgerTable))"
+        do {
+            if let expected {
+                fence.etag = try await tables.update(record.entity, in: ReservedNames.ledgerTable, etag: expected)
+            } else {
+                do {
+                    fence.etag = try await tables.insert(record.entity, into: ReservedNames.ledgerTable)
+                } catch let error as AzureStorageError where error.status == 404 {
+                    _ = try await tables.ensureTable(ReservedNames.ledgerTable)
+                    fence.etag = try await tables.insert(record.entity, into: ReservedNames.ledgerTable)
+                }
+            }
+        } catch let error as AzureStorageError where error.status == 412 || error.status == 409 || (error.status == 404 && expected != nil) {
+            throw MigrationLock.takenOver("migration \(record.version)'s record in the ledger was written by another run")
+        } catch let error as RunError {
+            throw error
+        } catch {
+            throw RunError.explaining(error, while: what)
+        }
+    }
+
     /// Removes a migration record (`repair` of a failed run, of a record without a file).
     func deleteMigrationRecord(_ version: String) async throws {
         do {
@@ -78,5 +109,20 @@ extension Ledger {
         } catch {
             throw RunError.explaining(error, while: "removing migration \(version) from azseed's ledger")
         }
+    }
+}
+
+/// The ETag of the one migration record a run writes, as the run last read or wrote it: the
+/// fence that lets a run write its record (and so make its next change) only while no other
+/// run has written it since (``Ledger/write(_:fence:)``).
+final class RecordFence: Sendable {
+    private let current: Mutex<String?>
+
+    /// `etag`: the record's as read, nil when the ledger had none.
+    init(_ etag: String?) { current = Mutex(etag) }
+
+    var etag: String? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 }

@@ -5,8 +5,9 @@ import Synchronization
 
 /// One `migrate apply` (or `undo`, `repair`, `baseline`) per account at a time: a lease on blob
 /// `migrate.lock` in azseed's container (``ReservedNames/ledgerContainer``), taken for 60 s,
-/// renewed every 20 s while the run lasts and released at its end. A run whose renewal fails
-/// stops at its next checkpoint. The blob holds who took it, so a refusal can say.
+/// renewed every 20 s while the run lasts — and before each write that is not idempotent
+/// (``prove()``) — and released at its end. A run that no longer holds it stops before its
+/// next write. The blob holds who took it, so a refusal can say.
 ///
 /// The shards of a sharded apply (`--shard I/N`) each take a lock of their own
 /// (`migrate.shard-I-of-N.lock`), so they run at once; a shard and an unsharded run exclude
@@ -182,8 +183,11 @@ final class MigrationLock: Sendable {
                 if Task.isCancelled { return }
                 do {
                     try await blobs.renewLease(container: ReservedNames.ledgerContainer, name: name, id: id)
+                } catch let error as AzureStorageError {
+                    self?.lost.withLock { $0 = "renewing its lease: \(error.code.map { "\($0)" } ?? "HTTP \(error.status ?? 0)")" }
+                    return
                 } catch {
-                    self?.lost.withLock { $0 = "\(error)" }
+                    self?.lost.withLock { $0 = "its lease could not be renewed" }
                     return
                 }
             }
@@ -193,9 +197,32 @@ final class MigrationLock: Sendable {
 
     /// Throws when the lock could not be renewed: the run must stop before its next write.
     func check() throws {
-        if let why = lost.withLock({ $0 }) {
-            throw RunError("the account's migrate lock was lost (\(why)); the run stopped at a checkpoint, run apply again to resume")
+        if let why = lost.withLock({ $0 }) { throw Self.takenOver(why) }
+    }
+
+    /// Renews the lease now and throws when it is no longer this run's (broken, or taken by
+    /// another run): called before each write that is not idempotent, so a lock broken a moment
+    /// ago stops the run before that write, not at the next renewal 20 s later. (The ledger's
+    /// fence, ``Ledger/write(_:fence:)``, covers the moment between this and the write.)
+    func prove() async throws {
+        try check()
+        do {
+            try await blobs.renewLease(container: ReservedNames.ledgerContainer, name: name, id: id)
+        } catch let error as AzureStorageError where error.status == 409 || error.status == 412 || error.status == 404 {
+            let why = error.status == 404 ? "its blob was deleted" : "its lease was broken or taken by another run"
+            lost.withLock { $0 = why }
+            throw Self.takenOver(why)
+        } catch {
+            throw RunError.explaining(error, while: "renewing azseed's migrate lock")
         }
+    }
+
+    /// The one line of a run that no longer holds the lock: it stopped before its next write,
+    /// and whoever holds the lock now (or the next run) resumes exactly where it stopped.
+    static func takenOver(_ why: String) -> RunError {
+        RunError(
+            "this run no longer holds the account's migrate lock (\(Printable.escaped(why, quotes: false))); it stopped before its next write, and the run holding the lock now — or the next \(Setting.migrateApply) — resumes exactly where it stopped"
+        )
     }
 
     /// Stops renewing and releases the lease (a failure to release leaves it to expire). Sent

@@ -84,6 +84,16 @@ public struct MigrationRecord: Sendable, Equatable {
     public var appliedCounts: [Int]?
     /// The shard whose part this record keeps (a shard's record), nil for the migration's.
     public var shard: Shard?
+    /// The ETag the ledger gave the record when it was read or last written by this process:
+    /// a run writes its record only on it (``RecordFence``). Not part of the record's value.
+    public internal(set) var etag: String?
+
+    public static func == (a: MigrationRecord, b: MigrationRecord) -> Bool {
+        a.version == b.version && a.description == b.description && a.script == b.script && a.checksum == b.checksum && a.state == b.state
+            && a.startedAt == b.startedAt && a.endedAt == b.endedAt && a.tool == b.tool && a.host == b.host && a.counts == b.counts
+            && a.checkpoint == b.checkpoint && a.error == b.error && a.undoChecks == b.undoChecks && a.appliedCounts == b.appliedCounts
+            && a.shard == b.shard
+    }
 
     /// The RowKey of `version`'s record for `shard`.
     static func shardRowKey(_ version: String, _ shard: Shard) -> String { "\(version)@\(shard.index)of\(shard.count)" }

@@ -17,9 +17,21 @@ struct MigrationRun {
     var beforeCheckpoint: (@Sendable () async throws -> Void)? = nil
     /// The shard whose part this run applies (`--shard I/N`): its record is the shard's own.
     var shard: Shard? = nil
+    /// Proves the run still holds the migrate lock (``MigrationLock/prove()``): before each
+    /// ledger write and each change that is not idempotent.
+    var prove: @Sendable () async throws -> Void = {}
+
+    /// Writes the run's record on its fence, after proving the lock is still held.
+    private func save(_ record: MigrationRecord, _ fence: RecordFence) async throws {
+        try await prove()
+        try await ledger.write(record, fence: fence)
+    }
 
     func apply(_ entry: MigrationStatus.Entry) async throws -> MigrationReport {
         let migration = entry.migration!
+        // The record as read with the status: the first write below is on its ETag, so a run
+        // that took the lock over since makes this one stop here.
+        let fence = RecordFence(entry.record?.etag)
         var record: MigrationRecord
         if let existing = entry.record, existing.state == .running {
             record = existing
@@ -43,12 +55,12 @@ struct MigrationRun {
         if checked && record.undoChecks.count != migration.operations.count {
             record.undoChecks = Array(repeating: nil, count: migration.operations.count)
         }
-        try await ledger.write(record)
-        let report = try await run(migration, &record, undoing: false)
+        try await save(record, fence)
+        let report = try await run(migration, &record, fence, undoing: false)
         record.state = .applied
         record.endedAt = clock()
         record.checkpoint = nil
-        try await ledger.write(record)
+        try await save(record, fence)
         return report
     }
 
@@ -58,6 +70,7 @@ struct MigrationRun {
     func undo(_ entry: MigrationStatus.Entry) async throws -> MigrationReport {
         let migration = entry.migration!
         var record = entry.record!
+        let fence = RecordFence(record.etag)
         if record.state == .undoing {
             observer.note("resuming the undo of migration \(migration.version.text) at step \((record.checkpoint?.operation ?? 0) + 1)")
         }
@@ -81,18 +94,18 @@ struct MigrationRun {
             record.host = host
             record.checkpoint = MigrationRecord.Checkpoint(operation: 0, after: nil, pending: nil)
         }
-        try await ledger.write(record)
-        var report = try await run(undo, &record, undoing: true)
+        try await save(record, fence)
+        var report = try await run(undo, &record, fence, undoing: true)
         report.state = "undone"
         record.state = .undone
         record.endedAt = clock()
         record.checkpoint = nil
-        try await ledger.write(record)
+        try await save(record, fence)
         return report
     }
 
     /// Runs `migration`'s operations from the record's checkpoint, recording each as it ends.
-    private func run(_ migration: Migration, _ record: inout MigrationRecord, undoing: Bool) async throws -> MigrationReport {
+    private func run(_ migration: Migration, _ record: inout MigrationRecord, _ fence: RecordFence, undoing: Bool) async throws -> MigrationReport {
         let start = record.checkpoint?.operation ?? 0
         guard record.counts.count == migration.operations.count, start <= migration.operations.count else {
             throw MigrationRecordDamaged(
@@ -116,15 +129,21 @@ struct MigrationRun {
                     // Counted before the operation's first write, and recorded with it: a run
                     // resumed inside the operation keeps the count made on the data before it.
                     record.undoChecks[i] = try await UndoCheck(tables: tables, blobs: blobs).conflicts(operation)
-                    try await ledger.write(record)
+                    try await save(record, fence)
                 }
                 switch operation {
                 case .copyTable(let from, let to):
                     let hook = beforeCheckpoint
-                    record.counts[i] = try await CopyTableRun(tables: tables, from: from, to: to, shard: shard) { try await hook?() }.run()
+                    let prove = self.prove
+                    record.counts[i] = try await CopyTableRun(tables: tables, from: from, to: to, shard: shard) {
+                        try await hook?()
+                        try await prove()
+                    }.run()
                 case .createTable(let table):
+                    try await prove()
                     record.counts[i] = try await tables.ensureTable(table) ? 1 : 0
                 case .deleteTable(let table):
+                    try await prove()
                     do {
                         try await tables.deleteTable(table)
                         record.counts[i] = 1
@@ -134,44 +153,51 @@ struct MigrationRun {
                 case .entities(let step):
                     let ledger = self.ledger
                     let hook = beforeCheckpoint
+                    let prove = self.prove
                     var run = EntityStepRun(tables: tables, step: step, operation: i, record: record) {
                         try await hook?()
-                        try await ledger.write($0)
+                        try await prove()
+                        try await ledger.write($0, fence: fence)
                     }
+                    run.prove = prove
                     defer { record = run.record }
                     let observer = self.observer
                     run.onRead = { observer.reading($0) }
                     try await run.run()
                 case .blobs(let step):
                     let hook = beforeCheckpoint
-                    record.counts[i] += try await BlobStepRun(blobs: blobs, step: step, account: blobs.account) { try await hook?() }.run()
+                    let prove = self.prove
+                    record.counts[i] += try await BlobStepRun(blobs: blobs, step: step, account: blobs.account) {
+                        try await hook?()
+                        try await prove()
+                    }.run()
                 }
             } catch let stopped as EntityStepRun.Stopped {
-                try await fail(&record, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(stopped.message)", undoing: undoing)
+                try await fail(&record, fence, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(stopped.message)", undoing: undoing)
                 throw RunError(
                     undoing
                         ? "\(what) \(i + 1) (\(operation.name)) stopped: \(stopped.message); nothing after it was written. Fix the entity, then run the same undo again to resume it"
                         : "\(what) \(i + 1) (\(operation.name)) stopped: \(stopped.message); nothing after it was written. Fix the entity or the migration, then \(Setting.migrateRepair) lets apply resume"
                 )
             } catch let error as AzureStorageError where Self.isPermanent(error) {
-                try await fail(&record, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(error)", undoing: undoing)
+                try await fail(&record, fence, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(error)", undoing: undoing)
                 throw RunError.explaining(error, while: "\(what) \(i + 1) (\(operation.name))")
             }
             done.changes = record.counts[i]
             report.operations.append(done)
             record.checkpoint = MigrationRecord.Checkpoint(operation: i + 1, after: nil, pending: nil)
-            try await ledger.write(record)
+            try await save(record, fence)
         }
         return report
     }
 
     /// Records why the run stopped. An undo stays `undoing` (its checkpoint counts the undo's
     /// steps, which `apply` cannot resume); running it again resumes it.
-    private func fail(_ record: inout MigrationRecord, _ why: String, undoing: Bool) async throws {
+    private func fail(_ record: inout MigrationRecord, _ fence: RecordFence, _ why: String, undoing: Bool) async throws {
         if !undoing { record.state = .failed }
         record.error = why
         record.endedAt = clock()
-        try await ledger.write(record)
+        try await ledger.write(record, fence: fence)
     }
 
     /// A refusal that running again would meet again (a value too large, a name the service

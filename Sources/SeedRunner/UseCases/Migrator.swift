@@ -69,6 +69,9 @@ public struct Migrator: Sendable {
             try await BlockingPool.run {
                 if let data { try FolderOverlap.check(output: backup, setting: .backupFolder, inputs: [("the storage's data folder", data)]) }
                 try FolderOverlap.checkNoDataFolder(output: backup, setting: .backupFolder)
+                if let problem = PrivateFolder.problem(backup) {
+                    throw GenerationError("\(Setting.backupFolder) \(backup.relativePathForMessages): \(problem); name a new folder of your own")
+                }
                 // A backup is never written over anything: the folder is new, or empty.
                 var isFolder: ObjCBool = false
                 if FileManager.default.fileExists(atPath: backup.path, isDirectory: &isFolder),
@@ -99,6 +102,7 @@ public struct Migrator: Sendable {
                     try lock.check()
                     try await hook?()
                 }
+                run.prove = { try await lock.prove() }
                 guard let part = try Self.shardPart(entry, shard: target.shard) else {
                     // This shard finished its part earlier: the migration may wait only for the record.
                     try await finishShards(entry, ledger: ledger)
@@ -173,6 +177,7 @@ public struct Migrator: Sendable {
                     try lock.check()
                     try await hook?()
                 }
+                run.prove = { try await lock.prove() }
                 let report = try await run.undo(entry)
                 observer.note(
                     "migration \(report.version) undone: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
