@@ -41,6 +41,7 @@ extension BlobClient {
     ) async throws {
         try check(container: container, blob: name, operation: "Put Blob From URL")
         var headers = options.headers
+        for (header, value) in options.conditionHeaders { headers[header] = value }
         headers["x-ms-blob-type"] = "BlockBlob"
         headers["x-ms-copy-source"] = source
         headers["x-ms-copy-source-blob-properties"] = "false"
@@ -86,6 +87,7 @@ extension BlobClient {
             return { _ = try await self.pipeline.send(request, operation: "Put Block From URL", expected: [201]) }
         }
         var headers = options.headers
+        for (header, value) in options.conditionHeaders { headers[header] = value }
         if let md5 { headers["x-ms-blob-content-md5"] = md5 }
         headers["Content-Type"] = "application/xml"
         let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"

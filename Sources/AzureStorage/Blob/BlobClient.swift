@@ -147,7 +147,7 @@ public struct BlobClient: Sendable {
         headers["Content-Type"] = "application/octet-stream"
         headers["Content-MD5"] = md5
         headers["x-ms-blob-content-md5"] = md5
-        if options.onlyIfAbsent { headers["If-None-Match"] = "*" }
+        for (header, value) in options.conditionHeaders { headers[header] = value }
         let response = try await pipeline.send(
             pipeline.request("PUT", path(container, name), headers: headers, body: data), operation: "Put Blob", expected: [201])
         return response.headers["ETag"]
@@ -187,7 +187,7 @@ public struct BlobClient: Sendable {
         var headers = uploadHeaders(options)
         headers["x-ms-blob-content-md5"] = Data(md5.finalize()).base64EncodedString()
         headers["Content-Type"] = "application/xml"
-        if options.onlyIfAbsent { headers["If-None-Match"] = "*" }
+        for (header, value) in options.conditionHeaders { headers[header] = value }
         let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>" + ids.map { "<Latest>\($0)</Latest>" }.joined() + "</BlockList>"
         let response = try await pipeline.send(
             pipeline.request("PUT", path(container, name), query: [("comp", "blocklist")], headers: headers, body: Data(xml.utf8)),

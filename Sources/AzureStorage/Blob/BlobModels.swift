@@ -68,6 +68,17 @@ public struct BlobUploadOptions: Sendable, Equatable {
     public var onlyIfAbsent: Bool
     /// The lease to write a leased blob under (`x-ms-lease-id`).
     public var leaseID: String? = nil
+    /// Write only over the blob with this ETag (`If-Match`; 412 ConditionNotMet otherwise).
+    public var ifMatch: String? = nil
+
+    /// The conditions of the request that stores the blob (Put Blob, Put Blob From URL, Put
+    /// Block List): never on a staged block, which replaces nothing.
+    var conditionHeaders: HeaderFields {
+        var headers = HeaderFields()
+        if onlyIfAbsent { headers["If-None-Match"] = "*" }
+        if let ifMatch { headers["If-Match"] = ifMatch }
+        return headers
+    }
 
     public init(
         contentType: String = "application/octet-stream", cacheControl: String? = nil, contentEncoding: String? = nil,

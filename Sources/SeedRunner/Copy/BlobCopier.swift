@@ -57,12 +57,16 @@ public final class BlobCopier: Sendable {
     /// Makes `target/container/name` hold the source's `sourceContainer/sourceName` as it was
     /// `listed` (its version, content headers and metadata; `blob` is what the plan recorded of
     /// it). Every way of copying — in one request, in blocks, or streamed — stores the same.
+    /// `ifAbsent` writes only where no blob is (409 BlobAlreadyExists otherwise), `ifMatch` only
+    /// over the blob of that ETag (412): someone else's blob written meanwhile is never replaced.
     func copy(
         container sourceContainer: String, name sourceName: String, listed: BlobProperties, to target: BlobClient, as container: String,
-        _ name: String, blob: DesiredBlob
+        _ name: String, blob: DesiredBlob, ifAbsent: Bool = false, ifMatch: String? = nil
     ) async throws {
         var options = listed.uploadOptions
         options.contentType = blob.contentType
+        options.onlyIfAbsent = ifAbsent
+        options.ifMatch = ifMatch
         if streamingReason.withLock({ $0 }) == nil, let grant = grant(for: sourceContainer) {
             var url = source.url(container: sourceContainer, name: sourceName)
             if let grant { url += "?" + grant.query }

@@ -32,6 +32,12 @@ struct BlobStepRun {
         return found
     }
 
+    /// The name a move gives `name` in its destination container.
+    func destination(of name: String) -> String {
+        guard case .move(_, let prefix) = step.change else { return name }
+        return prefix + String(decoding: name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self)
+    }
+
     /// Whether the step would change `blob` (a move always does; properties only when they differ).
     func changes(_ blob: BlobProperties) -> Bool {
         guard case .setProperties(let contentType, let cacheControl, let metadata) = step.change else { return true }
@@ -80,24 +86,49 @@ struct BlobStepRun {
             let access = try await blobs.containerAccess(step.container) ?? .private
             _ = try await blobs.ensureContainer(toContainer, access: access)
         }
+        // A move's destinations are looked at before its first write: one that holds another
+        // blob (not a copy this move made and did not finish) is someone else's, and the step
+        // is refused whole rather than replace it.
+        var destinations: [String: BlobProperties?] = [:]
+        if case .move(let toContainer, _) = step.change {
+            var conflicts: [String] = []
+            for blob in found {
+                let there = try await blobs.properties(container: toContainer, name: destination(of: blob.name))
+                if let there, !there.sameStoredBlob(as: blob) { conflicts.append(destination(of: blob.name)) }
+                destinations[blob.name] = .some(there)
+            }
+            if let first = conflicts.first {
+                throw RunError(
+                    "\(step.change.name): \(conflicts.count) destination blob\(conflicts.count == 1 ? "" : "s") in \(toContainer) already hold\(conflicts.count == 1 ? "s" : "") other bytes (first: '\(Printable.escaped(first, quotes: false))'); nothing was moved. Move or delete \(conflicts.count == 1 ? "it" : "them"), or move to another prefix; \(Setting.migratePlan) lists them"
+                )
+            }
+        }
         let copier = BlobCopier(source: blobs, target: account)
         for blob in found where changes(blob) {
             try await beforeChange()
             guard let etag = blob.etag else { continue }
             do {
                 switch step.change {
-                case .move(let toContainer, let toPrefix):
-                    let name = toPrefix + String(decoding: blob.name.utf8.dropFirst(step.prefix.utf8.count), as: UTF8.self)
-                    let there = try await blobs.properties(container: toContainer, name: name)
-                    let same = there.map { $0.sameStoredBlob(as: blob) } ?? false
-                    if !same {
+                case .move(let toContainer, _):
+                    let name = destination(of: blob.name)
+                    let there = destinations[blob.name] ?? nil
+                    if there == nil {
                         let md5 = blob.contentMD5.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
                         let desired = DesiredBlob(
                             name: name, content: .sourceBlob(container: step.container, name: blob.name, listed: blob), size: blob.contentLength,
                             md5: md5,
                             contentType: blob.contentType ?? "application/octet-stream")
-                        try await copier.copy(
-                            container: step.container, name: blob.name, listed: blob, to: blobs, as: toContainer, name, blob: desired)
+                        do {
+                            // Only where no blob is: one written there since it was looked at is
+                            // someone else's, and stays.
+                            try await copier.copy(
+                                container: step.container, name: blob.name, listed: blob, to: blobs, as: toContainer, name, blob: desired,
+                                ifAbsent: true)
+                        } catch let error as AzureStorageError where error.status == 409 || error.status == 412 {
+                            throw RunError(
+                                "\(step.change.name): blob \(toContainer)/\(Printable.escaped(name, quotes: false)) was written by someone else while \(step.container)/\(Printable.escaped(blob.name, quotes: false)) was moved there; it was kept as they wrote it, and the source was not deleted. Decide which to keep, then run again"
+                            )
+                        }
                     }
                     try await blobs.deleteBlob(container: step.container, name: blob.name, etag: etag)
                 case .setProperties(let contentType, let cacheControl, let metadata):

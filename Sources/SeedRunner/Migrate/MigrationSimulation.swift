@@ -99,6 +99,11 @@ struct MigrationSimulation {
             case .blobs(let step):
                 let run = BlobStepRun(blobs: blobs, step: step, account: blobs.account) {}
                 for blob in try await currentBlobs(run) where run.changes(blob) {
+                    if case .move(let to, _) = step.change, let conflict = try await conflict(moving: blob, to: to, run) {
+                        // apply refuses the step whole before its first write: counted as a failure.
+                        counted.failures += 1
+                        if counted.firstFailure == nil { counted.firstFailure = conflict }
+                    }
                     counted.changes += 1
                     if case .delete = step.change { counted.deleted += 1 }
                     if counted.samples.count < OperationReport.maxSamples {
@@ -125,6 +130,23 @@ struct MigrationSimulation {
         for blob in listed where !(overlay?.removed.contains(blob.name) ?? false) { byName[blob.name] = blob }
         for (name, blob) in overlay?.changed ?? [:] where run.step.selects(name) { byName[name] = blob }
         return byName.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
+    /// Why a move cannot write `blob` to container `to`: its destination, as the plan's earlier
+    /// steps leave it, holds another blob (apply never replaces one); nil when it is free or
+    /// holds this blob's copy already (a stopped move).
+    private func conflict(moving blob: BlobProperties, to container: String, _ run: BlobStepRun) async throws -> String? {
+        let name = run.destination(of: blob.name)
+        let there: BlobProperties?
+        if blobOverlay[container]?.removed.contains(name) == true {
+            there = nil
+        } else if let changed = blobOverlay[container]?.changed[name] {
+            there = changed
+        } else {
+            there = try await blobs.properties(container: container, name: name)
+        }
+        guard let there, !there.sameStoredBlob(as: blob) else { return nil }
+        return "\(container)/\(Printable.escaped(name, quotes: false)) already holds other bytes, which apply never replaces"
     }
 
     /// Records in the overlay what a blob step does to one blob.

@@ -91,7 +91,7 @@ struct MigratePlanCommand: AsyncParsableCommand {
         for report in reports {
             for (i, op) in report.operations.enumerated() where op.failures > 0 {
                 throw RunError(
-                    "apply would stop at migration \(report.version), operation \(i + 1) (\(op.op)): \(op.failures) entit\(op.failures == 1 ? "y" : "ies") it cannot change, e.g. \(op.firstFailure ?? "")"
+                    "apply would stop at migration \(report.version), operation \(i + 1) (\(op.op)): \(op.countedFailures) it cannot change, e.g. \(op.firstFailure ?? "")"
                 )
             }
         }

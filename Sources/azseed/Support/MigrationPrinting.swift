@@ -24,7 +24,7 @@ enum MigrationPrinting {
                 changes += op.done ? 0 : op.changes
                 lines += operationLines(op)
                 if let failure = op.firstFailure {
-                    lines.append("      cannot change \(op.failures) entit\(op.failures == 1 ? "y" : "ies"), e.g. \(failure); apply would stop there")
+                    lines.append("      cannot change \(op.countedFailures), e.g. \(failure); apply would stop there")
                 }
             }
         }
@@ -215,5 +215,12 @@ enum MigrationPrinting {
                     })
             )
         ])
+    }
+}
+
+extension OperationReport {
+    /// `3 entities`, `1 blob`: what the operation cannot change.
+    var countedFailures: String {
+        isBlobOperation ? "\(failures) blob\(failures == 1 ? "" : "s")" : "\(failures) entit\(failures == 1 ? "y" : "ies")"
     }
 }
