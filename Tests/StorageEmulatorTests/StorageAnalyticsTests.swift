@@ -42,6 +42,65 @@ import Testing
         }
     }
 
+    /// Splits an entry as Azure's readers do: at semicolons outside quotes.
+    static func fields(_ line: String) -> [String] {
+        var fields: [String] = []
+        var field = ""
+        var quoted = false
+        for c in line.unicodeScalars {
+            if c == "\"" { quoted.toggle() }
+            if c == ";" && !quoted {
+                fields.append(field)
+                field = ""
+            } else {
+                field.unicodeScalars.append(c)
+            }
+        }
+        fields.append(field)
+        return fields
+    }
+
+    /// Every value a caller chooses, fuzzed with separators, quotes (leading ones too: a
+    /// `Content-MD5: "x";FORGED;"y` added fields before) and line breaks: the entry keeps
+    /// Azure's field count and one line, and each value reads back where it belongs.
+    @Test func noCallerValueAddsFieldsOrLines() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        let alphabet: [Character] = ["\"", ";", "\n", "\r", "&", "a", "Z", "0", " ", "\u{e9}", "#", "="]
+        func hostile() -> String {
+            let length = Int(next() % 12)
+            return String((0..<length).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] })
+        }
+        let now = EdmDateTime(unixSeconds: 1_800_000_000)
+        for trial in 0..<2_000 {
+            var o = Self.observation(at: now)
+            let which = trial % 10
+            let value = trial < 10 ? "\"x\";FORGED;\"y" : hostile()
+            switch which {
+            case 0: o.contentMD5 = value
+            case 1: o.version = value
+            case 2: o.url = value
+            case 3: o.objectKey = value
+            case 4: o.etag = value
+            case 5: o.conditions = value
+            case 6: o.userAgent = value
+            case 7: o.referrer = value
+            case 8: o.clientRequestID = value
+            default: o.client = value
+            }
+            for (version, count) in [("1.0", 30), ("2.0", 38)] {
+                let line = AnalyticsLogWriter.line(o, version: version, account: "acct")
+                #expect(!line.contains("\n") && !line.contains("\r"), "trial \(trial): a line break in the entry")
+                #expect(Self.fields(line).count == count, "trial \(trial), field \(which): \(line)")
+            }
+        }
+    }
+
     @Test func retentionRemovesWhatIsOlderThanItsDays() async throws {
         let store = try EmulatorStore(dataDirectory: nil)
         let now = EdmDateTime(unixSeconds: 1_800_000_000)

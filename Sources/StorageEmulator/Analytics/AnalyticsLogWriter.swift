@@ -48,23 +48,35 @@ struct AnalyticsLogWriter {
         return "\(service == .blob ? "blob" : "table")/\(String(iso[0..<4]))/\(String(iso[5..<7]))/\(String(iso[8..<10]))/\(String(iso[11..<13]))00/"
     }
 
-    /// One entry.
+    /// One entry. Every field is either quoted here (a value Azure's format quotes) or plain;
+    /// a plain one that holds a separator, a quote or a line break — a caller's `x-ms-version`
+    /// or `Content-MD5`, whatever it starts with — is quoted too, so no request adds fields
+    /// to its entry or lines to the log.
     static func line(_ o: StorageAnalytics.Observation, version: String, account: String) -> String {
-        var fields: [String] = [
-            version, o.start.iso8601, o.operation.name, MetricsCounts.requestStatus(o.status, o.authentication), String(o.status),
-            String(o.milliseconds), String(o.milliseconds), o.authentication.rawValue,
-            o.authentication == .anonymous ? "" : account, account, o.service == .blob ? "blob" : "table", quoted(o.url),
-            quoted(o.objectKey), o.requestID, "0", o.client, o.version, "", String(o.requestBytes), "", String(o.responseBytes),
-            String(o.requestBytes), o.contentMD5, o.contentMD5, quoted(Self.unquoted(o.etag)), o.lastModified, quoted(o.conditions),
-            quoted(o.userAgent), quoted(o.referrer), quoted(o.clientRequestID),
+        let q = { (value: String) in Field.quoted(value) }
+        let p = { (value: String) in Field.plain(value) }
+        var fields: [Field] = [
+            p(version), p(o.start.iso8601), p(o.operation.name), p(MetricsCounts.requestStatus(o.status, o.authentication)), p(String(o.status)),
+            p(String(o.milliseconds)), p(String(o.milliseconds)), p(o.authentication.rawValue),
+            p(o.authentication == .anonymous ? "" : account), p(account), p(o.service == .blob ? "blob" : "table"), q(o.url),
+            q(o.objectKey), p(o.requestID), p("0"), p(o.client), p(o.version), p(""), p(String(o.requestBytes)), p(""), p(String(o.responseBytes)),
+            p(String(o.requestBytes)), p(o.contentMD5), p(o.contentMD5), q(Self.unquoted(o.etag)), p(o.lastModified), q(o.conditions),
+            q(o.userAgent), q(o.referrer), q(o.clientRequestID),
         ]
-        if version == "2.0" { fields += Array(repeating: "", count: 8) }
-        // Any other field a caller can fill (the version and MD5 headers) is quoted when it
-        // holds a separator, so no value adds fields.
+        if version == "2.0" { fields += Array(repeating: p(""), count: 8) }
         return fields.map { field in
-            field.hasPrefix("\"") || !field.unicodeScalars.contains(where: { $0 == ";" || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-                ? field : quoted(field)
+            switch field {
+            case .quoted(let value): quoted(value)
+            case .plain(let value):
+                value.unicodeScalars.contains(where: { $0 == ";" || $0 == "\"" || $0 == "\n" || $0 == "\r" }) ? quoted(value) : value
+            }
         }.joined(separator: ";")
+    }
+
+    /// A field of an entry: quoted as Azure's format quotes it, or plain unless it must be.
+    enum Field {
+        case quoted(String)
+        case plain(String)
     }
 
     /// Quoted (so a `;` inside is no separator), with `&`, `"` and line breaks HTML-encoded;
