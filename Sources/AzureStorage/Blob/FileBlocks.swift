@@ -16,7 +16,7 @@ final class FileBlocks: @unchecked Sendable {
     init(creating file: URL) throws {
         destination = file
         temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).azseed-partial")
-        fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: file.path]) }
     }
 

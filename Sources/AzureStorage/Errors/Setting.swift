@@ -17,7 +17,7 @@ public enum Setting: String, Sendable, CaseIterable, CustomStringConvertible {
         applySavedPlan, exportShards,
         exportShardsOfOneExport, emulatorCommand
     // The emulator's start-up.
-    case certificate, privateKey, ports, tokenAuthority, allowedCopySource, maxBlobSize
+    case certificate, privateKey, ports, tokenAuthority, allowedCopySource, maxBlobSize, maxCommittedBlobSize
 
     /// Its plain name: what a `Setting` interpolated into a plain `String` by mistake shows
     /// (only a ``Phrase`` lets the program spell it), never the case's name.
@@ -79,6 +79,7 @@ public enum Setting: String, Sendable, CaseIterable, CustomStringConvertible {
         case .tokenAuthority: "an OAuth authority"
         case .allowedCopySource: "an allowed copy source"
         case .maxBlobSize: "the largest blob size"
+        case .maxCommittedBlobSize: "the largest committed blob size"
         }
     }
 }

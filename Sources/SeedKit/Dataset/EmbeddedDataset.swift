@@ -22,13 +22,33 @@ public enum EmbeddedDataset {
     static func bytes(_ base64: String) -> Data { Data(base64Encoded: base64, options: .ignoreUnknownCharacters) ?? Data() }
 
     /// The default dataset's folder, written out on first use. The files go to a temporary
-    /// folder renamed into place, so a second process never sees half of them.
+    /// folder renamed into place, so a second process never sees half of them. The cache folder
+    /// must be this user's and writable by no one else (``PrivateFolder``), and what is found
+    /// there is used only when every file holds the embedded bytes: a folder another user made
+    /// first (a shared `XDG_CACHE_HOME=/tmp/cache`) would otherwise decide what `apply` writes.
     public static func extracted(cache: URL = cacheFolder) throws -> URL {
         let root = cache.appendingPathComponent("embedded-\(digest.prefix(16))")
         // A directory URL (trailing slash): the loader resolves `images/` and templates against it.
         let dataset = URL(fileURLWithPath: root.appendingPathComponent("Seeds/\(DatasetLocator.defaultName)").path, isDirectory: true)
         let fm = FileManager.default
-        if fm.fileExists(atPath: dataset.appendingPathComponent("dataset.yaml").path) { return dataset }
+        do {
+            if let problem = PrivateFolder.problem(cache.deletingLastPathComponent()), !problem.hasPrefix("it is not") {
+                throw PrivateFolderError(folder: cache.deletingLastPathComponent().path, role: "the cache folder's parent", problem: problem)
+            }
+            try PrivateFolder.make(cache, role: "azseed's cache folder")
+        } catch let error as PrivateFolderError {
+            throw DatasetError(
+                file: cache.path, line: nil, "\(error.description); or pass \(Setting.dataset), or set XDG_CACHE_HOME to a folder of your own")
+        } catch {
+            throw DatasetError(
+                file: cache.path, line: nil,
+                "cannot make the cache folder (\(FileProblem.describe(error))); pass \(Setting.dataset) or set XDG_CACHE_HOME to a writable folder")
+        }
+        if fm.fileExists(atPath: root.path) {
+            if holdsEmbeddedFiles(root) { return dataset }
+            // Not what this azseed embeds (edited, or left half by a crash): written again.
+            try? fm.removeItem(at: root)
+        }
         let staging = cache.appendingPathComponent(".embedded-\(UUID().uuidString)")
         do {
             for (path, base64) in files {
@@ -38,10 +58,8 @@ public enum EmbeddedDataset {
             }
             if rename(staging.path, root.path) != 0 {
                 try? fm.removeItem(at: staging)
-                // Another process wrote the same files first: theirs are identical.
-                guard fm.fileExists(atPath: dataset.appendingPathComponent("dataset.yaml").path) else {
-                    throw CocoaError(.fileWriteNoPermission)
-                }
+                // Another process wrote the same files first: used once they hold the same bytes.
+                guard holdsEmbeddedFiles(root) else { throw CocoaError(.fileWriteNoPermission) }
             }
         } catch {
             try? fm.removeItem(at: staging)
@@ -51,6 +69,18 @@ public enum EmbeddedDataset {
             )
         }
         return dataset
+    }
+
+    /// Whether `root` holds every embedded file with its bytes, each a regular file of this user.
+    static func holdsEmbeddedFiles(_ root: URL) -> Bool {
+        for (path, base64) in files {
+            let file = root.appendingPathComponent(path)
+            var info = stat()
+            guard lstat(file.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
+                let data = FileManager.default.contents(atPath: file.path), data == bytes(base64)
+            else { return false }
+        }
+        return true
     }
 
     /// `$XDG_CACHE_HOME/azseed`, else `~/.cache/azseed`.

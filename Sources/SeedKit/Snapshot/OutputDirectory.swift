@@ -17,6 +17,11 @@ struct OutputDirectory {
                 throw GenerationError(
                     usage: true, "\(self.destination.relativePathForMessages) exists and is not a folder; choose another \(Setting.outputFolder)")
             }
+            // A folder someone else owns, or may write, would let them read the snapshot or swap
+            // its files: refused whatever it holds.
+            if let problem = PrivateFolder.problem(self.destination) {
+                throw GenerationError("\(self.destination.relativePathForMessages): \(problem); choose another \(Setting.outputFolder) of your own")
+            }
             let contents = (try? fm.contentsOfDirectory(atPath: self.destination.path)) ?? []
             if !contents.isEmpty && !force {
                 throw GenerationError(
@@ -37,7 +42,9 @@ struct OutputDirectory {
         staging = parent.appendingPathComponent(".\(self.destination.lastPathComponent).azseed-\(ProcessInfo.processInfo.processIdentifier)")
         try? fm.removeItem(at: staging)
         do {
-            try fm.createDirectory(at: staging, withIntermediateDirectories: false)
+            // Made private (0700) before anything is written into it: what it holds is the data
+            // of an account, and the folder becomes the output as it is.
+            try fm.createDirectory(at: staging, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         } catch {
             throw GenerationError("cannot create \(staging.relativePathForMessages): \(FileProblem.describe(error)); check the folder's permissions")
         }

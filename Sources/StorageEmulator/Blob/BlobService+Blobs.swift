@@ -214,7 +214,7 @@ extension BlobService {
             container: container, name: blob, list: list,
             properties: httpProperties(request, computedMD5: nil),
             metadata: try metadataHeaders(request.headers), conditions: try conditions(request), tier: try writeTier(request),
-            tags: try BlobTags.header(request))
+            tags: try BlobTags.header(request), maxSize: maxCommittedBlobBytes, tooLarge: committedTooLarge)
         var headers = blobHeaders(record)
         headers["x-ms-request-server-encrypted"] = "true"
         return TransportResponse(status: 201, headers: headers)

@@ -280,6 +280,17 @@ extension BlobService {
         return appendReply(record, offset: offset, md5: md5, crc64: crc64)
     }
 
+    /// The answer when a block list would commit a blob past the largest one committed here.
+    var committedTooLarge: @Sendable (Int) -> ServiceError {
+        let (limit, names) = (maxCommittedBlobBytes, remote.names)
+        return { size in
+            ServiceError(
+                413, .requestBodyTooLarge,
+                ("A blob committed here holds at most \(limit) bytes (\(Setting.maxCommittedBlobSize)): this block list would make it \(size)."
+                    as Phrase).rendered(names))
+        }
+    }
+
     /// The answer when an append would grow the blob past the largest blob: each append
     /// rewrites the blob here, so an append blob is bounded as any blob is.
     var appendTooLarge: @Sendable (Int) -> ServiceError {

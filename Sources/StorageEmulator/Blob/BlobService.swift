@@ -11,6 +11,8 @@ struct BlobService: Sendable {
     /// The largest blob or block a request may store (`--max-blob-mib`), copies from other
     /// accounts included.
     var maxBlobBytes = Int.max
+    /// The largest blob a Put Block List may commit (`--max-committed-blob-mib`).
+    var maxCommittedBlobBytes = Int.max
     /// How long an archived blob takes to rehydrate at Standard priority (`--rehydrate-seconds`).
     var rehydrationSeconds = 600
     /// Whether requests arrive over HTTPS (customer-provided keys travel only so).

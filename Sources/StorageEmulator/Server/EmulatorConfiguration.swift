@@ -13,6 +13,10 @@ public struct EmulatorConfiguration: Sendable {
     public var tablePort: Int
     /// The largest body of one Put Blob or Put Block.
     public var maxBlobBodyBytes: Int
+    /// The largest blob a Put Block List may commit (`--max-committed-blob-mib`): a short list
+    /// naming one staged block many times would otherwise write its size times over, on disk,
+    /// in one request. 4 GiB by default.
+    public var maxCommittedBlobBytes = 4 << 30
     /// The fraction of requests that fail (0 = none), and the seed that picks them.
     public var faultRate: Double
     public var faultSeed: UInt64

@@ -49,6 +49,7 @@ public final class StorageEmulatorCore: Sendable {
         blob.remote.timeout = configuration.copySourceTimeout
         blob.remote.names = configuration.settingNames
         blob.maxBlobBytes = configuration.maxBlobBodyBytes
+        blob.maxCommittedBlobBytes = configuration.maxCommittedBlobBytes
         blob.rehydrationSeconds = configuration.rehydrationSeconds
         blob.secure = configuration.tls != nil
         blob.encryptionScopes = Set(configuration.encryptionScopes)

@@ -26,8 +26,9 @@ protocol ByteStore: Sendable {
     /// Concatenates stored pieces (id, offset, length) into a new stored object.
     func concatenate(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String
     /// The pieces as one new object that refers to their bytes where the store can instead of
-    /// copying them (Put Block List: a blob made of its staged blocks); else a concatenation.
-    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String
+    /// copying them (Put Block List: a blob made of its staged blocks); nil where it would have
+    /// to copy them — the caller concatenates then, a step at a time (``concatenateInSteps``).
+    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String?
     /// The same bytes under a new id, without copying them where the store can (a hard link
     /// on disk: objects never change once written, so two names of one file are two
     /// independent objects — deleting one leaves the other). Blob snapshots are made so.
@@ -265,7 +266,7 @@ final class FileByteWriter: ByteWriter, @unchecked Sendable {
     init(store: FileByteStore) throws {
         self.store = store
         (id, final, temp) = try store.newFile()
-        fd = Glibc.open(temp.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = Glibc.open(temp.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ByteStoreError(description: "cannot create \(temp.path): \(String(cString: strerror(errno)))") }
     }
 
@@ -343,7 +344,7 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
         return try put(out)
     }
 
-    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String { try concatenate(pieces) }
+    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String? { nil }
 
     func read(_ id: String, offset: Int, length: Int) throws -> Data {
         try lock.withLock {

@@ -29,16 +29,18 @@ extension FileByteStore {
         var length: Int
     }
 
-    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String {
-        guard pieces.count > 1, pieces.count <= Self.maxComposedPieces else { return try concatenate(pieces) }
+    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String? {
+        guard pieces.count > 1, pieces.count <= Self.maxComposedPieces else { return nil }
         var segments: [Segment] = []
-        for piece in pieces { segments += try self.segments(of: piece.id, offset: piece.offset, length: piece.length) }
-        guard segments.count <= Self.maxComposedPieces else { return try concatenate(pieces) }
+        for piece in pieces {
+            segments += try self.segments(of: piece.id, offset: piece.offset, length: piece.length)
+            guard segments.count <= Self.maxComposedPieces else { return nil }
+        }
         do {
             return try makeComposed(segments)
         } catch let error as ByteStoreError where error.linkRefused {
-            // A file system without hard links, or a file at its link limit: copy.
-            return try concatenate(pieces)
+            // A file system without hard links, or a file at its link limit: copied.
+            return nil
         }
     }
 
@@ -55,7 +57,7 @@ extension FileByteStore {
 
     private func makeComposed(_ segments: [Segment]) throws -> String {
         let (id, final, temp) = try newFile(prefix: "m")
-        guard mkdir(temp.path, 0o755) == 0 else {
+        guard mkdir(temp.path, 0o700) == 0 else {
             throw ByteStoreError(description: "cannot create \(temp.path): \(String(cString: strerror(errno)))")
         }
         do {
@@ -69,7 +71,7 @@ extension FileByteStore {
                 }
                 manifest += "\(index) \(segment.offset) \(segment.length)\n"
             }
-            let fd = Glibc.open(temp.appendingPathComponent("manifest").path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            let fd = Glibc.open(temp.appendingPathComponent("manifest").path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw ByteStoreError(description: "cannot write a manifest in \(temp.path): \(String(cString: strerror(errno)))") }
             defer { close(fd) }
             try manifest.utf8.withContiguousStorageIfAvailable { try Self.writeAll(fd, UnsafeRawBufferPointer($0)) }

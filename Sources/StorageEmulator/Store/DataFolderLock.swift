@@ -55,7 +55,11 @@ final class DataFolderLock: Sendable {
     /// Takes the folder (creating it) or throws `DataFolderBusy` naming the owner.
     init(folder: URL, command: String) throws {
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            // Private to this user whatever the umask: blob bytes and entities are read
+            // straight from disk by anyone who can enter the folder.
+            try PrivateFolder.make(folder, role: "data folder")
+        } catch let error as PrivateFolderError {
+            throw EmulatorStartError(phrase: "\(error.description), or pass another \(Setting.dataFolder)")
         } catch {
             // Foundation's text names neither the folder nor the option it came from.
             var isFolder: ObjCBool = false
@@ -66,7 +70,7 @@ final class DataFolderLock: Sendable {
             throw EmulatorStartError(phrase: "data folder \(folder.path): \(why); pass another \(Setting.dataFolder)")
         }
         let path = folder.appendingPathComponent(Self.fileName).path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw EmulatorStartError(phrase: "cannot open \(path): \(String(cString: strerror(errno))); check the folder's permissions")
         }

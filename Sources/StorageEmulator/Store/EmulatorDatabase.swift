@@ -2,6 +2,10 @@ import AzureStorage
 import Foundation
 import GRDB
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Opens the emulator's SQLite database and brings its schema up to date.
 ///
 /// On disk it runs in WAL mode with `synchronous = FULL`: a write is acknowledged only after
@@ -37,10 +41,24 @@ enum EmulatorDatabase {
         }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("storage.sqlite").path
+        try makePrivate(path)
         try upgrade(path: path, configuration: configuration)
         let pool = try DatabasePool(path: path, configuration: configuration)
         try migrator.migrate(pool)
         return pool
+    }
+
+    /// Creates the database file `0600` before SQLite does (SQLite would make it `0644` less the
+    /// umask, and gives its `-wal` and `-shm` the database's mode), or takes group and others'
+    /// access from one an older azseed made.
+    static func makePrivate(_ path: String) throws {
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw EmulatorStartError(phrase: "cannot open \(path): \(String(cString: strerror(errno))); check the data folder's permissions")
+        }
+        defer { close(fd) }
+        _ = fchmod(fd, 0o600)
+        for suffix in ["-wal", "-shm"] { _ = chmod(path + suffix, 0o600) }
     }
 
     /// Brings the file at `path` to this version's schema and layout, through a single

@@ -129,7 +129,8 @@ extension EmulatorStore {
     /// Commits a block list: the blob becomes the listed blocks in order.
     func putBlockList(
         container: String, name: String, list: [(BlockSource, String)], properties: BlobHTTPProperties,
-        metadata: [(String, String)], conditions: WriteConditions, tier: String? = nil, tags: BlobTags? = nil
+        metadata: [(String, String)], conditions: WriteConditions, tier: String? = nil, tags: BlobTags? = nil,
+        maxSize: Int = .max, tooLarge: @Sendable (Int) -> ServiceError = { _ in ServiceError(413, .requestBodyTooLarge, "The blob is too large.") }
     ) async throws -> BlobRecord {
         let (pieces, blocks) = try await read { db -> ([(id: String, offset: Int, length: Int)], [CommittedBlock]) in
             guard try Self.container(container, db) != nil else { throw Self.containerNotFound }
@@ -185,8 +186,22 @@ extension EmulatorStore {
             }
             return (pieces, blocks)
         }
-        let bytes = self.bytes
-        let dataID = try await BlockingPool.run { try bytes.compose(pieces) }
+        // The blob's size is bounded before a byte is written: a short list naming one large
+        // block many times would otherwise write its size times over.
+        let size = blocks.reduce(0) { $0 + $1.size }
+        guard size <= maxSize else { throw tooLarge(size) }
+        // Pinned while composed: a commit of the same blob meanwhile may free the staged
+        // blocks, whose deletion then waits for this one.
+        let ids = Set(pieces.map(\.id))
+        pins.pin(ids)
+        let dataID: String
+        do {
+            dataID = try await bytes.composeFairly(pieces)
+        } catch {
+            await deleteBytes(pins.unpin(ids))
+            throw error
+        }
+        await deleteBytes(pins.unpin(ids))
         return try await commitBlob(
             container: container, name: name, dataID: dataID, size: blocks.reduce(0) { $0 + $1.size },
             blocks: blocks, properties: properties, metadata: metadata, conditions: conditions, tier: tier, tags: tags)

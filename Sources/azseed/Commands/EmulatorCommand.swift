@@ -43,6 +43,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The largest Put Blob or Put Block body, in MiB.", valueName: "MiB"))
     var maxBlobMib = 256
 
+    @Option(help: ArgumentHelp("The largest blob a Put Block List may commit, in MiB.", valueName: "MiB"))
+    var maxCommittedBlobMib = 4096
+
     @Option(
         help: ArgumentHelp(
             "Fail this fraction of requests as Azure can (503 ServerBusy, 500 OperationTimedOut after applying, dropped connections).", valueName: "P"
@@ -136,6 +139,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         guard blobPort != tablePort || blobPort == 0 else { throw ValidationError("--blob-port and --table-port must differ") }
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
         guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
+        guard (1...(190 << 20)).contains(maxCommittedBlobMib) else {
+            throw ValidationError("--max-committed-blob-mib is 1 to \(190 << 20) (Azure's largest block blob)")
+        }
         guard analyticsFlushSeconds >= 0.1 && analyticsFlushSeconds <= 3600 else {
             throw ValidationError("--analytics-flush-seconds \(analyticsFlushSeconds): from 0.1 to 3600")
         }
@@ -204,6 +210,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             maxBlobBodyBytes: maxBlobMib << 20, faultRate: faultRate, faultSeed: faultSeed)
         // Named in the folder's lock: storage commands run on the same folder talk to it.
         configuration.command = "azseed emulator"
+        configuration.maxCommittedBlobBytes = maxCommittedBlobMib << 20
         configuration.settingNames = .flags
         configuration.copySourceAllowances = allowCopySource.compactMap(CopySourceAllowance.init)
         configuration.copySourceTimeout = copySourceTimeout

@@ -58,6 +58,7 @@ extension SettingNames {
         case .tokenAuthority: "--oauth-authority"
         case .allowedCopySource: "--allow-copy-source"
         case .maxBlobSize: "--max-blob-mib"
+        case .maxCommittedBlobSize: "--max-committed-blob-mib"
         }
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A folder that holds what only its owner may read: an emulator's data folder, a backup, an
+/// export. Made `0700` whatever the umask; an existing one must belong to this user and be
+/// writable by no one else — otherwise another local user could read what is written there, or
+/// swap what is read back (docs/SECURITY.md, "Another user of the machine").
+public enum PrivateFolder {
+    /// Why `folder` cannot be used as a private folder, or nil when it can (or does not exist
+    /// yet). Follows no link at the folder itself: a link is judged by where it leads.
+    public static func problem(_ folder: URL) -> String? {
+        var info = stat()
+        guard stat(folder.path, &info) == 0 else { return nil }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return "it is not a folder" }
+        if info.st_uid != geteuid() {
+            return "it belongs to another user (uid \(info.st_uid)), who could read or change what is written there"
+        }
+        if info.st_mode & 0o022 != 0 {
+            return "other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8))), and so swap what is written there"
+        }
+        return nil
+    }
+
+    /// Creates `folder` (and any missing parent, parents as the umask makes them) as `0700`, or
+    /// checks the existing one (``problem(_:)``) and, with `tighten`, takes read and search from
+    /// group and others (a data folder an older azseed made `0755`). Throws
+    /// ``PrivateFolderError`` naming `role` (`data folder`, `--backup`).
+    public static func make(_ folder: URL, role: String, tighten: Bool = true) throws {
+        if let problem = problem(folder) { throw PrivateFolderError(folder: folder.path, role: role, problem: problem) }
+        var info = stat()
+        if stat(folder.path, &info) == 0 {
+            if tighten && info.st_mode & 0o077 != 0 { _ = chmod(folder.path, info.st_mode & 0o700) }
+            return
+        }
+        try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+        guard mkdir(folder.path, 0o700) == 0 || errno == EEXIST else {
+            throw PrivateFolderError(folder: folder.path, role: role, problem: "it cannot be created (\(String(cString: strerror(errno))))")
+        }
+        // mkdir applies the umask: a umask of 0 still leaves it 0700, one of 0777 would leave it
+        // unusable by its owner, so the mode is set outright.
+        _ = chmod(folder.path, 0o700)
+        if let problem = problem(folder) { throw PrivateFolderError(folder: folder.path, role: role, problem: problem) }
+    }
+}
+
+/// A folder that is not private to this user: one line naming it and what to do.
+public struct PrivateFolderError: Error, CustomStringConvertible, Sendable {
+    public let folder: String
+    public let role: String
+    public let problem: String
+
+    public init(folder: String, role: String, problem: String) {
+        self.folder = folder
+        self.role = role
+        self.problem = problem
+    }
+
+    public var description: String {
+        "\(role) \(folder): \(problem); use a folder of your own that only you can write (mkdir -m 700)"
+    }
+}
