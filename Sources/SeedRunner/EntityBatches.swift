@@ -38,14 +38,18 @@ enum EntityBatches {
         return batches
     }
 
-    /// Inserts where the plan knows the entity is absent, whole-entity upserts for updates
-    /// (the entity must end up exactly as the dataset says), deletes without a condition.
+    /// Inserts where the plan knows the entity is absent; for updates, whole-entity replaces
+    /// (the entity must end up exactly as the dataset says) and deletes, each only over the
+    /// entity the plan read (`If-Match` its ETag): one someone else wrote since is never
+    /// replaced or deleted. An entity read without an ETag is written unconditionally.
     static func operation(_ action: EntityAction) -> TableBatchOperation? {
         switch action.change {
-        case .create: action.entity.map(TableBatchOperation.insert)
-        case .update: action.entity.map(TableBatchOperation.upsertReplace)
-        case .delete: .delete(partitionKey: action.partitionKey, rowKey: action.rowKey, etag: "*")
-        case .unchanged: nil
+        case .create: return action.entity.map(TableBatchOperation.insert)
+        case .update:
+            guard let entity = action.entity else { return nil }
+            return action.etag.map { .update(entity, etag: $0) } ?? .upsertReplace(entity)
+        case .delete: return .delete(partitionKey: action.partitionKey, rowKey: action.rowKey, etag: action.etag ?? "*")
+        case .unchanged: return nil
         }
     }
 

@@ -133,10 +133,17 @@ public struct Executor: Sendable {
     private func apply(_ action: BlobAction) async throws {
         do {
             if action.change == .delete {
-                do { try await blobs.deleteBlob(container: action.container, name: action.name) } catch let error as AzureStorageError
-                    where error.status == 404
-                {
+                do {
+                    // Only the blob the plan saw: one written since is someone else's.
+                    if let etag = action.currentETag {
+                        try await blobs.deleteBlob(container: action.container, name: action.name, etag: etag)
+                    } else {
+                        try await blobs.deleteBlob(container: action.container, name: action.name)
+                    }
+                } catch let error as AzureStorageError where error.status == 404 {
                     // Already gone (a retried delete that had succeeded): the goal is met.
+                } catch let error as AzureStorageError where error.status == 412 {
+                    throw Self.blobChangedSincePlanned(action.container, action.name)
                 }
                 return
             }
@@ -147,15 +154,31 @@ public struct Executor: Sendable {
                 try await blobs.setTier(container: action.container, name: action.name, tier: tier)
                 return
             }
-            switch blob.content {
-            case .file(let file):
-                try await blobs.upload(file: file, container: action.container, name: action.name, options: blob.uploadOptions)
-                sent.add(blob.size)
-            case .sourceBlob(let container, let name, let listed):
-                guard let copier else {
-                    throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open")
+            // A new blob only where none is; an update only over the blob the plan saw.
+            let ifAbsent = action.change == .create
+            let ifMatch = action.change == .update ? action.currentETag : nil
+            do {
+                switch blob.content {
+                case .file(let file):
+                    var options = blob.uploadOptions
+                    options.onlyIfAbsent = ifAbsent
+                    options.ifMatch = ifMatch
+                    try await blobs.upload(file: file, container: action.container, name: action.name, options: options)
+                    sent.add(blob.size)
+                case .sourceBlob(let container, let name, let listed):
+                    guard let copier else {
+                        throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open")
+                    }
+                    try await copier.copy(
+                        container: container, name: name, listed: listed, to: blobs, as: action.container, action.name, blob: blob, ifAbsent: ifAbsent,
+                        ifMatch: ifMatch)
                 }
-                try await copier.copy(container: container, name: name, listed: listed, to: blobs, as: action.container, action.name, blob: blob)
+            } catch let error as AzureStorageError where error.status == 409 || error.status == 412 {
+                // This run's own earlier attempt (a retried request) left the same bytes: done.
+                let there = try await blobs.properties(container: action.container, name: action.name)
+                guard let there, there.contentLength == blob.size, !blob.md5.isEmpty, there.contentMD5 == blob.md5Base64 else {
+                    throw Self.blobChangedSincePlanned(action.container, action.name)
+                }
             }
             // A written blob takes the account's default tier (Hot, unless the account says
             // otherwise); any other the source held is set after.
@@ -172,9 +195,11 @@ public struct Executor: Sendable {
         }
     }
 
-    /// Submits one batch, reconciling what a retried request finds: an insert whose earlier
-    /// attempt was applied (409 EntityAlreadyExists) is sent again as an upsert; a delete
-    /// whose earlier attempt was applied (404) is dropped.
+    /// Submits one batch, reconciling what a retried request finds: an insert met by an
+    /// entity already there (409), or an update met by another ETag (412), is dropped when the
+    /// entity holds exactly what this run writes (an earlier attempt was applied); a delete
+    /// whose earlier attempt was applied (404) is dropped. Anything else there is someone
+    /// else's write since the plan: the batch is not written and the run stops, theirs kept.
     private func submit(_ batch: [TableBatchOperation], to table: String, checked: Bool) async throws {
         var ops = batch
         while !ops.isEmpty {
@@ -186,19 +211,46 @@ public struct Executor: Sendable {
                     throw RunError.explaining(error, while: "writing to table '\(table)'")
                 }
                 switch ops[index] {
-                case .insert where error.code == .entityAlreadyExists:
-                    ops = ops.map { op in
-                        if case .insert(let entity) = op { return .upsertReplace(entity) }
-                        return op
-                    }
+                case .insert(let entity) where error.code == .entityAlreadyExists:
+                    try await dropIfWritten(entity, at: index, from: &ops, table: table)
+                case .update(let entity, _) where error.status == 412:
+                    try await dropIfWritten(entity, at: index, from: &ops, table: table)
                 case .delete where error.status == 404:
                     ops.remove(at: index)
+                case .delete(let partitionKey, let rowKey, _) where error.status == 412:
+                    throw Self.changedSincePlanned(table: table, partitionKey: partitionKey, rowKey: rowKey)
                 default:
                     throw RunError.explaining(error, while: "writing to table '\(table)'")
                 }
+            } catch let error as RunError {
+                throw error
             } catch {
                 throw RunError.explaining(error, while: "writing to table '\(table)'")
             }
         }
+    }
+
+    /// Drops `ops[index]` when the entity there now is exactly `entity` (this run's earlier
+    /// attempt, or the same values); otherwise someone else wrote it since the plan.
+    private func dropIfWritten(_ entity: TableEntity, at index: Int, from ops: inout [TableBatchOperation], table: String) async throws {
+        let there = try await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: table)
+        guard there?.entity == entity else {
+            throw Self.changedSincePlanned(table: table, partitionKey: entity.partitionKey, rowKey: entity.rowKey)
+        }
+        ops.remove(at: index)
+    }
+
+    /// The line of a run that met another writer's entity: nothing of theirs was replaced.
+    static func changedSincePlanned(table: String, partitionKey: String, rowKey: String) -> RunError {
+        RunError(
+            "table '\(table)', entity (PartitionKey '\(Printable.escaped(partitionKey, quotes: false))', RowKey '\(Printable.escaped(rowKey, quotes: false))') was written by someone else after the plan read it; it was kept as they wrote it, and its batch was not written. Run again: the next plan starts from what is there now"
+        )
+    }
+
+    /// The line of a run that met another writer's blob.
+    static func blobChangedSincePlanned(_ container: String, _ name: String) -> RunError {
+        RunError(
+            "blob '\(container)/\(Printable.escaped(name, quotes: false))' was written by someone else after the plan read it; it was kept as they wrote it. Run again: the next plan starts from what is there now"
+        )
     }
 }

@@ -121,9 +121,15 @@ struct TableEntitySource: ObservedEntitySource {
                     }
                     if let page = try await current!.next() {
                         onRead?(counter.add(page.count))
-                        guard let shard else { return page.map(\.entity) }
+                        // Each with the ETag read: apply's writes of it are conditional on it.
+                        let read = page.lazy.map { queried in
+                            var entity = queried.entity
+                            entity.etag = queried.etag
+                            return entity
+                        }
+                        guard let shard else { return Array(read) }
                         // Other shards' entities are theirs to compare: this shard never sees them.
-                        let mine = page.lazy.map(\.entity).filter { shard.owns(partitionKey: $0.partitionKey, rowKey: $0.rowKey) }
+                        let mine = read.filter { shard.owns(partitionKey: $0.partitionKey, rowKey: $0.rowKey) }
                         if !mine.isEmpty { return Array(mine) }
                         continue
                     }

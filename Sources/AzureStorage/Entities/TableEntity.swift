@@ -8,6 +8,9 @@ public struct TableEntity: Sendable, Hashable {
     public var rowKey: String
     /// Custom properties by name.
     public var properties: EntityProperties
+    /// The ETag the service gave the entity when it was read (nil for one made here): what a
+    /// later write of it is conditional on. Not part of the entity's value (``==``, hashing).
+    public var etag: String? = nil
 
     public init(partitionKey: String, rowKey: String, properties: EntityProperties = [:]) {
         self.partitionKey = partitionKey

@@ -31,7 +31,8 @@ struct EntityMerge {
     private var remap: [String: [ExactString: String]] = [:]
     /// Observed RowKeys recognised by natural key in an earlier pass over a shared partition.
     private var recognised: [TablePartition: Set<ExactString>] = [:]
-    private var deletes: [TablePartition: [ExactString]] = [:]
+    /// Entities to delete, each with the ETag read (the delete is conditional on it).
+    private var deletes: [TablePartition: [ExactString: String?]] = [:]
     private var extra: [String: Int] = [:]
     /// SHA-256 of each partition's observed entities, in RowKey order (with `digests`).
     private(set) var partitionDigests: [TablePartition: SHA256.Digest] = [:]
@@ -64,9 +65,11 @@ struct EntityMerge {
         }
         for table in desired.tables {
             for partition in table.partitions {
-                for rowKey in (deletes[TablePartition(table: table.name, partition: ExactString(partition))] ?? []).sorted() {
-                    plan.entityDeletes.append(
-                        EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
+                let found = deletes[TablePartition(table: table.name, partition: ExactString(partition))] ?? [:]
+                for rowKey in found.keys.sorted() {
+                    var action = EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete)
+                    action.etag = found[rowKey] ?? nil
+                    plan.entityDeletes.append(action)
                 }
             }
             if let n = extra[table.name], n > 0 { plan.extraEntities[table.name] = n }
@@ -119,10 +122,11 @@ struct EntityMerge {
                 if changes.isEmpty {
                     unchanged += 1
                 } else {
-                    plan.entities.append(
-                        EntityAction(
-                            table: table, kind: group!.kind, partitionKey: d!.partitionKey, rowKey: d!.rowKey, change: .update,
-                            changes: changes, entity: d, naturalKey: Self.describe(d!, fields: group!.key)))
+                    var action = EntityAction(
+                        table: table, kind: group!.kind, partitionKey: d!.partitionKey, rowKey: d!.rowKey, change: .update,
+                        changes: changes, entity: d, naturalKey: Self.describe(d!, fields: group!.key))
+                    action.etag = o!.etag
+                    plan.entities.append(action)
                 }
                 d = try await wanted.next()
                 o = try await observed.next()
@@ -156,12 +160,13 @@ struct EntityMerge {
                     ExactString(current.rowKey))
                 entity.rowKey = current.rowKey
                 let changes = Self.changes(from: current, to: entity)
-                resolved.append(
-                    EntityAction(
-                        table: table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
-                        change: changes.isEmpty ? .unchanged : .update, changes: changes,
-                        entity: changes.isEmpty ? nil : entity, desiredRowKey: datasetRowKey,
-                        naturalKey: Self.describe(entity, fields: group.key)))
+                var action = EntityAction(
+                    table: table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
+                    change: changes.isEmpty ? .unchanged : .update, changes: changes,
+                    entity: changes.isEmpty ? nil : entity, desiredRowKey: datasetRowKey,
+                    naturalKey: Self.describe(entity, fields: group.key))
+                action.etag = current.etag
+                resolved.append(action)
             }
             for (i, candidate) in candidates.enumerated() where !used[i] && last.contains(ExactString(candidate.partitionKey)) {
                 leftover(candidate, table: table)
@@ -188,7 +193,7 @@ struct EntityMerge {
 
     private mutating func leftover(_ entity: TableEntity, table: String) {
         if prune {
-            deletes[TablePartition(table: table, partition: ExactString(entity.partitionKey)), default: []].append(ExactString(entity.rowKey))
+            deletes[TablePartition(table: table, partition: ExactString(entity.partitionKey)), default: [:]][ExactString(entity.rowKey)] = entity.etag
         } else {
             extra[table, default: 0] += 1
         }

@@ -39,6 +39,12 @@ public struct ObservedBlob: Sendable, Equatable {
     /// it: what a copy compares beyond the content.
     public var listed: BlobProperties?
 
+    /// The ETag the listing gave, quoted as headers carry it (a listing's XML carries it bare).
+    public var etag: String? {
+        guard let etag = listed?.etag else { return nil }
+        return etag.hasPrefix("\"") || etag.hasPrefix("W/") ? etag : "\"" + etag + "\""
+    }
+
     public init(name: String, size: Int, md5: String?, contentType: String?, listed: BlobProperties? = nil) {
         self.name = name
         self.size = size

@@ -201,6 +201,10 @@ public struct BlobAction: Sendable, Equatable {
     public var currentContentType: String?
     /// The observed access tier, for updates whose reasons include `tier`.
     public var currentAccessTier: String? = nil
+    /// The observed blob's ETag (quoted, as headers carry it), for updates and deletes: apply
+    /// writes only over that blob, and a create only where no blob is, so a blob someone else
+    /// wrote since the plan is never replaced.
+    public var currentETag: String? = nil
 }
 
 public struct TableAction: Sendable, Equatable {
@@ -236,6 +240,9 @@ public struct EntityAction: Sendable, Equatable {
     public var desiredRowKey: String?
     /// The natural key as `Field=value` pairs, for messages.
     public var naturalKey: [(String, String)]
+    /// The observed entity's ETag, for updates and deletes: apply writes only over the entity
+    /// the plan saw (`If-Match`). Not part of the action's value (``==``).
+    public var etag: String? = nil
 
     public init(
         table: String, kind: String?, partitionKey: String, rowKey: String, change: PlanChange, changes: [PropertyChange] = [],

@@ -69,6 +69,7 @@ public enum Planner {
                 var action = BlobAction(container: container.name, name: blob.name, change: .create, blob: blob, reasons: [])
                 if let current = blobs[ExactString(blob.name)] {
                     action.currentMD5 = current.md5
+                    action.currentETag = current.etag
                     action.currentContentType = current.contentType
                     if current.md5 != blob.md5Base64 { action.reasons.append("md5") }
                     if current.contentType != blob.contentType { action.reasons.append("contentType") }
@@ -94,7 +95,7 @@ public enum Planner {
                     plan.blobs.append(
                         BlobAction(
                             container: container.name, name: name.string, change: .delete, blob: nil, reasons: [],
-                            currentMD5: current.md5, currentContentType: current.contentType))
+                            currentMD5: current.md5, currentContentType: current.contentType, currentETag: current.etag))
                 }
             } else if !extra.isEmpty {
                 plan.extraBlobs[container.name] = extra.count
@@ -187,7 +188,7 @@ extension Planner {
                 plan.blobs.append(
                     BlobAction(
                         container: container.name, name: blob.name, change: .delete, blob: nil, reasons: [],
-                        currentMD5: current.md5, currentContentType: current.contentType))
+                        currentMD5: current.md5, currentContentType: current.contentType, currentETag: current.etag))
             }
         }
         for table in desired.tables {
@@ -195,8 +196,9 @@ extension Planner {
             for partition in table.partitions {
                 let rows = existing.partitions[ExactString(partition)] ?? [:]
                 for rowKey in rows.keys.sorted() {
-                    plan.entityDeletes.append(
-                        EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete))
+                    var action = EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete)
+                    action.etag = rows[rowKey]?.etag
+                    plan.entityDeletes.append(action)
                 }
             }
         }
