@@ -170,7 +170,8 @@ public struct Executor: Sendable {
                         throw RunError("blob '\(action.container)/\(action.name)' is to be copied from a source account, and none is open")
                     }
                     try await copier.copy(
-                        container: container, name: name, listed: listed, to: blobs, as: action.container, action.name, blob: blob, ifAbsent: ifAbsent,
+                        container: container, name: name, listed: listed, to: blobs, as: action.container, action.name, blob: blob,
+                        ifAbsent: ifAbsent,
                         ifMatch: ifMatch)
                 }
             } catch let error as AzureStorageError where error.status == 409 || error.status == 412 {

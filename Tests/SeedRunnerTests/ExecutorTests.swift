@@ -48,9 +48,10 @@ import Testing
         }
     }
 
-    /// A create whose entity appeared since the plan (as when a retried insert had been
-    /// applied) is written as an upsert instead of failing; a delete that finds nothing is
-    /// done.
+    /// A create whose entity appeared since the plan holding exactly what the run writes (as a
+    /// retried insert that had been applied leaves it) is done; one holding anything else is
+    /// another client's, kept as they wrote it, and the run stops (issue 45: it was once
+    /// replaced by an upsert). A delete that finds nothing is done.
     @Test func conflictsFromEarlierAttemptsAreReconciled() async throws {
         try await TestEmulator.withRunning { server in
             let run = Self.run(server)
@@ -61,6 +62,15 @@ import Testing
             try await run.tables.createTable("events")
             try await run.tables.insert(
                 TableEntity(partitionKey: target.partitionKey, rowKey: target.rowKey, properties: ["EventName": .string("stale")]), into: "events")
+            await #expect {
+                _ = try await run.execute(plan, concurrency: 2)
+            } throws: { error in
+                ((error as? RunError)?.phrase.description ?? "").contains("was written by someone else after the plan read it")
+            }
+            let theirs = try #require(try await run.tables.get(partitionKey: target.partitionKey, rowKey: target.rowKey, from: "events"))
+            #expect(theirs.entity["EventName"] == .string("stale"), "another client's entity was replaced")
+
+            _ = try await run.tables.upsert(target, into: "events")  // what a retried insert leaves
             let report = try await run.execute(plan, concurrency: 2)
             #expect(report.created == plan.summary.create)
             let stored = try #require(try await run.tables.get(partitionKey: target.partitionKey, rowKey: target.rowKey, from: "events"))

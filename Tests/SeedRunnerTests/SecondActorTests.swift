@@ -88,7 +88,8 @@ import Testing
         var edited = events[events.count - 1].entity
         edited["Title"] = .string("edited")
         _ = try await tables.upsert(edited, into: "events")
-        try await tables.deleteEntity(partitionKey: events[events.count - 2].entity.partitionKey, rowKey: events[events.count - 2].entity.rowKey, from: "events")
+        try await tables.deleteEntity(
+            partitionKey: events[events.count - 2].entity.partitionKey, rowKey: events[events.count - 2].entity.rowKey, from: "events")
         _ = try await tables.insert(
             TableEntity(partitionKey: events[0].entity.partitionKey, rowKey: "zzzz-extra", properties: ["X": .int32(1)]), into: "events")
         var names: [String] = []

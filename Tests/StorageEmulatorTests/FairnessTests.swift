@@ -1,6 +1,7 @@
 import AzseedTestSupport
 import Foundation
 import StorageEmulator
+import Synchronization
 import Testing
 
 @testable import AzureStorage
@@ -12,6 +13,11 @@ import Testing
 /// (``EmulatorConfiguration/maxCommittedBlobBytes``) before a byte of it is written.
 @Suite(.serialized) struct FairnessTests {
     static let blockID = Data("block-0".utf8).base64EncodedString()
+
+    /// When the first hostile commit was answered.
+    final class FirstDone: Sendable {
+        let at = Mutex<ContinuousClock.Instant?>(nil)
+    }
 
     static func stage(_ blobs: BlobClient, _ name: String, bytes: Int) async throws {
         let request = blobs.pipeline.request(
@@ -27,54 +33,47 @@ import Testing
         _ = try await blobs.pipeline.send(request, operation: "Put Block List", expected: [201])
     }
 
+    /// Before: each commit concatenated its 200 MiB in one job, the pool's four threads were
+    /// all taken, and no other client's upload finished until a hostile commit did. Now they
+    /// go on between the steps: several finish while every hostile commit still runs. (Counted,
+    /// not timed, so a machine busy with other suites cannot decide it; the latency is printed,
+    /// and measured in a release build by Benchmarks/fairness.sh.)
     @Test func hostileBlockListsDoNotStallAnotherClientsSmallWrites() async throws {
-        let folder = try Scratch.folder("fairness")
-        try await TestEmulator.withRunning(dataDirectory: folder) { server in
+        try await TestEmulator.withRunning { server in
             let blobs = BlobClient(account: server.account)
             try await blobs.createContainer("cont")
             for i in 0..<4 { try await Self.stage(blobs, "hostile-\(i)", bytes: 1 << 20) }
+            let firstDone = FirstDone()
             let hostile = Task {
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for i in 0..<4 { group.addTask { try await Self.commit(blobs, "hostile-\(i)", repeats: 300) } }
+                    for i in 0..<4 {
+                        group.addTask {
+                            try await Self.commit(blobs, "hostile-\(i)", repeats: 200)
+                            firstDone.at.withLock { $0 = $0 ?? ContinuousClock.now }
+                        }
+                    }
                     try await group.waitForAll()
                 }
             }
             // Another client: a 1 KiB upload and its read, again and again while they commit.
             var worst: Duration = .zero
-            var samples = 0
-            let clock = ContinuousClock()
-            try await Task.sleep(for: .milliseconds(50))
-            while samples < 200 {
-                let started = clock.now
-                try await blobs.putBlob(Data(repeating: 1, count: 1024), container: "cont", name: "small-\(samples)")
-                _ = try await blobs.download(container: "cont", name: "small-\(samples)")
-                worst = max(worst, clock.now - started)
-                samples += 1
-                if samples >= 5, await Self.finished(hostile) { break }
+            var finished: [ContinuousClock.Instant] = []
+            try await Task.sleep(for: .milliseconds(20))
+            while finished.count < 400 {
+                let started = ContinuousClock.now
+                try await blobs.putBlob(Data(repeating: 1, count: 1024), container: "cont", name: "small-\(finished.count)")
+                _ = try await blobs.download(container: "cont", name: "small-\(finished.count)")
+                let now = ContinuousClock.now
+                worst = max(worst, now - started)
+                finished.append(now)
+                if firstDone.at.withLock({ $0 }) != nil { break }
             }
             try await hostile.value
-            print("fairness: the worst 1 KiB upload and read took \(worst) over \(samples) samples while four hostile commits ran")
-            #expect(try await blobs.properties(container: "cont", name: "hostile-0")?.contentLength == 300 << 20)
-            // Release builds measure well under 100 ms (Benchmarks/RESULTS.md); a debug build on a
-            // busy 2-core machine is given more. One whole 300 MiB concatenation per thread took
-            // seconds here before the commits were stepped.
-            #expect(worst < .milliseconds(600), "a 1 KiB upload and read took \(worst) while four hostile commits ran (\(samples) samples)")
-        }
-    }
-
-    static func finished(_ task: Task<Void, any Error>) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                _ = await task.result
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(1))
-                return false
-            }
-            let first = await group.next()!
-            group.cancelAll()
-            return first
+            let first = try #require(firstDone.at.withLock { $0 })
+            let before = finished.filter { $0 < first }.count
+            print("fairness: \(before) small uploads and reads finished while four hostile commits ran; the worst took \(worst)")
+            #expect(try await blobs.properties(container: "cont", name: "hostile-0")?.contentLength == 200 << 20)
+            #expect(before >= 3, "only \(before) small uploads finished before the first hostile commit did (the worst took \(worst))")
         }
     }
 
