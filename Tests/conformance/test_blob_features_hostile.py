@@ -131,6 +131,25 @@ def test_a_diff_after_a_shrink_reports_what_was_lost(emulator, name):
     assert ranges == [] and [(c["start"], c["end"]) for c in cleared] == [(2048, 2559)]
 
 
+def test_find_blobs_by_tags_answers_the_matching_tags_values_to_a_sas_with_only_f(emulator, name):
+    """What docs/SECURITY.md now says: `f` alone is no `t`, yet Find Blobs by Tags answers each
+    blob found with the tags its expression matched, values included — as Azure answers — so a
+    SAS with `f` reads the values of the tags it names. (The sentence "tags are read only with
+    `t`, whichever way" was wrong, not the emulator.)"""
+    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
+    service = BlobServiceClient.from_connection_string(emulator.connection_string)
+    service.create_container(name).upload_blob("b", b"1", tags={"secret": "s3cr3t"})
+    finding = generate_account_sas(
+        ACCOUNT, KEY, ResourceTypes(service=True, container=True, object=True), AccountSasPermissions(filter_by_tags=True), EXPIRY)
+    found = list(BlobServiceClient(emulator.blob, credential=finding).find_blobs_by_tags(f"@container='{name}' AND secret = 's3cr3t'"))
+    assert [(b.name, b.tags) for b in found] == [("b", {"secret": "s3cr3t"})]
+    # Without `t` the other doors stay shut to it.
+    blob = BlobClient(emulator.blob, name, "b", credential=finding)
+    with pytest.raises(HttpResponseError) as refused:
+        blob.get_blob_tags()
+    assert refused.value.status_code == 403
+
+
 def test_tags_are_not_read_without_the_tag_permission(emulator, name):
     """Anonymous List Blobs `include=tags` on a public container, a `rl` SAS doing the same, and
     `x-ms-if-tags` as a yes/no oracle all read tags that Get Blob Tags refuses without `t`."""

@@ -1,9 +1,17 @@
 """No data lost (issue 13, items 1 and 2): one owner per data folder, and `--force` never
 replaces what a command reads. Driven as users drive it: `azseed emulator` serving uploads
 from the official SDK while storage commands run on the same folder."""
+import os
+import pathlib
+import pwd
+import shutil
+import stat
 import subprocess
+import tempfile
 import threading
 import time
+
+import pytest
 
 from azure.storage.blob import BlobServiceClient
 
@@ -222,3 +230,71 @@ def test_a_huge_count_is_refused_and_sigterm_ends_a_long_generate(azseed, tmp_pa
     record([azseed, "generate"], out, err)
     assert running.returncode == 130 and time.time() - started < 8, (running.returncode, err)
     assert "interrupted" in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hands folders to user nobody, which needs root")
+def test_another_users_cache_and_folders_are_refused(azseed, tmp_path):
+    """Issue 45, items 6 and 7, as the other local user (`nobody`) would attack: they create
+    the shared cache folder first and fill it with their own dataset; they hand over an empty
+    export or backup folder of theirs to read the snapshot; they read the data folder from
+    disk. Each is refused in one line, nothing written, or finds nothing to read."""
+    nobody = pwd.getpwnam("nobody")
+    shared = pathlib.Path(tempfile.mkdtemp(prefix="azseed-shared-"))
+    shared.chmod(0o755)  # a shared place both users can reach, as /tmp is
+    try:
+        work = shared / "work"
+        work.mkdir()
+        env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
+
+        # A cache folder another user made first: their dataset is never used.
+        cache = shared / "cache"
+        (cache / "azseed").mkdir(parents=True)
+        for folder in (cache, cache / "azseed"):
+            os.chown(folder, nobody.pw_uid, nobody.pw_gid)
+        done = run(azseed, "plan", *NOW, cwd=work, env={**env, "XDG_CACHE_HOME": str(cache)})
+        assert done.returncode == 1, done.stderr
+        assert "belongs to another user" in one_error(done.stderr)
+        assert not (work / ".azseed").exists(), "a refused run opened the storage"
+
+        # Our own cache whose dataset was edited: written again before it is used.
+        own = shared / "own-cache"
+        own_env = {**env, "XDG_CACHE_HOME": str(own)}
+        assert run(azseed, "apply", *NOW, cwd=work, env=own_env).returncode == 0
+        cached = next((own / "azseed").glob("embedded-*/Seeds/speakeasy/dataset.yaml"))
+        original = cached.read_bytes()
+        cached.write_bytes(original.replace(b"speakeasy", b"forged", 1))
+        done = run(azseed, "verify", *NOW, cwd=work, env=own_env)
+        assert done.returncode == 0, done.stderr
+        assert cached.read_bytes() == original
+        assert stat.S_IMODE((own / "azseed").stat().st_mode) == 0o700
+
+        # The data folder: private on disk, whatever the umask was.
+        data = work / ".azseed" / "storage"
+        assert stat.S_IMODE(data.stat().st_mode) == 0o700
+        sqlite = data / "storage.sqlite"
+        assert stat.S_IMODE(sqlite.stat().st_mode) & 0o077 == 0
+        peek = subprocess.run(["runuser", "-u", "nobody", "--", "cat", str(sqlite)], capture_output=True, timeout=30)
+        assert peek.returncode != 0 and not peek.stdout, "another user read the storage from disk"
+
+        # An empty export or backup folder another user owns: refused, nothing written into it.
+        theirs = shared / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, nobody.pw_uid, nobody.pw_gid)
+        done = run(azseed, "export", "--out", str(theirs), cwd=work, env=own_env)
+        assert done.returncode == 1 and "belongs to another user" in one_error(done.stderr)
+        assert list(theirs.iterdir()) == []
+        migrations = shared / "migrations"
+        migrations.mkdir()
+        (migrations / "V1__capacity.yaml").write_text(
+            "description: Capacity\noperations:\n  - set-property: {table: events, name: Capacity, value: 1, if-missing: true}\n")
+        done = run(azseed, "migrate", "apply", "--migrations", str(migrations), "--backup", str(theirs), cwd=work, env=own_env)
+        assert done.returncode == 1 and "belongs to another user" in one_error(done.stderr)
+        assert list(theirs.iterdir()) == []
+        # A folder of our own that others may write is refused too.
+        open_to_all = shared / "open"
+        open_to_all.mkdir()
+        open_to_all.chmod(0o777)
+        done = run(azseed, "export", "--out", str(open_to_all), cwd=work, env=own_env)
+        assert done.returncode == 1 and "other users may write to it" in one_error(done.stderr)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

@@ -135,6 +135,61 @@ def test_concurrent_sdk_updates_survive_a_large_migration(azseed, fresh, tmp_pat
         assert ("Venue" in e) == (e["PartitionKey"] != "p2"), e
 
 
+def test_a_broken_lock_stops_the_running_apply_and_the_next_applies_each_entity_once(azseed, fresh, tmp_path):
+    """Issue 45, item 1, as it was reproduced: the lease on azseedledger/migrate.lock is broken
+    (here with the account key, as anyone with a key or a `w` SAS may) while `migrate apply`
+    runs x -> xx, and a second `migrate apply` starts. Both once said "applied" and entities
+    ended xxxx. Now the first stops before its next write in one line, exit 1, and the second
+    resumes exactly: every entity xx, counted once."""
+    from azure.storage.blob import BlobLeaseClient, BlobServiceClient
+    table = seed(azseed, fresh, tmp_path, 20_000, 7)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+    first = subprocess.Popen([azseed, "migrate", "apply", "--migrations", migrations, "--connection-string", fresh.connection_string],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ledger = TableServiceClient.from_connection_string(fresh.connection_string).get_table_client("azseedledger")
+    deadline = time.time() + 120
+    while time.time() < deadline and first.poll() is None:
+        try:
+            if ledger.get_entity("migration", "1").get("AfterRowKey"):
+                break
+        except Exception:  # noqa: BLE001 - not written yet
+            pass
+        time.sleep(0.02)
+    assert first.poll() is None, "the first run ended before its lock could be broken"
+    lock = BlobServiceClient.from_connection_string(fresh.connection_string).get_blob_client("azseedledger", "migrate.lock")
+    BlobLeaseClient(lock).break_lease(lease_break_period=0)
+    second = migrate(azseed, fresh, migrations, "apply")
+    out, err = first.communicate(timeout=600)
+    assert first.returncode == 1, (out, err)
+    lines = [line for line in err.splitlines() if line.startswith("azseed: error: ")]
+    assert len(lines) == 1 and "no longer holds the account's migrate lock" in lines[0], err
+    assert second.returncode == 0, second.stderr
+    values = [e["Place"] for e in table.list_entities()]
+    assert len(values) == 20_000 and set(values) == {"xx"}, {v: values.count(v) for v in set(values)}
+    status = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
+    assert [(m["state"], m["counts"]) for m in status["migrations"]] == [("applied", [20_000])]
+
+
+def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
+    """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
+    destination that holds another blob and exits 1; `migrate apply` refuses before its first
+    write; the other blob and every source are as they were."""
+    from azure.storage.blob import BlobServiceClient
+    service = BlobServiceClient.from_connection_string(fresh.connection_string)
+    speakers = service.create_container("speakers")
+    for name in ("a.jpg", "b.jpg"):
+        speakers.upload_blob(name, name.encode())
+    service.create_container("photos").upload_blob("2026/b.jpg", b"the app's")
+    migrations = folder(tmp_path, {"V1__move.yaml": "description: move photos\noperations:\n  - move-blobs: {container: speakers, prefix: \"\", to-container: photos, to-prefix: \"2026/\"}\n"})
+    plan = migrate(azseed, fresh, migrations, "plan")
+    assert plan.returncode == 1
+    assert "cannot change 1 blob, e.g. photos/2026/b.jpg already holds other bytes, which apply never replaces" in plan.stdout
+    applied = migrate(azseed, fresh, migrations, "apply")
+    assert applied.returncode == 1 and "already holds other bytes" in applied.stderr and "nothing was moved" in applied.stderr
+    assert sorted(b.name for b in speakers.list_blobs()) == ["a.jpg", "b.jpg"]
+    assert service.get_blob_client("photos", "2026/b.jpg").download_blob().readall() == b"the app's"
+
+
 @pytest.mark.parametrize("trial", range(10))
 def test_a_killed_apply_resumes_exactly(azseed, fresh, tmp_path, trial):
     """SIGKILL at a random point, then `repair --break-lock` and `apply`: replace-in-property x -> xx
