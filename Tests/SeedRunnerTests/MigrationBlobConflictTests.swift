@@ -23,6 +23,23 @@ import Testing
         }
     }
 
+    /// A hook that runs `write` just before the `n`-th blob the step changes.
+    static func atChange(_ n: Int, _ write: @escaping @Sendable () async throws -> Void) -> @Sendable () async throws -> Void {
+        let changes = Changes()
+        return {
+            if changes.count.withLock({
+                $0 += 1
+                return $0
+            }) == n {
+                try await write()
+            }
+        }
+    }
+
+    final class Changes: Sendable {
+        let count = Mutex(0)
+    }
+
     static func names(_ blobs: BlobClient, _ container: String) async throws -> [String] {
         var names: [String] = []
         for try await page in blobs.list(container: container) { names += page.map(\.name) }
@@ -59,15 +76,7 @@ import Testing
             try await Self.seed(blobs)
             var migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(Self.move))
             // The application writes b.jpg's destination just before the move reaches b.jpg.
-            let changes = Mutex(0)
-            migrator.beforeCheckpoint = {
-                if changes.withLock({
-                    $0 += 1
-                    return $0
-                }) == 2 {
-                    try await blobs.putBlob(Data("the app's".utf8), container: "photos", name: "2026/b.jpg")
-                }
-            }
+            migrator.beforeCheckpoint = Self.atChange(2) { try await blobs.putBlob(Data("the app's".utf8), container: "photos", name: "2026/b.jpg") }
             await #expect {
                 _ = try await migrator.apply()
             } throws: { error in
@@ -95,15 +104,7 @@ import Testing
 
             // While the undo runs: the app writes c.jpg where undo is about to put it back.
             try await blobs.deleteBlob(container: "speakers", name: "a.jpg")
-            let changes = Mutex(0)
-            migrator.beforeCheckpoint = {
-                if changes.withLock({
-                    $0 += 1
-                    return $0
-                }) == 3 {
-                    try await blobs.putBlob(Data("new c".utf8), container: "speakers", name: "c.jpg")
-                }
-            }
+            migrator.beforeCheckpoint = Self.atChange(3) { try await blobs.putBlob(Data("new c".utf8), container: "speakers", name: "c.jpg") }
             await #expect(throws: RunError.self) { _ = try await migrator.undo(to: version) }
             #expect(try await blobs.download(container: "speakers", name: "c.jpg") == Data("new c".utf8), "undo replaced the app's blob")
             #expect(try await Self.names(blobs, "photos") == ["2026/c.jpg"], "undo deleted a blob it did not put back")

@@ -4,6 +4,7 @@ import Foundation
 import PropertyBased
 import SeedKit
 import SeedRunner
+import StorageEmulator
 import Synchronization
 import Testing
 
@@ -33,6 +34,17 @@ import Testing
         return try await work()
     }
 
+    /// `count` entities with Place "x" in four partitions, and a migrator of x -> xx that waits
+    /// up to a minute for the lock.
+    static func seeded(_ server: EmulatorServer, count: Int) async throws -> (TableClient, Migrator) {
+        let tables = TableClient(account: server.account)
+        try await MigratorTests.seed(tables, count: count, partitions: 4)
+        var migrator = Migrator(
+            target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__double.yaml": Self.double]))
+        migrator.target.lockTimeout = .seconds(60)
+        return (tables, migrator)
+    }
+
     /// Breaks the account's migrate lock `times` times, `gaps` milliseconds apart.
     static func breaker(_ migrator: Migrator, gaps: [Int]) -> Task<Int, any Error> {
         Task {
@@ -48,11 +60,7 @@ import Testing
     @Test func twoRunnersAndRandomLockBreaksApplyEachEntityExactlyOnce() async throws {
         await propertyCheck(count: 6, input: Gen.uint64()) { seed in
             try await TestEmulator.withRunning { server in
-                let tables = TableClient(account: server.account)
-                try await MigratorTests.seed(tables, count: 3_000, partitions: 4)
-                var migrator = Migrator(
-                    target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__double.yaml": Self.double]))
-                migrator.target.lockTimeout = .seconds(60)
+                let (tables, migrator) = try await Self.seeded(server, count: 3_000)
                 var random = SeedRandom(seed: seed)
                 let gaps = (0..<4).map { _ in 20 + Int(random.below(150)) }
                 let refusals = Refusals()
@@ -83,11 +91,7 @@ import Testing
     @Test func twoUndoRunsAndRandomLockBreaksPutEachEntityBackExactlyOnce() async throws {
         await propertyCheck(count: 4, input: Gen.uint64()) { seed in
             try await TestEmulator.withRunning { server in
-                let tables = TableClient(account: server.account)
-                try await MigratorTests.seed(tables, count: 2_000, partitions: 4)
-                var migrator = Migrator(
-                    target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__double.yaml": Self.double]))
-                migrator.target.lockTimeout = .seconds(60)
+                let (tables, migrator) = try await Self.seeded(server, count: 2_000)
                 _ = try await migrator.apply()
                 var random = SeedRandom(seed: seed)
                 let gaps = (0..<3).map { _ in 20 + Int(random.below(120)) }

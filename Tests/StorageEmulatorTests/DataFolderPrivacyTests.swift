@@ -64,9 +64,12 @@ import Testing
         } throws: { error in "\(error)".contains("belongs to another user") }
     }
 
+    /// A folder an older azseed made under a umask of 002 (group write for the user's own
+    /// primary group, as on Ubuntu) is no one else's: taken, and made private.
     @Test func anOlderFolderIsMadePrivateWhenOpened() async throws {
         let folder = try Scratch.folder("older-data")
-        chmod(folder.path, 0o755)
+        chmod(folder.path, 0o775)
+        chown(folder.path, geteuid(), getegid())
         try await TestEmulator.withRunning(dataDirectory: folder) { _ in }
         #expect(Self.mode(folder.path) & 0o777 == 0o700)
         #expect(Self.mode(folder.appendingPathComponent("storage.sqlite").path) & 0o077 == 0)

@@ -6,7 +6,7 @@ import Foundation
 
 /// A folder that holds what only its owner may read: an emulator's data folder, a backup, an
 /// export. Made `0700` whatever the umask; an existing one must belong to this user and be
-/// writable by no one else — otherwise another local user could read what is written there, or
+/// writable by no one else (group write only for the user's own primary group) — otherwise another local user could read what is written there, or
 /// swap what is read back (docs/SECURITY.md, "Another user of the machine").
 public enum PrivateFolder {
     /// Why `folder` cannot be used as a private folder, or nil when it can (or does not exist
@@ -18,8 +18,28 @@ public enum PrivateFolder {
         if info.st_uid != geteuid() {
             return "it belongs to another user (uid \(info.st_uid)), who could read or change what is written there"
         }
-        if info.st_mode & 0o022 != 0 {
+        // Group write is someone else's only when the group is not this user's own primary
+        // group (a umask of 002 gives every folder group write for the user's private group).
+        let othersWrite = info.st_mode & 0o002 != 0 || (info.st_mode & 0o020 != 0 && info.st_gid != getegid())
+        if othersWrite {
             return "other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8))), and so swap what is written there"
+        }
+        return nil
+    }
+
+    /// Why `folder` cannot hold a private folder of this user's, or nil: a folder another user
+    /// (not root) owns, or others may write without the sticky bit, would let them rename the
+    /// private folder away and put their own in its place. `/tmp` (root's, sticky) may.
+    public static func parentProblem(_ folder: URL) -> String? {
+        var info = stat()
+        guard stat(folder.path, &info) == 0 else { return nil }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return "it is not a folder" }
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            return "it belongs to another user (uid \(info.st_uid)), who could replace what azseed keeps there"
+        }
+        let sticky = info.st_mode & S_ISVTX != 0
+        if !sticky && (info.st_mode & 0o002 != 0 || (info.st_mode & 0o020 != 0 && info.st_gid != getegid())) {
+            return "other users may write to it (mode \(String(info.st_mode & 0o7777, radix: 8))), and so replace what azseed keeps there"
         }
         return nil
     }

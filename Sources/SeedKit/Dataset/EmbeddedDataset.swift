@@ -32,7 +32,7 @@ public enum EmbeddedDataset {
         let dataset = URL(fileURLWithPath: root.appendingPathComponent("Seeds/\(DatasetLocator.defaultName)").path, isDirectory: true)
         let fm = FileManager.default
         do {
-            if let problem = PrivateFolder.problem(cache.deletingLastPathComponent()), !problem.hasPrefix("it is not") {
+            if let problem = PrivateFolder.parentProblem(cache.deletingLastPathComponent()) {
                 throw PrivateFolderError(folder: cache.deletingLastPathComponent().path, role: "the cache folder's parent", problem: problem)
             }
             try PrivateFolder.make(cache, role: "azseed's cache folder")
