@@ -51,7 +51,7 @@ import Testing
             try await TestEmulator.withRunning(dataDirectory: shared) { _ in }
         } throws: { error in
             let text = "\(error)"
-            return text.contains("other users may write to it") && text.contains(shared.path)
+            return text.contains("users other than you may write to it") && text.contains(shared.path)
         }
         #expect(!FileManager.default.fileExists(atPath: shared.appendingPathComponent("storage.sqlite").path), "a refused folder was written")
 

@@ -242,9 +242,13 @@ def test_another_users_cache_and_folders_are_refused(azseed, tmp_path):
     shared = pathlib.Path(tempfile.mkdtemp(prefix="azseed-shared-"))
     shared.chmod(0o755)  # a shared place both users can reach, as /tmp is
     try:
+        # The binary away from the checkout, as installed: the default dataset is then looked
+        # for in the working directory, then the cache (a build folder finds the repository's).
+        (shared / "bin").mkdir()
+        azseed = shutil.copy(azseed, shared / "bin" / "azseed")
         work = shared / "work"
         work.mkdir()
-        env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
+        env = {k: v for k, v in os.environ.items() if k not in ("AZURE_STORAGE_CONNECTION_STRING", "AZSEED_HOME")}
 
         # A cache folder another user made first: their dataset is never used.
         cache = shared / "cache"
@@ -255,6 +259,16 @@ def test_another_users_cache_and_folders_are_refused(azseed, tmp_path):
         assert done.returncode == 1, done.stderr
         assert "belongs to another user" in one_error(done.stderr)
         assert not (work / ".azseed").exists(), "a refused run opened the storage"
+
+        # A Seeds/speakeasy another user planted in a shared working directory is not used.
+        planted = shared / "planted"
+        (planted / "Seeds").mkdir(parents=True)
+        shutil.copytree(pathlib.Path(__file__).parents[2] / "Seeds" / "speakeasy", planted / "Seeds" / "speakeasy")
+        for path in [planted / "Seeds", *(planted / "Seeds").rglob("*")]:
+            os.chown(path, nobody.pw_uid, nobody.pw_gid)
+        done = run(azseed, "plan", *NOW, cwd=planted, env={**env, "XDG_CACHE_HOME": str(shared / "planted-cache")})
+        assert done.returncode == 1, done.stderr
+        assert "Seeds/speakeasy cannot be trusted" in one_error(done.stderr)
 
         # Our own cache whose dataset was edited: written again before it is used.
         own = shared / "own-cache"
@@ -295,6 +309,6 @@ def test_another_users_cache_and_folders_are_refused(azseed, tmp_path):
         open_to_all.mkdir()
         open_to_all.chmod(0o777)
         done = run(azseed, "export", "--out", str(open_to_all), cwd=work, env=own_env)
-        assert done.returncode == 1 and "other users may write to it" in one_error(done.stderr)
+        assert done.returncode == 1 and "users other than you may write to it" in one_error(done.stderr)
     finally:
         shutil.rmtree(shared, ignore_errors=True)

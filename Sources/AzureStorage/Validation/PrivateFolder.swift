@@ -22,7 +22,7 @@ public enum PrivateFolder {
         // group (a umask of 002 gives every folder group write for the user's private group).
         let othersWrite = info.st_mode & 0o002 != 0 || (info.st_mode & 0o020 != 0 && info.st_gid != getegid())
         if othersWrite {
-            return "other users may write to it (mode \(String(info.st_mode & 0o777, radix: 8))), and so swap what is written there"
+            return "users other than you may write to it (mode \(String(info.st_mode & 0o7777, radix: 8))), and so swap what is written there"
         }
         return nil
     }
@@ -39,7 +39,7 @@ public enum PrivateFolder {
         }
         let sticky = info.st_mode & S_ISVTX != 0
         if !sticky && (info.st_mode & 0o002 != 0 || (info.st_mode & 0o020 != 0 && info.st_gid != getegid())) {
-            return "other users may write to it (mode \(String(info.st_mode & 0o7777, radix: 8))), and so replace what azseed keeps there"
+            return "users other than you may write to it (mode \(String(info.st_mode & 0o7777, radix: 8))), and so replace what azseed keeps there"
         }
         return nil
     }

@@ -1,3 +1,4 @@
+import AzureStorage
 import Foundation
 
 /// Finds the datasets shipped with azseed from any working directory.
@@ -28,7 +29,30 @@ public enum DatasetLocator {
             dir = parent
         }
         let local = URL(fileURLWithPath: fm.currentDirectoryPath).appendingPathComponent(relative)
-        if fm.fileExists(atPath: local.appendingPathComponent("dataset.yaml").path) { return local }
+        if fm.fileExists(atPath: local.appendingPathComponent("dataset.yaml").path) {
+            // A shared working directory (a sticky /tmp) may hold a Seeds/speakeasy someone else
+            // put there: it would decide what apply writes. Used only when it is this user's.
+            if let problem = untrusted(local) {
+                throw DatasetError(
+                    file: local.path, line: nil,
+                    "the working directory's \(relative) \(problem); pass \(Setting.dataset) to choose a dataset, or run from a folder of your own")
+            }
+            return local
+        }
         return try EmbeddedDataset.extracted()
+    }
+
+    /// Why a dataset found in the working directory is not this user's to trust, or nil: it,
+    /// `Seeds` or its `dataset.yaml` belongs to another user (not root), or others may write
+    /// to them.
+    static func untrusted(_ dataset: URL) -> String? {
+        for folder in [dataset, dataset.deletingLastPathComponent()] {
+            if let problem = PrivateFolder.parentProblem(folder) { return "cannot be trusted (\(folder.lastPathComponent): \(problem))" }
+        }
+        var info = stat()
+        if lstat(dataset.appendingPathComponent("dataset.yaml").path, &info) == 0, info.st_uid != geteuid() && info.st_uid != 0 {
+            return "cannot be trusted (its dataset.yaml belongs to another user, uid \(info.st_uid))"
+        }
+        return nil
     }
 }

@@ -31,6 +31,13 @@ struct OutputDirectory {
             }
         }
         let parent = self.destination.deletingLastPathComponent()
+        // The snapshot is made beside the output and renamed into place: a parent someone else
+        // may write would let them rename it away and put theirs there.
+        if let problem = PrivateFolder.parentProblem(parent) {
+            throw GenerationError(
+                "\(parent.relativePathForMessages), the folder \(self.destination.lastPathComponent) is written in: \(problem); choose another \(Setting.outputFolder)"
+            )
+        }
         var parentIsDir: ObjCBool = false
         guard fm.fileExists(atPath: parent.path, isDirectory: &parentIsDir) else {
             throw GenerationError(

@@ -31,9 +31,10 @@ struct EntityStepRun {
     private var batch: [(read: QueriedEntity, outcome: EntityOutcome)] = []
     /// Hears the entities read so far, page by page (the CLI shows it: a long step is not silent).
     var onRead: @Sendable (Int) -> Void = { _ in }
-    /// Proves the run still holds the migrate lock, before each batch or move sent without a
-    /// checkpoint of its own (an idempotent step's, a rekey's).
-    var prove: @Sendable () async throws -> Void = {}
+    /// Whether the run was found to have lost the migrate lock, before each batch or move sent
+    /// without a checkpoint of its own (an idempotent step's, a rekey's: applied twice, they
+    /// change nothing more). The checkpoints between them prove the lock and are fenced.
+    var check: @Sendable () throws -> Void = {}
     /// The batch a run that stopped (or lost its lock) had recorded as pending and that was
     /// not found written when this run resumed: it may still land (a request of the other run
     /// in flight). An entity of it found later holding what the step writes, under another
@@ -154,7 +155,7 @@ struct EntityStepRun {
                     inFlight -= 1
                     try await finish(result)
                 }
-                try await prove()
+                try check()
                 let index = lastKeys.count
                 lastKeys.append(MigrationRecord.EntityKey(partitionKey: batch[0].read.entity.partitionKey, rowKey: batch.last!.read.entity.rowKey))
                 group.addTask { (index, try await Self.write(batch, to: tables, step: step)) }
@@ -260,7 +261,7 @@ struct EntityStepRun {
                                 try await group.next()
                                 inFlight -= 1
                             }
-                            try await prove()
+                            try check()
                             group.addTask { try await Self.move(read, to: new, tables: tables, step: step) }
                             inFlight += 1
                             moved += 1

@@ -20,6 +20,9 @@ struct MigrationRun {
     /// Proves the run still holds the migrate lock (``MigrationLock/prove()``): before each
     /// ledger write and each change that is not idempotent.
     var prove: @Sendable () async throws -> Void = {}
+    /// Whether the lock was found lost (``MigrationLock/check()``, no request): before each
+    /// idempotent batch, which the next checkpoint's ``prove`` and the ledger's fence cover.
+    var check: @Sendable () throws -> Void = {}
 
     /// Writes the run's record on its fence, after proving the lock is still held.
     private func save(_ record: MigrationRecord, _ fence: RecordFence) async throws {
@@ -134,10 +137,10 @@ struct MigrationRun {
                 switch operation {
                 case .copyTable(let from, let to):
                     let hook = beforeCheckpoint
-                    let prove = self.prove
+                    let check = self.check
                     record.counts[i] = try await CopyTableRun(tables: tables, from: from, to: to, shard: shard) {
                         try await hook?()
-                        try await prove()
+                        try check()
                     }.run()
                 case .createTable(let table):
                     try await prove()
@@ -154,12 +157,13 @@ struct MigrationRun {
                     let ledger = self.ledger
                     let hook = beforeCheckpoint
                     let prove = self.prove
+                    let check = self.check
                     var run = EntityStepRun(tables: tables, step: step, operation: i, record: record) {
                         try await hook?()
                         try await prove()
                         try await ledger.write($0, fence: fence)
                     }
-                    run.prove = prove
+                    run.check = check
                     defer { record = run.record }
                     let observer = self.observer
                     run.onRead = { observer.reading($0) }

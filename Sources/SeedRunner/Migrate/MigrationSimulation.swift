@@ -146,7 +146,8 @@ struct MigrationSimulation {
             there = try await blobs.properties(container: container, name: name)
         }
         guard let there, !there.sameStoredBlob(as: blob) else { return nil }
-        return "\(container)/\(Printable.escaped(name, quotes: false)) already holds other bytes, which apply never replaces"
+        return
+            "\(container)/\(Printable.escaped(name, quotes: false)) already holds other bytes, which apply never replaces (move or delete it, or move to another prefix)"
     }
 
     /// Records in the overlay what a blob step does to one blob.

@@ -103,6 +103,7 @@ public struct Migrator: Sendable {
                     try await hook?()
                 }
                 run.prove = { try await lock.prove() }
+                run.check = { try lock.check() }
                 guard let part = try Self.shardPart(entry, shard: target.shard) else {
                     // This shard finished its part earlier: the migration may wait only for the record.
                     try await finishShards(entry, ledger: ledger)
@@ -178,6 +179,7 @@ public struct Migrator: Sendable {
                     try await hook?()
                 }
                 run.prove = { try await lock.prove() }
+                run.check = { try lock.check() }
                 let report = try await run.undo(entry)
                 observer.note(
                     "migration \(report.version) undone: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")

@@ -60,6 +60,9 @@ protocol ByteWriter: Sendable {
     func finish() throws -> String
     /// Drops what was written (a failed or refused upload).
     func discard()
+    /// Puts what was appended so far on disk (`fdatasync`): a long write that does so as it
+    /// goes leaves little for another request's flush (`syncfs`) to wait for.
+    func writeBack() throws
 }
 
 /// A stored object opened for reading.
@@ -272,6 +275,10 @@ final class FileByteWriter: ByteWriter, @unchecked Sendable {
 
     func append(_ bytes: UnsafeRawBufferPointer) throws { try FileByteStore.writeAll(fd, bytes) }
 
+    func writeBack() throws {
+        guard fdatasync(fd) == 0 else { throw ByteStoreError(description: "cannot write \(temp.path) to disk: \(String(cString: strerror(errno)))") }
+    }
+
     func finish() throws -> String {
         defer { fd = -1 }
         guard close(fd) == 0 else {
@@ -386,6 +393,7 @@ final class MemoryByteWriter: ByteWriter, @unchecked Sendable {
     func append(_ bytes: UnsafeRawBufferPointer) throws { data.append(contentsOf: bytes) }
     func finish() throws -> String { try store.put(data) }
     func discard() { data = Data() }
+    func writeBack() throws {}
 }
 
 /// A stored object in memory (shared, not copied).

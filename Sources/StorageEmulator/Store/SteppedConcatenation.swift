@@ -49,6 +49,9 @@ final class SteppedConcatenation: @unchecked Sendable {
                 done = 0
             }
         }
+        // On disk before the next step: the blob's pages would otherwise pile up dirty, and every
+        // other client's commit (its flush is `syncfs`, the whole file system) would wait for them.
+        try writer!.writeBack()
         return piece < pieces.count
     }
 

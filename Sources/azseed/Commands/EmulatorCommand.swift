@@ -139,8 +139,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         guard blobPort != tablePort || blobPort == 0 else { throw ValidationError("--blob-port and --table-port must differ") }
         guard (0...1).contains(faultRate) else { throw ValidationError("--fault-rate is a probability from 0 to 1, not \(faultRate)") }
         guard maxBlobMib >= 1 else { throw ValidationError("--max-blob-mib must be at least 1") }
-        guard (1...(190 << 20)).contains(maxCommittedBlobMib) else {
-            throw ValidationError("--max-committed-blob-mib is 1 to \(190 << 20) (Azure's largest block blob)")
+        // Azure's largest block blob: 50,000 blocks of 4,000 MiB (about 190.7 TiB).
+        guard (1...200_000_000).contains(maxCommittedBlobMib) else {
+            throw ValidationError("--max-committed-blob-mib is 1 to 200000000 (Azure's largest block blob, 50,000 blocks of 4000 MiB)")
         }
         guard analyticsFlushSeconds >= 0.1 && analyticsFlushSeconds <= 3600 else {
             throw ValidationError("--analytics-flush-seconds \(analyticsFlushSeconds): from 0.1 to 3600")
