@@ -176,8 +176,11 @@ public struct Executor: Sendable {
                 }
             } catch let error as AzureStorageError where error.status == 409 || error.status == 412 {
                 // This run's own earlier attempt (a retried request) left the same bytes: done.
+                // The bytes are read and hashed: a Content-MD5 property proves nothing.
                 let there = try await blobs.properties(container: action.container, name: action.name)
-                guard let there, there.contentLength == blob.size, !blob.md5.isEmpty, there.contentMD5 == blob.md5Base64 else {
+                guard let there, there.contentLength == blob.size, !blob.md5.isEmpty,
+                    try await StoredBytes.md5(blobs, container: action.container, name: action.name) == blob.md5
+                else {
                     throw Self.blobChangedSincePlanned(action.container, action.name)
                 }
             }

@@ -70,6 +70,29 @@ import Testing
         }
     }
 
+    /// The attacker's F1: other bytes of the same length at the destination, their Content-MD5
+    /// property set to the source's, once passed for this move's own copy — the source was
+    /// deleted and only their bytes were left. The bytes are read and hashed now.
+    @Test func aDestinationWhoseContentMD5IsForgedIsStillAConflict() async throws {
+        try await TestEmulator.withRunning { server in
+            let blobs = BlobClient(account: server.account)
+            try await Self.seed(blobs)
+            try await blobs.createContainer("photos")
+            let source = try #require(try await blobs.properties(container: "speakers", name: "b.jpg"))
+            try await blobs.putBlob(
+                Data("B.JPG".utf8), container: "photos", name: "2026/b.jpg", options: BlobUploadOptions(contentType: "image/jpeg"))
+            var forged = BlobUploadOptions(contentType: "image/jpeg")
+            forged.cacheControl = source.cacheControl
+            try await blobs.setProperties(container: "photos", name: "2026/b.jpg", options: forged, md5: source.contentMD5, etag: "*")
+            let planted = try #require(try await blobs.properties(container: "photos", name: "2026/b.jpg"))
+            #expect(planted.contentMD5 == source.contentMD5 && planted.contentLength == source.contentLength)
+            let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(Self.move))
+            await #expect(throws: RunError.self) { _ = try await migrator.apply() }
+            #expect(try await blobs.download(container: "speakers", name: "b.jpg") == Data("b.jpg".utf8), "the only copy was deleted")
+            #expect(try await blobs.download(container: "photos", name: "2026/b.jpg") == Data("B.JPG".utf8))
+        }
+    }
+
     @Test func aDestinationWrittenWhileTheMoveRunsIsKept() async throws {
         try await TestEmulator.withRunning { server in
             let blobs = BlobClient(account: server.account)

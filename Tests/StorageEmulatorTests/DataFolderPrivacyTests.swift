@@ -55,6 +55,13 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: shared.appendingPathComponent("storage.sqlite").path), "a refused folder was written")
 
+        // One in a folder others may write is refused too: they could swap it while it is served.
+        let inShared = shared.appendingPathComponent("data")
+        await #expect {
+            try await TestEmulator.withRunning(dataDirectory: inShared) { _ in }
+        } throws: { error in "\(error)".contains("the data folder's parent") }
+        #expect(!FileManager.default.fileExists(atPath: inShared.path))
+
         // As root (CI), a folder given to another user is refused too.
         guard geteuid() == 0 else { return }
         let theirs = try Scratch.folder("their-data")

@@ -170,6 +170,88 @@ def test_a_broken_lock_stops_the_running_apply_and_the_next_applies_each_entity_
     assert [(m["state"], m["counts"]) for m in status["migrations"]] == [("applied", [20_000])]
 
 
+class HoldingProxy:
+    """A loopback TCP proxy in front of the emulator's table port that holds every `$batch`
+    request while `hold` is set: a request of a run that is in flight when its lock is broken."""
+
+    def __init__(self, upstream_port):
+        import asyncio
+        self.hold = threading.Event()
+        self.held = threading.Event()
+        self.loop = asyncio.new_event_loop()
+        self.upstream = upstream_port
+        ready = threading.Event()
+
+        async def pump(reader, writer, inspect):
+            try:
+                while data := await reader.read(65536):
+                    if inspect and b"$batch" in data and self.hold.is_set():
+                        self.held.set()
+                        for _ in range(600):
+                            if not self.hold.is_set():
+                                break
+                            await asyncio.sleep(0.05)
+                    writer.write(data)
+                    await writer.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                try:
+                    writer.close()
+                except RuntimeError:
+                    pass  # the loop stopped with the test
+
+        async def handle(client_reader, client_writer):
+            server_reader, server_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+            await asyncio.gather(pump(client_reader, server_writer, True), pump(server_reader, client_writer, False))
+
+        async def serve():
+            self.server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            self.port = self.server.sockets[0].getsockname()[1]
+            ready.set()
+
+        self.thread = threading.Thread(target=lambda: (self.loop.run_until_complete(serve()), self.loop.run_forever()), daemon=True)
+        self.thread.start()
+        ready.wait(10)
+
+    def close(self):
+        self.hold.clear()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+def test_a_held_batch_of_a_run_whose_lock_was_broken_changes_nothing_written_after(azseed, fresh, tmp_path):
+    """The attacker's F4 (issue 45): run A's batch of an idempotent step is in flight when its
+    lock is broken; run B applies the migration and finishes; the application then updates 50
+    entities. When A's batch lands it is refused (the ETags changed) — and A once read those
+    entities again and wrote the migration over the application's values. A must prove it still
+    holds the lock before it writes anything again: it stops, and the application's values stay."""
+    from azure.storage.blob import BlobLeaseClient, BlobServiceClient
+    table = seed(azseed, fresh, tmp_path, 500, 5)
+    migrations = folder(tmp_path, {"V1__set.yaml": "description: V migrated\noperations:\n  - set-property: {table: events, name: V, value: migrated}\n"})
+    proxy = HoldingProxy(int(fresh.table.rsplit(":", 1)[1].split("/")[0]))
+    try:
+        through = fresh.connection_string.replace(fresh.table, fresh.table.replace(f":{proxy.upstream}/", f":{proxy.port}/"))
+        proxy.hold.set()
+        first = subprocess.Popen([azseed, "migrate", "apply", "--migrations", migrations, "--connection-string", through, "--timeout", "60"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proxy.held.wait(60), "the first run sent no batch"
+        lock = BlobServiceClient.from_connection_string(fresh.connection_string).get_blob_client("azseedledger", "migrate.lock")
+        BlobLeaseClient(lock).break_lease(lease_break_period=0)
+        second = migrate(azseed, fresh, migrations, "apply")
+        assert second.returncode == 0, second.stderr
+        app = [(e["PartitionKey"], e["RowKey"]) for e in table.list_entities(select=["PartitionKey", "RowKey"])][:50]
+        for partition, row in app:
+            table.update_entity({"PartitionKey": partition, "RowKey": row, "V": "the app's"}, mode=UpdateMode.MERGE)
+        proxy.hold.clear()
+        out, err = first.communicate(timeout=300)
+    finally:
+        proxy.close()
+    assert first.returncode == 1 and "no longer holds the account's migrate lock" in err, (out, err)
+    values = {(e["PartitionKey"], e["RowKey"]): e["V"] for e in table.list_entities()}
+    assert all(values[key] == "the app's" for key in app), "a held batch of a run that lost its lock wrote over the application"
+    assert sum(1 for v in values.values() if v == "migrated") == 500 - 50
+
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

@@ -17,12 +17,17 @@ public enum DatasetLocator {
         if let home = ProcessInfo.processInfo.environment["AZSEED_HOME"], !home.isEmpty {
             return URL(fileURLWithPath: home).appendingPathComponent(relative)
         }
-        let exe = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
+        // A bare `azseed` (found on PATH) names no folder: the walk would start from the working
+        // directory and reach any `/tmp/Seeds`. The running binary's own path is asked instead.
+        let path = executable.contains("/") ? executable : (try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? executable
+        let exe = URL(fileURLWithPath: path).resolvingSymlinksInPath()
         var dir = exe.deletingLastPathComponent()
         for _ in 0..<8 {
             for candidate in [dir.appendingPathComponent(relative), dir.appendingPathComponent("share/azseed/\(relative)")]
             where fm.fileExists(atPath: candidate.appendingPathComponent("dataset.yaml").path) {
-                return candidate
+                // Found beside the binary: a checkout or an installation, this user's or root's;
+                // one someone else could write (a binary unpacked under /tmp) is passed over.
+                if untrusted(candidate) == nil { return candidate }
             }
             let parent = dir.deletingLastPathComponent()
             if parent.path == dir.path { break }
@@ -42,7 +47,7 @@ public enum DatasetLocator {
         return try EmbeddedDataset.extracted()
     }
 
-    /// Why a dataset found in the working directory is not this user's to trust, or nil: it,
+    /// Why a dataset found by looking (not named) is not this user's to trust, or nil: it,
     /// `Seeds` or its `dataset.yaml` belongs to another user (not root), or others may write
     /// to them.
     static func untrusted(_ dataset: URL) -> String? {

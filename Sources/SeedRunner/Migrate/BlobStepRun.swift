@@ -93,8 +93,18 @@ struct BlobStepRun {
         if case .move(let toContainer, _) = step.change {
             var conflicts: [String] = []
             for blob in found {
-                let there = try await blobs.properties(container: toContainer, name: destination(of: blob.name))
-                if let there, !there.sameStoredBlob(as: blob) { conflicts.append(destination(of: blob.name)) }
+                let name = destination(of: blob.name)
+                let there = try await blobs.properties(container: toContainer, name: name)
+                if let there {
+                    // Taken for this move's own copy (a run stopped between copy and delete) only
+                    // when its bytes are the source's, read and hashed: its Content-MD5 could be
+                    // set to anything by whoever wrote it.
+                    let same =
+                        there.sameStoredBlob(as: blob)
+                        ? try await StoredBytes.md5(blobs, container: toContainer, name: name)
+                            == StoredBytes.md5(blobs, container: step.container, name: blob.name) : false
+                    if !same { conflicts.append(name) }
+                }
                 destinations[blob.name] = .some(there)
             }
             if let first = conflicts.first {

@@ -35,6 +35,11 @@ struct EntityStepRun {
     /// without a checkpoint of its own (an idempotent step's, a rekey's: applied twice, they
     /// change nothing more). The checkpoints between them prove the lock and are fenced.
     var check: @Sendable () throws -> Void = {}
+    /// Proves the run still holds the lock (a request): before a batch or move is written again
+    /// after a 412. A run whose lock was taken over must not read again and write what it
+    /// reads — the entity may hold a later migration's change or an application's update, made
+    /// after the run that took over finished.
+    var prove: @Sendable () async throws -> Void = {}
     /// The batch a run that stopped (or lost its lock) had recorded as pending and that was
     /// not found written when this run resumed: it may still land (a request of the other run
     /// in flight). An entity of it found later holding what the step writes, under another
@@ -158,7 +163,8 @@ struct EntityStepRun {
                 try check()
                 let index = lastKeys.count
                 lastKeys.append(MigrationRecord.EntityKey(partitionKey: batch[0].read.entity.partitionKey, rowKey: batch.last!.read.entity.rowKey))
-                group.addTask { (index, try await Self.write(batch, to: tables, step: step)) }
+                let prove = self.prove
+                group.addTask { (index, try await Self.write(batch, to: tables, step: step, prove: prove)) }
                 inFlight += 1
             }
             var current: [(read: QueriedEntity, outcome: EntityOutcome)] = []
@@ -200,7 +206,10 @@ struct EntityStepRun {
 
     /// Writes one batch on the ETags read; on 412 (an entity changed meanwhile) reads it again
     /// and applies the step to what is there now. Returns how many entities it changed.
-    static func write(_ first: [(read: QueriedEntity, outcome: EntityOutcome)], to tables: TableClient, step: EntityStep) async throws -> Int {
+    static func write(
+        _ first: [(read: QueriedEntity, outcome: EntityOutcome)], to tables: TableClient, step: EntityStep,
+        prove: @Sendable () async throws -> Void = {}
+    ) async throws -> Int {
         var batch = first
         var attempts = 0
         while !batch.isEmpty {
@@ -214,6 +223,7 @@ struct EntityStepRun {
                         "table \(step.table), partition '\(Printable.escaped(batch[0].read.entity.partitionKey))': entities kept changing while they were migrated (\(attempts) reads); run apply again"
                     )
                 }
+                try await prove()
                 batch = try await reread(batch.map(\.read.entity), tables: tables, step: step)
             }
         }
@@ -262,7 +272,8 @@ struct EntityStepRun {
                                 inFlight -= 1
                             }
                             try check()
-                            group.addTask { try await Self.move(read, to: new, tables: tables, step: step) }
+                            let prove = self.prove
+                            group.addTask { try await Self.move(read, to: new, tables: tables, step: step, prove: prove) }
                             inFlight += 1
                             moved += 1
                         default: continue
@@ -282,7 +293,9 @@ struct EntityStepRun {
     /// Moves one entity: inserts it under its new keys (one already there with the same values
     /// is this move's, from a run that stopped), then deletes the old on the ETag read. An old
     /// entity changed meanwhile is read again and moved as it now is.
-    static func move(_ first: QueriedEntity, to firstNew: TableEntity, tables: TableClient, step: EntityStep) async throws {
+    static func move(
+        _ first: QueriedEntity, to firstNew: TableEntity, tables: TableClient, step: EntityStep, prove: @Sendable () async throws -> Void = {}
+    ) async throws {
         var read = first
         var new = firstNew
         for _ in 0...maxRereads {
@@ -304,7 +317,9 @@ struct EntityStepRun {
             } catch let error as AzureStorageError where error.status == 404 {
                 return  // gone: moved by an earlier run, or deleted by someone else
             } catch let error as AzureStorageError where error.status == 412 {
-                // Changed since it was read: the copy made is of an old version. Read it again.
+                // Changed since it was read: the copy made is of an old version. Read it again
+                // (still holding the lock: what is there may be written after a takeover).
+                try await prove()
                 guard let fresh = try await tables.get(partitionKey: read.entity.partitionKey, rowKey: read.entity.rowKey, from: step.table) else {
                     return
                 }

@@ -164,6 +164,7 @@ struct MigrationRun {
                         try await ledger.write($0, fence: fence)
                     }
                     run.check = check
+                    run.prove = prove
                     defer { record = run.record }
                     let observer = self.observer
                     run.onRead = { observer.reading($0) }

@@ -145,7 +145,14 @@ struct MigrationSimulation {
         } else {
             there = try await blobs.properties(container: container, name: name)
         }
-        guard let there, !there.sameStoredBlob(as: blob) else { return nil }
+        guard let there else { return nil }
+        // This move's own copy only when its bytes are the source's (read and hashed; an
+        // overlay blob is one this plan moved there).
+        if there.sameStoredBlob(as: blob) {
+            if blobOverlay[container]?.changed[name] != nil { return nil }
+            let ours = try await StoredBytes.md5(blobs, container: container, name: name)
+            if try await ours == StoredBytes.md5(blobs, container: run.step.container, name: blob.name) { return nil }
+        }
         return
             "\(container)/\(Printable.escaped(name, quotes: false)) already holds other bytes, which apply never replaces (move or delete it, or move to another prefix)"
     }

@@ -22,6 +22,14 @@ extension Migrator {
                 }
                 continue
             }
+            // An unsharded run of it was interrupted (or runs still, its lock broken): its
+            // pending batch is its record's alone, which a shard never reads — a shard taking
+            // over would apply that batch again (issue 45).
+            if let record = entry.record, record.shard == nil, record.state == .running || record.state == .failed {
+                throw RunError(
+                    "migration \(entry.version) was started without \(Setting.shard) and did not finish; finish it with \(Setting.migrateApply) without \(Setting.shard) (it resumes exactly), then shard the migrations after it; nothing was written"
+                )
+            }
             if let other = entry.shards.first(where: { $0.shard?.count != shard.count }), let count = other.shard?.count {
                 throw RunError(
                     "migration \(entry.version) is being applied in \(count) shards; run every shard with \(Setting.shard) I/\(count), not I/\(shard.count); nothing was written"

@@ -69,7 +69,7 @@ public struct Migrator: Sendable {
             try await BlockingPool.run {
                 if let data { try FolderOverlap.check(output: backup, setting: .backupFolder, inputs: [("the storage's data folder", data)]) }
                 try FolderOverlap.checkNoDataFolder(output: backup, setting: .backupFolder)
-                if let problem = PrivateFolder.problem(backup) {
+                if let problem = PrivateFolder.problem(backup) ?? PrivateFolder.parentProblem(backup.deletingLastPathComponent()) {
                     throw GenerationError("\(Setting.backupFolder) \(backup.relativePathForMessages): \(problem); name a new folder of your own")
                 }
                 // A backup is never written over anything: the folder is new, or empty.

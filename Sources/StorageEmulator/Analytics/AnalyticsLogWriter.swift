@@ -68,7 +68,7 @@ struct AnalyticsLogWriter {
             switch field {
             case .quoted(let value): quoted(value)
             case .plain(let value):
-                value.unicodeScalars.contains(where: { $0 == ";" || $0 == "\"" || $0 == "\n" || $0 == "\r" }) ? quoted(value) : value
+                value.unicodeScalars.contains(where: { $0 == ";" || $0 == "\"" || isLineBreak($0) }) ? quoted(value) : value
             }
         }.joined(separator: ";")
     }
@@ -90,10 +90,21 @@ struct AnalyticsLogWriter {
             case "\"": out += "&quot;"
             case "\n": out += "&#10;"
             case "\r": out += "&#13;"
+            case _ where isLineBreak(c): out += "&#\(c.value);"
             default: out.unicodeScalars.append(c)
             }
         }
         return out + "\""
+    }
+
+    /// Every character a reader may take for the end of a line: CR and LF, and the other
+    /// Unicode line breaks (VT, FF, NEL, LINE and PARAGRAPH SEPARATOR — Python's `splitlines`
+    /// splits at them), so no value adds a line to the log.
+    static func isLineBreak(_ c: Unicode.Scalar) -> Bool {
+        switch c.value {
+        case 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029: true
+        default: false
+        }
     }
 
     /// An ETag without the quotes its header carries (the field is quoted as a whole).

@@ -57,6 +57,11 @@ final class DataFolderLock: Sendable {
         do {
             // Private to this user whatever the umask: blob bytes and entities are read
             // straight from disk by anyone who can enter the folder.
+            // And in a folder no one else may write: they could rename it away while it is served
+            // and put one of theirs in its place.
+            if let problem = PrivateFolder.parentProblem(folder.deletingLastPathComponent()) {
+                throw PrivateFolderError(folder: folder.deletingLastPathComponent().path, role: "the data folder's parent", problem: problem)
+            }
             try PrivateFolder.make(folder, role: "data folder")
         } catch let error as PrivateFolderError {
             throw EmulatorStartError(phrase: "\(error.description), or pass another \(Setting.dataFolder)")

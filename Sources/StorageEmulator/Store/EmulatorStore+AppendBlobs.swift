@@ -39,7 +39,8 @@ extension EmulatorStore {
             let pieces = [(id: current.data, offset: 0, length: current.size), (id: upload.id, offset: 0, length: upload.size)]
             let merged: String
             do {
-                merged = try await BlockingPool.run { try bytes.concatenate(pieces) }
+                // A step at a time, as a long block list: each append copies the whole blob.
+                merged = try await bytes.concatenateInSteps(pieces)
             } catch {
                 // Replaced (and freed) by another writer since it was read: read it again.
                 continue

@@ -71,14 +71,58 @@ final class SteppedConcatenation: @unchecked Sendable {
     }
 }
 
+/// How many stepped concatenations hold a blocking thread at once: two, so at least two of
+/// the pool's four threads are always free for every other request, however many clients
+/// commit long block lists or append to large append blobs together. Waiters take their turn
+/// in order.
+actor StepGate {
+    static let shared = StepGate(limit: 2)
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { free = limit }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
+
+    /// Runs one step on the blocking threads once a turn is free.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        await acquire()
+        do {
+            let result = try await BlockingPool.run(body)
+            release()
+            return result
+        } catch {
+            release()
+            throw error
+        }
+    }
+}
+
 extension ByteStore {
     /// The pieces as one new object, composed without copying where the store can, else
-    /// concatenated a step at a time (``SteppedConcatenation``) on the blocking threads.
+    /// concatenated a step at a time (``concatenateInSteps(_:)``).
     func composeFairly(_ pieces: [(id: String, offset: Int, length: Int)]) async throws -> String {
         if let id = try await BlockingPool.run({ try self.compose(pieces) }) { return id }
+        return try await concatenateInSteps(pieces)
+    }
+
+    /// The pieces copied into one new object a step at a time (``SteppedConcatenation``), each
+    /// step a job on the blocking threads taken through ``StepGate``.
+    func concatenateInSteps(_ pieces: [(id: String, offset: Int, length: Int)]) async throws -> String {
         let work = SteppedConcatenation(store: self, pieces: pieces)
+        let gate = StepGate.shared
         do {
-            while try await BlockingPool.run({ try work.step() }) { try Task.checkCancellation() }
+            while try await gate.run({ try work.step() }) { try Task.checkCancellation() }
             return try await BlockingPool.run { try work.finish() }
         } catch {
             try? await BlockingPool.run { work.discard() }
