@@ -282,6 +282,17 @@ def test_another_users_cache_and_folders_are_refused(azseed, tmp_path):
         assert cached.read_bytes() == original
         assert stat.S_IMODE((own / "azseed").stat().st_mode) == 0o700
 
+        # A Seeds/speakeasy another user planted beside the binary (a tarball unpacked under a
+        # shared folder) is passed over: the cache's copy is used.
+        beside = shared / "Seeds" / "speakeasy"
+        shutil.copytree(pathlib.Path(__file__).parents[2] / "Seeds" / "speakeasy", beside)
+        text = (beside / "dataset.yaml").read_text()
+        (beside / "dataset.yaml").write_text(text.replace("Bart Tubalinal", "PLANTED BESIDE"))
+        for path in [shared / "Seeds", *(shared / "Seeds").rglob("*")]:
+            os.chown(path, nobody.pw_uid, nobody.pw_gid)
+        done = run(azseed, "plan", *NOW, cwd=work, env=own_env)
+        assert done.returncode == 0 and "PLANTED" not in done.stdout + done.stderr, done.stdout + done.stderr
+
         # The data folder: private on disk, whatever the umask was.
         data = work / ".azseed" / "storage"
         assert stat.S_IMODE(data.stat().st_mode) == 0o700
