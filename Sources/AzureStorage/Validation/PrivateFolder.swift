@@ -9,12 +9,15 @@ import Foundation
 /// writable by no one else (group write only for the user's own primary group) — otherwise another local user could read what is written there, or
 /// swap what is read back (docs/SECURITY.md, "Another user of the machine").
 public enum PrivateFolder {
+    /// What ``problem(_:)`` says of a path that is a file.
+    public static let notAFolder = "it is a file, not a folder"
+
     /// Why `folder` cannot be used as a private folder, or nil when it can (or does not exist
     /// yet). Follows no link at the folder itself: a link is judged by where it leads.
     public static func problem(_ folder: URL) -> String? {
         var info = stat()
         guard stat(folder.path, &info) == 0 else { return nil }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return "it is not a folder" }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return Self.notAFolder }
         if info.st_uid != geteuid() {
             return "it belongs to another user (uid \(info.st_uid)), who could read or change what is written there"
         }
@@ -33,7 +36,8 @@ public enum PrivateFolder {
     public static func parentProblem(_ folder: URL) -> String? {
         var info = stat()
         guard stat(folder.path, &info) == 0 else { return nil }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return "it is not a folder" }
+        // Not a folder: what is made in it fails, and says so, where it is made.
+        guard info.st_mode & S_IFMT == S_IFDIR else { return nil }
         if info.st_uid != geteuid() && info.st_uid != 0 {
             return "it belongs to another user (uid \(info.st_uid)), who could replace what azseed keeps there"
         }

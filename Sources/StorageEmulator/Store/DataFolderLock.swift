@@ -63,6 +63,8 @@ final class DataFolderLock: Sendable {
                 throw PrivateFolderError(folder: folder.deletingLastPathComponent().path, role: "the data folder's parent", problem: problem)
             }
             try PrivateFolder.make(folder, role: "data folder")
+        } catch let error as PrivateFolderError where error.problem == PrivateFolder.notAFolder {
+            throw EmulatorStartError(phrase: "data folder \(folder.path): \(error.problem); pass another \(Setting.dataFolder)")
         } catch let error as PrivateFolderError {
             throw EmulatorStartError(phrase: "\(error.description), or pass another \(Setting.dataFolder)")
         } catch {
