@@ -173,3 +173,27 @@ def test_tags_are_not_read_without_the_tag_permission(emulator, name):
         BlobClient.from_blob_url(f"{emulator.blob}/{name}/b?{sas}").download_blob(if_tags_match_condition="secret = 's3cr3t'")
     # With the account key, and with `t`, they are read.
     assert [b.tags for b in container.list_blobs(include=["tags"])] == [{"secret": "s3cr3t"}]
+
+
+def test_max_committed_blob_mib_refuses_a_long_block_list_before_writing(azseed, tmp_path):
+    """The README's `--max-committed-blob-mib` (issue 45, item 4): a short block list naming one
+    staged 1 MiB block nine times, past a bound of 8 MiB, is 413 RequestBodyTooLarge and leaves no
+    blob and no bytes on disk; eight times is committed. `--max-blob-mib 1` alone never bounded it."""
+    from azure.storage.blob import BlobBlock
+    data = tmp_path / "data"
+    emulator = start_emulator(azseed, "--data-dir", str(data), "--max-blob-mib", "1", "--max-committed-blob-mib", "8")
+    try:
+        container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("bound")
+        blob = container.get_blob_client("big")
+        blob.stage_block("YmxvY2s=", b"\x07" * (1 << 20))
+        used = sum(f.stat().st_size for f in data.rglob("*") if f.is_file())
+        with pytest.raises(HttpResponseError) as refused:
+            blob.commit_block_list([BlobBlock(block_id="YmxvY2s=")] * 9)
+        assert refused.value.status_code == 413 and refused.value.error_code == "RequestBodyTooLarge"
+        assert "--max-committed-blob-mib" in str(refused.value)
+        assert not blob.exists()
+        assert sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) < used + (1 << 20)
+        blob.commit_block_list([BlobBlock(block_id="YmxvY2s=")] * 8)
+        assert blob.get_blob_properties().size == 8 << 20
+    finally:
+        stop_emulator(emulator)
