@@ -92,10 +92,17 @@ def test_the_ready_file_survives_attacks_on_it(azseed, tmp_path):
     first_endpoints = wait_for(shared)
     second = start(azseed, "--ready-file", str(shared))
     try:
+        # The second removes the file before it binds its ports, then writes its own: in between
+        # there is none to read.
+        def current():
+            try:
+                return json.loads(shared.read_text())
+            except FileNotFoundError:
+                return None
         deadline = time.monotonic() + 15
-        while json.loads(shared.read_text()) == first_endpoints and time.monotonic() < deadline:
+        while current() in (first_endpoints, None) and time.monotonic() < deadline:
             time.sleep(0.05)
-        second_endpoints = json.loads(shared.read_text())
+        second_endpoints = current()
         assert second_endpoints["pid"] == second.pid
         first.terminate()
         first.communicate(timeout=15)
