@@ -119,6 +119,11 @@ extension ByteStore {
     /// The pieces copied into one new object a step at a time (``SteppedConcatenation``), each
     /// step a job on the blocking threads taken through ``StepGate``.
     func concatenateInSteps(_ pieces: [(id: String, offset: Int, length: Int)]) async throws -> String {
+        // One step's worth (a small append, a short list) is copied at once, as before: no turn
+        // to wait for and no flush of its own, which every append to a small blob would pay.
+        if pieces.reduce(0, { $0 + $1.length }) <= SteppedConcatenation.stepBytes {
+            return try await BlockingPool.run { try self.concatenate(pieces) }
+        }
         let work = SteppedConcatenation(store: self, pieces: pieces)
         let gate = StepGate.shared
         do {
