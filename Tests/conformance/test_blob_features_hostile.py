@@ -56,8 +56,10 @@ def test_a_copy_of_a_local_source_stores_no_more_than_the_bound(azseed, tmp_path
         stop_emulator(emulator)
 
 
-def test_an_append_blob_stays_within_the_largest_blob(azseed):
-    emulator = start_emulator(azseed, "--in-memory", "--max-blob-mib", "1")
+def test_an_append_blob_stays_within_the_largest_committed_blob(azseed):
+    """Appends compose the blob of its blocks (issue 46) as a block list does, so an append blob is
+    bounded by --max-committed-blob-mib, not by the largest single upload (--max-blob-mib)."""
+    emulator = start_emulator(azseed, "--in-memory", "--max-committed-blob-mib", "1")
     try:
         blob = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("cnt").get_blob_client("a")
         blob.create_append_blob()

@@ -152,8 +152,8 @@ extension BlobService {
             prefix: prefix, marker: marker, limit: limit, hidden: include.contains("system") ? [] : Array(Self.systemContainers), deleted: deleted)
         let now = store.clock.now()
         var xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\">"
-        xml += XMLEscape.echo("Prefix", query["prefix"]) + XMLEscape.echo("Marker", query["marker"])
-        xml += XMLEscape.element("MaxResults", query["maxresults"]) + "<Containers>"
+        xml += XMLEscape.echoIfSent("Prefix", query["prefix"]) + XMLEscape.echoIfSent("Marker", query["marker"])
+        xml += XMLEscape.echoIfSent("MaxResults", query["maxresults"]) + "<Containers>"
         let includeMetadata = include.contains("metadata")
         // System containers (`$logs`) are listed only when asked for (`include=system`), as on Azure.
         for record in records {

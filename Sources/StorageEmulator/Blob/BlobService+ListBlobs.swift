@@ -166,8 +166,8 @@ extension BlobService {
         }
         var xml =
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"\(XMLEscape.text(serviceEndpoint(request)))\" ContainerName=\"\(XMLEscape.text(container))\">"
-        xml += XMLEscape.echo("Prefix", query["prefix"]) + XMLEscape.echo("Marker", query["marker"])
-        xml += XMLEscape.echo("MaxResults", query["maxresults"])
+        xml += XMLEscape.echoIfSent("Prefix", query["prefix"]) + XMLEscape.echoIfSent("Marker", query["marker"])
+        xml += XMLEscape.echoIfSent("MaxResults", query["maxresults"])
         if let delimiter { xml += XMLEscape.echo("Delimiter", delimiter) }
         xml +=
             "<Blobs>"

@@ -274,7 +274,7 @@ extension BlobService {
             }
             let md5 = try checkTransactionalMD5(request, upload)
             let (record, offset) = try await store.appendBlock(
-                container: container, name: blob, upload: upload, conditions: conditions, maxSize: maxBlobBytes, tooLarge: appendTooLarge)
+                container: container, name: blob, upload: upload, conditions: conditions, maxSize: maxCommittedBlobBytes, tooLarge: appendTooLarge)
             return (record, offset, md5, upload.crc64)
         }
         return appendReply(record, offset: offset, md5: md5, crc64: crc64)
@@ -291,15 +291,15 @@ extension BlobService {
         }
     }
 
-    /// The answer when an append would grow the blob past the largest blob: each append
-    /// rewrites the blob here, so an append blob is bounded as any blob is.
+    /// The answer when an append would grow the blob past the largest one committed here (an
+    /// append blob is made of its blocks as a block blob is).
     var appendTooLarge: @Sendable (Int) -> ServiceError {
-        let (limit, names) = (maxBlobBytes, remote.names)
+        let (limit, names) = (maxCommittedBlobBytes, remote.names)
         return { size in
             ServiceError(
                 413, .requestBodyTooLarge,
-                ("An append blob here holds at most \(limit) bytes (\(Setting.maxBlobSize)): this block would make it \(size)." as Phrase).rendered(
-                    names))
+                ("An append blob here holds at most \(limit) bytes (\(Setting.maxCommittedBlobSize)): this block would make it \(size)."
+                    as Phrase).rendered(names))
         }
     }
 
@@ -334,7 +334,7 @@ extension BlobService {
         do {
             if let problem = Self.sourceChecksumProblem(request, upload) { throw problem }
             let (record, offset) = try await store.appendBlock(
-                container: container, name: blob, upload: upload, conditions: conditions, maxSize: maxBlobBytes, tooLarge: appendTooLarge)
+                container: container, name: blob, upload: upload, conditions: conditions, maxSize: maxCommittedBlobBytes, tooLarge: appendTooLarge)
             await upload.release(from: store.bytes)
             return appendReply(record, offset: offset, md5: upload.md5, crc64: upload.crc64)
         } catch {

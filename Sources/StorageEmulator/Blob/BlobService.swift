@@ -181,6 +181,20 @@ struct BlobService: Sendable {
         guard allowed else { throw ServiceError.resourceNotFound }
     }
 
+    /// The names Azure gives its own containers, which break the naming rule by design.
+    static let reservedContainers: Set<String> = ["$root", "$logs", "$web", "$blobchangefeed"]
+
+    /// A name no container can have is refused on every request, not only on create (a
+    /// `HEAD` answering 404 would tell a client the container may be created): 400
+    /// OutOfRangeInput for its length, InvalidResourceName for its characters, as Azure says.
+    static func checkContainerName(_ name: String) throws(ServiceError) {
+        guard !reservedContainers.contains(name), let problem = StorageNames.containerProblem(name) else { return }
+        if !(3...63).contains(name.utf8.count) {
+            throw ServiceError(400, .outOfRangeInput, "The specified resource name length is not within the permissible limits: \(problem).")
+        }
+        throw ServiceError(400, .invalidResourceName, "The specifed resource name contains invalid characters: \(problem).")
+    }
+
     /// Splits `/<account>/<container>/<blob…>`; the blob name is percent-decoded.
     func parseTarget(_ path: String) throws -> Target {
         var rest = Substring(path)
@@ -199,6 +213,7 @@ struct BlobService: Sendable {
             throw ServiceError(
                 400, .invalidResourceName, "The specifed resource name contains invalid characters: a control character in the container name.")
         }
+        try Self.checkContainerName(container)
         guard segments.count > 2, !segments[2].isEmpty else { return Target(container: container) }
         guard let blob = String(segments[2]).removingPercentEncoding else {
             throw ServiceError(400, .invalidUri, "The blob name in the request URI is not valid percent-encoding.")

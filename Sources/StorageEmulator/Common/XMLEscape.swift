@@ -40,6 +40,14 @@ enum XMLEscape {
         return "<\(name) Encoded=\"true\">\(percentEncoded(value))</\(name)>"
     }
 
+    /// ``echo(_:_:)`` of a parameter the request sent; nothing when it sent none. Azure leaves
+    /// out `Prefix`, `Marker` and `MaxResults` a listing was not asked with, and clients read an
+    /// empty one as a value (Rust's object_store fails on `<MaxResults />` as a number).
+    static func echoIfSent(_ name: String, _ value: String?) -> String {
+        guard let value else { return "" }
+        return echo(name, value)
+    }
+
     /// A listing's next marker: the next name as it is, or — when XML cannot carry it — an
     /// opaque `1!<base64url>` token (Azure's markers are opaque), which ``marker(_:)`` reads back.
     static func nextMarker(_ name: String?) -> String {

@@ -70,6 +70,9 @@ public final class EmulatorServer: Sendable {
         return configuration
     }
 
+    /// HTTP/1.1 as Azure speaks it: `Expect: 100-continue` answered (``ExpectContinueHandler``).
+    static var http1: HTTP1Channel.Configuration { HTTP1Channel.Configuration(additionalChannelHandlers: [ExpectContinueHandler()]) }
+
     /// Opens the store and starts both services; returns once both listen.
     /// `shutdownOnSignals` makes SIGINT, SIGTERM and SIGHUP stop it gracefully (for `azseed emulator`).
     public static func start(_ configuration: EmulatorConfiguration, shutdownOnSignals: Bool = false) async throws -> EmulatorServer {
@@ -79,9 +82,9 @@ public final class EmulatorServer: Sendable {
             let tlsConfiguration = try await BlockingPool.run {
                 try Self.tlsConfiguration(certificateFile: tls.certificateFile, keyFile: tls.keyFile)
             }
-            server = try .tls(.http1(), tlsConfiguration: tlsConfiguration)
+            server = try .tls(.http1(configuration: Self.http1), tlsConfiguration: tlsConfiguration)
         } else {
-            server = .http1()
+            server = .http1(configuration: Self.http1)
         }
         // Opening the store locks the folder, opens and migrates the database and sweeps orphan
         // files: blocking work, done on the blocking-I/O threads.

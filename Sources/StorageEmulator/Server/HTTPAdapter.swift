@@ -85,7 +85,7 @@ struct EmulatorResponder: HTTPResponder {
             if let refusal = await core.refusalBeforeBody(azureRequest, service: service) { return early(refusal, azureRequest) }
             let staged: StagedUpload?
             do {
-                staged = try await stage(request.body, limit: limit, structured: try StructuredMessage.upload(azureRequest))
+                staged = try await stage(request.body, channel: context.channel, limit: limit, structured: try StructuredMessage.upload(azureRequest))
             } catch let error as ServiceError {
                 return early(core.errorResponse(error, azureRequest, service, UUID().uuidString.lowercased()), azureRequest)
             }
@@ -102,6 +102,7 @@ struct EmulatorResponder: HTTPResponder {
             }
             var body = ByteBuffer()
             defer { core.bufferBudget.give(body.readableBytes) }
+            await ExpectContinue.bodyWanted(on: context.channel)
             for try await chunk in request.body {
                 guard body.readableBytes + chunk.readableBytes <= limit else {
                     return early(core.bodyTooLarge(azureRequest, service: service), azureRequest)
@@ -156,9 +157,12 @@ struct EmulatorResponder: HTTPResponder {
     /// hashing it on the way; nil when it grows past `limit` (what was written is dropped).
     /// A structured message is decoded on the way: its content is what is stored and hashed,
     /// every CRC64 checked before the upload exists.
-    private func stage(_ body: RequestBody, limit: Int, structured: (StructuredMessage.Decoder, Int)? = nil) async throws -> StagedUpload? {
+    private func stage(_ body: RequestBody, channel: any Channel, limit: Int, structured: (StructuredMessage.Decoder, Int)? = nil) async throws
+        -> StagedUpload?
+    {
         let bytes = core.store.bytes
         let writer = try await BlockingPool.run { try bytes.makeWriter() }
+        await ExpectContinue.bodyWanted(on: channel)
         var md5 = Insecure.MD5()
         var crc = Crc64()
         var size = 0

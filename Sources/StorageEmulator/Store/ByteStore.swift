@@ -328,21 +328,32 @@ final class FileByteReader: ByteReader, Sendable {
     deinit { close() }
 }
 
-/// Bytes in memory, for `--in-memory` and tests.
+/// Bytes in memory, for `--in-memory` and tests. An object is a list of buffers: a composed
+/// one (an append, a block list) shares its pieces' buffers instead of copying them.
 final class MemoryByteStore: ByteStore, @unchecked Sendable {
+    /// The most buffers one object is made of; a composition of more is copied into one.
+    static let maxComposedPieces = 256
+
     private let lock = NSLock()
-    private var objects: [String: Data] = [:]
+    private var objects: [String: [Data]] = [:]
     private var next = 0
 
     func makeDurable() {}
 
-    func put(_ bytes: Data) throws -> String {
+    func put(_ bytes: Data) throws -> String { store([bytes]) }
+
+    private func store(_ parts: [Data]) -> String {
         lock.withLock {
             next += 1
             let id = String(next)
-            objects[id] = bytes
+            objects[id] = parts
             return id
         }
+    }
+
+    private func parts(_ id: String) throws -> [Data] {
+        guard let parts = lock.withLock({ objects[id] }) else { throw ByteStoreError(description: "blob data \(id) is missing") }
+        return parts
     }
 
     func concatenate(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String {
@@ -351,34 +362,55 @@ final class MemoryByteStore: ByteStore, @unchecked Sendable {
         return try put(out)
     }
 
-    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String? { nil }
+    func compose(_ pieces: [(id: String, offset: Int, length: Int)]) throws -> String? {
+        guard pieces.count > 1 else { return nil }
+        var composed: [Data] = []
+        for piece in pieces {
+            composed += try Self.slices(try parts(piece.id), offset: piece.offset, length: piece.length, id: piece.id)
+            guard composed.count <= Self.maxComposedPieces else { return nil }
+        }
+        return store(composed)
+    }
+
+    /// The buffers holding `offset..<offset+length` of an object made of `parts` (slices share
+    /// the buffers' storage).
+    static func slices(_ parts: [Data], offset: Int, length: Int, id: String) throws -> [Data] {
+        guard offset >= 0, length >= 0, offset <= Int.max - length else {
+            throw ByteStoreError(description: "blob data \(id) is shorter than recorded")
+        }
+        var out: [Data] = []
+        var position = 0
+        for part in parts {
+            let start = max(offset, position)
+            let end = min(offset + length, position + part.count)
+            if start < end { out.append(part[part.startIndex + start - position..<part.startIndex + end - position]) }
+            position += part.count
+            if position >= offset + length { break }
+        }
+        guard out.reduce(0, { $0 + $1.count }) == length else { throw ByteStoreError(description: "blob data \(id) is shorter than recorded") }
+        return out
+    }
+
+    /// `length` bytes from `offset` of an object made of `parts`, in one buffer.
+    static func read(_ parts: [Data], offset: Int, length: Int, id: String) throws -> Data {
+        let slices = try slices(parts, offset: offset, length: length, id: id)
+        if slices.count == 1 { return Data(slices[0]) }
+        var out = Data(capacity: length)
+        for slice in slices { out.append(slice) }
+        return out
+    }
 
     func read(_ id: String, offset: Int, length: Int) throws -> Data {
-        try lock.withLock {
-            guard let data = objects[id], offset + length <= data.count else {
-                throw ByteStoreError(description: "blob data \(id) is missing")
-            }
-            return data.subdata(in: data.startIndex + offset..<data.startIndex + offset + length)
-        }
+        try Self.read(try parts(id), offset: offset, length: length, id: id)
     }
 
     func delete(_ id: String) { lock.withLock { _ = objects.removeValue(forKey: id) } }
 
-    func clone(_ id: String) throws -> String {
-        try lock.withLock {
-            guard let data = objects[id] else { throw ByteStoreError(description: "blob data \(id) is missing") }
-            next += 1
-            objects[String(next)] = data
-            return String(next)
-        }
-    }
+    func clone(_ id: String) throws -> String { store(try parts(id)) }
 
     func makeWriter() throws -> any ByteWriter { MemoryByteWriter(store: self) }
 
-    func open(_ id: String) throws -> any ByteReader {
-        guard let data = lock.withLock({ objects[id] }) else { throw ByteStoreError(description: "blob data \(id) is missing") }
-        return MemoryByteReader(data: data)
-    }
+    func open(_ id: String) throws -> any ByteReader { MemoryByteReader(id: id, parts: try parts(id)) }
 
     func orphanCandidates(olderThan date: Date) -> [String] { lock.withLock { Array(objects.keys) } }
 }
@@ -398,12 +430,10 @@ final class MemoryByteWriter: ByteWriter, @unchecked Sendable {
 
 /// A stored object in memory (shared, not copied).
 struct MemoryByteReader: ByteReader {
-    let data: Data
+    let id: String
+    let parts: [Data]
 
-    func read(offset: Int, length: Int) throws -> Data {
-        guard offset + length <= data.count else { throw ByteStoreError(description: "blob data is shorter than recorded") }
-        return data.subdata(in: data.startIndex + offset..<data.startIndex + offset + length)
-    }
+    func read(offset: Int, length: Int) throws -> Data { try MemoryByteStore.read(parts, offset: offset, length: length, id: id) }
 
     func close() {}
 }

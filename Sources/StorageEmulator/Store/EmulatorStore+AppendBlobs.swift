@@ -3,9 +3,12 @@ import Foundation
 import GRDB
 
 /// Append blobs. Byte objects are never changed once written (a reader keeps what it opened),
-/// so Append Block writes the blob's bytes and the block into a new object and swaps it in —
-/// a copy of the blob per append, which is why an append blob here is at most the emulator's
-/// largest blob (`--max-blob-mib`).
+/// so Append Block makes a new object of the blob's bytes and the block and swaps it in. The
+/// new object is composed — it refers to the blob's pieces and the block (hard links on disk,
+/// shared buffers in memory) — so an append costs the same whatever the blob's size; only
+/// every few hundredth append, when the pieces run out, copies the blob once (a step at a
+/// time, ``concatenateInSteps``). An append blob is bounded as a committed block blob is
+/// (`--max-committed-blob-mib`).
 extension EmulatorStore {
     /// Azure's limit on the blocks of an append blob.
     static let maxAppendBlocks = 50_000
@@ -35,12 +38,9 @@ extension EmulatorStore {
                 try Self.appendable(container, name, conditions, upload.size, db, now: now)
             }
             if current.size + upload.size > maxSize { throw tooLarge(current.size + upload.size) }
-            let bytes = self.bytes
-            let pieces = [(id: current.data, offset: 0, length: current.size), (id: upload.id, offset: 0, length: upload.size)]
             let merged: String
             do {
-                // A step at a time, as a long block list: each append copies the whole blob.
-                merged = try await bytes.concatenateInSteps(pieces)
+                merged = try await bytes.appending((current.data, current.size), (upload.id, upload.size))
             } catch {
                 // Replaced (and freed) by another writer since it was read: read it again.
                 continue
@@ -103,5 +103,17 @@ extension EmulatorStore {
             try db.execute(sql: "UPDATE blobs SET sealed = 1 WHERE container = ? AND name = ?", arguments: [container, name])
             return try Self.blob(container, name, db)!
         }
+    }
+}
+
+extension ByteStore {
+    /// A new object holding `blob`'s bytes followed by `block`'s (whole objects and their
+    /// sizes), composed without copying where the store can; both stay as they were.
+    func appending(_ blob: (id: String, size: Int), _ block: (id: String, size: Int)) async throws -> String {
+        let pieces = [(id: blob.id, offset: 0, length: blob.size), (id: block.id, offset: 0, length: block.size)].filter { $0.length > 0 }
+        guard pieces.count == 1 else { return try await composeFairly(pieces) }
+        // The first block of an empty blob (or an empty block): the same bytes, not a copy.
+        let only = pieces[0].id
+        return try await BlockingPool.run { try self.clone(only) }
     }
 }
