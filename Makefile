@@ -10,10 +10,11 @@ AZSEED     := .build/debug/azseed
 VENV       := .venv
 VENV_AZ    := .venv-az
 VENV_SDK   := .venv-sdk-suites
+VENV_PEERS := .venv-peers
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps test-deps venv venv-az venv-sdk build test seed bench clean install dist test-dist test-examples conformance lint format
+.PHONY: all deps test-deps venv venv-az venv-sdk venv-peers build test seed bench clean install dist test-dist test-examples conformance lint format
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -61,6 +62,14 @@ venv-sdk: $(VENV_SDK)/.installed
 $(VENV_SDK)/.installed: Tests/sdk-suites/requirements.txt
 	@$(PYTHON) -m venv $(VENV_SDK) 2>/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV_SDK); }
 	$(VENV_SDK)/bin/pip install -q --disable-pip-version-check -r Tests/sdk-suites/requirements.txt
+	touch $@
+
+# The test suites of projects written against Azurite (adlfs, Apache Arrow's AzureFileSystem),
+# from their pinned wheels, in a virtual environment of their own.
+venv-peers: $(VENV_PEERS)/.installed
+$(VENV_PEERS)/.installed: Tests/peer-suites/requirements.txt
+	@$(PYTHON) -m venv $(VENV_PEERS) 2>/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV_PEERS); }
+	$(VENV_PEERS)/bin/pip install -q --disable-pip-version-check -r Tests/peer-suites/requirements.txt
 	touch $@
 
 build: deps
@@ -149,10 +158,16 @@ test-examples: deps
 # The official Azure SDKs' own test suites (azure-data-tables, azure-storage-blob: the tests of
 # their pinned source distributions), live against the emulator; a report per file in
 # .build/sdk-suites/report-<suites>.md, and a failure when a test expected to pass does not
-# (Tests/sdk-suites/run.py; docs/CONFORMANCE.md).
-conformance: test-deps venv-sdk
-	$(SWIFT) build --product azseed
-	$(VENV_SDK)/bin/python Tests/sdk-suites/run.py --binary $$($(SWIFT) build --show-bin-path)/azseed
+# (Tests/sdk-suites/run.py; docs/CONFORMANCE.md). Then the peer projects' suites written for
+# Azurite (Tests/peer-suites/run.py), guarded the same way. SUITES_BIN names the azseed they
+# judge (.ci/run passes the release build it made for dist); the debug build by default.
+SUITES_BIN ?=
+conformance: test-deps venv-sdk venv-peers
+	@bin="$(SUITES_BIN)"; \
+	if [ -z "$$bin" ]; then $(SWIFT) build --product azseed && bin="$$($(SWIFT) build --show-bin-path)/azseed"; fi; \
+	set -e; echo "suites judge $$bin"; \
+	$(VENV_SDK)/bin/python Tests/sdk-suites/run.py --binary "$$bin"; \
+	$(VENV_PEERS)/bin/python Tests/peer-suites/run.py --binary "$$bin"
 
 clean:
-	rm -rf .build fixture $(VENV) $(VENV_AZ) $(VENV_SDK)
+	rm -rf .build fixture $(VENV) $(VENV_AZ) $(VENV_SDK) $(VENV_PEERS)

@@ -38,3 +38,32 @@ def test_apply_is_many_times_the_sequential_sdk_port(azseed):
         stop_emulator(port_emulator)
 
 
+
+
+def test_append_block_keeps_up_with_put_block(azseed, tmp_path):
+    """Issue 46: every Append Block copied the whole blob, so 256 MiB of 4 MiB appends ran at
+    21 MiB/s. The same 96 MiB in 1 MiB blocks, one at a time through the SDK, as appends and as
+    staged blocks committed by a list, on a data folder: appends now compose the blob of its
+    blocks and keep pace (release: Benchmarks/append.sh). Before, the appends copied 4.6 GiB."""
+    from azure.storage.blob import BlobBlock, BlobServiceClient
+
+    emulator = start_emulator(azseed, "--data-dir", str(tmp_path / "data"))
+    try:
+        container = BlobServiceClient.from_connection_string(emulator.connection_string).create_container("guard")
+        block = os.urandom(1 << 20)
+        appended, staged = container.get_blob_client("appended"), container.get_blob_client("staged")
+        appended.create_append_blob()
+        started = time.monotonic()
+        for _ in range(96):
+            appended.append_block(block)
+        appending = time.monotonic() - started
+        started = time.monotonic()
+        for i in range(96):
+            staged.stage_block(f"{i:06d}", block)
+        staged.commit_block_list([BlobBlock(block_id=f"{i:06d}") for i in range(96)])
+        staging = time.monotonic() - started
+        assert appended.get_blob_properties().size == staged.get_blob_properties().size == 96 << 20
+        assert appended.download_blob(offset=(95 << 20) + 7, length=100).readall() == block[7:107]
+        assert appending < 2 * staging + 1, f"96 appends {appending:.2f} s, 96 staged blocks and a list {staging:.2f} s"
+    finally:
+        stop_emulator(emulator)
