@@ -253,3 +253,20 @@ def test_rust_object_store_round_trip(emulator, container):
     obstore.delete(store, "top.txt")
     with pytest.raises(FileNotFoundError):
         obstore.get(store, "top.txt")
+
+
+def test_a_forged_upload_that_does_not_wait_is_refused_and_nothing_stored(emulator, container):
+    """An attacker announces `Expect: 100-continue` with a forged signature and sends 4 MiB at
+    once anyway: the answer is 403 and a closed connection, and nothing is stored."""
+    body = os.urandom(4 << 20)
+    target, headers = put_blob(emulator, container, "forged.bin", body, {"Expect": "100-continue"})
+    headers["Authorization"] = headers["Authorization"][:-6] + "AAAAA="
+    wire = Wire(emulator, timeout=10)
+    try:
+        wire.send(head_bytes("PUT", target, headers) + body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # closed while the body was still going: refused without reading it
+    status, answer, _ = wire.response()
+    assert status == 403 and answer.get("connection", "").lower() == "close"
+    wire.close()
+    assert emulator.raw("HEAD", f"{emulator.blob}/{container}/forged.bin").status_code == 404
