@@ -15,9 +15,10 @@ Writes .build/sdk-suites/report-<suites>.md and .json (pass, fail, error and ski
 fails when a test listed in expected-passing.txt does not pass twice (it runs once more on its
 own first): the list only grows (`--update-expected` adds every test that passed).
 
-    python Tests/sdk-suites/run.py --binary .build/debug/azseed [--suite tables|blob] [--file GLOB]
+    python Tests/sdk-suites/run.py --binary .build/debug/azseed [--suite tables|blob] [--file GLOB] [--jobs N]
 """
 import argparse
+import concurrent.futures
 import fnmatch
 import json
 import os
@@ -111,7 +112,8 @@ def stop(process):
 
 
 def provider_module():
-    sys.path.insert(0, str(ROOT / "Tests" / "conformance"))
+    if str(ROOT / "Tests" / "conformance") not in sys.path:
+        sys.path.insert(0, str(ROOT / "Tests" / "conformance"))
     import identity_provider
     return identity_provider
 
@@ -234,6 +236,7 @@ def main():
     parser.add_argument("--suite", choices=sorted(SUITES), action="append")
     parser.add_argument("--file", default="test_*.py", help="a glob over the test files")
     parser.add_argument("--update-expected", action="store_true")
+    parser.add_argument("--jobs", type=int, default=3, help="test files run at once (default 3)")
     args = parser.parse_args()
     started = time.monotonic()
     suites = args.suite or sorted(SUITES)
@@ -245,18 +248,25 @@ def main():
     provider.lifetime = 86400
     token = provider.token()
     outcomes = {}
+    files = [(suite, path) for suite in suites for path in sorted((WORK / suite).glob("test_*.py")) if fnmatch.fnmatch(path.name, args.file)]
+
+    def one(item):
+        suite, path = item
+        began = time.monotonic()
+        found = run_file(args.binary, suite, path, certs, provider, token)
+        return suite, path, found, time.monotonic() - began
+
     try:
-        for suite in suites:
-            for path in sorted((WORK / suite).glob("test_*.py")):
-                if not fnmatch.fnmatch(path.name, args.file):
-                    continue
-                began = time.monotonic()
-                found = run_file(args.binary, suite, path, certs, provider, token)
+        # Files run side by side, each against emulators of its own: the suites mostly wait
+        # (the tests' own sleeps for lease, SAS and retention times), so --jobs files at once
+        # take a fraction of the time one after another does.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for suite, path, found, seconds in pool.map(one, files):
                 outcomes.update(found)
                 passed = sum(1 for o in found.values() if o == "passed")
                 failed = sum(1 for o in found.values() if o not in ("passed", "skipped"))
                 log = f"; log: .build/sdk-suites/logs/{suite}-{path.stem}.log" if failed else ""
-                print(f"{suite}/{path.name}: {passed} passed, {failed} failed ({time.monotonic() - began:.0f} s){log}", flush=True)
+                print(f"{suite}/{path.name}: {passed} passed, {failed} failed ({seconds:.0f} s){log}", flush=True)
     except BaseException:
         provider.stop()
         shutil.rmtree(certs[0].parent, ignore_errors=True)
