@@ -7,9 +7,18 @@ import StorageEmulator
 /// folder in this process on free loopback ports, or reaches the `azseed emulator` that
 /// already serves it (``EmbeddedStorage/open(dataDirectory:command:lockTimeout:)``).
 public struct EmulatorEmbeddedStorage: EmbeddedStorageProvider {
-    public init() {}
+    /// For a command that only reads (a plan, a verify, any dry run): a data folder that does
+    /// not exist is an empty account, served from memory — the folder is not made, nothing
+    /// is written anywhere.
+    public var readOnly: Bool
+
+    public init(readOnly: Bool = false) { self.readOnly = readOnly }
 
     public func open(dataDirectory: URL, command: String, lockTimeout: Duration) async throws -> EmbeddedStorageConnection {
+        if readOnly, !FileManager.default.fileExists(atPath: dataDirectory.path) {
+            let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: nil, host: "127.0.0.1", blobPort: 0, tablePort: 0))
+            return EmbeddedStorageConnection(account: server.account, servedBy: nil, close: { await server.stop() })
+        }
         switch try await EmbeddedStorage.open(dataDirectory: dataDirectory, command: command, lockTimeout: lockTimeout) {
         case .started(let server):
             return EmbeddedStorageConnection(account: server.account, servedBy: nil, close: { await server.stop() })

@@ -46,7 +46,8 @@ public struct SavedPlan: Sendable {
 extension StorageSession {
     /// The saved plan made again against this target, refused (nothing written) when it was
     /// made for another target or when the dataset files or the target changed since.
-    public func replan(_ saved: SavedPlan, onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
+    /// `migrations`: those the target has had (the saved plan was made over them too).
+    public func replan(_ saved: SavedPlan, migrations: [Migration] = [], onRead: (@Sendable (Int) -> Void)? = nil) async throws -> Plan {
         try run.checkTarget(of: saved.header, file: saved.file)
         guard saved.header.shard == run.shard else {
             throw RunError(
@@ -55,7 +56,7 @@ extension StorageSession {
         }
         let fresh = try await plan(
             saved.desired, counts: saved.header.counts, access: saved.header.access, prune: saved.header.prune,
-            digests: true, onRead: onRead)
+            digests: true, migrations: migrations, onRead: onRead)
         try SeedRun.checkUnchanged(saved: saved.header, fresh: fresh, file: saved.file)
         return fresh
     }

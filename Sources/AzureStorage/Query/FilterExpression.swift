@@ -29,3 +29,26 @@ package struct FilterSyntaxError: Error, Sendable, CustomStringConvertible {
     package var reason: String
     package var description: String { "invalid $filter at character \(offset): \(reason)" }
 }
+
+extension FilterExpression {
+    /// Each comparison of a property with a literal, as written (`Amount gt 100`).
+    package var literalComparisons: [(property: String, literal: EdmValue)] {
+        switch self {
+        case .comparison(.property(let name), _, .literal(let value)), .comparison(.literal(let value), _, .property(let name)): [(name, value)]
+        case .comparison, .operand: []
+        case .and(let a, let b), .or(let a, let b): a.literalComparisons + b.literalComparisons
+        case .not(let a): a.literalComparisons
+        }
+    }
+
+    /// Each comparison of a property with another property (`PartitionKey eq orders`, where a
+    /// string was meant and its quotes forgotten).
+    package var propertyComparisons: [(String, String)] {
+        switch self {
+        case .comparison(.property(let a), _, .property(let b)): [(a, b)]
+        case .comparison, .operand: []
+        case .and(let a, let b), .or(let a, let b): a.propertyComparisons + b.propertyComparisons
+        case .not(let a): a.propertyComparisons
+        }
+    }
+}

@@ -47,9 +47,15 @@ extension YamlError {
 
 extension URL {
     /// The path relative to the working directory when it lies below it, else absolute.
+    /// Whether this is the built-in dataset's folder (written out to azseed's cache).
+    package var isBuiltInDataset: Bool { EmbeddedDataset.pathInside(standardizedFileURL.path) == "" }
+
     package var relativePathForMessages: String {
         let cwd = FileManager.default.currentDirectoryPath
         let path = self.standardizedFileURL.path
+        // The built-in dataset's files live in azseed's cache, an internal detail: named as
+        // the built-in dataset instead (`speakeasy (built in)/migrations`).
+        if let inside = EmbeddedDataset.pathInside(path) { return "\(EmbeddedDataset.displayName)\(inside)" }
         if path.hasPrefix(cwd + "/") { return String(path.dropFirst(cwd.count + 1)) }
         return path
     }

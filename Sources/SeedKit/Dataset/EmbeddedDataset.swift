@@ -83,6 +83,24 @@ public enum EmbeddedDataset {
         return true
     }
 
+    /// How messages name the built-in dataset: never by its folder in the cache.
+    public static var displayName: String { "\(DatasetLocator.defaultName) (built in)" }
+
+    /// The rest of `path` after the built-in dataset's folder in the cache (`""` for the folder
+    /// itself, `/migrations` below it); nil for any other path.
+    static func pathInside(_ path: String) -> String? {
+        let cache = cacheFolder.standardizedFileURL.path + "/embedded-"
+        guard path.hasPrefix(cache) else { return nil }
+        let rest = path.dropFirst(cache.count)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        let marker = "/Seeds/\(DatasetLocator.defaultName)"
+        let tail = rest[slash...]
+        guard tail.hasPrefix(marker) else { return nil }
+        let inside = tail.dropFirst(marker.count)
+        guard inside.isEmpty || inside.hasPrefix("/") else { return nil }
+        return inside == "/" ? "" : String(inside)
+    }
+
     /// `$XDG_CACHE_HOME/azseed`, else `~/.cache/azseed`.
     public static var cacheFolder: URL {
         let environment = ProcessInfo.processInfo.environment

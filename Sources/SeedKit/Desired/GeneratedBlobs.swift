@@ -108,6 +108,7 @@ extension DesiredContainer {
             let md5 = Array(Insecure.MD5.hash(data: bytes))
             let type = group.contentType ?? ContentTypes.forName(name)
             var blob = DesiredBlob(name: name, file: file, size: bytes.count, md5: md5, contentType: type)
+            blob.generatedFolder = folder
             if !metadata.isEmpty {
                 blob.properties = BlobProperties(
                     name: name, contentLength: bytes.count, contentType: type, contentMD5: Data(md5).base64EncodedString(), metadata: metadata)

@@ -106,6 +106,31 @@ public struct EntityStep: Sendable {
 
     /// The comparisons `where:` holds.
     public var filterComparisons: Int { filter?.comparisonCount ?? 0 }
+
+    /// Why `where:` may select nothing, given the types each property has in some of the
+    /// table's entities (`seen`): a literal of another type than the property holds (Azure
+    /// compares typed values: `Amount gt 100` is false for every Double), or a name where a
+    /// string was meant (`PartitionKey eq orders` compares with a property `orders`).
+    public func selectionHints(seen: [String: Set<EdmType>]) -> [String] {
+        guard let filter else { return [] }
+        var hints: [String] = []
+        for (property, literal) in filter.literalComparisons {
+            guard let types = seen[property], !types.isEmpty, !types.contains(literal.type) else { continue }
+            let held = types.map(\.shortName).sorted().joined(separator: " and ")
+            hints.append(
+                "\(Printable.escaped(property)) holds \(held) in the entities read, and where: compares it with \(literal.type.withArticle) (\(Printable.escaped(literal.text))): Azure compares values of one type only; write the literal as \(held)"
+            )
+        }
+        for (a, b) in filter.propertyComparisons {
+            for name in [b, a] where seen[name] == nil && !["PartitionKey", "RowKey", "Timestamp"].contains(name) {
+                hints.append(
+                    "'\(Printable.escaped(name))' is read as a property, which no entity read has; a string is written in quotes: '\(Printable.escaped(name))'"
+                )
+                break
+            }
+        }
+        return hints
+    }
 }
 
 /// What an entity step does to one entity.

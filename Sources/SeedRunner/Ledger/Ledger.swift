@@ -28,7 +28,10 @@ public struct Ledger: Sendable {
                 partitionKey: ApplyRecord.partition, rowKey: ApplyRecord.rowKey(dataset: dataset), from: ReservedNames.ledgerTable)
         } catch let error as AzureStorageError where error.status == 404 {
             return (nil, .available)  // no ledger table yet
-        } catch let error as AzureStorageError where error.status == 403 {
+        } catch let error as AzureStorageError where error.status == 403 && error.code != .authenticationFailed {
+            // A credential scoped away from the ledger's table (a SAS for other tables): the run
+            // goes on without it. A credential that fails to authenticate at all (a wrong key)
+            // fails every request: that is the run's one error, not a note before it.
             return (nil, .unavailable(Self.refusal(error)))
         } catch {
             throw RunError.explaining(error, while: "reading azseed's ledger (table \(ReservedNames.ledgerTable))")

@@ -3,28 +3,75 @@ import Foundation
 import SeedKit
 
 extension Seeder {
-    /// Before a dataset is planned or applied: a note when the target has a migration
-    /// running or failed, or when the dataset's `migrations/` folder holds migrations the target
-    /// has not had. A note only: reading the ledger or the folder failing says nothing.
-    func noteMigrations(of directory: URL, in session: StorageSession) async {
+    /// The migrations of the dataset's `migrations/` folder that the target's ledger records as
+    /// applied (or as counted by a baseline), in order: the desired state is the dataset as
+    /// they leave it (``DesiredStorage/migrated(by:)``). Notes what is pending, running or
+    /// failed. A migration the ledger counts as applied whose file cannot be read is an error:
+    /// planning without it would put its changes back.
+    func appliedMigrations(of directory: URL, in session: StorageSession) async throws -> [Migration] {
         let folder = directory.appendingPathComponent("migrations")
         // Looking at the folder and reading the files block: on the blocking threads, not the pool.
-        let files: MigrationSet? =
-            try? await BlockingPool.run { () throws -> MigrationSet? in
-                var isFolder: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else { return nil }
-                return try MigrationSet.load(folder)
-            } ?? nil
-        guard let records = try? await Ledger(tables: session.run.tables).migrationRecords() else { return }
+        let loaded: Result<MigrationSet?, any Error> = try await BlockingPool.run { () -> Result<MigrationSet?, any Error> in
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else { return .success(nil) }
+            do { return .success(try MigrationSet.load(folder)) } catch { return .failure(error) }
+        }
+        // A ledger that cannot be read has no migration records to follow (the run's own reads
+        // say why, if it matters).
+        guard let records = try? await Ledger(tables: session.run.tables).migrationRecords() else { return [] }
         for record in records where record.state == .running || record.state == .failed {
             observer.note("migration \(record.version) is \(record.state.rawValue) on this target; \(Setting.migrateStatus) shows it")
         }
-        guard let files else { return }
-        let pending = MigrationStatus(files: files, records: records).entries.filter { $0.state == .pending }
-        guard !pending.isEmpty else { return }
-        let versions = pending.prefix(5).map(\.version).joined(separator: ", ") + (pending.count > 5 ? ", …" : "")
-        observer.note(
-            "\(pending.count) migration\(pending.count == 1 ? "" : "s") in \(folder.relativePathForMessages) not applied to this target (\(versions)); run \(Setting.migratePlanForDataset) \(directory.relativePathForMessages) to see what they change"
-        )
+        let counted = records.filter { $0.state == .applied || $0.state == .baseline }
+        let files: MigrationSet
+        switch loaded {
+        case .success(let set?): files = set
+        case .success(nil):
+            let applied = counted.filter { $0.state == .applied }
+            guard applied.isEmpty else {
+                throw RunError(
+                    "the target's ledger records \(Self.versions(applied.map(\.version))) as applied, but the dataset has no \(folder.relativePathForMessages) folder: a plan without them would put their changes back; pass the dataset they came with (\(Setting.dataset))"
+                )
+            }
+            return []
+        case .failure(let error):
+            guard counted.isEmpty else {
+                throw RunError(
+                    "the target's ledger records \(Self.versions(counted.map(\.version))) as applied, and \(folder.relativePathForMessages) cannot be read: \(spelledError(error))"
+                )
+            }
+            return []
+        }
+        let status = MigrationStatus(files: files, records: records)
+        let missing = status.entries.filter { $0.state == .missingFile }
+        if !missing.isEmpty {
+            throw RunError(
+                "the target's ledger records \(Self.versions(missing.map(\.version))) as applied, but \(folder.relativePathForMessages) has no file for \(missing.count == 1 ? "it" : "them"): a plan without \(missing.count == 1 ? "it" : "them") would put \(missing.count == 1 ? "its" : "their") changes back; restore the file\(missing.count == 1 ? "" : "s")"
+            )
+        }
+        let pending = status.entries.filter { $0.state == .pending }
+        if !pending.isEmpty {
+            // A hint works as typed: the built-in dataset is the one `migrate plan` reads by default.
+            let command: Phrase =
+                directory.isBuiltInDataset
+                ? "\(Setting.migratePlan)" : "\(Setting.migratePlanForDataset) \(ShellWord.quoted(directory.relativePathForMessages))"
+            observer.note(
+                "\(pending.count) migration\(pending.count == 1 ? "" : "s") in \(folder.relativePathForMessages) not applied to this target (\(Self.versions(pending.map(\.version)))); run \(command) to see what they change"
+            )
+        }
+        return status.entries.filter { [.applied, .baseline, .belowBaseline, .checksumChanged].contains($0.state) }.compactMap { entry in
+            // A file changed since it was applied is followed as the ledger says it ran, only as
+            // far as the file tells: `migrate validate` names the change.
+            entry.state == .checksumChanged && entry.record?.state != .applied ? nil : entry.migration
+        }
     }
+
+    static func versions(_ versions: [String]) -> String {
+        versions.prefix(5).map { "V\($0)" }.joined(separator: ", ") + (versions.count > 5 ? ", …" : "")
+    }
+}
+
+/// An error's message as a person reads it.
+private func spelledError(_ error: any Error) -> String {
+    (error as? any PersonFacingError)?.description ?? (error as? DatasetError)?.description ?? "\(error)"
 }

@@ -32,6 +32,8 @@ public struct OperationReport: Sendable {
     public var skipped = 0
     /// Why the first of those cannot be changed.
     public var firstFailure: String?
+    /// Why a `where:` selects no entity, when it selects none (plan only).
+    public var warning: String?
     /// A few changes, field by field.
     public var samples: [EntityDiff]
     /// An operation an interrupted run already finished.

@@ -183,8 +183,10 @@ struct MigrationSimulation {
     /// what the step would change. A table a copy-table of the plan fills is read from the table
     /// it copies, through that table's earlier steps, then its own.
     private func count(_ step: EntityStep, into counted: inout OperationReport) async throws {
+        var selected = 0
         try await visit(step.table, filter: step) { entity in
             guard step.selects(entity) else { return }
+            selected += 1
             let outcome = step.change.apply(to: entity)
             switch outcome {
             case .unchanged:
@@ -199,10 +201,28 @@ struct MigrationSimulation {
                 if counted.samples.count < OperationReport.maxSamples { counted.samples.append(EntityDiff(before: entity, outcome: outcome)) }
             }
         }
+        if selected == 0, let text = step.filterText { counted.warning = try await noSelection(step, text: text) }
+    }
+
+    /// Why a `where:` selects no entity, said in one line: from the types a few hundred of the
+    /// table's entities hold (as the earlier steps leave them), what in the filter cannot match.
+    private func noSelection(_ step: EntityStep, text: String) async throws -> String {
+        var seen: [String: Set<EdmType>] = [:]
+        var read = 0
+        try await visit(step.table, filter: nil, limit: 500) { entity in
+            read += 1
+            seen["PartitionKey", default: []].insert(.string)
+            seen["RowKey", default: []].insert(.string)
+            for (name, value) in entity.properties { seen[name, default: []].insert(value.type) }
+        }
+        let hints = step.selectionHints(seen: seen)
+        let head = "where: \"\(Printable.escaped(text, quotes: false))\" selects no entity of table \(step.table)"
+        if read == 0 { return head + " (it holds none)" }
+        return head + (hints.isEmpty ? "" : ": " + hints.joined(separator: "; "))
     }
 
     /// Every entity of `table` as the plan's earlier steps would leave it.
-    private func visit(_ table: String, filter step: EntityStep?, _ body: (TableEntity) -> Void) async throws {
+    private func visit(_ table: String, filter step: EntityStep?, limit: Int? = nil, _ body: (TableEntity) -> Void) async throws {
         let key = table.lowercased()
         let source = copiedFrom[key] ?? key
         let before = (copiedFrom[key] != nil ? copiedSteps[key] ?? [] : []) + (earlier[key] ?? [])
@@ -223,6 +243,7 @@ struct MigrationSimulation {
                     }
                     body(entity)
                 }
+                if let limit, read >= limit { break }
             }
         } catch {
             throw RunError.explaining(error, while: "reading table \(source)")

@@ -87,11 +87,13 @@ public struct StorageSession: Sendable {
 
     /// Observes the target and plans the way to a generated dataset; `digests` as in
     /// ``Planner``. `onRead` hears the number of entities read so far.
+    /// `migrations`: those the target has had, run over the dataset's desired state before it
+    /// is compared (``DesiredStorage/migrated(by:)``).
     public func plan(
-        _ desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool, digests: Bool,
+        _ desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool, digests: Bool, migrations: [Migration] = [],
         onRead: (@Sendable (Int) -> Void)? = nil
     ) async throws -> Plan {
         let header = run.header(for: desired, counts: counts, access: access, prune: prune)
-        return try await run.plan(desired.storage, header: header, digests: digests, onRead: onRead)
+        return try await run.plan(desired.storage.migrated(by: migrations), header: header, digests: digests, onRead: onRead)
     }
 }

@@ -86,7 +86,8 @@ public struct Seeder: Sendable {
     /// otherwise).
     public func apply(_ saved: SavedPlan, concurrency: Int) async throws -> AppliedPlan {
         try await session { session in
-            let plan = try await session.replan(saved) { observer.reading($0) }
+            let migrations = try await appliedMigrations(of: saved.desired.dataset.directory, in: session)
+            let plan = try await session.replan(saved, migrations: migrations) { observer.reading($0) }
             return try await execute(
                 plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency, clock: Self.clock)
         }
@@ -125,18 +126,42 @@ public struct Seeder: Sendable {
         _ prepared: Prepared, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
         digests: Bool
     ) async throws -> (plan: Plan, reference: ReferenceTime) {
-        let (desired, reference) =
+        var (desired, reference) =
             switch prepared {
             case .made(let made): try await session.atReferenceTime(made, requested: request.now != nil)
             case .windowFromLedger(let dataset, let options, let error):
                 try await session.atRecordedTime(dataset, options: options, clockError: error)
             }
-        if let note = reference.note { observer.note(note) }
+        // Every input not given is what the target's ledger recorded (seed, counts, window, not
+        // only the time), said in one line; one given that differs from it is said before the plan.
+        var counts = request.counts
+        var reused: RecordedInputs?
+        if let record = reference.record {
+            let recorded = RecordedInputs(record: record, request: request, made: desired)
+            if recorded.reusesAny {
+                let options = recorded.options(desired)
+                let dataset = desired.dataset
+                desired = try await BlockingPool.run { try GeneratedDataset.make(dataset, options: options) }
+                counts = options.counts
+                reused = recorded
+            }
+        }
+        if let reused {
+            observer.note(reused.note(now: reference.source == .recorded ? reference.value : nil))
+        } else if let note = reference.note {
+            observer.note(note)
+        }
+        if let record = reference.record {
+            for difference in RecordedInputs(record: record, request: request, made: desired).differences {
+                observer.note(Phrase(verbatim: difference))
+            }
+        }
         observer.note(
             "dataset \(Printable.escaped(desired.dataset.name)), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)"
         )
-        await noteMigrations(of: request.directory, in: session)
-        var plan = try await session.plan(desired, counts: request.counts, access: request.access, prune: prune, digests: digests) {
+        // One desired state: the dataset as the migrations the target has had leave it.
+        let migrations = try await appliedMigrations(of: request.directory, in: session)
+        var plan = try await session.plan(desired, counts: counts, access: request.access, prune: prune, digests: digests, migrations: migrations) {
             observer.reading($0)
         }
         plan.header.nowMove = reference.move

@@ -39,7 +39,7 @@ struct ApplyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let target = try await self.target.resolve()
+        let target = try await self.target.resolve(readOnly: dryRun)
         if dryRun {
             try await outputOptions.finishDryRun(
                 try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON))

@@ -92,7 +92,7 @@ struct CopyCommand: AsyncParsableCommand {
         var options = self.target
         options.connectionString = to ?? options.connectionString  // checked in validate()
         let account = try sourceAccount()
-        let target = try await options.resolve()
+        let target = try await options.resolve(readOnly: dryRun)
         do {
             try checkCopy(from: account, to: target)
             if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }

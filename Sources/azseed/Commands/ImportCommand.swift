@@ -27,7 +27,7 @@ struct ImportCommand: AsyncParsableCommand {
     @OptionGroup var execution: ExecutionOptions
 
     func run() async throws {
-        let target = try await self.target.resolve()
+        let target = try await self.target.resolve(readOnly: dryRun)
         // A damaged snapshot is refused before asking to confirm deletes it would make.
         let read = try await readSnapshot(URL(fileURLWithPath: snapshot), for: target)
         if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }

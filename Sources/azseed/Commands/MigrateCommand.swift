@@ -46,8 +46,9 @@ struct MigrationOptions: ParsableArguments {
         return URL(fileURLWithPath: "migrations")
     }
 
-    func migrator() async throws -> (Migrator, ConsoleObserver) {
-        let target = try await self.target.resolve()
+    /// `readOnly`: the subcommand writes nothing (plan, status, validate, an undo's dry run).
+    func migrator(readOnly: Bool = false) async throws -> (Migrator, ConsoleObserver) {
+        let target = try await self.target.resolve(readOnly: readOnly)
         let observer = ConsoleObserver(target: target)
         return (Migrator(target: target, folder: folder, observer: observer, tool: "azseed \(Azseed.version)"), observer)
     }
@@ -76,18 +77,20 @@ struct MigratePlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let to = try MigrationOptions.version(to, flag: "--to")
-        let (migrator, observer) = try await options.migrator()
+        let (migrator, observer) = try await options.migrator(readOnly: true)
         let (status, reports) = try await migrator.plan(to: to)
         observer.finish()
+        // As `terraform plan`: a plan that apply would refuse fails — with the problem alone, on
+        // stderr; no plan (nor "no pending migrations") on stdout before it.
+        if let first = status.problems.first {
+            throw RunError("apply would refuse: " + Migrator.refusal(first, count: status.problems.count, writing: false))
+        }
         if options.output == .json {
             Console.print(MigrationPrinting.json(reports, shard: migrator.target.shard).pretty())
         } else {
             Console.print(MigrationPrinting.planText(reports, status: status, folder: migrator.folder, shard: migrator.target.shard) + "\n")
         }
-        // As `terraform plan`: a plan that apply would refuse, or stop in, fails.
-        if let first = status.problems.first {
-            throw RunError("apply would refuse: " + Migrator.refusal(first, count: status.problems.count, writing: false))
-        }
+        // A plan apply would stop in fails too, after showing where.
         for report in reports {
             for (i, op) in report.operations.enumerated() where op.failures > 0 {
                 throw RunError(
@@ -156,7 +159,7 @@ struct MigrateStatusCommand: AsyncParsableCommand {
     func validate() throws { try options.refuseShard("status") }
 
     func run() async throws {
-        let (migrator, observer) = try await options.migrator()
+        let (migrator, observer) = try await options.migrator(readOnly: true)
         let status = try await migrator.status()
         observer.finish()
         if options.output == .json {
@@ -178,7 +181,7 @@ struct MigrateValidateCommand: AsyncParsableCommand {
     func validate() throws { try options.refuseShard("validate") }
 
     func run() async throws {
-        let (migrator, observer) = try await options.migrator()
+        let (migrator, observer) = try await options.migrator(readOnly: true)
         let status = try await migrator.status()
         observer.finish()
         if options.output == .json {
@@ -281,7 +284,7 @@ struct MigrateUndoCommand: AsyncParsableCommand {
         guard let version = MigrationVersion(version) else {
             throw ValidationError("'\(Printable.escaped(version, quotes: false))' is not a version (an integer or dotted integers, e.g. 3 or 1.2)")
         }
-        let (migrator, observer) = try await options.migrator()
+        let (migrator, observer) = try await options.migrator(readOnly: dryRun)
         if dryRun {
             let reports = try await migrator.planUndo(to: version)
             observer.finish()

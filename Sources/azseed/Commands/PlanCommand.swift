@@ -22,7 +22,7 @@ struct PlanCommand: AsyncParsableCommand {
     func run() async throws {
         try await outputOptions.finishDryRun(
             try await Planning.plan(
-                datasetOptions, target: try await target.resolve(), prune: prune,
+                datasetOptions, target: try await target.resolve(readOnly: true), prune: prune,
                 digests: outputOptions.writesJSON))
     }
 }

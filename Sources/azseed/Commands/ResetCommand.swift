@@ -23,7 +23,7 @@ struct ResetCommand: AsyncParsableCommand {
     var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
-        let target = try await self.target.resolve()
+        let target = try await self.target.resolve(readOnly: dryRun)
         if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: execution.yes) }
         let format = output
         let observer = ConsoleObserver(target: target, writingLabel: "deleting") { plan in

@@ -22,7 +22,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var output: PlanOutputOptions.Format = .text
 
     func run() async throws {
-        let target = try await self.target.resolve()
+        let target = try await self.target.resolve(readOnly: true)
         let observer = ConsoleObserver(target: target)
         let (plan, activity) = try await Seeder(target: target, observer: observer).verify(try datasetOptions.request(), digests: output == .json)
         observer.finish()

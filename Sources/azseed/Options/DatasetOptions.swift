@@ -26,7 +26,7 @@ struct DatasetOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "The reference time for the dataset's relative window (ISO 8601, or 'today' for this moment); default: the one the target's ledger recorded for the dataset's latest apply, else this moment. Only the time is reused, not --seed or --count; moving it keeps the old window's entities unless --prune.",
+            "The reference time for the dataset's relative window (ISO 8601, or 'today' for this moment); default: the one the target's ledger recorded for the dataset's latest apply, else this moment. --seed, --events, --count and the window are reused the same way when not given; moving the time keeps the old window's entities unless --prune.",
             valueName: "iso8601|today"))
     var now: DateArgument?
 

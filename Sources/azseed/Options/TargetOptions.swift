@@ -139,10 +139,12 @@ struct TargetOptions: ParsableArguments {
     /// on the blocking threads: it may read files and look for `az`) or the embedded folder,
     /// the clients' configuration, the shard and the lock timeout. `configuration`: one the
     /// command made already (to share it with another account's clients).
-    func resolve(configuration: ClientConfiguration? = nil) async throws -> RunTarget {
+    /// `readOnly`: the command writes nothing (a plan, a verify, a dry run), so an embedded
+    /// data folder that does not exist is read as an empty account and not made.
+    func resolve(configuration: ClientConfiguration? = nil, readOnly: Bool = false) async throws -> RunTarget {
         let configuration = if let configuration { configuration } else { try await clientConfiguration() }
         let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
-        var location: StorageLocation = .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage())
+        var location: StorageLocation = .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage(readOnly: readOnly))
         if var account = try namedAccount() {
             if try effectiveAuthMode == .login {
                 let trusted = configuration.trustedCertificates

@@ -11,7 +11,7 @@ enum MigrationPrinting {
 
     static func planText(_ reports: [MigrationReport], status: MigrationStatus, folder: URL, shard: Shard? = nil) -> String {
         guard !reports.isEmpty else {
-            return "No pending migrations in \(folder.relativePath) (\(status.entries.count) known)."
+            return "No pending migrations in \(folder.relativePathForMessages) (\(status.entries.count) known)."
         }
         var lines: [String] = []
         var changes = 0
@@ -23,6 +23,7 @@ enum MigrationPrinting {
             for op in report.operations {
                 changes += op.done ? 0 : op.changes
                 lines += operationLines(op)
+                if let warning = op.warning { lines.append("      warning: \(shown(warning))") }
                 if let failure = op.firstFailure {
                     lines.append("      cannot change \(op.countedFailures), e.g. \(failure); apply would stop there")
                 }
@@ -163,6 +164,7 @@ enum MigrationPrinting {
         ]
         if op.done { members.append(("done", .bool(true))) }
         if let failure = op.firstFailure { members.append(("firstFailure", .string(failure))) }
+        if let warning = op.warning { members.append(("warning", .string(warning))) }
         if !op.samples.isEmpty {
             members.append(
                 (
