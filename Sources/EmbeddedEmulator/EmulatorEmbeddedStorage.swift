@@ -14,8 +14,21 @@ public struct EmulatorEmbeddedStorage: EmbeddedStorageProvider {
 
     public init(readOnly: Bool = false) { self.readOnly = readOnly }
 
+    /// Whether the nearest folder above `folder` that exists is a folder: a path under a file
+    /// is refused as opening it would refuse it (naming the file), dry run or not.
+    static func couldBeMade(_ folder: URL) -> Bool {
+        var parent = folder.standardizedFileURL.deletingLastPathComponent()
+        while true {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: parent.path, isDirectory: &isFolder) { return isFolder.boolValue }
+            let up = parent.deletingLastPathComponent()
+            if up.path == parent.path { return false }
+            parent = up
+        }
+    }
+
     public func open(dataDirectory: URL, command: String, lockTimeout: Duration) async throws -> EmbeddedStorageConnection {
-        if readOnly, !FileManager.default.fileExists(atPath: dataDirectory.path) {
+        if readOnly, !FileManager.default.fileExists(atPath: dataDirectory.path), Self.couldBeMade(dataDirectory) {
             let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: nil, host: "127.0.0.1", blobPort: 0, tablePort: 0))
             return EmbeddedStorageConnection(account: server.account, servedBy: nil, close: { await server.stop() })
         }
