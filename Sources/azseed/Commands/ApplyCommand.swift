@@ -27,9 +27,21 @@ struct ApplyCommand: AsyncParsableCommand {
     @Flag(help: "Also delete blobs and entities of the dataset's container and partitions that the dataset does not hold.")
     var prune = false
 
+    @Flag(
+        help:
+            "Then apply the dataset's pending migrations (its migrations/ folder), as 'azseed migrate apply' does: the seed and the migrations in one command."
+    )
+    var migrate = false
+
     @OptionGroup var execution: ExecutionOptions
 
     func validate() throws {
+        if migrate && dryRun {
+            throw ValidationError("--migrate and --dry-run exclude each other; 'azseed plan' and 'azseed migrate plan' show both")
+        }
+        if migrate && plan != nil {
+            throw ValidationError("--migrate follows a fresh apply, not a saved plan; drop --plan, or run 'azseed migrate apply' after it")
+        }
         if plan != nil {
             if dryRun { throw ValidationError("--plan and --dry-run exclude each other; 'azseed plan' shows a plan") }
             if datasetOptions.changesGeneration || prune {
@@ -63,6 +75,19 @@ struct ApplyCommand: AsyncParsableCommand {
         observer.finish()
         try Applying.report(
             applied.plan, applied.report, activity: applied.activity, output: outputOptions, command: "apply", servingNote: applied.servingNote)
+        if migrate { try await applyMigrations(target) }
+    }
+
+    /// `--migrate`: the pending migrations of the dataset, under the migrate lock, after the
+    /// seed (whose writes are each conditional on what its plan read, so it needs no lock).
+    private func applyMigrations(_ target: RunTarget) async throws {
+        let folder = try datasetOptions.datasetDirectory.appendingPathComponent("migrations")
+        guard FileManager.default.fileExists(atPath: folder.path) else { return }
+        let observer = ConsoleObserver(target: target)
+        defer { observer.finish() }
+        let reports = try await Migrator(target: target, folder: folder, observer: observer, tool: "azseed \(Azseed.version)").apply()
+        observer.finish()
+        Console.print(MigrationPrinting.appliedText(reports) + "\n")
     }
 }
 

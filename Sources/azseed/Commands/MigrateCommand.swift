@@ -22,7 +22,8 @@ struct MigrateCommand: AsyncParsableCommand {
 struct MigrationOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The folder of migration files; default: migrations/ in the dataset folder (--dataset), else ./migrations.", valueName: "dir"))
+            "The folder of migration files; default: migrations/ in the dataset folder (--dataset), else ./migrations, else the default dataset's.",
+            valueName: "dir"))
     var migrations: String?
 
     @Option(help: ArgumentHelp("The dataset folder whose migrations/ folder to use.", valueName: "dir"))
@@ -40,17 +41,24 @@ struct MigrationOptions: ParsableArguments {
         }
     }
 
+    /// `--migrations`, else `--dataset`'s `migrations/`, else `./migrations` when there is one,
+    /// else the default dataset's (the one `plan` and `apply` use with no `--dataset`), so the
+    /// hint a run of the built-in dataset gives — `azseed migrate plan` — works as typed.
     var folder: URL {
-        if let migrations { return URL(fileURLWithPath: migrations) }
-        if let dataset { return URL(fileURLWithPath: dataset).appendingPathComponent("migrations") }
-        return URL(fileURLWithPath: "migrations")
+        get throws {
+            if let migrations { return URL(fileURLWithPath: migrations) }
+            if let dataset { return URL(fileURLWithPath: dataset).appendingPathComponent("migrations") }
+            let local = URL(fileURLWithPath: "migrations")
+            if FileManager.default.fileExists(atPath: local.path) { return local }
+            return try DatasetLocator.defaultDataset().appendingPathComponent("migrations")
+        }
     }
 
     /// `readOnly`: the subcommand writes nothing (plan, status, validate, an undo's dry run).
     func migrator(readOnly: Bool = false) async throws -> (Migrator, ConsoleObserver) {
         let target = try await self.target.resolve(readOnly: readOnly)
         let observer = ConsoleObserver(target: target)
-        return (Migrator(target: target, folder: folder, observer: observer, tool: "azseed \(Azseed.version)"), observer)
+        return (Migrator(target: target, folder: try folder, observer: observer, tool: "azseed \(Azseed.version)"), observer)
     }
 
     static func version(_ text: String?, flag: String) throws -> MigrationVersion? {
