@@ -55,15 +55,15 @@ import Testing
     }
 
     /// A reset between tests takes under 50 ms for a seeded SpeakEasy account (README and
-    /// Benchmarks/RESULTS.md): the best of up to 30 in a debug build, spread over time (the
+    /// Benchmarks/RESULTS.md): the best of up to 45 in a debug build, spread over time (the
     /// other suites start emulators and seed thousands of entities beside it), so a machine busy
     /// with other tests does not decide it — a reset that is slow by itself is slow every time.
     @Test func aResetEmptiesTheAccountInUnder50ms() async throws {
         try await withTestStorage { storage in
             var times: [Double] = []
-            for attempt in 0..<30 {
+            for attempt in 0..<45 {
                 if attempt >= 7, let best = times.min(), best < 50 { break }
-                if attempt >= 7 { try await Task.sleep(for: .milliseconds(200)) }
+                if attempt >= 7 { try await Task.sleep(for: .milliseconds(300)) }
                 try await storage.seed(dataset: Self.speakeasy, now: "2026-11-21", counts: ["event": 20])
                 let started = ContinuousClock.now
                 try await storage.reset()

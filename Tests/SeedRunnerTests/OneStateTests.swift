@@ -61,7 +61,7 @@ import Testing
         return folder
     }
 
-    @Test(arguments: Array(stride(from: 11, through: 132, by: 11)))
+    @Test(arguments: Array(stride(from: 11, through: 88, by: 11)))
     func generatedThenSimulatedEqualsAppliedThenMigrated(seed: Int) async throws {
         var g = Generator(state: UInt64(seed))
         var migrations: [String] = []
