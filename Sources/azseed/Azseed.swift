@@ -47,8 +47,12 @@ enum Main {
             } else {
                 try command.run()
             }
+            Console.releaseNotes()
             await drainLogs()
         } catch {
+            // A failure is its one error line; an exit code a command chose (`--detailed-exitcode`)
+            // or an interruption is not a failure of that kind: its notes are shown.
+            if error is ExitCode || Interruption.happened { Console.releaseNotes() } else { Console.dropNotes() }
             await drainLogs()
             if Interruption.happened {
                 LineWriter.shared.write(Array((Interruption.message + "\n").utf8), to: STDERR_FILENO)

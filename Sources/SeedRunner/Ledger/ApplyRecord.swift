@@ -28,11 +28,16 @@ public struct ApplyRecord: Sendable, Equatable {
     public var tool: String
     /// When the apply started.
     public var appliedAt: EdmDateTime
+    /// The inputs that came from flags (`seed`, `window`; counts are recorded only when given),
+    /// which a later run without them reuses; what came from the dataset's file comes from it
+    /// again, edited or not. Nil in a record an older azseed wrote (only its time is reused).
+    public var given: Set<String>? = nil
 
     public init(
         dataset: String, desiredDigest: String, seed: UInt64, now: EdmDateTime, window: ResolvedWindow, counts: [String: Int], shard: Shard?,
-        tool: String, appliedAt: EdmDateTime
+        tool: String, appliedAt: EdmDateTime, given: Set<String>? = nil
     ) {
+        self.given = given
         self.dataset = dataset
         self.desiredDigest = desiredDigest
         self.seed = seed
@@ -49,7 +54,7 @@ public struct ApplyRecord: Sendable, Equatable {
     /// reference time that gives the same window (it makes the same data).
     public func sameInputs(as other: ApplyRecord) -> Bool {
         dataset.utf8.elementsEqual(other.dataset.utf8) && desiredDigest == other.desiredDigest && seed == other.seed
-            && window == other.window && counts == other.counts
+            && window == other.window && counts == other.counts && given == other.given
     }
 
     /// The record as the ledger's entity.
@@ -68,6 +73,7 @@ public struct ApplyRecord: Sendable, Equatable {
             "AppliedAt": .dateTime(appliedAt),
         ]
         if let shard { properties["Shard"] = .string(shard.description) }
+        if let given { properties["Given"] = .string(given.sorted().joined(separator: ",")) }
         return TableEntity(partitionKey: Self.partition, rowKey: Self.rowKey(dataset: dataset), properties: properties)
     }
 
@@ -107,6 +113,11 @@ public struct ApplyRecord: Sendable, Equatable {
         self.init(
             dataset: try string("Dataset"), desiredDigest: try string("DesiredDigest"), seed: seed, now: try date("Now"), window: window,
             counts: counts, shard: shard, tool: try string("Tool"), appliedAt: try date("AppliedAt"))
+        if entity["Given"] != nil {
+            let names = try string("Given").split(separator: ",").map(String.init)
+            guard names.allSatisfy({ ["seed", "window"].contains($0) }) else { throw damaged("Given is not a list of seed and window") }
+            given = Set(names)
+        }
     }
 
     /// The RowKey of a dataset's record: its name, with `%` and the characters Azure refuses

@@ -18,20 +18,22 @@ struct RecordedInputs {
     /// Compares `made` (the dataset made from the flags, at the reference time) with `record`.
     init(record: ApplyRecord, request: DatasetRequest, made: GeneratedDataset) {
         self.record = record
+        let recordedGiven = record.given ?? []
         if let seed = request.seed {
             if seed != record.seed { differences.append("recorded seed \(record.seed); this run uses \(seed)") }
-        } else if made.seed != record.seed {
+        } else if recordedGiven.contains("seed"), made.seed != record.seed {
             seed = record.seed
         }
         if !request.counts.isEmpty {
             if request.counts != record.counts {
-                differences.append("recorded counts \(Self.text(record.counts)); this run uses \(Self.text(request.counts))")
+                let recorded = record.counts.isEmpty ? "the recorded apply used the dataset's counts" : "recorded counts \(Self.text(record.counts))"
+                differences.append("\(recorded); this run uses \(Self.text(request.counts))")
             }
-        } else if !record.counts.isEmpty {
+        } else if record.given != nil, !record.counts.isEmpty {
             counts = record.counts
         }
         let windowGiven = request.now != nil || request.from != nil || request.to != nil
-        if !windowGiven, made.window != record.window {
+        if !windowGiven, recordedGiven.contains("window"), made.window != record.window {
             window = record.window
         } else if windowGiven, made.window != record.window, request.now == nil {
             // A move of --now is shown by the plan itself (``NowMove``).
@@ -42,6 +44,15 @@ struct RecordedInputs {
     }
 
     var reusesAny: Bool { seed != nil || counts != nil || window != nil }
+
+    /// What the record of this run says came from flags: what this run was given, and what it
+    /// took from the record (it came from flags then).
+    static func given(request: DatasetRequest, reused: RecordedInputs?) -> Set<String> {
+        var given: Set<String> = []
+        if request.seed != nil || reused?.seed != nil { given.insert("seed") }
+        if request.from != nil || request.to != nil || reused?.window != nil { given.insert("window") }
+        return given
+    }
 
     /// The options `made` was generated with, with the recorded inputs put in.
     func options(_ made: GeneratedDataset) -> GenerationOptions {

@@ -25,6 +25,9 @@ public struct ReferenceTime: Sendable {
     public var ledger: Ledger.Access
     /// The damaged record `--now` replaces, when there was one.
     public var replaces: LedgerRecordDamaged? = nil
+    /// The generation inputs this run has from flags, given or taken from the record
+    /// (``ApplyRecord/given``); nil when unknown (a saved plan).
+    public var given: Set<String>? = nil
 
     /// The move `--now` makes away from the recorded reference time; nil when it makes none,
     /// or when the window it gives is the recorded one (the data cannot differ).
@@ -136,7 +139,7 @@ extension StorageSession {
         let digest = run.shard == nil ? plan.header.desiredDigest : reference.record?.desiredDigest ?? ""
         let record = ApplyRecord(
             dataset: plan.header.dataset, desiredDigest: digest, seed: seed, now: reference.value, window: window,
-            counts: plan.header.counts, shard: run.shard, tool: tool, appliedAt: appliedAt)
+            counts: plan.header.counts, shard: run.shard, tool: tool, appliedAt: appliedAt, given: reference.given)
         if case .unavailable = reference.ledger { return reference.ledger }
         if plan.isEmpty, let recorded = reference.record, recorded.sameInputs(as: record) { return .available }
         return try await ledger.write(record)

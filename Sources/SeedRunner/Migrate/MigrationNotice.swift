@@ -49,8 +49,16 @@ extension Seeder {
                 "the target's ledger records \(Self.versions(missing.map(\.version))) as applied, but \(folder.relativePathForMessages) has no file for \(missing.count == 1 ? "it" : "them"): a plan without \(missing.count == 1 ? "it" : "them") would put \(missing.count == 1 ? "its" : "their") changes back; restore the file\(missing.count == 1 ? "" : "s")"
             )
         }
-        let pending = status.entries.filter { $0.state == .pending }
-        if !pending.isEmpty {
+        // A file edited since it was applied: the plan would follow the edit, not what ran —
+        // refused, as `migrate validate` and `migrate apply` refuse it.
+        let edited = status.entries.filter { $0.state == .checksumChanged }
+        if !edited.isEmpty {
+            throw RunError(
+                "\(Self.versions(edited.map(\.version))) in \(folder.relativePathForMessages) \(edited.count == 1 ? "was" : "were") applied to this target from a file whose bytes have changed since: a plan would follow the edited file, not what ran; restore it, or see \(Setting.migrateValidate)"
+            )
+        }
+        let pending = status.entries.filter { $0.state == .pending || $0.state == .undone }
+        if !pending.isEmpty, !migratesAfter {
             // A hint works as typed: the built-in dataset is the one `migrate plan` reads by default.
             let command: Phrase =
                 directory.isBuiltInDataset
@@ -59,11 +67,7 @@ extension Seeder {
                 "\(pending.count) migration\(pending.count == 1 ? "" : "s") in \(folder.relativePathForMessages) not applied to this target (\(Self.versions(pending.map(\.version)))); run \(command) to see what they change"
             )
         }
-        return status.entries.filter { [.applied, .baseline, .belowBaseline, .checksumChanged].contains($0.state) }.compactMap { entry in
-            // A file changed since it was applied is followed as the ledger says it ran, only as
-            // far as the file tells: `migrate validate` names the change.
-            entry.state == .checksumChanged && entry.record?.state != .applied ? nil : entry.migration
-        }
+        return status.entries.filter { [.applied, .baseline, .belowBaseline].contains($0.state) }.compactMap(\.migration)
     }
 
     static func versions(_ versions: [String]) -> String {

@@ -11,6 +11,8 @@ public struct Seeder: Sendable {
     public let observer: any RunObserver
     /// `azseed <version>`, as the ledger records who applied.
     public let tool: String
+    /// The pending migrations run right after (`apply --migrate`): not announced as pending.
+    public var migratesAfter = false
 
     public init(target: RunTarget, observer: any RunObserver = SilentObserver(), tool: String = "azseed") {
         self.target = target
@@ -146,6 +148,7 @@ public struct Seeder: Sendable {
                 reused = recorded
             }
         }
+        reference.given = RecordedInputs.given(request: request, reused: reused)
         if let reused {
             observer.note(reused.note(now: reference.source == .recorded ? reference.value : nil))
         } else if let note = reference.note {

@@ -60,7 +60,8 @@ struct ApplyCommand: AsyncParsableCommand {
         let output = outputOptions
         let observer = ConsoleObserver(target: target) { plan in try await output.emit(plan, printJSON: false) }
         defer { observer.finish() }
-        let seeder = Seeder(target: target, observer: observer, tool: "azseed \(Azseed.version)")
+        var seeder = Seeder(target: target, observer: observer, tool: "azseed \(Azseed.version)")
+        seeder.migratesAfter = migrate
         let applied: AppliedPlan
         if let file = plan {
             // The saved plan is made again from its own inputs and carried out only if nothing

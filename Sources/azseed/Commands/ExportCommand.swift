@@ -53,7 +53,7 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let target = try await self.target.resolve()
+        let target = try await self.target.resolve(readOnly: true)
         let exportID = exportId ?? ProcessInfo.processInfo.environment["AZSEED_EXPORT_ID"].flatMap { $0.isEmpty ? nil : $0 }
         if target.shard == nil, exportId != nil {
             throw ValidationError("--export-id names the parts of a sharded export; add --shard I/N (or --shards N), or drop it")

@@ -10,8 +10,33 @@ import Synchronization
 /// The process drains it before it exits (`Main`).
 enum Console {
     static func note(_ text: String) {
-        LineWriter.shared.write(Array("azseed: \(text)\n".utf8), to: STDERR_FILENO)
+        let line = Array("azseed: \(text)\n".utf8)
+        let kept = held.withLock { lines -> Bool in
+            guard lines != nil else { return false }
+            lines!.append(line)
+            return true
+        }
+        if !kept { LineWriter.shared.write(line, to: STDERR_FILENO) }
     }
+
+    /// Notes held until a run is under way — its plan made, its first write, or its end — so a
+    /// run that fails before prints its one error line alone, no note before it (issue 47).
+    private static let held = Mutex<[[UInt8]]?>(nil)
+
+    /// From now on notes wait for ``releaseNotes()`` (a use case's observer starts this).
+    static func holdNotes() { held.withLock { if $0 == nil { $0 = [] } } }
+
+    /// Prints the notes held, in order, and prints later ones at once.
+    static func releaseNotes() {
+        let lines = held.withLock { lines -> [[UInt8]] in
+            defer { lines = nil }
+            return lines ?? []
+        }
+        for line in lines { LineWriter.shared.write(line, to: STDERR_FILENO) }
+    }
+
+    /// Forgets the notes held: the run failed, and its error is the one line it prints.
+    static func dropNotes() { held.withLock { $0 = nil } }
 
     /// Text on stderr as it is (a summary moved off stdout by `--output json`).
     static func printError(_ text: String) {

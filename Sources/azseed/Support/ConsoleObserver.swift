@@ -22,6 +22,7 @@ final class ConsoleObserver: RunObserver {
         reading = ProgressBar(label: readingLabel, activity: target.configuration.activity)
         writing = ProgressBar(label: writingLabel, activity: target.configuration.activity)
         shownFolder = target.embeddedDataDirectory?.relativePath ?? ""
+        Console.holdNotes()
     }
 
     func opened(_ session: StorageSession, through: String?) {
@@ -37,9 +38,13 @@ final class ConsoleObserver: RunObserver {
     func reading(_ count: Int) { reading.update(done: count, total: nil) }
     func planned(_ plan: Plan) async throws {
         reading.finish()
+        Console.releaseNotes()
         try await onPlanned(plan)
     }
-    func applying(_ progress: ExecutionProgress) { writing.update(progress) }
+    func applying(_ progress: ExecutionProgress) {
+        Console.releaseNotes()
+        writing.update(progress)
+    }
 
     /// Clears the progress lines drawn in place.
     func finish() {
