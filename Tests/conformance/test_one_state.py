@@ -161,3 +161,30 @@ def test_apply_migrate_seeds_and_migrates_in_one_command(azseed, tmp_path):
     again = ok(run(azseed, "apply", "--migrate", cwd=tmp_path))
     assert "No pending migrations" in again.stdout, again.stdout
     assert run(azseed, "apply", "--migrate", "--dry-run", cwd=tmp_path).returncode == 64
+
+
+def test_a_forged_ledger_input_is_refused_or_said(azseed, tmp_path):
+    """Whoever may write the target's tables edits the apply record: a `Given` naming something
+    else is damage, refused in one line; a forged seed marked as given is reused only with the
+    one line that says so."""
+    from azure.data.tables import TableServiceClient
+
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        cs = emulator.connection_string
+        ok(run(azseed, "apply", "--now", "2026-11-21", "--seed", "5", "--connection-string", cs, "--yes"))
+        ledger = TableServiceClient.from_connection_string(cs).get_table_client("azseedledger")
+        record = ledger.get_entity("apply", "speakeasy")
+        assert record["Given"] == "seed"
+        record["Given"] = "seed,evil"
+        ledger.update_entity(record, mode="replace")
+        done = run(azseed, "plan", "--connection-string", cs)
+        assert done.returncode == 1 and len([l for l in done.stderr.splitlines() if l.strip()]) == 1, done.stderr
+        assert "Given" in done.stderr, done.stderr
+        record["Given"] = "seed"
+        record["Seed"] = "99"
+        ledger.update_entity(record, mode="replace")
+        done = run(azseed, "plan", "--connection-string", cs)
+        assert "seed 99, as recorded by the apply of" in done.stderr, done.stderr
+    finally:
+        stop_emulator(emulator)
