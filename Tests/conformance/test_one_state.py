@@ -188,3 +188,38 @@ def test_a_forged_ledger_input_is_refused_or_said(azseed, tmp_path):
         assert "seed 99, as recorded by the apply of" in done.stderr, done.stderr
     finally:
         stop_emulator(emulator)
+
+
+def test_a_damaged_migration_record_or_a_migration_under_way_stops_a_seed(azseed, tmp_path):
+    """An attacker's review: one junk row in the ledger's `migration` partition read as "no
+    migration applied", so `apply` undid all three; a seed beside a migration in shards undid
+    what the shards had done."""
+    from azure.data.tables import TableServiceClient
+
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        cs = emulator.connection_string
+        ok(run(azseed, "apply", "--migrate", "--now", "2026-11-21", "--events", "5", "--connection-string", cs, "--yes"))
+        ledger = TableServiceClient.from_connection_string(cs).get_table_client("azseedledger")
+        ledger.upsert_entity({"PartitionKey": "migration", "RowKey": "junk", "Schema": "garbage"})
+        for args in (["plan"], ["apply", "--yes"]):
+            done = run(azseed, *args, "--connection-string", cs)
+            assert done.returncode == 1 and len([l for l in done.stderr.splitlines() if l.strip()]) == 1, (args, done.stdout, done.stderr)
+            assert "0 created" not in done.stdout and "updated" not in done.stdout
+        ledger.delete_entity("migration", "junk")
+        assert run(azseed, "plan", "--detailed-exitcode", "--connection-string", cs).returncode == 0
+        # A migration applied in shards, one shard done: a seed waits for the rest.
+        folder = tmp_path / "migrations"
+        folder.mkdir()
+        (folder / "V4__more.yaml").write_text(
+            "description: more\noperations:\n  - set-property: {table: events, where: \"PartitionKey eq 'Events'\", name: Flag, value: true}\n")
+        dataset = tmp_path / "ds"
+        shutil.copytree(SPEAKEASY, dataset)
+        shutil.copy(folder / "V4__more.yaml", dataset / "migrations")
+        ok(run(azseed, "migrate", "apply", "--dataset", str(dataset), "--shard", "0/2", "--connection-string", cs, "--yes"))
+        done = run(azseed, "apply", "--dataset", str(dataset), "--connection-string", cs, "--yes")
+        assert done.returncode == 1 and "being applied or undone" in done.stderr, (done.stdout, done.stderr)
+        ok(run(azseed, "migrate", "apply", "--dataset", str(dataset), "--shard", "1/2", "--connection-string", cs, "--yes"))
+        assert run(azseed, "plan", "--dataset", str(dataset), "--detailed-exitcode", "--connection-string", cs).returncode == 0
+    finally:
+        stop_emulator(emulator)

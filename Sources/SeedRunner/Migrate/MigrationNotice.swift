@@ -16,10 +16,27 @@ extension Seeder {
             guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else { return .success(nil) }
             do { return .success(try MigrationSet.load(folder)) } catch { return .failure(error) }
         }
-        // A ledger that cannot be read has no migration records to follow (the run's own reads
-        // say why, if it matters).
-        guard let records = try? await Ledger(tables: session.run.tables).migrationRecords() else { return [] }
-        for record in records where record.state == .running || record.state == .failed {
+        // The records decide what the plan follows: a damaged one, or a read that fails, stops
+        // the run (read as "none applied", it would plan every migration's undo). Only a
+        // credential scoped away from the ledger (403 but a wrong key) reads as none.
+        let ledger = Ledger(tables: session.run.tables)
+        let records: [MigrationRecord]
+        let shards: [MigrationRecord]
+        do {
+            records = try await ledger.migrationRecords()
+            shards = try await ledger.shardRecords()
+        } catch let error as AzureStorageError where error.status == 404 || (error.status == 403 && error.code != .authenticationFailed) {
+            return []
+        }
+        // A migration under way (or in shards, or being undone) is neither applied nor not: a
+        // seed now would undo what it has done so far.
+        let busy = records.filter { $0.state == .running || $0.state == .undoing }.map(\.version) + Set(shards.map(\.version)).sorted()
+        if !busy.isEmpty {
+            throw RunError(
+                "\(Self.versions(busy)) \(busy.count == 1 ? "is" : "are") being applied or undone on this target (\(Setting.migrateStatus) shows \(busy.count == 1 ? "it" : "them")): a seed now would work against \(busy.count == 1 ? "it" : "them"); finish or repair \(busy.count == 1 ? "it" : "them") first"
+            )
+        }
+        for record in records where record.state == .failed {
             observer.note("migration \(record.version) is \(record.state.rawValue) on this target; \(Setting.migrateStatus) shows it")
         }
         let counted = records.filter { $0.state == .applied || $0.state == .baseline }
@@ -42,7 +59,7 @@ extension Seeder {
             }
             return []
         }
-        let status = MigrationStatus(files: files, records: records)
+        let status = MigrationStatus(files: files, records: records, shards: shards)
         let missing = status.entries.filter { $0.state == .missingFile }
         if !missing.isEmpty {
             throw RunError(

@@ -102,6 +102,17 @@ struct EmulatorResponder: HTTPResponder {
             }
             var body = ByteBuffer()
             defer { core.bufferBudget.give(body.readableBytes) }
+            // A CORS preflight carries no body and is answered without credentials: whatever an
+            // anonymous caller sends with one is never read (nor asked for), and the connection,
+            // its rest unread, closes after the answer.
+            if method == "OPTIONS" {
+                var answer = await core.respond(azureRequest, service: service)
+                if Self.mayHaveBody(headers), case .response(var response) = answer {
+                    response.headers["Connection"] = "close"
+                    answer = .response(response)
+                }
+                return try Self.reply(answer, context: context)
+            }
             await ExpectContinue.bodyWanted(on: context.channel)
             for try await chunk in request.body {
                 guard body.readableBytes + chunk.readableBytes <= limit else {
@@ -116,6 +127,11 @@ struct EmulatorResponder: HTTPResponder {
             azureRequest.body = Data(body.readableBytesView)
             reply = await core.respond(azureRequest, service: service)
         }
+        return try Self.reply(reply, context: context)
+    }
+
+    /// The HTTP response for a reply (or the connection dropped, for an injected fault).
+    static func reply(_ reply: EmulatorReply, context: Context) throws -> Response {
         switch reply {
         case .response(let response):
             return Self.response(response)

@@ -348,14 +348,21 @@ extension EmulatorStore {
     /// overwrite freed the file first. Once open, the bytes stay readable whatever happens
     /// to the blob.
     func openBlob(_ record: BlobRecord) async throws -> (BlobRecord, any ByteReader) {
-        do {
-            return (record, try await open(record))
-        } catch {
-            // A snapshot never changes: failing to open it is no race to retry.
-            if record.retired != nil { throw error }
-            let (_, again) = try await blob(record.container, record.name)
-            guard let again else { throw Self.blobNotFound }
-            return (again, try await open(again))
+        var record = record
+        // Appends replace a blob's object many times a second (each composes a new one and
+        // frees the old): a read that lost the race reads the row again, a few times.
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                return (record, try await open(record))
+            } catch {
+                // A snapshot never changes: failing to open it is no race to retry.
+                if record.retired != nil || attempts >= 8 { throw error }
+                let (_, again) = try await blob(record.container, record.name)
+                guard let again else { throw Self.blobNotFound }
+                record = again
+            }
         }
     }
 
