@@ -10,7 +10,7 @@ import Testing
 /// in memory equals the dataset applied and the migrations applied to an emulator — entity for
 /// entity and blob for blob: a plan (with prune) against that target finds nothing to do, and a
 /// re-seed writes nothing. Before, every re-seed put migrated data back in its old shape.
-@Suite struct OneStateTests {
+@Suite(.serialized) struct OneStateTests {
     struct Generator {
         var state: UInt64
         mutating func next(_ bound: Int) -> Int {
