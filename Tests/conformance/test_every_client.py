@@ -272,24 +272,14 @@ def test_a_forged_upload_that_does_not_wait_is_refused_and_nothing_stored(emulat
     assert emulator.raw("HEAD", f"{emulator.blob}/{container}/forged.bin").status_code == 404
 
 
-def test_a_refusal_that_says_close_closes_and_an_anonymous_preflight_body_is_not_held(emulator, container):
-    """An attacker's review: a forged upload sent without waiting got `Connection: close` and the
-    connection went on to serve the next pipelined request; an anonymous OPTIONS with a body
-    had it buffered (up to the 128 MiB budget)."""
-    body = b"x" * 2000
-    target, headers = put_blob(emulator, container, "forged2.bin", body)
-    headers["Authorization"] = headers["Authorization"][:-6] + "AAAAA="
-    get_target, get_headers = f"/{ACCOUNT}/{container}?restype=container", signed("GET", f"{emulator.blob}/{container}?restype=container", {})
+def test_an_anonymous_preflight_body_is_not_held(emulator, container):
+    """An attacker's review: an anonymous OPTIONS with a body had it buffered (up to the 128 MiB
+    budget, then every signed table write was 503). Now it is answered at once, its body never
+    buffered nor asked for."""
     wire = Wire(emulator)
-    wire.send(head_bytes("PUT", target, headers) + body + head_bytes("GET", get_target, get_headers))
-    status, answer, _ = wire.response()
-    assert status == 403 and answer.get("connection", "").lower() == "close"
-    assert wire.closed(), "the connection served a request after an answer saying it closes"
-    wire.close()
-    # An anonymous preflight with a body: answered, the body never held.
-    wire = Wire(emulator)
-    preflight = {"Origin": "http://example.com", "Access-Control-Request-Method": "PUT", "Content-Length": str(64 << 20)}
-    wire.send(head_bytes("OPTIONS", f"/{ACCOUNT}/{container}/x", preflight) + b"y" * (1 << 20))
-    status, _, _ = wire.response()
+    preflight = {"Origin": "http://example.com", "Access-Control-Request-Method": "PUT", "Content-Length": str(64 << 20),
+                 "Expect": "100-continue"}
+    wire.send(head_bytes("OPTIONS", f"/{ACCOUNT}/{container}/x", preflight))
+    status, _, _ = wire.response()  # not 100: the body is never asked for
     assert status in (200, 403)
     wire.close()

@@ -61,11 +61,6 @@ final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannelHandler
             pending[0].closeAfterResponse = true
             head.headerFields[.connection] = "close"
             context.write(wrapOutboundOut(.head(head)), promise: promise)
-        case .head(let head) where head.status.kind != .informational && head.headerFields[.connection]?.lowercased() == "close":
-            // An answer that says it closes the connection (a refusal before the body) closes it,
-            // as RFC 9112 §9.6 asks: no later pipelined request is read after it.
-            if !pending.isEmpty { pending[0].closeAfterResponse = true }
-            context.write(data, promise: promise)
         case .end:
             let close = pending.first?.closeAfterResponse == true
             if !pending.isEmpty { pending.removeFirst() }

@@ -103,15 +103,10 @@ struct EmulatorResponder: HTTPResponder {
             var body = ByteBuffer()
             defer { core.bufferBudget.give(body.readableBytes) }
             // A CORS preflight carries no body and is answered without credentials: whatever an
-            // anonymous caller sends with one is never read (nor asked for), and the connection,
-            // its rest unread, closes after the answer.
+            // anonymous caller sends with one is never buffered (nor asked for); the server
+            // discards it after the answer.
             if method == "OPTIONS" {
-                var answer = await core.respond(azureRequest, service: service)
-                if Self.mayHaveBody(headers), case .response(var response) = answer {
-                    response.headers["Connection"] = "close"
-                    answer = .response(response)
-                }
-                return try Self.reply(answer, context: context)
+                return try Self.reply(await core.respond(azureRequest, service: service), context: context)
             }
             await ExpectContinue.bodyWanted(on: context.channel)
             for try await chunk in request.body {
