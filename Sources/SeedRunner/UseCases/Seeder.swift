@@ -138,8 +138,10 @@ public struct Seeder: Sendable {
         // only the time), said in one line; one given that differs from it is said before the plan.
         var counts = request.counts
         var reused: RecordedInputs?
+        var differences: [String] = []
         if let record = reference.record {
             let recorded = RecordedInputs(record: record, request: request, made: desired)
+            differences = recorded.differences
             if recorded.reusesAny {
                 let options = recorded.options(desired)
                 let dataset = desired.dataset
@@ -154,11 +156,7 @@ public struct Seeder: Sendable {
         } else if let note = reference.note {
             observer.note(note)
         }
-        if let record = reference.record {
-            for difference in RecordedInputs(record: record, request: request, made: desired).differences {
-                observer.note(Phrase(verbatim: difference))
-            }
-        }
+        for difference in differences { observer.note(Phrase(verbatim: difference)) }
         observer.note(
             "dataset \(Printable.escaped(desired.dataset.name)), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)"
         )
