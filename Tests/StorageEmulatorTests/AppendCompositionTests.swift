@@ -7,7 +7,7 @@ import Testing
 /// whole blob (256 MiB of 4 MiB appends copied 8 GiB). The bytes read back are the blocks in
 /// order, on disk and in memory, across the point where the pieces run out and the blob is
 /// copied once; the object an append replaced can go at once.
-@Suite struct AppendCompositionTests {
+@Suite(.serialized) struct AppendCompositionTests {
     struct Generator {
         var state: UInt64
         mutating func next(_ bound: Int) -> Int {
