@@ -1,6 +1,7 @@
 # azseed — everything a fresh machine needs goes through these targets.
-#   make seed   seed the SpeakEasy dataset into the embedded storage (the main job)
-#   make test   install what is missing, build, run every test
+#   make seed     build azseed (release), seed SpeakEasy into the embedded storage (the main job)
+#   make install  put that same build on PATH, with completions and a man page (no second compile)
+#   make test     install what is missing, build, run every test
 SWIFT      ?= swift
 APT_PACKAGES := libjpeg-dev libcurl4-openssl-dev libsqlite3-dev rclone openssl ca-certificates
 # Only the tests need these: a real browser drives the emulator's CORS (test_browser.py).
@@ -14,7 +15,7 @@ VENV_PEERS := .venv-peers
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps test-deps venv venv-az venv-sdk venv-peers build test seed bench clean install dist test-dist test-examples conformance lint format
+.PHONY: all deps test-deps venv venv-az venv-sdk venv-peers build release test seed bench clean install dist test-dist test-examples conformance lint format
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -87,19 +88,25 @@ lint:
 format:
 	$(SWIFT) format format -i -r --configuration .swift-format $(FORMATTED)
 
+# AZSEED_BIN names the azseed the Python suites drive (.ci/run passes the release binary it built
+# for dist: what users run, and the suites take a third of the time); the debug build by default.
+AZSEED_BIN ?=
 test: test-deps venv venv-az lint
 	$(SWIFT) build --build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
 	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
-	set -o pipefail; AZSEED_BIN=$$($(SWIFT) build --show-bin-path)/azseed AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
+	set -o pipefail; AZSEED_BIN=$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed) AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
 	@# The pytest fixture users copy (examples/python), run as they would run it.
-	set -o pipefail; AZSEED_BIN=$$($(SWIFT) build --show-bin-path)/azseed $(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python 2>&1 | tee $(OUTPUTS)/examples-python.log
+	set -o pipefail; AZSEED_BIN=$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed) $(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python 2>&1 | tee $(OUTPUTS)/examples-python.log
 	$(VENV)/bin/python Tests/scan_secrets.py $(OUTPUTS)
 
-# Plans and applies the SpeakEasy dataset on the embedded storage (.azseed/storage); a re-run
-# converges. azseed prints where the data lives and how to serve it.
-seed: build
-	$(AZSEED) apply
+# Plans and applies the SpeakEasy dataset on the embedded storage (.azseed/storage) with the
+# release build `make install` and `make dist` use, so the quick start and the install compile
+# once; a re-run converges. azseed prints where the data lives and how to serve it; the last
+# line says how to run azseed by name.
+seed: release
+	$(RELEASE_DIR)/azseed apply
+	@echo "azseed is built: $(RELEASE_DIR)/azseed. To run it by name: make install PREFIX=\$$HOME/.local (no second compile; ~/.local/bin must be on PATH), or sudo make install"
 
 # Release-build benchmarks: generation and emulator rates, then azseed beside the Python SDK
 # port of the original program (Benchmarks/compare.sh), then plan's time and memory over
@@ -112,24 +119,29 @@ bench: deps venv
 
 # The binary alone is the whole tool (the default dataset is compiled in); completions for
 # bash, zsh and fish come from the binary itself, the man page from argument-parser's
-# generate-manual plugin.
+# generate-manual tool run on it (built alone: its plugin would build every product in debug).
 # A release build links the Swift runtime statically and is installed stripped: it needs only
 # what Debian ships (libc, libstdc++, libcurl, libjpeg, libsqlite3, libxml2), not the toolchain.
-STATIC        := $(if $(filter release,$(CONFIGURATION)),--static-swift-stdlib,)
+# `make seed`, `make install` and `make dist` share that one build.
+BUILD_FLAGS   := -c $(CONFIGURATION) $(if $(filter release,$(CONFIGURATION)),--static-swift-stdlib,)
+RELEASE_FLAGS := -c release --static-swift-stdlib
+RELEASE_DIR   := .build/release
 STRIP         := $(if $(filter release,$(CONFIGURATION)),-s,)
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product azseed
+
 install: deps
-	@# The plugin builds azseed itself (release by default, which would replace the static
-	@# build): the page is the same for any build, and the debug one is there after make test.
-	$(SWIFT) package generate-manual --configuration debug >/dev/null
-	$(SWIFT) build -c $(CONFIGURATION) $(STATIC) --product azseed
-	@bin="$$($(SWIFT) build -c $(CONFIGURATION) $(STATIC) --show-bin-path)/azseed"; set -e; \
+	$(SWIFT) build $(BUILD_FLAGS) --product azseed
+	$(SWIFT) build $(BUILD_FLAGS) --product generate-manual >/dev/null
+	@dir="$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)"; bin="$$dir/azseed"; set -e; \
+	man="$$(mktemp -d)"; trap 'rm -rf "$$man"' EXIT; "$$dir/generate-manual" "$$bin" --output-directory "$$man" >/dev/null; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(SHARE)/bash-completion/completions" "$(SHARE)/zsh/site-functions" \
 		"$(SHARE)/fish/vendor_completions.d" "$(SHARE)/man/man1"; \
 	install -m 0755 $(STRIP) "$$bin" "$(DESTDIR)$(PREFIX)/bin/azseed"; \
 	"$$bin" --generate-completion-script bash > "$(SHARE)/bash-completion/completions/azseed"; \
 	"$$bin" --generate-completion-script zsh > "$(SHARE)/zsh/site-functions/_azseed"; \
 	"$$bin" --generate-completion-script fish > "$(SHARE)/fish/vendor_completions.d/azseed.fish"; \
-	install -m 0644 .build/plugins/GenerateManual/outputs/azseed/azseed.1 "$(SHARE)/man/man1/azseed.1"; \
+	install -m 0644 "$$man/azseed.1" "$(SHARE)/man/man1/azseed.1"; \
 	echo "installed $(DESTDIR)$(PREFIX)/bin/azseed ($$("$$bin" --version)), completions and man page under $(SHARE)"
 
 # The release as a tarball: bin/azseed (static Swift runtime, stripped), completions and the
