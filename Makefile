@@ -161,11 +161,13 @@ test-dist: dist venv
 	AZSEED_DIST=$(CURDIR)/.build/dist/$(DIST).tar.gz $(VENV)/bin/python -m pytest -q Tests/conformance/test_dist.py
 
 # examples/swift, an app package depending on azseed by path whose tests use AzseedTesting,
-# built and tested as its user would (its own build folder: a whole second build, so CI runs
-# it beside make test rather than in it). Pinned to azseed's own resolved versions.
+# built and tested with its own manifest, pinned to azseed's own resolved versions. Its build
+# shares azseed's build folder: the azseed modules it depends on are compiled with the same
+# commands either way, so they are reused, not built a second time.
 test-examples: deps
 	cp Package.resolved examples/swift/Package.resolved
-	cd examples/swift && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build
+	$(SWIFT) build --package-path examples/swift --scratch-path $(CURDIR)/.build --build-tests
+	$(SWIFT) test --package-path examples/swift --scratch-path $(CURDIR)/.build --skip-build
 
 # The official Azure SDKs' own test suites (azure-data-tables, azure-storage-blob: the tests of
 # their pinned source distributions), live against the emulator; a report per file in
