@@ -243,3 +243,24 @@ def test_every_command_and_target_is_described(azseed):
     assert len(targets) > 10
     undescribed = [t for t in targets if not re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", architecture)]
     assert not undescribed, f"targets docs/ARCHITECTURE.md does not describe: {undescribed}"
+
+
+# --- A house that stays tidy -----------------------------------------------------------------
+
+def test_no_error_code_is_spelled_as_a_string():
+    """Every service error code is a named `AzureStorageError.Code`: the emulator throws
+    `ServiceError(status, .name, …)`, never a literal a typo could change."""
+    spelled = []
+    for source in sorted((ROOT / "Sources").rglob("*.swift")):
+        for number, line in enumerate(source.read_text().split("\n"), 1):
+            if re.search(r'ServiceError\(\s*\d+,\s*"', line) or re.search(r'\b(code|errorCode)\s*[!=]=\s*"[A-Z]', line):
+                spelled.append(f"{source.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not spelled, "error codes spelled as strings:\n" + "\n".join(spelled)
+
+
+def test_no_stray_files_at_the_root():
+    """What the repository's root holds is what a newcomer needs; scratch output (pipe.err,
+    pipe.rc, …) is not committed."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\n")
+    root_files = sorted({path for path in tracked if path and "/" not in path})
+    assert root_files == [".gitignore", ".swift-format", "Makefile", "Package.resolved", "Package.swift", "README.md"], root_files

@@ -87,4 +87,9 @@ extension AzureStorageError.Code {
     public static let snapshotsPresent: Self = "SnapshotsPresent"
     public static let sequenceNumberConditionNotMet: Self = "SequenceNumberConditionNotMet"
     public static let sequenceNumberIncrementTooLarge: Self = "SequenceNumberIncrementTooLarge"
+    public static let blockListTooLong: Self = "BlockListTooLong"
+    public static let incrementalCopySourceMustBeSnapshot: Self = "IncrementalCopySourceMustBeSnapshot"
+    public static let missingContentLengthHeader: Self = "MissingContentLengthHeader"
+    public static let pendingCopyOperation: Self = "PendingCopyOperation"
+    public static let websiteDisabled: Self = "WebsiteDisabled"
 }

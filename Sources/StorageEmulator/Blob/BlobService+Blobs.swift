@@ -207,7 +207,7 @@ extension BlobService {
         // Azure's limit (a blob has at most 50,000 committed blocks), checked before any work:
         // a longer list made one request cost minutes.
         guard list.count <= EmulatorStore.maxAppendBlocks else {
-            throw ServiceError(400, "BlockListTooLong", "The block list may not contain more than 50,000 blocks.")
+            throw ServiceError(400, .blockListTooLong, "The block list may not contain more than 50,000 blocks.")
         }
         // Like Azure, a block list commit computes no MD5 of its own: only x-ms-blob-content-md5 sets one.
         let record = try await store.putBlockList(

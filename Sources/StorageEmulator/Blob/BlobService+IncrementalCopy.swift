@@ -28,9 +28,9 @@ extension BlobService {
             )
         }
         guard let snapshot = record.snapshot, record.retired == .snapshot else {
-            throw ServiceError(409, "IncrementalCopySourceMustBeSnapshot", "The source for incremental copy request must be a snapshot.")
+            throw ServiceError(409, .incrementalCopySourceMustBeSnapshot, "The source for incremental copy request must be a snapshot.")
         }
-        guard record.type == .page else { throw ServiceError(409, "InvalidBlobType", "The blob type is invalid for this operation.") }
+        guard record.type == .page else { throw ServiceError(409, .invalidBlobType, "The blob type is invalid for this operation.") }
         let shownSource = TransportRequest(method: "GET", url: source).map(RequestLog.displayURL) ?? source
         let (_, existing) = try await store.blob(container, blob)
         if let existing {
@@ -40,7 +40,7 @@ extension BlobService {
                     "The specified source blob is different than the copy source of the existing incremental copy blob.")
             }
             guard copy.status != "pending" else {
-                throw ServiceError(409, "PendingCopyOperation", "There is currently a pending copy operation.")
+                throw ServiceError(409, .pendingCopyOperation, "There is currently a pending copy operation.")
             }
             let last = TransportRequest(method: "GET", url: copy.source)?.query.first { $0.name == "snapshot" }?.value ?? ""
             guard last.utf8.lexicographicallyPrecedes(snapshot.utf8) else {

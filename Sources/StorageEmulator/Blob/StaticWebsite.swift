@@ -69,7 +69,7 @@ extension BlobService {
         guard request.method == "GET" || request.method == "HEAD" else { throw ServiceError.unsupportedVerb(request.method) }
         let settings = StaticWebsite.Settings(try await ServiceProperties.document(.blob, in: store)["StaticWebsite"])
         guard settings.enabled else {
-            throw ServiceError(404, "WebsiteDisabled", "The requested content does not exist: the account's static website is not enabled.")
+            throw ServiceError(404, .websiteDisabled, "The requested content does not exist: the account's static website is not enabled.")
         }
         let raw = String(request.path.split(separator: "?", maxSplits: 1).first ?? "")
         guard let path = raw.removingPercentEncoding else { throw ServiceError(400, .invalidUri, "The request URI is not valid.") }

@@ -29,7 +29,7 @@ enum StructuredMessage {
         guard let value = request.headers["x-ms-structured-body"] else { return nil }
         guard value == StructuredMessage.headerValue else { throw ServiceError.invalidHeader("x-ms-structured-body", value) }
         guard let length = request.headers["Content-Length"].flatMap(Int.init) else {
-            throw ServiceError(411, "MissingContentLengthHeader", "The Content-Length header was not specified: a structured message body needs it.")
+            throw ServiceError(411, .missingContentLengthHeader, "The Content-Length header was not specified: a structured message body needs it.")
         }
         guard let content = request.headers["x-ms-structured-content-length"].flatMap(Int.init), content >= 0 else {
             throw ServiceError(
