@@ -38,6 +38,14 @@ public struct MigrationStatus: Sendable {
         public var record: MigrationRecord?
         /// While it is applied in shards: each shard's own record.
         public var shards: [MigrationRecord] = []
+
+        /// The file and the ledger's record of it, when there are both: always for `applied`,
+        /// `running`, `undoing`, `failed` and `checksum-changed` entries; never for
+        /// `missing-file` (no file) or `pending` (no record).
+        public var fileAndRecord: (Migration, MigrationRecord)? {
+            guard let migration, let record else { return nil }
+            return (migration, record)
+        }
     }
 
     public var entries: [Entry]
@@ -63,6 +71,7 @@ public struct MigrationStatus: Sendable {
             let key = migration.version.canonical
             seen.insert(key)
             let record = byVersion[key]
+            let sameFile = record?.checksum == migration.checksum
             let state: State
             switch record?.state {
             case nil, .undone?:
@@ -76,10 +85,10 @@ public struct MigrationStatus: Sendable {
                     state = record == nil ? .pending : .undone
                 }
             case .baseline?: state = .baseline
-            case .applied?: state = record!.checksum == migration.checksum ? .applied : .checksumChanged
-            case .running?: state = record!.checksum == migration.checksum ? .running : .checksumChanged
+            case .applied?: state = sameFile ? .applied : .checksumChanged
+            case .running?: state = sameFile ? .running : .checksumChanged
             case .failed?: state = .failed
-            case .undoing?: state = record!.checksum == migration.checksum ? .undoing : .checksumChanged
+            case .undoing?: state = sameFile ? .undoing : .checksumChanged
             }
             var entry = Entry(version: migration.version.text, description: migration.description, state: state, migration: migration, record: record)
             if [.pending, .undone].contains(state), let parts = shardsByVersion[key], !parts.isEmpty {
@@ -95,8 +104,13 @@ public struct MigrationStatus: Sendable {
                     state: record.state == .baseline ? .baseline : record.state == .undone ? .undone : .missingFile,
                     record: record))
         }
+        // A record's version that does not parse (a damaged ledger is refused before this) sorts first.
         self.entries = entries.sorted {
-            (MigrationVersion($0.version) ?? MigrationVersion("0")!) < (MigrationVersion($1.version) ?? MigrationVersion("0")!)
+            switch (MigrationVersion($0.version), MigrationVersion($1.version)) {
+            case (let a?, let b?): a < b
+            case (nil, _?): true
+            default: false
+            }
         }
     }
 }
