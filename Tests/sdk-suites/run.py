@@ -236,7 +236,7 @@ def main():
     parser.add_argument("--suite", choices=sorted(SUITES), action="append")
     parser.add_argument("--file", default="test_*.py", help="a glob over the test files")
     parser.add_argument("--update-expected", action="store_true")
-    parser.add_argument("--jobs", type=int, default=3, help="test files run at once (default 3)")
+    parser.add_argument("--jobs", type=int, default=5, help="test files run at once (default 5)")
     args = parser.parse_args()
     started = time.monotonic()
     suites = args.suite or sorted(SUITES)
@@ -249,6 +249,14 @@ def main():
     token = provider.token()
     outcomes = {}
     files = [(suite, path) for suite in suites for path in sorted((WORK / suite).glob("test_*.py")) if fnmatch.fnmatch(path.name, args.file)]
+    # The slowest files first (durations.txt, from an earlier run): with --jobs at once, a long
+    # file started last would finish long after the others.
+    seconds = {}
+    for line in (HERE / "durations.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            took, name = line.split()
+            seconds[name] = int(took)
+    files.sort(key=lambda item: -seconds.get(f"{item[0]}/{item[1].name}", 0))
 
     def one(item):
         suite, path = item
@@ -261,12 +269,12 @@ def main():
         # (the tests' own sleeps for lease, SAS and retention times), so --jobs files at once
         # take a fraction of the time one after another does.
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            for suite, path, found, seconds in pool.map(one, files):
+            for suite, path, found, took in pool.map(one, files):
                 outcomes.update(found)
                 passed = sum(1 for o in found.values() if o == "passed")
                 failed = sum(1 for o in found.values() if o not in ("passed", "skipped"))
                 log = f"; log: .build/sdk-suites/logs/{suite}-{path.stem}.log" if failed else ""
-                print(f"{suite}/{path.name}: {passed} passed, {failed} failed ({seconds:.0f} s){log}", flush=True)
+                print(f"{suite}/{path.name}: {passed} passed, {failed} failed ({took:.0f} s){log}", flush=True)
     except BaseException:
         provider.stop()
         shutil.rmtree(certs[0].parent, ignore_errors=True)
