@@ -31,16 +31,15 @@ struct MigrationRun {
     }
 
     func apply(_ entry: MigrationStatus.Entry) async throws -> MigrationReport {
-        let migration = entry.migration!
+        // Only runnable entries come here, and a runnable entry has its file (MigrationStatus).
+        guard let migration = entry.migration else { throw RunError("migration \(entry.version) has no file to apply") }
         // The record as read with the status: the first write below is on its ETag, so a run
         // that took the lock over since makes this one stop here.
         let fence = RecordFence(entry.record?.etag)
         var record: MigrationRecord
         if let existing = entry.record, existing.state == .running {
             record = existing
-            observer.note(
-                "resuming migration \(migration.version.text) (\(Printable.escaped(migration.description, quotes: false))) at operation \((record.checkpoint?.operation ?? 0) + 1)"
-            )
+            observer.event(.migrationStarted(Self.event(migration, undoing: false, resumedAt: (record.checkpoint?.operation ?? 0) + 1)))
         } else {
             record = MigrationRecord(
                 version: migration.version.canonical, description: migration.description, script: migration.script, checksum: migration.checksum,
@@ -58,6 +57,7 @@ struct MigrationRun {
         if checked && record.undoChecks.count != migration.operations.count {
             record.undoChecks = Array(repeating: nil, count: migration.operations.count)
         }
+        if entry.record?.state != .running { observer.event(.migrationStarted(Self.event(migration, undoing: false, resumedAt: nil))) }
         try await save(record, fence)
         let report = try await run(migration, &record, fence, undoing: false)
         record.state = .applied
@@ -71,12 +71,13 @@ struct MigrationRun {
     /// turns `undoing` before the first change, keeps the counts it was applied with, and ends
     /// `undone`; a stopped undo resumes at its checkpoint.
     func undo(_ entry: MigrationStatus.Entry) async throws -> MigrationReport {
-        let migration = entry.migration!
-        var record = entry.record!
+        // Only applied or undoing entries come here: they hold their file and their record.
+        guard let (migration, recorded) = entry.fileAndRecord else { throw RunError("migration \(entry.version) has no file or no record to undo") }
+        var record = recorded
         let fence = RecordFence(record.etag)
-        if record.state == .undoing {
-            observer.note("resuming the undo of migration \(migration.version.text) at step \((record.checkpoint?.operation ?? 0) + 1)")
-        }
+        observer.event(
+            .migrationStarted(
+                Self.event(migration, undoing: true, resumedAt: record.state == .undoing ? (record.checkpoint?.operation ?? 0) + 1 : nil)))
         let undo = migration.undo(appliedCounts: record.appliedCounts ?? record.counts)
         if record.state == .undoing,
             record.counts.count != undo.operations.count || (record.appliedCounts.map { $0.count != migration.operations.count } ?? true)
@@ -192,6 +193,7 @@ struct MigrationRun {
             report.operations.append(done)
             record.checkpoint = MigrationRecord.Checkpoint(operation: i + 1, after: nil, pending: nil)
             try await save(record, fence)
+            observer.event(.migrationCheckpointed(Self.event(migration, undoing: undoing, resumedAt: nil), operation: i + 1, changes: record.counts[i]))
         }
         return report
     }
@@ -203,6 +205,12 @@ struct MigrationRun {
         record.error = why
         record.endedAt = clock()
         try await ledger.write(record, fence: fence)
+        observer.event(
+            .migrationFailed(MigrationEvent(version: record.version, description: record.description, undoing: undoing, resumedAt: nil), reason: why))
+    }
+
+    static func event(_ migration: Migration, undoing: Bool, resumedAt: Int?) -> MigrationEvent {
+        MigrationEvent(version: migration.version.text, description: migration.description, undoing: undoing, resumedAt: resumedAt)
     }
 
     /// A refusal that running again would meet again (a value too large, a name the service

@@ -16,6 +16,9 @@ public protocol RunObserver: Sendable {
     func planned(_ plan: Plan) async throws
     /// How far carrying out the plan got.
     func applying(_ progress: ExecutionProgress)
+    /// A moment in the run's life (``RunEvent``): a phase begins or ends, a migration starts,
+    /// records a checkpoint, fails or finishes.
+    func event(_ event: RunEvent)
 }
 
 extension RunObserver {
@@ -24,6 +27,7 @@ extension RunObserver {
     public func reading(_ count: Int) {}
     public func planned(_ plan: Plan) async throws {}
     public func applying(_ progress: ExecutionProgress) {}
+    public func event(_ event: RunEvent) {}
 }
 
 /// An observer that hears nothing.

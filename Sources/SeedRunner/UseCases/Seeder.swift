@@ -111,11 +111,15 @@ public struct Seeder: Sendable {
         let desired = try await prepare(request)
         return try await session { session in
             let header = session.run.header(for: desired, counts: request.counts, access: request.access, prune: true)
+            observer.event(.phaseBegan(.planning))
             let plan = try await session.run.resetPlan(desired.storage, header: header) { observer.reading($0) }
+            observer.event(.phaseEnded(.planning))
             try await observer.planned(plan)
             var report: ExecutionReport?
             if !dryRun, !plan.isEmpty {
+                observer.event(.phaseBegan(.applying))
                 report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
+                observer.event(.phaseEnded(.applying))
             }
             return (plan, report, session.run.configuration.activity)
         }
@@ -128,6 +132,7 @@ public struct Seeder: Sendable {
         _ prepared: Prepared, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
         digests: Bool
     ) async throws -> (plan: Plan, reference: ReferenceTime) {
+        observer.event(.phaseBegan(.planning))
         var (desired, reference) =
             switch prepared {
             case .made(let made): try await session.atReferenceTime(made, requested: request.now != nil)
@@ -166,6 +171,7 @@ public struct Seeder: Sendable {
             observer.reading($0)
         }
         plan.header.nowMove = reference.move
+        observer.event(.phaseEnded(.planning))
         return (plan, reference)
     }
 
@@ -184,7 +190,9 @@ public struct Seeder: Sendable {
         var report = ExecutionReport()
         report.unchanged = plan.summary.unchanged
         if !plan.isEmpty {
+            observer.event(.phaseBegan(.applying))
             report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
+            observer.event(.phaseEnded(.applying))
         }
         return AppliedPlan(
             plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote, streamedBecause: nil)

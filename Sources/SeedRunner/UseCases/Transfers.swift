@@ -35,7 +35,9 @@ func carryOut(
     var report = ExecutionReport()
     report.unchanged = plan.summary.unchanged
     if !dryRun, !plan.isEmpty {
+        observer.event(.phaseBegan(.applying))
         report = try await session.run.execute(plan, concurrency: concurrency, copier: copier) { observer.applying($0) }
+        observer.event(.phaseEnded(.applying))
     }
     return AppliedPlan(
         plan: plan, report: report, activity: session.run.configuration.activity, servingNote: session.servingNote,

@@ -35,6 +35,21 @@ final class ConsoleObserver: RunObserver {
     }
 
     func note(_ text: Phrase) { Console.note(text.rendered(.flags)) }
+    /// The events a person reads: a migration resumed, a migration finished. Phases,
+    /// checkpoints and failures are in the progress lines and the error already.
+    func event(_ event: RunEvent) {
+        switch event {
+        case .migrationStarted(let migration) where migration.resumedAt != nil:
+            let at = migration.resumedAt ?? 1
+            note(
+                migration.undoing
+                    ? "resuming the undo of migration \(migration.version) at step \(at)"
+                    : "resuming migration \(migration.version) (\(Printable.escaped(migration.description, quotes: false))) at operation \(at)")
+        case .migrationFinished(let report):
+            note("migration \(report.version) \(report.state): \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+        default: break
+        }
+    }
     func reading(_ count: Int) { reading.update(done: count, total: nil) }
     func planned(_ plan: Plan) async throws {
         reading.finish()

@@ -53,8 +53,7 @@ public struct MigrateApply: Sendable {
                 }
                 var report = try await run.apply(part)
                 if migrator.target.shard != nil, !(try await migrator.finishShards(entry, ledger: ledger)) { report.state = "applied by this shard" }
-                migrator.observer.note(
-                    "migration \(report.version) \(report.state): \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+                migrator.observer.event(.migrationFinished(report))
                 reports.append(report)
             }
             return reports

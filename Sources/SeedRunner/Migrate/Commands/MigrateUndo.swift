@@ -60,8 +60,7 @@ public struct MigrateUndo: Sendable {
             for (entry, _) in chain {
                 let run = migrator.run(session, ledger: ledger, lock: lock)
                 let report = try await run.undo(entry)
-                migrator.observer.note(
-                    "migration \(report.version) undone: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+                migrator.observer.event(.migrationFinished(report))
                 reports.append(report)
             }
             return reports
