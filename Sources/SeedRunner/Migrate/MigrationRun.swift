@@ -193,7 +193,8 @@ struct MigrationRun {
             report.operations.append(done)
             record.checkpoint = MigrationRecord.Checkpoint(operation: i + 1, after: nil, pending: nil)
             try await save(record, fence)
-            observer.event(.migrationCheckpointed(Self.event(migration, undoing: undoing, resumedAt: nil), operation: i + 1, changes: record.counts[i]))
+            let which = Self.event(migration, undoing: undoing, resumedAt: nil)
+            observer.event(.migrationCheckpointed(which, operation: i + 1, changes: record.counts[i]))
         }
         return report
     }
