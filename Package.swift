@@ -161,6 +161,11 @@ let package = Package(
             name: "StorageEmulatorTests",
             dependencies: ["StorageEmulator", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The CLI's own tables (its flag spellings), tested inside the executable's module.
+        .testTarget(
+            name: "AzseedCLITests",
+            dependencies: ["azseed", "AzureStorage", "SeedKit", "SeedRunner", "StorageEmulator"]
+        ),
         .testTarget(
             name: "CommandTests",
             dependencies: ["SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto")]

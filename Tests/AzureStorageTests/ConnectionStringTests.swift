@@ -99,8 +99,8 @@ import Testing
                 throws: { error in
                     // The library names the option as a Setting; the program spells it.
                     guard let refusal = error as? AccountOptionsError else { return false }
-                    let message = refusal.phrase.rendered(SettingNames { "<\($0.rawValue)>" })
-                    return message.contains(says) && message.contains("<\(setting.rawValue)>") && !message.contains("--")
+                    let message = refusal.phrase.rendered(SettingNames { "<\($0.id)>" })
+                    return message.contains(says) && message.contains("<\(setting.id)>") && !message.contains("--")
                         && !message.contains("c2lnbmF0dXJl") && !message.contains("b3RoZXI")
                 })
         }

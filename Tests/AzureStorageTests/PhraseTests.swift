@@ -7,13 +7,15 @@ import Testing
 /// library's source spells a flag itself.
 struct PhraseTests {
     @Test func aPhraseSpellsItsSettingsOnlyWhenShown() {
-        let inner: Phrase = "choose another \(Setting.outputFolder) or pass \(Setting.replaceOutput)"
-        let outer: Phrase = "out/: is not empty (\(3) files); \(inner)"
-        #expect(outer.settings == [.outputFolder, .replaceOutput])
+        let inner: Phrase = "raise \(Setting.timeout) or pass \(Setting.trustedCertificates)"
+        let outer: Phrase = "h: no answer (\(3) tries); \(inner)"
+        #expect(outer.settings == [.timeout, .trustedCertificates])
         #expect(
-            outer.rendered(SettingNames { $0 == .outputFolder ? "--out" : "--force" })
-                == "out/: is not empty (3 files); choose another --out or pass --force")
-        #expect(outer.description == "out/: is not empty (3 files); choose another output folder or pass the option to replace it")
+            outer.rendered(SettingNames { $0 == .timeout ? "--timeout" : "--ca-file" })
+                == "h: no answer (3 tries); raise --timeout or pass --ca-file")
+        #expect(
+            outer.description
+                == "h: no answer (3 tries); raise the request timeout or pass the trusted certificates (ClientConfiguration.trustedCertificates)")
         #expect(Phrase(verbatim: "\\(x) --y").settings.isEmpty)
     }
 
@@ -31,13 +33,13 @@ struct PhraseTests {
     /// From a new user's review: "see migrateValidate" — a Setting interpolated into a String
     /// printed its case name. It shows its plain name now.
     @Test func aSettingInAPlainStringShowsItsPlainName() {
-        let more = true ? " (see \(Setting.migrateStatus))" : ""
-        #expect(more == " (see \(Setting.migrateStatus.plainName))" && !more.contains("migrateStatus)"))
+        let more = true ? " (see \(Setting.loginAuth))" : ""
+        #expect(more == " (see \(Setting.loginAuth.plainName))" && !more.contains("loginAuth"))
     }
 
     @Test func everySettingHasAPlainNameThatIsNoFlag() {
-        for setting in Setting.allCases {
-            #expect(!setting.plainName.isEmpty && !setting.plainName.contains("--"), "\(setting.rawValue)")
+        for setting in Setting.clientSettings {
+            #expect(!setting.plainName.isEmpty && !setting.plainName.contains("--"), "\(setting.id)")
         }
     }
 

@@ -1,66 +1,69 @@
 import AzureStorage
+import SeedKit
+import SeedRunner
+import StorageEmulator
 
 extension SettingNames {
     /// The libraries name what to change (a ``Setting``); azseed spells it as the flag, or the
-    /// command, that changes it.
-    static let flags = SettingNames { setting in
-        switch setting {
-        case .accountName: "--account-name"
-        case .blobEndpoint: "--blob-endpoint"
-        case .tableEndpoint: "--table-endpoint"
-        case .sasToken: "--sas-token"
-        case .loginAuth: "--auth-mode login"
-        case .trustedCertificates: "--ca-file (or SSL_CERT_FILE)"
-        case .timeout: "--timeout"
-        case .logFile: "--log-file"
-        case .dataset: "--dataset DIR"
-        case .migrationsFolder: "--migrations DIR"
-        case .outputFolder: "--out"
-        case .backupFolder: "--backup"
-        case .replaceOutput: "--force"
-        case .dataFolder: "--data-dir"
-        case .table: "--table"
-        case .container: "--container"
-        case .detailedPlan: "--output json"
-        case .shard: "--shard"
-        case .referenceTime: "--now"
-        case .referenceTimeToday: "--now today"
-        case .windowStart: "--from"
-        case .windowEnd: "--to"
-        case .sampleSize: "--sample"
-        case .copyValues: "--copy-values"
-        case .copyBlobs: "--copy-blobs"
-        case .prune: "--prune"
-        case .privateAccess: "--access private"
-        case .planCommand: "'azseed plan'"
-        case .importSnapshot: "'azseed import DIR'"
-        case .migrateStatus: "'azseed migrate status'"
-        case .migratePlan: "'azseed migrate plan'"
-        case .migrateValidate: "'azseed migrate validate'"
-        case .migrateRepair: "'azseed migrate repair'"
-        case .migrateAcceptChecksums: "'azseed migrate repair --accept-checksums'"
-        case .migrateBreakLock: "break it with 'azseed migrate repair --break-lock'"
-        case .migrateApply: "'azseed migrate apply'"
-        case .migrateUndo: "'azseed migrate undo VERSION'"
-        case .migrateBackup: "'azseed migrate apply --backup DIR'"
-        case .importSnapshotPrune: "'azseed import DIR --prune'"
-        case .migratePlanForDataset: "azseed migrate plan --dataset"
-        case .lockTimeout: "--lock-timeout"
-        case .snapshotCommands: "'azseed export' or 'azseed generate'"
-        case .savePlan: "'azseed plan --out FILE'"
-        case .applySavedPlan: "'azseed apply --plan'"
-        case .exportShards: "'azseed export --shard I/N'"
-        case .exportShardsOfOneExport: "export --shard I/N --export-id ID"
-        case .emulatorCommand: "azseed emulator"
-        case .certificate: "--cert"
-        case .privateKey: "--key"
-        case .ports: "ports with --blob-port/--table-port (0 = any free port)"
-        case .tokenAuthority: "--oauth-authority"
-        case .allowedCopySource: "--allow-copy-source"
-        case .maxBlobSize: "--max-blob-mib"
-        case .maxCommittedBlobSize: "--max-committed-blob-mib"
-        }
-    }
+    /// command, that changes it. `FlagNamesTests` checks every library setting has one.
+    static let flags = SettingNames { flagSpellings[$0] ?? $0.plainName }
+
+    static let flagSpellings: [Setting: String] = [
+        .accountName: "--account-name",
+        .blobEndpoint: "--blob-endpoint",
+        .tableEndpoint: "--table-endpoint",
+        .sasToken: "--sas-token",
+        .loginAuth: "--auth-mode login",
+        .trustedCertificates: "--ca-file (or SSL_CERT_FILE)",
+        .timeout: "--timeout",
+        .logFile: "--log-file",
+        .dataset: "--dataset DIR",
+        .migrationsFolder: "--migrations DIR",
+        .outputFolder: "--out",
+        .backupFolder: "--backup",
+        .replaceOutput: "--force",
+        .dataFolder: "--data-dir",
+        .table: "--table",
+        .container: "--container",
+        .detailedPlan: "--output json",
+        .shard: "--shard",
+        .referenceTime: "--now",
+        .referenceTimeToday: "--now today",
+        .windowStart: "--from",
+        .windowEnd: "--to",
+        .sampleSize: "--sample",
+        .copyValues: "--copy-values",
+        .copyBlobs: "--copy-blobs",
+        .prune: "--prune",
+        .privateAccess: "--access private",
+        .planCommand: "'azseed plan'",
+        .importSnapshot: "'azseed import DIR'",
+        .migrateStatus: "'azseed migrate status'",
+        .migratePlan: "'azseed migrate plan'",
+        .migrateValidate: "'azseed migrate validate'",
+        .migrateRepair: "'azseed migrate repair'",
+        .migrateAcceptChecksums: "'azseed migrate repair --accept-checksums'",
+        .migrateBreakLock: "break it with 'azseed migrate repair --break-lock'",
+        .migrateApply: "'azseed migrate apply'",
+        .migrateUndo: "'azseed migrate undo VERSION'",
+        .migrateBackup: "'azseed migrate apply --backup DIR'",
+        .importSnapshotPrune: "'azseed import DIR --prune'",
+        .migratePlanForDataset: "azseed migrate plan --dataset",
+        .lockTimeout: "--lock-timeout",
+        .snapshotCommands: "'azseed export' or 'azseed generate'",
+        .savePlan: "'azseed plan --out FILE'",
+        .applySavedPlan: "'azseed apply --plan'",
+        .exportShards: "'azseed export --shard I/N'",
+        .exportShardsOfOneExport: "export --shard I/N --export-id ID",
+        .emulatorCommand: "azseed emulator",
+        .certificate: "--cert",
+        .privateKey: "--key",
+        .ports: "ports with --blob-port/--table-port (0 = any free port)",
+        .tokenAuthority: "--oauth-authority",
+        .allowedCopySource: "--allow-copy-source",
+        .maxBlobSize: "--max-blob-mib",
+        .maxCommittedBlobSize: "--max-committed-blob-mib",
+    ]
 }
 
 /// An error as azseed shows it: a library's ``Phrase`` with its settings spelled as flags.
