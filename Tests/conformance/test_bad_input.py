@@ -124,6 +124,9 @@ CASES = [
     ("verify-cs-garbage", lambda a, t, e: ["verify", "--connection-string", "AccountName="], 64, "connection string"),
     ("reset-cs-garbage", lambda a, t, e: ["reset", "--connection-string", "x=y"], 64, "connection string"),
     ("export-cs-garbage", lambda a, t, e: ["export", "--connection-string", "x=y", "--out", str(t / "out")], 64, "connection string"),
+    ("copy-to-garbage", lambda a, t, e: ["copy", "--from", e.connection_string, "--to", "x=y"], 64, "--to: "),
+    ("copy-to-with-data-dir", lambda a, t, e: ["copy", "--from", e.connection_string, "--to", e.connection_string, "--data-dir", str(t / "d")], 64, "drop it when passing --to"),
+    ("copy-to-beside-connection-string", lambda a, t, e: ["copy", "--from", e.connection_string, "--to", e.connection_string, "--connection-string", e.connection_string], 64, "--to names the target"),
     ("import-cs-garbage", lambda a, t, e: ["import", str(snapshot(a, t, e)), "--connection-string", "x=y"], 64, "connection string"),
     # Names and keys in dataset files
     ("name-container-uppercase", lambda a, t, e: ["plan", "--connection-string", e.connection_string, *NOW, "--dataset", str(dataset(t, {"- name: speakers": "- name: Speakers"}))], 1, "Speakers"),

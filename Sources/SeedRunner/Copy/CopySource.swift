@@ -14,11 +14,7 @@ public struct CopySource: Sendable {
     public init(account: StorageAccount, transport: (any HTTPTransport)? = nil, configuration: ClientConfiguration = ClientConfiguration()) {
         blobs = BlobClient(account: account, transport: transport, configuration: configuration)
         tables = TableClient(account: account, transport: transport, configuration: configuration)
-        displayName =
-            PlanTarget(
-                account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
-                tableEndpoint: account.tableEndpoint.absoluteString
-            ).displayName
+        displayName = PlanTarget(account).displayName
     }
 
     /// The containers and tables to copy: the ones named, or — when neither list is given —

@@ -7,7 +7,16 @@ import SeedKit
 /// (timeouts, trusted CA certificates, request log), the shard, and how long to wait for an
 /// embedded folder's owner. Every use case takes one.
 public struct RunTarget: Sendable {
-    public var location: StorageLocation
+    /// Where storage work happens: an account, or the embedded storage — the emulator run in
+    /// this process over a data folder (or reached through the `azseed emulator` that already
+    /// serves that folder).
+    public enum Location: Sendable {
+        case account(StorageAccount)
+        /// `provider` serves the folder (``EmbeddedStorageProvider``).
+        case embedded(dataDirectory: URL, provider: any EmbeddedStorageProvider)
+    }
+
+    public var location: Location
     public var configuration: ClientConfiguration
     /// The part of the work this process does; nil does all of it.
     public var shard: Shard?
@@ -18,7 +27,7 @@ public struct RunTarget: Sendable {
     public var command: String
 
     public init(
-        location: StorageLocation, configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil,
+        location: Location, configuration: ClientConfiguration = ClientConfiguration(), shard: Shard? = nil,
         lockTimeout: Duration = .zero, command: String = "azseed"
     ) {
         self.location = location
@@ -64,5 +73,15 @@ extension StorageSession {
         try await with(
             target.location, command: target.command, shard: target.shard, configuration: target.configuration, lockTimeout: target.lockTimeout,
             note: note, body)
+    }
+}
+
+extension PlanTarget {
+    /// The target as a plan, a result and a snapshot's manifest record it: the account's name
+    /// and endpoints (never its credential), and the embedded folder when it is one.
+    init(_ account: StorageAccount, embeddedDataDirectory: URL? = nil) {
+        self.init(
+            account: account.name, blobEndpoint: account.blobEndpoint.absoluteString, tableEndpoint: account.tableEndpoint.absoluteString,
+            embeddedDataDirectory: embeddedDataDirectory?.standardizedFileURL.path)
     }
 }

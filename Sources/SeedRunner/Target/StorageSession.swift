@@ -2,15 +2,6 @@ import AzureStorage
 import Foundation
 import SeedKit
 
-/// Where storage work happens: an account, or the embedded storage — the emulator run in
-/// this process over a data folder (or reached through the `azseed emulator` that already
-/// serves that folder).
-public enum StorageLocation: Sendable {
-    case account(StorageAccount)
-    /// `provider` serves the folder (``EmbeddedStorageProvider``).
-    case embedded(dataDirectory: URL, provider: any EmbeddedStorageProvider)
-}
-
 /// An open target: the run against it, and the embedded server to stop afterwards (or the
 /// `azseed emulator` that serves the embedded folder). What every storage command opens.
 public struct StorageSession: Sendable {
@@ -29,23 +20,19 @@ public struct StorageSession: Sendable {
     /// `configuration` is the clients' (its request log and activity counts among them).
     /// `lockTimeout`: how long to wait for another process that owns the embedded folder.
     public static func open(
-        _ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
+        _ location: RunTarget.Location, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
         lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }
     ) async throws -> StorageSession {
         switch location {
         case .account(let account):
-            let target = PlanTarget(
-                account: account.name, blobEndpoint: account.blobEndpoint.absoluteString,
-                tableEndpoint: account.tableEndpoint.absoluteString)
+            let target = PlanTarget(account)
             return StorageSession(
                 run: SeedRun(account: account, target: target, configuration: configuration, shard: shard), servesHere: false,
                 servedBy: nil, stop: {})
         case .embedded(let directory, let provider):
             let connection = try await provider.open(dataDirectory: directory, command: command, lockTimeout: lockTimeout)
             let canonical = StorageAccount.development()
-            let target = PlanTarget(
-                account: canonical.name, blobEndpoint: canonical.blobEndpoint.absoluteString,
-                tableEndpoint: canonical.tableEndpoint.absoluteString, embeddedDataDirectory: directory.standardizedFileURL.path)
+            let target = PlanTarget(canonical, embeddedDataDirectory: directory)
             if let owner = connection.servedBy {
                 note("through the 'azseed emulator' that serves it (pid \(owner.pid), \(owner.blobEndpoint.absoluteString))")
             }
@@ -60,7 +47,7 @@ public struct StorageSession: Sendable {
 
     /// Opens `location`, runs `body`, then closes the session whether or not it threw.
     public static func with<T>(
-        _ location: StorageLocation, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
+        _ location: RunTarget.Location, command: String, shard: Shard? = nil, configuration: ClientConfiguration = ClientConfiguration(),
         lockTimeout: Duration = .zero, note: (String) -> Void = { _ in }, _ body: (StorageSession) async throws -> T
     ) async throws -> T {
         let session = try await open(location, command: command, shard: shard, configuration: configuration, lockTimeout: lockTimeout, note: note)

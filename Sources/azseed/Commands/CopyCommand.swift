@@ -48,11 +48,9 @@ struct CopyCommand: AsyncParsableCommand {
         if to != nil && target.namesAnAccount {
             throw ValidationError("--to names the target; drop --connection-string and the other account options (or drop --to)")
         }
-        if to != nil {
-            // Checked here, on the main thread while parsing (it may read --ca-file), and named as given.
-            do { _ = try targetOptions() } catch let error as ValidationError {
-                throw ValidationError(error.message.replacingOccurrences(of: "--connection-string", with: "--to"))
-            }
+        if let destination {
+            // Checked here, on the main thread while parsing (it may read --ca-file), named as given.
+            try target.validate(connection: destination)
         }
         if outputOptions.out != nil {
             throw ValidationError("--out: a copy plan is not saved (the source may change before it runs); review it with --dry-run, then run copy")
@@ -78,21 +76,12 @@ struct CopyCommand: AsyncParsableCommand {
         return account
     }
 
-    /// The target options with `--to` as their connection string, checked.
-    private func targetOptions() throws -> TargetOptions {
-        var options = target
-        if let to {
-            options.connectionString = to
-            try options.validate()
-        }
-        return options
-    }
+    /// The destination when `--to` names it; else the target options say it.
+    private var destination: TargetOptions.Connection? { to.map { TargetOptions.Connection(string: $0, flag: "--to") } }
 
     func run() async throws {
-        var options = self.target
-        options.connectionString = to ?? options.connectionString  // checked in validate()
         let account = try sourceAccount()
-        let target = try await options.resolve(readOnly: dryRun)
+        let target = try await self.target.resolve(readOnly: dryRun, connection: destination)
         do {
             try checkCopy(from: account, to: target)
             if prune && !dryRun { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }

@@ -141,11 +141,12 @@ struct TargetOptions: ParsableArguments {
     /// command made already (to share it with another account's clients).
     /// `readOnly`: the command writes nothing (a plan, a verify, a dry run), so an embedded
     /// data folder that does not exist is read as an empty account and not made.
-    func resolve(configuration: ClientConfiguration? = nil, readOnly: Bool = false) async throws -> RunTarget {
+    /// `connection`: the target's connection string when a command takes it by another flag.
+    func resolve(configuration: ClientConfiguration? = nil, readOnly: Bool = false, connection: Connection? = nil) async throws -> RunTarget {
         let configuration = if let configuration { configuration } else { try await clientConfiguration() }
         let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
-        var location: StorageLocation = .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage(readOnly: readOnly))
-        if var account = try namedAccount() {
+        var location: RunTarget.Location = .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage(readOnly: readOnly))
+        if var account = try namedAccount(connection: connection ?? self.connection) {
             if try effectiveAuthMode == .login {
                 let trusted = configuration.trustedCertificates
                 account.credential = .bearer(try await BlockingPool.run { try Self.loginCredential(trustedCertificates: trusted) })
@@ -155,15 +156,28 @@ struct TargetOptions: ParsableArguments {
         return RunTarget(location: location, configuration: configuration, shard: try chosenShard, lockTimeout: try lockWait, command: command)
     }
 
-    func validate() throws {
+    /// A connection string and the flag that gave it (`--connection-string`; `copy --to`), so
+    /// what is said about it names the flag the user typed.
+    struct Connection {
+        var string: String
+        var flag: String
+    }
+
+    /// `--connection-string`, as given.
+    var connection: Connection? { connectionString.map { Connection(string: $0, flag: "--connection-string") } }
+
+    func validate() throws { try validate(connection: connection) }
+
+    /// The checks of ``validate()`` with the target's connection string given by `connection`.
+    func validate(connection: Connection?) throws {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout \(timeout): give 1 to 3600 seconds") }
         _ = try lockWait
         if let caFile { try Self.checkReadable(caFile: caFile) }
         _ = try chosenShard
         if accountOptions {
-            if connectionString != nil {
+            if let connection {
                 throw ValidationError(
-                    "--connection-string excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other")
+                    "\(connection.flag) excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other")
             }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
             do { _ = try Self.signed(optionsAccount(), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch
@@ -171,13 +185,13 @@ struct TargetOptions: ParsableArguments {
                 throw ValidationError(spelled(error))
             }
         }
-        if let connectionString {
-            do { _ = try Self.signed(ConnectionString.parse(connectionString), login: effectiveAuthMode == .login) } catch let error
+        if let connection {
+            do { _ = try Self.signed(ConnectionString.parse(connection.string), login: effectiveAuthMode == .login) } catch let error
                 as ValidationError
             { throw error } catch {
-                throw ValidationError("--connection-string: \(spelled(error))")
+                throw ValidationError("\(connection.flag): \(spelled(error))")
             }
-            if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing --connection-string") }
+            if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing \(connection.flag)") }
         }
         if try effectiveAuthMode == .login {
             // Made and dropped here, while parsing on the main thread, to check the environment
@@ -189,7 +203,7 @@ struct TargetOptions: ParsableArguments {
             if sasToken != nil {
                 throw ValidationError("--sas-token is for --auth-mode key; --auth-mode login signs in with Microsoft Entra ID instead")
             }
-            guard accountOptions || connectionString != nil || ProcessInfo.processInfo.environment[ConnectionString.environmentVariable] != nil else {
+            guard accountOptions || connection != nil || ProcessInfo.processInfo.environment[ConnectionString.environmentVariable] != nil else {
                 throw ValidationError("--auth-mode login needs the account: give --account-name, or --blob-endpoint and --table-endpoint")
             }
         }
@@ -219,10 +233,10 @@ struct TargetOptions: ParsableArguments {
 
     /// The account named by the flags or the environment, without the Entra credential
     /// `resolve()` adds; nil means the embedded storage.
-    func namedAccount() throws -> StorageAccount? {
+    func namedAccount(connection: Connection? = nil) throws -> StorageAccount? {
         let login = try effectiveAuthMode == .login
         if accountOptions { return try Self.signed(optionsAccount(), login: login) }
-        if let connectionString { return try Self.signed(ConnectionString.parse(connectionString), login: login) }
+        if let connection = connection ?? self.connection { return try Self.signed(ConnectionString.parse(connection.string), login: login) }
         if let environment = try ConnectionString.fromEnvironment() { return try Self.signed(environment, login: login) }
         return nil
     }
