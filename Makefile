@@ -15,7 +15,7 @@ VENV_PEERS := .venv-peers
 PYTHON     ?= python3
 SHELL      := /bin/bash
 
-.PHONY: all deps test-deps venv venv-az venv-sdk venv-peers build release test seed bench clean install dist test-dist test-examples conformance lint format
+.PHONY: all deps test-deps venv venv-az venv-sdk venv-peers build build-tests release test seed bench clean install dist test-dist test-examples conformance lint format
 
 # Where `make install` puts azseed: $(PREFIX)/bin, completions and the man page under
 # $(PREFIX)/share. DESTDIR stages a package; CONFIGURATION=debug installs the debug build.
@@ -91,8 +91,11 @@ format:
 # AZSEED_BIN names the azseed the Python suites drive (.ci/run passes the release binary it built
 # for dist: what users run, and the suites take a third of the time); the debug build by default.
 AZSEED_BIN ?=
-test: test-deps venv venv-az lint
+# Every target and test, debug.
+build-tests: deps
 	$(SWIFT) build --build-tests
+
+test: test-deps venv venv-az lint build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
 	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
 	set -o pipefail; AZSEED_BIN=$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed) AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
