@@ -88,9 +88,11 @@ lint:
 format:
 	$(SWIFT) format format -i -r --configuration .swift-format $(FORMATTED)
 
-# AZSEED_BIN names the azseed the Python suites drive (.ci/run passes the release binary it built
-# for dist: what users run, and the suites take a third of the time); the debug build by default.
-AZSEED_BIN ?=
+# AZSEED_BIN on make's command line names the azseed the Python suites drive (.ci/run passes the
+# release binary it built for dist: what users run, and the suites take half the time); the
+# debug build just made otherwise. Not taken from the environment, where an exported AZSEED_BIN
+# (examples/python reads one) would make the suites judge a binary this build did not make.
+AZSEED_BIN :=
 # Every target and test, debug.
 build-tests: deps
 	$(SWIFT) build --build-tests
@@ -98,9 +100,9 @@ build-tests: deps
 test: test-deps venv venv-az lint build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
 	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
-	set -o pipefail; AZSEED_BIN=$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed) AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
+	set -o pipefail; AZSEED_BIN="$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed)" AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
 	@# The pytest fixture users copy (examples/python), run as they would run it.
-	set -o pipefail; AZSEED_BIN=$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed) $(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python 2>&1 | tee $(OUTPUTS)/examples-python.log
+	set -o pipefail; AZSEED_BIN="$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed)" $(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python 2>&1 | tee $(OUTPUTS)/examples-python.log
 	$(VENV)/bin/python Tests/scan_secrets.py $(OUTPUTS)
 
 # Plans and applies the SpeakEasy dataset on the embedded storage (.azseed/storage) with the
@@ -169,8 +171,8 @@ test-dist: dist venv
 # commands either way, so they are reused, not built a second time.
 test-examples: deps
 	cp Package.resolved examples/swift/Package.resolved
-	$(SWIFT) build --package-path examples/swift --scratch-path $(CURDIR)/.build --build-tests
-	$(SWIFT) test --package-path examples/swift --scratch-path $(CURDIR)/.build --skip-build
+	$(SWIFT) build --package-path examples/swift --scratch-path "$(CURDIR)/.build" --build-tests
+	$(SWIFT) test --package-path examples/swift --scratch-path "$(CURDIR)/.build" --skip-build
 
 # The official Azure SDKs' own test suites (azure-data-tables, azure-storage-blob: the tests of
 # their pinned source distributions), live against the emulator; a report per file in

@@ -51,6 +51,9 @@ import Testing
             ("AccountName=a;AccountKey=not*base64", "AccountKey is not valid base64"),
             ("AccountName=a;Colour=blue", "unknown key 'Colour'"),
             ("AccountName=a;AccountKey=\(Self.key);JustAKeyFragment", "part 3 is not a key=value pair"),
+            // From an attacker's review: a key that lost its "AccountKey=" still ends in '=' (base64
+            // padding), so all of it stood before the '=' and was echoed as an unknown key.
+            ("AccountName=a;\(Self.key);BlobEndpoint=https://h", "unknown key in part 2 (not shown)"),
             ("AccountName=a;AccountKey=\(Self.key);DefaultEndpointsProtocol=ftp", "DefaultEndpointsProtocol must be http or https"),
             ("AccountName=a;AccountKey=\(Self.key);BlobEndpoint=not a url", "BlobEndpoint 'not a url' is not an http(s) URL"),
             ("UseDevelopmentStorage=yes", "UseDevelopmentStorage must be 'true'"),

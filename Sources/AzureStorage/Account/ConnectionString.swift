@@ -24,8 +24,12 @@ public enum ConnectionString {
             let key = part[..<eq].trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
             let value = String(part[part.index(after: eq)...]).trimmingCharacters(in: .whitespacesAndNewlines)
             guard Self.knownKeys.contains(key) else {
+                // A key's name is a word; anything else before the '=' is not shown: it may be
+                // an account key that lost its "AccountKey=" (base64 ends in '=').
+                let name = part[..<eq].trimmingCharacters(in: .whitespaces)
+                let shown = name.count <= 40 && name.allSatisfy { $0.isASCII && $0.isLetter } ? "'\(name)'" : "in part \(position + 1) (not shown)"
                 throw ConnectionStringError(
-                    "unknown key '\(part[..<eq])' (known: AccountName, AccountKey, DefaultEndpointsProtocol, EndpointSuffix, BlobEndpoint, TableEndpoint, QueueEndpoint, FileEndpoint, SharedAccessSignature, UseDevelopmentStorage, DevelopmentStorageProxyUri)"
+                    "unknown key \(shown) (known: AccountName, AccountKey, DefaultEndpointsProtocol, EndpointSuffix, BlobEndpoint, TableEndpoint, QueueEndpoint, FileEndpoint, SharedAccessSignature, UseDevelopmentStorage, DevelopmentStorageProxyUri)"
                 )
             }
             if settings[key] != nil { throw ConnectionStringError("'\(part[..<eq])' is given twice") }

@@ -92,4 +92,13 @@ extension AzureStorageError.Code {
     public static let missingContentLengthHeader: Self = "MissingContentLengthHeader"
     public static let pendingCopyOperation: Self = "PendingCopyOperation"
     public static let websiteDisabled: Self = "WebsiteDisabled"
+    public static let operationNotAllowedOnIncrementalCopyBlob: Self = "OperationNotAllowedOnIncrementalCopyBlob"
+    public static let permanentDeleteNotAllowed: Self = "PermanentDeleteNotAllowed"
+    public static let encryptionScopeOverrideNotAllowed: Self = "EncryptionScopeOverrideNotAllowed"
+    public static let blobUsesCustomerSpecifiedEncryption: Self = "BlobUsesCustomerSpecifiedEncryption"
+    public static let blobDoesNotUseCustomerSpecifiedEncryption: Self = "BlobDoesNotUseCustomerSpecifiedEncryption"
+    public static let encryptionScopeNotFound: Self = "EncryptionScopeNotFound"
+    public static let incrementalCopyBlobMismatch: Self = "IncrementalCopyBlobMismatch"
+    /// Azure spells it so ("Eralier").
+    public static let incrementalCopyOfEralierVersionSnapshotNotAllowed: Self = "IncrementalCopyOfEralierVersionSnapshotNotAllowed"
 }

@@ -77,16 +77,16 @@ struct BlobEncryption: Sendable, Equatable {
         case (nil, nil): return
         case (nil, _?):
             throw ServiceError(
-                409, "BlobDoesNotUseCustomerSpecifiedEncryption",
+                409, .blobDoesNotUseCustomerSpecifiedEncryption,
                 "The blob is not encrypted with customer specified encryption, but one was provided in the request.")
         case (_?, nil):
             throw ServiceError(
-                409, "BlobUsesCustomerSpecifiedEncryption",
+                409, .blobUsesCustomerSpecifiedEncryption,
                 "The blob is encrypted with customer specified encryption, but it was not provided in the request.")
         case (let stored?, let sent?):
             guard stored.utf8.elementsEqual(sent.utf8) else {
                 throw ServiceError(
-                    409, "BlobUsesCustomerSpecifiedEncryption",
+                    409, .blobUsesCustomerSpecifiedEncryption,
                     "The given customer specified encryption does not match the encryption used to encrypt the blob.")
             }
         }
@@ -98,7 +98,7 @@ struct BlobEncryption: Sendable, Equatable {
 
     static func unknownScope(_ scope: String, header: String) -> ServiceError {
         ServiceError(
-            409, "EncryptionScopeNotFound",
+            409, .encryptionScopeNotFound,
             "The encryption scope '\(scope)' (\(header)) does not exist in this account; the emulator's scopes are those it was started with (one flag per scope)."
         )
     }

@@ -112,7 +112,7 @@ extension BlobService {
             // here (a block list commit cannot, and does not).
             if let stored = request.headers["x-ms-blob-content-md5"], stored != md5 {
                 throw ServiceError(
-                    400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+                    400, .md5Mismatch, "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
             }
             let record = try await store.putBlob(
                 container: container, name: blob, upload: upload,

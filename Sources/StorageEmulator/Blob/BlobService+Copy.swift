@@ -164,7 +164,7 @@ extension BlobService {
     static func checksumProblem(_ request: TransportRequest, _ upload: StagedUpload, md5: String, crc64: String) -> ServiceError? {
         if let expected = request.headers[md5], expected != upload.md5 {
             return ServiceError(
-                400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
+                400, .md5Mismatch, "The MD5 value specified in the request did not match with the MD5 value calculated by the server.")
         }
         if let expected = request.headers[crc64], expected != upload.crc64 {
             return ServiceError(
@@ -250,7 +250,9 @@ extension BlobService {
             } catch {
                 guard readByURL else { throw BlobService.sourceConditionNotMet }
                 var refused = ServiceError(412, .cannotVerifyCopySource, "The condition specified using HTTP conditional header(s) is not met.")
-                refused.headers = [("x-ms-copy-source-status-code", "412"), ("x-ms-copy-source-error-code", "ConditionNotMet")]
+                refused.headers = [
+                    ("x-ms-copy-source-status-code", "412"), ("x-ms-copy-source-error-code", AzureStorageError.Code.conditionNotMet.rawValue),
+                ]
                 throw refused
             }
         }

@@ -9,7 +9,7 @@ import Foundation
 /// read through its snapshots only (Get Blob of it is 409).
 extension BlobService {
     static let incrementalCopyBlobRead = ServiceError(
-        409, "OperationNotAllowedOnIncrementalCopyBlob",
+        409, .operationNotAllowedOnIncrementalCopyBlob,
         "The specified operation is not allowed on an incremental copy blob: read its snapshots (x-ms-copy-destination-snapshot).")
 
     /// Reads of an incremental copy's destination itself (not a snapshot of it) are refused.
@@ -36,7 +36,7 @@ extension BlobService {
         if let existing {
             guard let copy = existing.copy, copy.incremental, Self.withoutQuery(copy.source) == Self.withoutQuery(shownSource) else {
                 throw ServiceError(
-                    409, "IncrementalCopyBlobMismatch",
+                    409, .incrementalCopyBlobMismatch,
                     "The specified source blob is different than the copy source of the existing incremental copy blob.")
             }
             guard copy.status != "pending" else {
@@ -45,7 +45,7 @@ extension BlobService {
             let last = TransportRequest(method: "GET", url: copy.source)?.query.first { $0.name == "snapshot" }?.value ?? ""
             guard last.utf8.lexicographicallyPrecedes(snapshot.utf8) else {
                 throw ServiceError(
-                    409, "IncrementalCopyOfEralierVersionSnapshotNotAllowed",
+                    409, .incrementalCopyOfEralierVersionSnapshotNotAllowed,
                     "The specified snapshot is earlier than the last snapshot copied into the incremental copy blob.")
             }
         }

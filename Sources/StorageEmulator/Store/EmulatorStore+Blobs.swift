@@ -88,7 +88,7 @@ extension EmulatorStore {
             requested.keySHA256 != nil || (requested.scope != nil && requested.scope != container.defaultEncryptionScope)
         {
             throw ServiceError(
-                409, "EncryptionScopeOverrideNotAllowed",
+                409, .encryptionScopeOverrideNotAllowed,
                 "This container's default encryption scope may not be overridden (x-ms-deny-encryption-scope-override).")
         }
         return requested.scope ?? (requested.keySHA256 == nil ? container.defaultEncryptionScope : nil)
@@ -148,7 +148,7 @@ extension EmulatorStore {
             func checkKey(_ used: BlobEncryption) throws {
                 guard used.keySHA256 == conditions.encryption.keySHA256 else {
                     throw ServiceError(
-                        409, "BlobUsesCustomerSpecifiedEncryption",
+                        409, .blobUsesCustomerSpecifiedEncryption,
                         "The given customer specified encryption does not match the encryption used to encrypt the blocks.")
                 }
                 guard used.scope == conditions.encryption.scope else {

@@ -181,7 +181,7 @@ extension EmulatorStore {
     }
 
     static let permanentDeleteRefused = ServiceError(
-        409, "PermanentDeleteNotAllowed",
+        409, .permanentDeleteNotAllowed,
         "Permanent delete of a soft-deleted snapshot or version needs AllowPermanentDelete in the delete retention policy, and applies only to a soft-deleted one."
     )
 

@@ -42,7 +42,7 @@ struct WriteConditions: Sendable {
 
     /// An incremental copy's destination is written only by incremental copies (and deleted).
     static let incrementalCopyBlob = ServiceError(
-        409, "OperationNotAllowedOnIncrementalCopyBlob",
+        409, .operationNotAllowedOnIncrementalCopyBlob,
         "The specified operation is not allowed on an incremental copy blob: it is written only by Incremental Copy Blob; read its snapshots.")
 
     /// Throws the service's answer when the condition fails against the current blob and its

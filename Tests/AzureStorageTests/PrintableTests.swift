@@ -1,0 +1,16 @@
+import Testing
+
+@testable import AzureStorage
+
+/// Text from outside reaches a terminal line escaped: it can neither end the line, drive the
+/// terminal, nor reorder what the reader sees.
+struct PrintableTests {
+    @Test func controlsAndBidirectionalOverridesAreEscaped() {
+        // From an attacker's review: a migration description holding U+202E (right-to-left
+        // override) was printed raw by `migrate status` and the resume note.
+        #expect(Printable.escaped("safe\u{202E}txt.exe", quotes: false) == "safe\\u202Etxt.exe")
+        #expect(Printable.escaped("a\u{2066}b\u{2069}c\u{200F}d\u{061C}", quotes: false) == "a\\u2066b\\u2069c\\u200Fd\\u061C")
+        #expect(Printable.escaped("\u{1B}]0;title\u{07}\n", quotes: false) == "\\u001B]0;title\\u0007\\n")
+        #expect(Printable.escaped("Café — 東京 \u{1F600}", quotes: false) == "Café — 東京 \u{1F600}", "printable text stays as it is")
+    }
+}
