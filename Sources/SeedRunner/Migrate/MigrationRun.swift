@@ -39,7 +39,6 @@ struct MigrationRun {
         var record: MigrationRecord
         if let existing = entry.record, existing.state == .running {
             record = existing
-            observer.event(.migrationStarted(Self.event(migration, undoing: false, resumedAt: (record.checkpoint?.operation ?? 0) + 1)))
         } else {
             record = MigrationRecord(
                 version: migration.version.canonical, description: migration.description, script: migration.script, checksum: migration.checksum,
@@ -57,7 +56,8 @@ struct MigrationRun {
         if checked && record.undoChecks.count != migration.operations.count {
             record.undoChecks = Array(repeating: nil, count: migration.operations.count)
         }
-        if entry.record?.state != .running { observer.event(.migrationStarted(Self.event(migration, undoing: false, resumedAt: nil))) }
+        let resumedAt = entry.record?.state == .running ? (record.checkpoint?.operation ?? 0) + 1 : nil
+        observer.event(.migrationStarted(Self.event(migration, undoing: false, resumedAt: resumedAt)))
         try await save(record, fence)
         let report = try await run(migration, &record, fence, undoing: false)
         record.state = .applied

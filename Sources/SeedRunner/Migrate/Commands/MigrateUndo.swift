@@ -9,24 +9,21 @@ public struct MigrateUndo: Sendable {
 
     public init(_ migrator: Migrator) { self.migrator = migrator }
 
-    /// The dry run of ``undo(to:)``: what putting back each applied migration from the newest
+    /// The dry run of ``run(to:)``: what putting back each applied migration from the newest
     /// down to `version` would change, step by step; writes nothing. Refused as `undo` would be.
     public func plan(to version: MigrationVersion) async throws -> [MigrationReport] {
         let files = try await migrator.load()
         return try await migrator.session { session in
             let status = try await Ledger(tables: session.run.tables).status(of: files)
             let chain = try Self.chain(status, to: version)
-            // Every migration's check first, on the data as it is: a chain is refused whole,
-            // before its first write (each is checked again just before its own undo).
+            // Every migration's check, on the data as it is: refused as the undo would be (the
+            // dry run writes nothing between them, so each is checked once).
             for (entry, undo) in chain where entry.state != .undoing {
                 try await UndoCheck(tables: session.run.tables, blobs: session.run.blobs).beforeUndo(undo, version: entry.version)
             }
             var simulation = try await MigrationSimulation(tables: session.run.tables, blobs: session.run.blobs, observer: migrator.observer)
             var reports: [MigrationReport] = []
             for (entry, undo) in chain {
-                if entry.state != .undoing {
-                    try await UndoCheck(tables: session.run.tables, blobs: session.run.blobs).beforeUndo(undo, version: entry.version)
-                }
                 var report = try await simulation.plan(
                     MigrationStatus.Entry(
                         version: entry.version, description: undo.description, state: entry.state == .undoing ? .running : .pending,
@@ -112,7 +109,7 @@ public struct MigrateUndo: Sendable {
                 if let (i, n) = record.undoChecks.enumerated().lazy.compactMap({ i, n in n.flatMap { $0 > 0 ? (i, $0) : nil } }).first {
                     let operation = migration.operations[i]
                     throw RunError(
-                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)): when it was applied, \(n) \(operation.isBlobOperation ? "blob\(n == 1 ? "" : "s")" : "entit\(n == 1 ? "y" : "ies")") already looked like what it makes, or changed while it ran,, so undo cannot tell \(n == 1 ? "it" : "them") from the ones it changed; restore a snapshot of the data from before it instead (\(Setting.migrateBackup) takes one; \(Setting.importSnapshotPrune) restores it)\(nothing)"
+                        "migration \(entry.version), operation \(i + 1) (\(operation.name) on \(operation.table)): when it was applied, \(n) \(operation.isBlobOperation ? "blob\(n == 1 ? "" : "s")" : "entit\(n == 1 ? "y" : "ies")") already looked like what it makes, or changed while it ran, so undo cannot tell \(n == 1 ? "it" : "them") from the ones it changed; restore a snapshot of the data from before it instead (\(Setting.migrateBackup) takes one; \(Setting.importSnapshotPrune) restores it)\(nothing)"
                     )
                 }
             }
