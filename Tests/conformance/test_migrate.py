@@ -178,6 +178,8 @@ class HoldingProxy:
         import asyncio
         self.hold = threading.Event()
         self.held = threading.Event()
+        self.batches = 0
+        self.on_batch = None  # called with (batch number, forwarded yet) on the loop's thread
         self.loop = asyncio.new_event_loop()
         self.upstream = upstream_port
         ready = threading.Event()
@@ -185,7 +187,12 @@ class HoldingProxy:
         async def pump(reader, writer, inspect):
             try:
                 while data := await reader.read(65536):
-                    if inspect and b"$batch" in data and self.hold.is_set():
+                    batch = inspect and b"$batch" in data
+                    if batch:
+                        self.batches += 1
+                        if self.on_batch:
+                            self.on_batch(self.batches, False)
+                    if batch and self.hold.is_set():
                         self.held.set()
                         for _ in range(600):
                             if not self.hold.is_set():
@@ -193,6 +200,8 @@ class HoldingProxy:
                             await asyncio.sleep(0.05)
                     writer.write(data)
                     await writer.drain()
+                    if batch and self.on_batch:
+                        self.on_batch(self.batches, True)
             except (ConnectionError, OSError):
                 pass
             finally:
@@ -272,17 +281,38 @@ def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed,
     assert service.get_blob_client("photos", "2026/b.jpg").download_blob().readall() == b"the app's"
 
 
+def kill_at_a_random_batch(azseed, emulator, trial, *args):
+    """Runs `azseed migrate <args>` through a proxy and SIGKILLs it at a random batch of the ~200
+    it sends — before the batch reaches the storage, or after it was sent, while or after the
+    storage applies it. A random batch, not a random time: a release build finished a whole run
+    before a time-based kill landed (CI, stop 54)."""
+    rng = random.Random(trial)
+    at, forwarded, after = rng.randint(2, 150), rng.random() < 0.7, rng.uniform(0, 0.05)
+    proxy = HoldingProxy(int(emulator.table.rsplit(":", 1)[1].split("/")[0]))
+    try:
+        through = emulator.connection_string.replace(emulator.table, emulator.table.replace(f":{proxy.upstream}/", f":{proxy.port}/"))
+        process = subprocess.Popen([azseed, "migrate", *args, "--connection-string", through], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def kill(number, sent):
+            if number == at and sent == forwarded:
+                if sent:
+                    time.sleep(after)  # the storage may be applying it, or have answered
+                process.send_signal(signal.SIGKILL)
+
+        proxy.on_batch = kill
+        process.wait(timeout=300)
+    finally:
+        proxy.close()
+    assert process.returncode == -signal.SIGKILL, f"the run ended before batch {at} ({proxy.batches} sent)"
+
+
 @pytest.mark.parametrize("trial", range(10))
 def test_a_killed_apply_resumes_exactly(azseed, fresh, tmp_path, trial):
     """SIGKILL at a random point, then `repair --break-lock` and `apply`: replace-in-property x -> xx
     is not idempotent, so any batch applied twice would show as xxxx, any skipped as x."""
     table = seed(azseed, fresh, tmp_path, 20_000, 7)
     migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
-    process = subprocess.Popen([azseed, "migrate", "apply", "--migrations", migrations, "--connection-string", fresh.connection_string],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(random.Random(trial).uniform(0.3, 2.5))
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    kill_at_a_random_batch(azseed, fresh, trial, "apply", "--migrations", migrations)
     interrupted = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
     assert [m["state"] for m in interrupted["migrations"]] == ["running"], "the kill did not land mid-run"
     refused = migrate(azseed, fresh, migrations, "apply")
@@ -351,11 +381,7 @@ def test_a_killed_undo_resumes_exactly(azseed, fresh, tmp_path, trial):
     assert migrate(azseed, fresh, migrations, "apply").returncode == 0
     status = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
     assert status["migrations"][0]["undoable"] is True
-    process = subprocess.Popen([azseed, "migrate", "undo", "1", "--migrations", migrations, "--connection-string", fresh.connection_string],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(random.Random(trial).uniform(0.3, 1.5))
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    kill_at_a_random_batch(azseed, fresh, trial, "undo", "1", "--migrations", migrations)
     interrupted = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
     assert [m["state"] for m in interrupted["migrations"]] == ["undoing"], "the kill did not land mid-undo"
     refused = migrate(azseed, fresh, migrations, "apply")
