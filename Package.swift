@@ -5,6 +5,7 @@ let package = Package(
     name: "azseed",
     products: [
         .executable(name: "azseed", targets: ["azseed"]),
+        .library(name: "StorageProtocol", targets: ["StorageProtocol"]),
         .library(name: "AzureStorage", targets: ["AzureStorage"]),
         .library(name: "SeedKit", targets: ["SeedKit"]),
         .library(name: "SeedRunner", targets: ["SeedRunner"]),
@@ -42,10 +43,20 @@ let package = Package(
             path: "Sources/CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // What the clients and the emulator share: EDM and entity JSON, names and their rules,
+        // signing, error codes, the HTTP messages and transport. Public API only, so the emulator
+        // could move to its own package without edits (docs/ARCHITECTURE.md).
+        .target(
+            name: "StorageProtocol",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"), "CCurl", "CLinux", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "AzureStorage",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"), "CCurl", "CLinux", .product(name: "Crypto", package: "swift-crypto"),
+                "StorageProtocol", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
@@ -61,7 +72,7 @@ let package = Package(
         .target(
             name: "StorageEmulator",
             dependencies: [
-                "AzureStorage",
+                "StorageProtocol",
                 "CLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -134,41 +145,43 @@ let package = Package(
         .testTarget(
             name: "SeedKitTests",
             dependencies: [
-                "SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "SeedKit", "AzureStorage", "StorageProtocol", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Mustache", package: "swift-mustache"), .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(
             name: "AzseedTestingTests",
-            dependencies: ["AzseedTesting", "AzureStorage"]
+            dependencies: ["AzseedTesting", "AzureStorage", "StorageProtocol"]
         ),
         .testTarget(
             name: "SeedRunnerTests",
             dependencies: [
-                "SeedRunner", "SeedKit", "AzureStorage", "StorageEmulator", "EmbeddedEmulator", "AzseedTestSupport",
+                "SeedRunner", "SeedKit", "AzureStorage", "StorageProtocol", "StorageEmulator", "EmbeddedEmulator", "AzseedTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "AzureStorageTests",
             dependencies: [
-                "AzureStorage", "AzseedTestSupport", .product(name: "Logging", package: "swift-log"),
+                "AzureStorage", "StorageProtocol", "AzseedTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "StorageEmulatorTests",
-            dependencies: ["StorageEmulator", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "StorageEmulator", "AzureStorage", "StorageProtocol", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // The CLI's own tables (its flag spellings), tested inside the executable's module.
         .testTarget(
             name: "AzseedCLITests",
-            dependencies: ["azseed", "AzureStorage", "SeedKit", "SeedRunner", "StorageEmulator"]
+            dependencies: ["azseed", "AzureStorage", "StorageProtocol", "SeedKit", "SeedRunner", "StorageEmulator"]
         ),
         .testTarget(
             name: "CommandTests",
-            dependencies: ["SeedKit", "AzureStorage", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SeedKit", "AzureStorage", "StorageProtocol", "AzseedTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ],
     swiftLanguageModes: [.v6]

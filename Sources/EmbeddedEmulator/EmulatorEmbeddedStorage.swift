@@ -37,7 +37,7 @@ public struct EmulatorEmbeddedStorage: EmbeddedStorageProvider {
             return EmbeddedStorageConnection(account: server.account, servedBy: nil, close: { await server.stop() })
         case .served(let owner, let account):
             return EmbeddedStorageConnection(
-                account: account,
+                account: StorageAccount(account),
                 servedBy: EmbeddedServer(
                     pid: owner.pid, blobEndpoint: account.blobEndpoint,
                     tableEndpoint: account.tableEndpoint), close: {})

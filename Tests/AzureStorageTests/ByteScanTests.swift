@@ -3,6 +3,7 @@ import PropertyBased
 import Testing
 
 @testable import AzureStorage
+@testable import StorageProtocol
 
 /// The byte-level fast paths (eight bytes at a time, libc's memmem) agree with the plain
 /// byte-by-byte definitions they replace, wherever a special byte falls in a word.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import AzureStorage
+@testable import StorageProtocol
 
 /// What the request log and the emulator's recorded copy sources show of a URL.
 @Suite struct DisplayURLTests {

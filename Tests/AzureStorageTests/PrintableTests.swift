@@ -1,6 +1,7 @@
 import Testing
 
 @testable import AzureStorage
+@testable import StorageProtocol
 
 /// Text from outside reaches a terminal line escaped: it can neither end the line, drive the
 /// terminal, nor reorder what the reader sees.

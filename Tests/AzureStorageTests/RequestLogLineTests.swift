@@ -1,6 +1,7 @@
 import Testing
 
 @testable import AzureStorage
+@testable import StorageProtocol
 
 /// `--verbose`'s line for each shape of attempt. A reviewer saw "no answer no answer within 2 s":
 /// with no status, the transport's reason stands where the status would.

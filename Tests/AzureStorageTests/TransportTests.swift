@@ -8,36 +8,42 @@ import Testing
 /// on the wire, not assumed.
 @Suite struct TransportTests {
     static let echoServer = #"""
-        import json, socket, sys
+        import json, socket, sys, threading
         s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", 0)); s.listen(8)
         print(s.getsockname()[1], flush=True)
         s.settimeout(30)
+        # Each connection on its own thread: a client that opens a second connection while its
+        # first is idle is served, not left in the backlog until the first one times out.
+        def serve(c):
+            c.settimeout(10)
+            try:
+                while True:
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        chunk = c.recv(65536)
+                        if not chunk: break
+                        data += chunk
+                    if not data: break
+                    head, _, rest = data.partition(b"\r\n\r\n")
+                    lines = head.decode("latin-1").split("\r\n")
+                    method, target, _ = lines[0].split(" ", 2)
+                    headers = [l.split(":", 1) for l in lines[1:]]
+                    headers = [[k.strip(), v.strip()] for k, v in headers]
+                    length = int(next((v for k, v in headers if k.lower() == "content-length"), "0"))
+                    while len(rest) < length:
+                        rest += c.recv(65536)
+                    body = json.dumps({"method": method, "target": target, "headers": headers, "body": rest[:length].decode("latin-1")}).encode()
+                    c.sendall(b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nx-ms-request-id: echo\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            except OSError:
+                pass
+            c.close()
         while True:
             try:
                 c, _ = s.accept()
             except socket.timeout:
                 break
-            c.settimeout(10)
-            while True:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = c.recv(65536)
-                    if not chunk: break
-                    data += chunk
-                if not data: break
-                head, _, rest = data.partition(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")
-                method, target, _ = lines[0].split(" ", 2)
-                headers = [l.split(":", 1) for l in lines[1:]]
-                headers = [[k.strip(), v.strip()] for k, v in headers]
-                length = int(next((v for k, v in headers if k.lower() == "content-length"), "0"))
-                while len(rest) < length:
-                    rest += c.recv(65536)
-                body = json.dumps({"method": method, "target": target, "headers": headers, "body": rest[:length].decode("latin-1")}).encode()
-                c.sendall(b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nx-ms-request-id: echo\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-                if method == "QUIT": break
-            c.close()
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
         """#
 
     @Test func requestsArriveExactlyAsBuilt() async throws {

@@ -6,6 +6,7 @@ import SeedRunner
 import Testing
 
 @testable import AzureStorage
+@testable import StorageProtocol
 
 /// The ledger keeps "run it again and nothing changes" true on any day (issue 29, item 2):
 /// SpeakEasy's window is relative to today, so without a recorded reference time a plan

@@ -194,7 +194,7 @@ import Testing
             return
         }
         #expect(owner.blobEndpoint == serving.account.blobEndpoint)
-        #expect(try await BlobClient(account: account, configuration: Self.fast).containerAccess("shared") != nil)
+        #expect(try await BlobClient(account: StorageAccount(account), configuration: Self.fast).containerAccess("shared") != nil)
         await serving.stop()
         let again = try await Self.started(directory)
         await again.stop()

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import AzureStorage
+@testable import StorageProtocol
 
 /// One client cannot stall the others (issue 45): Put Block Lists that name one staged block
 /// hundreds of times, four at once (what a SAS holder with `c` and `w` may send), are

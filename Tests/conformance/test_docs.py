@@ -264,6 +264,37 @@ def test_every_command_and_target_is_described(azseed):
 
 # --- A house that stays tidy -----------------------------------------------------------------
 
+def target_dependencies(name):
+    """The names of this package's own targets that `name` depends on, from Package.swift."""
+    manifest = (ROOT / "Package.swift").read_text()
+    block = re.search(rf"\.target\(\s*name: \"{name}\",\s*dependencies: \[(.*?)\]\s*\)", manifest, re.S)
+    assert block, f"no target {name} in Package.swift"
+    return set(re.findall(r'(?<!name: )"([A-Za-z]+)"', re.sub(r"\.product\([^)]*\)", "", block.group(1))))
+
+
+def test_the_emulator_stands_on_the_protocol_core_alone():
+    """Issue 48's protocol core: StorageEmulator depends on StorageProtocol (and system
+    libraries) and on nothing else of this package, imports no other module of it, and the core's
+    API is public — no `package` declaration the emulator could be leaning on — so the emulator
+    could move to its own package without an edit."""
+    ours = {t for t in re.findall(r"\.(?:target|systemLibrary)\(\s*name: \"([^\"]+)\"", (ROOT / "Package.swift").read_text())}
+    system = {"CCurl", "CLinux", "CJPEG"}
+    assert "StorageProtocol" in ours and ours > system
+    assert target_dependencies("StorageEmulator") & ours == {"StorageProtocol", "CLinux"}, target_dependencies("StorageEmulator")
+    assert target_dependencies("StorageProtocol") & ours <= system, target_dependencies("StorageProtocol")
+    assert "StorageProtocol" in target_dependencies("AzureStorage")
+    imports = set()
+    for source in (ROOT / "Sources" / "StorageEmulator").rglob("*.swift"):
+        imports |= set(re.findall(r"^(?:@\w+ )*import (\w+)", source.read_text(), re.M))
+    assert imports & ours == {"StorageProtocol", "CLinux"}, imports & ours
+    leaning = []
+    for source in (ROOT / "Sources" / "StorageProtocol").rglob("*.swift"):
+        for number, line in enumerate(source.read_text().split("\n"), 1):
+            if not line.lstrip().startswith("//") and re.search(r"(^|\s|\))package\s+(?!\()", line):
+                leaning.append(f"{source.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not leaning, "package declarations in the protocol core:\n" + "\n".join(leaning)
+
+
 def test_no_error_code_is_spelled_as_a_string():
     """Every service error code is a named `AzureStorageError.Code`: the emulator throws
     `ServiceError(status, .name, …)`, never a literal a typo could change."""

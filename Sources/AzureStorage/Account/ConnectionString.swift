@@ -12,7 +12,7 @@ public enum ConnectionString {
         do { return try read(text) } catch { throw error.storageError }
     }
 
-    static func read(_ text: String) throws(ConnectionStringError) -> StorageAccount {
+    package static func read(_ text: String) throws(ConnectionStringError) -> StorageAccount {
         var settings: [String: String] = [:]
         for (position, rawPart) in text.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
             let part = rawPart.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -56,9 +56,14 @@ public struct StorageAccount: Sendable, Equatable {
     }
 
     /// The emulator account name.
-    public static let developmentAccountName = "devstoreaccount1"
+    public static let developmentAccountName = ServedAccount.developmentAccountName
     /// The emulator's well-known key (public, the same in every emulator).
-    public static let developmentAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+    public static let developmentAccountKey = ServedAccount.developmentAccountKey
+
+    /// The account a server serves, signed with its shared key.
+    public init(_ served: ServedAccount) {
+        self.init(name: served.name, credential: .sharedKey(served.key), blobEndpoint: served.blobEndpoint, tableEndpoint: served.tableEndpoint)
+    }
 
     /// The development account on `host` with the given ports (10000 and 10002 by default).
     public static func development(host: String = "127.0.0.1", blobPort: Int = 10000, tablePort: Int = 10002) -> StorageAccount {
@@ -90,4 +95,9 @@ public struct StorageAccount: Sendable, Equatable {
             return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
         }
     }
+}
+
+extension AccountServer {
+    /// The served account as a client's `StorageAccount`.
+    public var account: StorageAccount { StorageAccount(servedAccount) }
 }

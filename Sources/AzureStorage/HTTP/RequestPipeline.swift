@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 
 /// Sends signed requests with retries and turns failures into ``AzureStorageError``.
@@ -91,7 +90,7 @@ struct RequestPipeline: Sendable {
                 if let record { observe(record) }
                 throw error
             } catch {
-                stalled = (error as? CurlError)?.code == CURLE_OPERATION_TIMEDOUT
+                stalled = (error as? CurlError)?.timedOut == true
                 var transport = AzureStorageError(kind: .transport, operation: operation, url: request.displayURL, message: Self.describe(error))
                 transport.remedy = stalled ? "raise \(Setting.timeout) if the service is only slow" : (error as? CurlError)?.remedy
                 failure = transport

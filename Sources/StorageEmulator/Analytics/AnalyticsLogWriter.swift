@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Writes Storage Analytics log entries into `$logs`: one block blob per flush and hour,
 /// `<service>/YYYY/MM/DD/hh00/nnnnnn.log`, with Azure's metadata (`LogType`, `StartTime`,

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// One metrics row: a service, hour or minute, the period (`20261126T1600`), the row key
 /// (`user;All`, or `user;GetBlob` with IncludeAPIs).

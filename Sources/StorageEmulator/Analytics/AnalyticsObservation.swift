@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 import Synchronization
 
 /// How a request's credentials held, as the core found when it authenticated the request (not

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// A service's Storage Analytics settings, read from its service properties document: logging
 /// (which requests, how long logs are kept) and hour and minute metrics (whether per-API rows

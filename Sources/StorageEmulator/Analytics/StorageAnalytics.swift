@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 import Synchronization
 
 /// Storage Analytics, as switched on in Set Blob/Table Service Properties: logging writes one

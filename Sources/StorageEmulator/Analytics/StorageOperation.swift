@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// The name Storage Analytics gives a request's operation (`GetBlob`, `InsertEntity`, …) and
 /// whether logging counts it as a read, a write or a delete.

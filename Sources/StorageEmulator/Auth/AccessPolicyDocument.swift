@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// A container's or table's stored access policies (`<SignedIdentifiers>`), parsed from what a
 /// client sends and served re-serialised: what is stored and handed to every reader of the ACL

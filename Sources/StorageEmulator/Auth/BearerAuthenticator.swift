@@ -1,6 +1,6 @@
-import AzureStorage
 import CryptoExtras
 import Foundation
+import StorageProtocol
 
 /// Checks `Authorization: Bearer` tokens as Azure Storage does (docs/PROTOCOL.md §12): an
 /// RS256 JWT of the one tenant the emulator was given (`--oauth-tenant`; Entra signs every

@@ -1,6 +1,6 @@
-import AzureStorage
 import CryptoExtras
 import Foundation
+import StorageProtocol
 
 /// The signing keys an authority publishes, per tenant, as Microsoft Entra ID does
 /// (docs/PROTOCOL.md §12): `{authority}/{tenant}/v2.0/.well-known/openid-configuration`

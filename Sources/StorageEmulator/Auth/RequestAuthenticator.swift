@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Who a request is from, once its signature is checked.
 enum Caller: Sendable, Equatable {

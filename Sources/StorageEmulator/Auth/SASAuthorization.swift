@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Whether a verified SAS allows the operation a request asks for (docs/PROTOCOL.md §11):
 /// the resource type an account SAS must cover (`srt`), the permission letter the operation

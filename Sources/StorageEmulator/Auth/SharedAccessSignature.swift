@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// What a verified shared access signature grants: where, and which permission letters.
 struct SASGrant: Sendable, Equatable {

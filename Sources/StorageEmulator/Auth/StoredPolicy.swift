@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// A stored access policy (docs/PROTOCOL.md §11): a `SignedIdentifier` of a container's or
 /// table's ACL that a service SAS names with `si`. Together the SAS and the policy give the

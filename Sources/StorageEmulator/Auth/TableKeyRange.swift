@@ -1,4 +1,4 @@
-import AzureStorage
+import StorageProtocol
 
 /// The key range a table SAS is limited to (`spk`+`srk` from, `epk`+`erk` to, both ends
 /// inclusive; docs/PROTOCOL.md §11). Keys compare by their bytes, as the Table service orders

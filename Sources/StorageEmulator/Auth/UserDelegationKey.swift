@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// A user delegation key (Get User Delegation Key, docs/PROTOCOL.md §11): what a Microsoft
 /// Entra principal signs user delegation SAS with instead of the account key.

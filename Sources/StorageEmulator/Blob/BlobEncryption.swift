@@ -1,6 +1,6 @@
-import AzureStorage
 import Crypto
 import Foundation
+import StorageProtocol
 
 /// What a blob write asks its bytes to be encrypted with: a customer-provided key
 /// (`x-ms-encryption-key`, `-key-sha256`, `-algorithm: AES256`) or an encryption scope of the

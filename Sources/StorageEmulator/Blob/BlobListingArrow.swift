@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// List Blobs answered as an Apache Arrow IPC stream (`Accept: application/vnd.apache.arrow.stream`,
 /// docs/PROTOCOL.md §7, "Arrow listings"): one row per blob or prefix, a column per element of

@@ -1,4 +1,4 @@
-import AzureStorage
+import StorageProtocol
 
 /// One blob of a listing as named, typed values — the elements of List Blobs' `<Blob>` in their
 /// order. The XML answer and the Arrow answer are both written from it, so they say the same.

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 #if canImport(FoundationXML)
     import FoundationXML

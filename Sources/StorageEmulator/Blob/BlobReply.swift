@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// A Blob service answer: the response, and for Get Blob the open bytes to stream as its
 /// body instead of holding them in memory.

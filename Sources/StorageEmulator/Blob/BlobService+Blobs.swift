@@ -1,6 +1,6 @@
-import AzureStorage
 import Crypto
 import Foundation
+import StorageProtocol
 
 extension BlobService {
     static func md5(_ data: Data) -> String { Data(Insecure.MD5.hash(data: data)).base64EncodedString() }

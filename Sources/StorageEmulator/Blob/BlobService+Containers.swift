@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 extension BlobService {
     /// `x-ms-blob-public-access`: absent is private; otherwise `container` or `blob`.

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Copy Blob, Copy Blob From URL, Put Blob From URL, Put Block From URL and Abort Copy Blob,
 /// from blobs of this emulator's own account or from any URL it can read. Copies finish before the answer, as Azurite's

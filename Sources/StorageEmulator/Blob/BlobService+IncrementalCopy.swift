@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Incremental Copy Blob (`PUT ?comp=incrementalcopy`): copies a page blob snapshot of this
 /// account (public, or named with a SAS of its own — the caller's key does not authorize the

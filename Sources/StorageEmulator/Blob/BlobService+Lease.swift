@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 extension BlobService {
     /// Lease Blob (`PUT ?comp=lease`) and, with `blob` nil, Lease Container (`PUT

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// List Blobs: the page of names, prefixes, snapshots, versions and deleted states a listing
 /// shows, answered in XML or, when the client asks, in Arrow (docs/PROTOCOL.md §7).

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Page blobs and append blobs: creating them (Put Blob with their type), Put Page, Clear
 /// Pages, Get Page Ranges, Resize and Update Sequence Number; Append Block and Seal.

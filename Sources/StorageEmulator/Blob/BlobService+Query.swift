@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 extension BlobService {
     /// Query Blob Contents (`POST ?comp=query`): the request body is read and checked before

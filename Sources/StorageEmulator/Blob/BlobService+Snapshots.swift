@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Snapshot Blob, and what `?snapshot=` means on the operations that take it.
 extension BlobService {

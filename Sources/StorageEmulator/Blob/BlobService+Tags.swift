@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Set Blob Tags, Get Blob Tags and Find Blobs by Tags.
 extension BlobService {

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// The Blob service: routes a path-style request (`/<account>/<container>[/<blob>]`) to
 /// its operation and answers as Azure does (docs/PROTOCOL.md §7).

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// An origin the emulator may read copy sources from (`azseed emulator --allow-copy-source`):
 /// `scheme://host[:port]`, or `scheme://*.domain[:port]` for every host under a domain.

@@ -1,6 +1,6 @@
-import AzureStorage
 import Crypto
 import Foundation
+import StorageProtocol
 
 /// A copy source on another service (another account, another emulator, any HTTP(S) URL the
 /// source's SAS or public access lets anyone read): fetched the way Azure fetches it, with

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// The static website endpoint (docs/PROTOCOL.md §7): with `StaticWebsite` enabled in the Blob
 /// service properties, the `$web` container is served to anyone, read-only, at the account's

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Error responses in each service's shape (docs/PROTOCOL.md §8): Blob answers XML, Table answers
 /// OData JSON; both carry the code in `x-ms-error-code`. Messages end with the request id

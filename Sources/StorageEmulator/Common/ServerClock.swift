@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// The server's clock for Timestamps, ETags and Last-Modified: strictly increasing within a
 /// process, so two writes never get the same entity ETag.

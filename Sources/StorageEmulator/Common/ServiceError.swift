@@ -1,4 +1,4 @@
-import AzureStorage
+import StorageProtocol
 
 /// An error the emulator answers with: HTTP status, Azure's error code (sent in
 /// `x-ms-error-code` and the body) and a message.

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Operations on the account itself that real clients call before anything else: Get
 /// Account Information (`restype=account&comp=properties`) and Get Service Stats

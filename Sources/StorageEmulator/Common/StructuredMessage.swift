@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Azure's structured message, version 1 (`x-ms-structured-body: XSM/1.0; properties=crc64`,
 /// docs/PROTOCOL.md §7): a body split into numbered segments, each followed by its CRC64, the

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Blob Batch (`POST ?comp=batch` on the account or `?restype=container&comp=batch` on a
 /// container): up to 256 Delete Blob or Set Blob Tier subrequests, all of one kind, each

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// The embedded default: with no connection string, a storage command starts the emulator
 /// in-process on loopback (free ports) over the data directory and talks to it through the
@@ -16,7 +16,7 @@ public enum EmbeddedStorage {
         /// Started in this process; stop it when done.
         case started(EmulatorServer)
         /// Served by the `azseed emulator` that owns the folder.
-        case served(by: DataFolderOwner, account: StorageAccount)
+        case served(by: DataFolderOwner, account: ServedAccount)
     }
 
     /// Starts the in-process emulator over `dataDirectory` on 127.0.0.1 with free ports, or,
@@ -36,9 +36,9 @@ public enum EmbeddedStorage {
                 return .started(try await EmulatorServer.start(configuration))
             } catch let busy as DataFolderBusy {
                 if let owner = busy.owner, owner.isServing, let blob = owner.blobEndpoint, let table = owner.tableEndpoint {
-                    var account = StorageAccount.development()
-                    account.blobEndpoint = blob
-                    account.tableEndpoint = table
+                    let account = ServedAccount(
+                        name: ServedAccount.developmentAccountName, key: AccountKey(base64: ServedAccount.developmentAccountKey)!,
+                        blobEndpoint: blob, tableEndpoint: table)
                     return .served(by: owner, account: account)
                 }
                 let starting = busy.owner == nil || busy.owner?.command == DataFolderLock.emulatorCommand

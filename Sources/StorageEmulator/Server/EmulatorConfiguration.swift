@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import Logging
+import StorageProtocol
 
 /// How an emulator runs: where it keeps data, where it listens, which faults it injects.
 public struct EmulatorConfiguration: Sendable {
@@ -77,8 +77,8 @@ public struct EmulatorConfiguration: Sendable {
     public init(
         dataDirectory: URL?, host: String = "127.0.0.1", blobPort: Int = 10000, tablePort: Int = 10002,
         maxBlobBodyBytes: Int = 256 * 1024 * 1024, faultRate: Double = 0, faultSeed: UInt64 = 0,
-        accountName: String = StorageAccount.developmentAccountName,
-        accountKey: AccountKey = AccountKey(base64: StorageAccount.developmentAccountKey)!
+        accountName: String = ServedAccount.developmentAccountName,
+        accountKey: AccountKey = AccountKey(base64: ServedAccount.developmentAccountKey)!
     ) {
         self.dataDirectory = dataDirectory
         self.host = host

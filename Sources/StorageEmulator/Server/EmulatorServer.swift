@@ -1,4 +1,3 @@
-import AzureStorage
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -7,9 +6,10 @@ import Logging
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
+import StorageProtocol
 
 /// A running emulator: the Blob and Table services on their ports, over one store.
-public final class EmulatorServer: Sendable {
+public final class EmulatorServer: AccountServer {
     public let blobPort: Int
     public let tablePort: Int
     public let configuration: EmulatorConfiguration
@@ -19,11 +19,11 @@ public final class EmulatorServer: Sendable {
 
     /// The account the emulator serves, with endpoints on its actual ports. Clients connect to
     /// loopback when the server listens on every address.
-    public var account: StorageAccount {
+    public var servedAccount: ServedAccount {
         let host = configuration.host == "0.0.0.0" || configuration.host == "::" ? "127.0.0.1" : configuration.host
         let scheme = configuration.tls == nil ? "http" : "https"
-        return StorageAccount(
-            name: configuration.accountName, credential: .sharedKey(configuration.accountKey),
+        return ServedAccount(
+            name: configuration.accountName, key: configuration.accountKey,
             blobEndpoint: URL(string: "\(scheme)://\(host):\(blobPort)/\(configuration.accountName)")!,
             tableEndpoint: URL(string: "\(scheme)://\(host):\(tablePort)/\(configuration.accountName)")!)
     }
@@ -125,7 +125,7 @@ public final class EmulatorServer: Sendable {
         do {
             let (blob, table) = try await startup.wait()
             let server = EmulatorServer(blobPort: blob, tablePort: table, configuration: configuration, group: group, runner: runner, core: core)
-            core.store.lock?.write(blob: server.account.blobEndpoint, table: server.account.tableEndpoint)
+            core.store.lock?.write(blob: server.servedAccount.blobEndpoint, table: server.servedAccount.tableEndpoint)
             return server
         } catch {
             await group.triggerGracefulShutdown()

@@ -1,9 +1,9 @@
-import AzureStorage
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import StorageProtocol
 
 /// The request context: Hummingbird's core storage plus the channel, so an injected fault
 /// can drop the connection.

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// One answered request, as the emulator's logger records it (``ServedRecord``: service,
 /// method, URL with a SAS's signature redacted, status, error code, bytes in and out,

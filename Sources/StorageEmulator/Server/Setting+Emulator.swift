@@ -1,4 +1,4 @@
-import AzureStorage
+import StorageProtocol
 
 /// What the emulator's messages name: its start-up options.
 extension Setting {

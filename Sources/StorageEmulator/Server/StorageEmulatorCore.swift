@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// What the server does with a request: answer it, answer it with a blob streamed as the
 /// body, or (an injected fault) drop the connection.

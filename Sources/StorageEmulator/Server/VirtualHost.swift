@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// Accounts addressed in the host name (`https://devstoreaccount1.blob.localhost:10000/c/b`),
 /// as Azure addresses every account and the official SDKs' own tests address Azurite, beside

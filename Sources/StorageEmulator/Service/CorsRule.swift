@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// One CORS rule of a service's properties, as Azure evaluates it: origins exact (or `*`),
 /// methods, allowed and exposed headers literal or prefixed (`x-ms-meta-*`), max age.

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Get and Set Blob/Table Service Properties (`restype=service&comp=properties`): the
 /// document is kept per service; a Set replaces the root elements it names (Logging,

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// A blob's lease as stored (table `leases`): its id, its duration (nil: infinite), when a
 /// fixed lease expires, and when a break ends. No row is an available blob.

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// A committed block of a block blob: its id and length, in order.
 struct CommittedBlock: Sendable, Equatable {

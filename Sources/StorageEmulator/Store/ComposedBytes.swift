@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 import Synchronization
 
 #if canImport(Glibc)

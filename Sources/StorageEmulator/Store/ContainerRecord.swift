@@ -1,5 +1,5 @@
-import AzureStorage
 import GRDB
+import StorageProtocol
 
 /// A container as stored.
 struct ContainerRecord: Sendable {

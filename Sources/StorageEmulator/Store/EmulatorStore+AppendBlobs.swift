@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Append blobs. Byte objects are never changed once written (a reader keeps what it opened),
 /// so Append Block makes a new object of the blob's bytes and the block and swaps it in. The

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 extension EmulatorStore {
     static let blobNotFound = ServiceError(404, .blobNotFound, "The specified blob does not exist.")

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 extension EmulatorStore {
     static let containerNotFound = ServiceError(404, .containerNotFound, "The specified container does not exist.")

@@ -1,6 +1,6 @@
-import AzureStorage
 import Crypto
 import Foundation
+import StorageProtocol
 
 extension EmulatorStore {
     /// Copies a range of a blob (`range` nil: all of it) into a new object, hashing it on the

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Container soft delete (`--container-soft-delete DAYS`): a deleted container and its blobs are
 /// kept under an internal name for the retention period, listed by List Containers

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Incremental Copy Blob's second half: the copy stays `pending` until the destination's
 /// snapshot is made; then it is `success` and names that snapshot. What a `kill -9` leaves

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// A Lease Blob request (`x-ms-lease-action`), its headers parsed.
 enum LeaseAction: Sendable {

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Page blobs: written in 512-byte pages, stored sparsely as extents (`pages`), each a range
 /// of a byte object; what no extent covers reads as zeros (docs/PROTOCOL.md §7).

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Blob snapshots: read-only copies of a blob at a moment, named by that moment
 /// (`?snapshot=2026-11-26T09:30:00.1234567Z`). A snapshot's bytes are clones of the blob's

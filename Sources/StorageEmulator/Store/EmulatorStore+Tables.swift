@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// One entity write, as a single request or one operation of a `$batch`.
 enum EntityOperation: Sendable {

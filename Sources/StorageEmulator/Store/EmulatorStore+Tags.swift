@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Blob index tags: Set Blob Tags (which changes neither ETag nor time, as on Azure) and Find
 /// Blobs by Tags.

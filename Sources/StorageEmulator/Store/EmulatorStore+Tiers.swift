@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Access tiers: Hot, Cool, Cold and Smart take effect at once; Archive makes a blob's bytes
 /// unreadable until it is rehydrated, which takes time, as on Azure (docs/PROTOCOL.md §7).

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// Blob versions and soft delete (docs/PROTOCOL.md §7). A state of a blob that stops being
 /// current is kept, when the account asks for it, as a row of `snapshots`:

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// The emulator's state: SQLite (through GRDB) for containers, blob properties, tables and
 /// entities; a byte store for blob contents.

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 import Synchronization
 
 /// Reads a page blob: its extents' bytes where they were written, zeros elsewhere. The

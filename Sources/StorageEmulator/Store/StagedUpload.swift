@@ -1,6 +1,6 @@
-import AzureStorage
 import Crypto
 import Foundation
+import StorageProtocol
 import Synchronization
 
 /// A request body already in the byte store — streamed there by the HTTP layer as it

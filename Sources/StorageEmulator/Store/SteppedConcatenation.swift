@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// A concatenation of stored pieces into a new object, done a bounded number of bytes at a
 /// time: each step is its own job on the blocking threads, so the pool's other jobs (another

@@ -1,4 +1,4 @@
-import AzureStorage
+import StorageProtocol
 
 /// An entity as stored, with the server-owned Timestamp.
 struct StoredEntity: Sendable {

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// An entity as a query reads it: the keys and Timestamp from the row's own columns and the
 /// properties still as the stored JSON bytes (`EntityJSONEncoder.encodeProperties`). A page is

@@ -1,6 +1,6 @@
-import AzureStorage
 import Foundation
 import GRDB
+import StorageProtocol
 
 /// The conditions a blob write carries: `If-Match` / `If-None-Match`,
 /// `If-Modified-Since` / `If-Unmodified-Since`, the `x-ms-lease-id` a leased blob needs, and

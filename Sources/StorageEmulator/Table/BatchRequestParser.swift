@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// One request inside a `$batch` changeset.
 struct BatchInnerRequest: Sendable, Equatable {

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// How much OData metadata a Table response carries, from the `Accept` header.
 enum MetadataLevel: Sendable {

@@ -1,4 +1,4 @@
-import AzureStorage
+import StorageProtocol
 
 /// The Table service's limits on an entity (docs/PROTOCOL.md §6), with its error codes.
 enum EntityRules {

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// What a Table service path addresses (docs/PROTOCOL.md §4).
 enum TableResource: Equatable {

@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 extension TableService {
     /// Entity group transaction (docs/PROTOCOL.md §5): every operation or none. A failure still

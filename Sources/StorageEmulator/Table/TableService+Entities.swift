@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 extension TableService {
     /// Reads an entity body straight from its bytes (no JSON tree); keys in the URL

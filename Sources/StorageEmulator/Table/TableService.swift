@@ -1,5 +1,5 @@
-import AzureStorage
 import Foundation
+import StorageProtocol
 
 /// The Table service (docs/PROTOCOL.md §4–6): tables, entities, queries with `$filter`,
 /// `$select`, `$top` and continuation, and entity group transactions.

@@ -248,8 +248,8 @@ struct TargetOptions: ParsableArguments {
         return BearerTokenSource(credential: try DefaultAzureCredential(transport: transport))
     }
 
-    private func optionsAccount() throws(AccountOptionsError) -> StorageAccount {
-        try ConnectionString.account(accountName: accountName, blobEndpoint: blobEndpointURL, tableEndpoint: tableEndpointURL, sasToken: sasToken)
+    private func optionsAccount() throws(AccountFlagsError) -> StorageAccount {
+        try AccountFlags.account(accountName: accountName, blobEndpoint: blobEndpointURL, tableEndpoint: tableEndpointURL, sasToken: sasToken)
     }
 
     /// Every command reads or writes tables, which take no anonymous request. With `login`

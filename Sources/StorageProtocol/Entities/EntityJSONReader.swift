@@ -1,0 +1,121 @@
+/// Reads entities straight from OData JSON bytes, without building a ``JSONValue`` tree for
+/// the whole document: the hot path of query pages (client) and stored entities
+/// (emulator). The typing rules are in EntityJSONReader+Types.swift.
+public enum EntityJSONReader {
+    /// The entities of a query response (`{"odata.metadata":…,"value":[…]}`).
+    public static func page(_ bytes: some Collection<UInt8>) throws -> [QueriedEntity] {
+        var parser = JSONParser(bytes: Array(bytes))
+        var entities: [QueriedEntity] = []
+        try parser.objectMembers { parser, name in
+            guard name == "value" else {
+                _ = try parser.value()
+                return
+            }
+            guard parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "[") else {
+                throw parser.fail("'value' must be an array")
+            }
+            try parser.arrayItems { parser in entities.append(try parser.entity()) }
+        }
+        try parser.end()
+        return entities
+    }
+
+    /// One entity object (a stored entity, a snapshot line, a request or response body).
+    /// `keys`, when given, are the entity's keys whatever the body says (a request that names
+    /// its entity in the URL).
+    public static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> QueriedEntity {
+        var parser = JSONParser(bytes: Array(bytes))
+        let decoded: QueriedEntity
+        do {
+            decoded = try parser.entity(keys: keys)
+        } catch let error as EntityDecodingError where error.missingKey {
+            // Malformed JSON is reported before missing keys, as when the whole body was
+            // parsed first: text after the object makes it invalid JSON.
+            try parser.end()
+            throw error
+        }
+        try parser.end()
+        return decoded
+    }
+}
+
+extension JSONParser {
+    /// The end of the document: only white space may follow.
+    mutating func end() throws(JSONParseError) {
+        skipSpace()
+        guard i == bytes.count else { throw fail("unexpected text after the value") }
+    }
+
+    /// An entity object at the cursor: keys, server values and typed properties.
+    mutating func entity(keys: (partitionKey: String, rowKey: String)? = nil) throws -> QueriedEntity {
+        skipSpace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw EntityDecodingError("an entity must be a JSON object") }
+        // Annotations may come before or after their values, so values wait for the end.
+        var annotations: [(String, String)] = []
+        var values: [(String, JSONValue)] = []
+        var pk: String?
+        var rk: String?
+        var etag: String?
+        var timestamp: EdmDateTime?
+        try objectMembers { parser, name in
+            let value = try parser.value()
+            if let property = Self.annotatedProperty(name) {
+                // An annotation of an annotation (`X@odata.type@odata.type`, which the Python SDK
+                // may send) says nothing of a value: Azure ignores it, and so does this reader.
+                if Self.annotatedProperty(property) != nil { return }
+                guard let type = value.stringValue else { throw EntityDecodingError("\(name) must be a string") }
+                annotations.append((property, type))
+            } else if Self.isODataControl(name) {
+                if name.isExactly("odata.etag") { etag = value.stringValue }
+            } else if name.isExactly("PartitionKey") {
+                pk = value.stringValue
+            } else if name.isExactly("RowKey") {
+                rk = value.stringValue
+            } else if name.isExactly("Timestamp") {
+                if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
+            } else {
+                values.append((name, value))
+            }
+        }
+        guard let pk = keys?.partitionKey ?? pk else { throw EntityDecodingError("the entity has no PartitionKey string", missingKey: true) }
+        guard let rk = keys?.rowKey ?? rk else { throw EntityDecodingError("the entity has no RowKey string", missingKey: true) }
+        // Names are matched by their bytes, as Azure matches them (ExactString).
+        var properties = EntityProperties(minimumCapacity: values.count)
+        for (name, value) in values {
+            let annotation = annotations.last { $0.0.isExactly(name) }?.1
+            properties[name] = try EntityJSONReader.decodeValue(value, annotation: annotation, property: name)
+        }
+        for (name, _) in annotations where properties[name] == nil && !Self.isKeyOrTimestamp(name) {
+            throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
+        }
+        // Keys are strings: Azure refuses an entity whose body gives a PartitionKey or RowKey of
+        // another type (an insert); a write addressed by its URL takes the keys from there.
+        for (name, type) in annotations
+        where keys == nil && (name.isExactly("PartitionKey") || name.isExactly("RowKey")) && !type.isExactly("Edm.String") {
+            throw EntityDecodingError("\(name) must be an Edm.String, not \(type)")
+        }
+        return QueriedEntity(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
+    }
+
+    private static let typeSuffix = Array("@odata.type".utf8)
+
+    /// `Name` of a `Name@odata.type` member, else nil (compared as bytes: String's
+    /// `hasSuffix` compares grapheme by grapheme).
+    static func annotatedProperty(_ name: String) -> String? {
+        let utf8 = name.utf8
+        guard utf8.count > typeSuffix.count, utf8.suffix(typeSuffix.count).elementsEqual(typeSuffix) else { return nil }
+        return String(name.utf8.dropLast(typeSuffix.count))!
+    }
+
+    /// PartitionKey, RowKey or Timestamp, by bytes (`==` would take `Partition\u{212A}ey`, with
+    /// a Kelvin sign, for `PartitionKey`).
+    public static func isKeyOrTimestamp(_ name: String) -> Bool {
+        name.isExactly("PartitionKey") || name.isExactly("RowKey") || name.isExactly("Timestamp")
+    }
+
+    /// `odata.*` and `@odata.*` members carry metadata, not properties.
+    static func isODataControl(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        return utf8.starts(with: "odata.".utf8) || utf8.starts(with: "@odata.".utf8)
+    }
+}
