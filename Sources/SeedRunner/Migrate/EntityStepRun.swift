@@ -28,7 +28,8 @@ struct EntityStepRun {
     }
 
     private var cursor: MigrationRecord.EntityKey?
-    private var batch: [(read: QueriedEntity, outcome: EntityOutcome)] = []
+    /// An entity read and what the step makes of it.
+    typealias Change = (read: QueriedEntity, outcome: EntityOutcome)
     /// Hears the entities read so far, page by page (the CLI shows it: a long step is not silent).
     var onRead: @Sendable (Int) -> Void = { _ in }
     /// Whether the run was found to have lost the migrate lock, before each batch or move sent
@@ -77,42 +78,84 @@ struct EntityStepRun {
                 .and(.partition(cursor.partitionKey), .compare("RowKey", .gt, .string(cursor.rowKey))))
             filter = filter.map { .and($0, past) } ?? past
         }
+        // One strategy per kind of step, each one loop over the one scan.
         if case .rekey = step.change {
             try await runRekey(filter: filter)
-            return
-        }
-        if step.change.isIdempotent {
+        } else if step.change.isIdempotent {
             try await runConcurrently(filter: filter)
-            return
+        } else {
+            try await runRecorded(filter: filter)
         }
+    }
+
+    /// A step that is not idempotent (applied twice, `x` becomes `xxxx`): one batch at a time,
+    /// each recorded as pending in the ledger before it is sent (``flush(_:)``).
+    private mutating func runRecorded(filter: TableFilter?) async throws {
+        var batch: [Change] = []
+        let stopped = try await Self.scan(tables, step, filter: filter, unsettled: unsettled, onRead: onRead) { found in
+            switch found {
+            case .settled: record.counts[operation] += 1
+            case .change(let change):
+                if let ready = try Self.collect(change, into: &batch) { try await flush(ready) }
+            }
+        }
+        try await flush(batch)
+        if let stopped { throw stopped }
+    }
+
+    /// A changed entity the scan found, or one of the ``unsettled`` batch found written by the
+    /// run that recorded it (counted, never changed again).
+    enum Found {
+        case change(Change)
+        case settled
+    }
+
+    /// The one scan every strategy runs: the step's entities after the cursor in key order, the
+    /// ones the step selects and changes handed to `take` with what it makes of each. The first
+    /// entity the step cannot change ends the scan and is returned: the strategy writes what it
+    /// holds, then stops with it. A table that is not there is ``tableMissing(_:)``.
+    static func scan(
+        _ tables: TableClient, _ step: EntityStep, filter: TableFilter?, unsettled: MigrationRecord.PendingBatch? = nil,
+        onRead: (Int) -> Void, take: (Found) async throws -> Void
+    ) async throws -> Stopped? {
         do {
-            var read = 0
+            var count = 0
             for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
-                read += page.count
-                onRead(read)
+                count += page.count
+                onRead(count)
                 for read in page where step.selects(read.entity) {
-                    if Self.writtenBefore(read, unsettled, step: step) {
-                        record.counts[operation] += 1
+                    // Before the step is applied: applied to its own result it may change it again.
+                    if writtenBefore(read, unsettled, step: step) {
+                        try await take(.settled)
                         continue
                     }
                     let outcome = step.change.apply(to: read.entity)
                     switch outcome {
                     case .unchanged: continue
-                    case .failed(let why):
-                        try await flush()
-                        throw Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
-                    case .rekeyed: throw Self.notBatched
-                    case .replaced, .deleted:
-                        if let first = batch.first, !first.read.entity.partitionKey.isExactly(read.entity.partitionKey) { try await flush() }
-                        batch.append((read, outcome))
-                        if batch.count == MigrationRecord.maxPending { try await flush() }
+                    case .failed(let why): return Stopped(message: "table \(step.table), entity (\(shown(read.entity))): \(why)")
+                    case .replaced, .deleted, .rekeyed: try await take(.change((read, outcome)))
                     }
                 }
             }
-            try await flush()
+            return nil
         } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
-            throw Self.tableMissing(step)
+            throw tableMissing(step)
         }
+    }
+
+    /// Adds a changed entity to `batch` (one partition, at most 100 entities) and returns the
+    /// batch to send now, if any: the one before `change` when `change` is of another
+    /// partition, or the batch `change` filled.
+    static func collect(_ change: Change, into batch: inout [Change]) throws -> [Change]? {
+        if case .rekeyed = change.outcome { throw notBatched }
+        if let first = batch.first, !first.read.entity.partitionKey.isExactly(change.read.entity.partitionKey) {
+            defer { batch = [change] }
+            return batch
+        }
+        batch.append(change)
+        guard batch.count == MigrationRecord.maxPending else { return nil }
+        defer { batch = [] }
+        return batch
     }
 
     /// The step's table is not there (a Query Entities 404): one line saying what to do.
@@ -154,7 +197,7 @@ struct EntityStepRun {
                     saved = contiguous
                 }
             }
-            func send(_ batch: [(read: QueriedEntity, outcome: EntityOutcome)]) async throws {
+            func send(_ batch: [Change]) async throws {
                 guard !batch.isEmpty else { return }
                 if inFlight == Self.batchesInFlight, let result = try await group.next() {
                     inFlight -= 1
@@ -167,37 +210,12 @@ struct EntityStepRun {
                 group.addTask { (index, try await Self.write(batch, to: tables, step: step, prove: prove)) }
                 inFlight += 1
             }
-            var current: [(read: QueriedEntity, outcome: EntityOutcome)] = []
-            do {
-                var read = 0
-                scan: for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
-                    read += page.count
-                    onRead(read)
-                    for read in page where step.selects(read.entity) {
-                        let outcome = step.change.apply(to: read.entity)
-                        switch outcome {
-                        case .unchanged: continue
-                        case .failed(let why):
-                            failure = Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
-                            break scan
-                        case .rekeyed: throw Self.notBatched
-                        case .replaced, .deleted:
-                            if let first = current.first, !first.read.entity.partitionKey.isExactly(read.entity.partitionKey) {
-                                try await send(current)
-                                current = []
-                            }
-                            current.append((read, outcome))
-                            if current.count == MigrationRecord.maxPending {
-                                try await send(current)
-                                current = []
-                            }
-                        }
-                    }
-                }
-                try await send(current)
-            } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
-                throw Self.tableMissing(step)
+            var current: [Change] = []
+            failure = try await Self.scan(tables, step, filter: filter, onRead: onRead) { found in
+                guard case .change(let change) = found else { return }
+                if let ready = try Self.collect(change, into: &current) { try await send(ready) }
             }
+            try await send(current)
             while let result = try await group.next() { try await finish(result) }
         }
         record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
@@ -207,7 +225,7 @@ struct EntityStepRun {
     /// Writes one batch on the ETags read; on 412 (an entity changed meanwhile) reads it again
     /// and applies the step to what is there now. Returns how many entities it changed.
     static func write(
-        _ first: [(read: QueriedEntity, outcome: EntityOutcome)], to tables: TableClient, step: EntityStep,
+        _ first: [Change], to tables: TableClient, step: EntityStep,
         prove: @Sendable () async throws -> Void = {}
     ) async throws -> Int {
         var batch = first
@@ -230,7 +248,7 @@ struct EntityStepRun {
         return 0
     }
 
-    static func operations(_ batch: [(read: QueriedEntity, outcome: EntityOutcome)]) -> [TableBatchOperation] {
+    static func operations(_ batch: [Change]) -> [TableBatchOperation] {
         batch.map { item in
             let etag = item.read.etag ?? "*"
             switch item.outcome {
@@ -254,36 +272,21 @@ struct EntityStepRun {
         let step = self.step
         var moved = 0
         var failure: Stopped?
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var inFlight = 0
-                var read = 0
-                scan: for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
-                    read += page.count
-                    onRead(read)
-                    for read in page where step.selects(read.entity) {
-                        switch step.change.apply(to: read.entity) {
-                        case .failed(let why):
-                            failure = Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
-                            break scan
-                        case .rekeyed(let new):
-                            if inFlight == Self.batchesInFlight * 4 {
-                                try await group.next()
-                                inFlight -= 1
-                            }
-                            try check()
-                            let prove = self.prove
-                            group.addTask { try await Self.move(read, to: new, tables: tables, step: step, prove: prove) }
-                            inFlight += 1
-                            moved += 1
-                        default: continue
-                        }
-                    }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            failure = try await Self.scan(tables, step, filter: filter, onRead: onRead) { found in
+                guard case .change(let change) = found, case .rekeyed(let new) = change.outcome else { return }
+                if inFlight == Self.batchesInFlight * 4 {
+                    try await group.next()
+                    inFlight -= 1
                 }
-                try await group.waitForAll()
+                try check()
+                let prove = self.prove
+                group.addTask { try await Self.move(change.read, to: new, tables: tables, step: step, prove: prove) }
+                inFlight += 1
+                moved += 1
             }
-        } catch let error as AzureStorageError where error.status == 404 && error.failedOperation == nil && error.operation == "Query Entities" {
-            throw Self.tableMissing(step)
+            try await group.waitForAll()
         }
         record.counts[operation] += moved
         record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: nil, pending: nil)
@@ -341,8 +344,8 @@ struct EntityStepRun {
     }
 
     /// Records the batch as pending, sends it, and moves past it.
-    private mutating func flush() async throws {
-        guard !batch.isEmpty else { return }
+    private mutating func flush(_ first: [Change]) async throws {
+        var batch = first
         var attempts = 0
         while !batch.isEmpty {
             let partition = batch[0].read.entity.partitionKey
@@ -401,7 +404,7 @@ struct EntityStepRun {
     /// ``reread(_:tables:step:)``, leaving out (and counting) the entities of the unsettled
     /// batch found written by the run that recorded it.
     static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep, unsettled: MigrationRecord.PendingBatch?) async throws -> (
-        batch: [(read: QueriedEntity, outcome: EntityOutcome)], settled: Int
+        batch: [Change], settled: Int
     ) {
         guard let unsettled else { return (try await reread(entities, tables: tables, step: step), 0) }
         var kept: [TableEntity] = []
@@ -419,10 +422,8 @@ struct EntityStepRun {
     }
 
     /// The entities read again, with what the step makes of each now; gone ones dropped.
-    static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep) async throws -> [(
-        read: QueriedEntity, outcome: EntityOutcome
-    )] {
-        var again: [(read: QueriedEntity, outcome: EntityOutcome)] = []
+    static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep) async throws -> [Change] {
+        var again: [Change] = []
         for entity in entities {
             guard let read = try await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: step.table),
                 step.selects(read.entity)

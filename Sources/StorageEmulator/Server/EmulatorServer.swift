@@ -89,6 +89,7 @@ public final class EmulatorServer: AccountServer {
         // Opening the store locks the folder, opens and migrates the database and sweeps orphan
         // files: blocking work, done on the blocking-I/O threads.
         let core = try await BlockingPool.run { try StorageEmulatorCore(configuration: configuration) }
+        await core.finishInterruptedWork()
         let startup = StartupGate()
         // The HTTP server logs through the same injected logger as the requests.
         let logger = configuration.logger

@@ -180,18 +180,14 @@ struct TargetOptions: ParsableArguments {
                     "\(connection.flag) excludes --account-name, --blob-endpoint, --table-endpoint and --sas-token; give one or the other")
             }
             if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when naming an account") }
-            do { _ = try Self.signed(optionsAccount(), login: effectiveAuthMode == .login) } catch let error as ValidationError { throw error } catch
-            {
-                throw ValidationError(spelled(error))
-            }
         }
-        if let connection {
-            do { _ = try Self.signed(ConnectionString.parse(connection.string), login: effectiveAuthMode == .login) } catch let error
-                as ValidationError
-            { throw error } catch {
-                throw ValidationError("\(connection.flag): \(spelled(error))")
-            }
-            if dataDir != nil { throw ValidationError("--data-dir is for the embedded storage; drop it when passing \(connection.flag)") }
+        if let connection, dataDir != nil {
+            throw ValidationError("--data-dir is for the embedded storage; drop it when passing \(connection.flag)")
+        }
+        // The account the flags name is made here, as resolve() makes it, so a bad one is a
+        // usage error before anything runs.
+        do { _ = try flagAccount(connection: connection) } catch let error as ValidationError { throw error } catch {
+            throw ValidationError(accountOptions ? spelled(error) : "\(connection?.flag ?? "--connection-string"): \(spelled(error))")
         }
         if try effectiveAuthMode == .login {
             // Made and dropped here, while parsing on the main thread, to check the environment
@@ -234,10 +230,18 @@ struct TargetOptions: ParsableArguments {
     /// The account named by the flags or the environment, without the Entra credential
     /// `resolve()` adds; nil means the embedded storage.
     func namedAccount(connection: Connection? = nil) throws -> StorageAccount? {
+        if let account = try flagAccount(connection: connection ?? self.connection) { return account }
+        if let environment = try ConnectionString.fromEnvironment() { return try Self.signed(environment, login: effectiveAuthMode == .login) }
+        return nil
+    }
+
+    /// The account the flags name — az's account flags, or the connection string given by
+    /// `connection` — signed as the run signs; nil when they name none. The one place either
+    /// is read, by ``validate(connection:)`` and by ``resolve(configuration:readOnly:connection:)``.
+    private func flagAccount(connection: Connection?) throws -> StorageAccount? {
         let login = try effectiveAuthMode == .login
         if accountOptions { return try Self.signed(optionsAccount(), login: login) }
-        if let connection = connection ?? self.connection { return try Self.signed(ConnectionString.parse(connection.string), login: login) }
-        if let environment = try ConnectionString.fromEnvironment() { return try Self.signed(environment, login: login) }
+        if let connection { return try Self.signed(ConnectionString.parse(connection.string), login: login) }
         return nil
     }
 
