@@ -117,7 +117,9 @@ import Testing
         try await TestEmulator.withRunning { server in
             try await Self.seed(server)
             var target = RunTarget(location: .account(server.account), shard: Shard(index: 0, count: 2))
-            let drop = try MigratorTests.folder(["V1__drop.yaml": "description: drop\noperations:\n  - delete-table: {table: events}\n"])
+            let drop = try MigratorTests.folder([
+                "V1__drop.yaml": "description: drop\noperations:\n  - delete-table: {table: events, allow-destructive: true}\n"
+            ])
             do {
                 _ = try await Migrator(target: target, folder: drop).apply()
                 Issue.record("a sharded delete-table ran")

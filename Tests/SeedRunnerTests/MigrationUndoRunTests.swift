@@ -137,7 +137,8 @@ import Testing
             try await Self.seed(server)
             let files = [
                 "V1__venue.yaml": Self.files["V1__venue.yaml"]!,
-                "V2__drop.yaml": "description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 590\"}\n",
+                "V2__drop.yaml":
+                    "description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 590\", allow-destructive: true}\n",
             ]
             let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(files))
             _ = try await migrator.apply()

@@ -45,7 +45,7 @@ import Testing
         "V1__rename.yaml":
             "description: Place becomes Venue\noperations:\n  - rename-property: {table: events, where: \"PartitionKey ne 'p2'\", from: Place, to: Venue}\n",
         "V2__capacity.yaml":
-            "description: Capacity 100\noperations:\n  - set-property: {table: events, name: Capacity, value: 100, if-missing: true}\n  - delete-entities: {table: events, where: \"Number ge 290\"}\n",
+            "description: Capacity 100\noperations:\n  - set-property: {table: events, name: Capacity, value: 100, if-missing: true}\n  - delete-entities: {table: events, where: \"Number ge 290\", allow-destructive: true}\n",
     ]
 
     @Test func planCountsApplyChangesAndARerunDoesNothing() async throws {
@@ -267,7 +267,7 @@ import Testing
                 "V1__move.yaml":
                     "description: move\noperations:\n  - move-blobs: {container: speakers, prefix: \"\", to-container: photos, to-prefix: \"2026/\"}\n",
                 "V2__cache.yaml":
-                    "description: cache\noperations:\n  - set-blob-properties: {container: photos, prefix: \"2026/\", cache-control: \"max-age=60\", metadata: {owner: app}}\n  - delete-blobs: {container: photos, prefix: \"2026/old/\"}\n",
+                    "description: cache\noperations:\n  - set-blob-properties: {container: photos, prefix: \"2026/\", cache-control: \"max-age=60\", metadata: {owner: app}}\n  - delete-blobs: {container: photos, prefix: \"2026/old/\", allow-destructive: true}\n",
             ]
             let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(files))
             let (_, plan) = try await migrator.plan()
@@ -352,7 +352,7 @@ import Testing
             _ = try await tables.insert(half, into: "events")
             let files = [
                 "V1__rekey.yaml":
-                    "description: rekey\noperations:\n  - rekey: {table: events, where: \"PartitionKey lt 'q'\", partition: \"moved-{{Place}}\"}\n"
+                    "description: rekey\noperations:\n  - rekey: {table: events, where: \"PartitionKey lt 'q'\", partition: \"moved-{{Place}}\", allow-destructive: true}\n"
             ]
             let migrator = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(files))
             let (_, plan) = try await migrator.plan()
@@ -362,7 +362,9 @@ import Testing
             #expect(after.count == 300 && after.allSatisfy { $0.partitionKey == "moved-x" && $0["Place"] == .string("x") })
             #expect(try await migrator.plan().1.isEmpty)
 
-            let growing = ["V2__grow.yaml": "description: grow\noperations:\n  - rekey: {table: events, row: \"{{RowKey}}-x\"}\n"]
+            let growing = [
+                "V2__grow.yaml": "description: grow\noperations:\n  - rekey: {table: events, row: \"{{RowKey}}-x\", allow-destructive: true}\n"
+            ]
             let refused = Migrator(target: RunTarget(location: .account(server.account)), folder: try Self.folder(growing))
             let (_, grow) = try await refused.plan()
             #expect(grow[0].operations[0].failures == 300 && grow[0].operations[0].firstFailure?.contains("give other keys again") == true)

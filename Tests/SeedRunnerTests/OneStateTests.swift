@@ -29,19 +29,21 @@ import Testing
             "set-property: {table: events, where: \"PartitionKey eq 'Events'\", name: \(g.pick(["Capacity", "Extra", "EventName"])), value: \(g.next(500)), if-missing: \(g.pick(["true", "false"]))}"
         },
         { g in
-            "remove-property: {table: events, where: \"PartitionKey eq '\(g.pick(["Events", "speakers"]))'\", name: \(g.pick(["Bio", "EventDescription", "Capacity"]))}"
+            "remove-property: {table: events, where: \"PartitionKey eq '\(g.pick(["Events", "speakers"]))'\", name: \(g.pick(["Bio", "EventDescription", "Capacity"])), allow-destructive: true}"
         },
         { g in
             "replace-in-property: {table: events, where: \"PartitionKey eq 'speakers'\", name: ImageUrl, find: /speakers/, replace: /\(g.pick(["photos", "pics"]))/}"
         },
         { g in "replace-in-property: {table: events, name: SpeakerName, find: \(g.pick(["a", "o", "Jo"])), replace: \(g.pick(["4", "0", "Yo"]))}" },
-        { g in "delete-entities: {table: events, where: \"EventName eq '\(g.pick(["iOS Meetup", "HTML5 Meetup", "Android Meetup"]))'\"}" },
+        { g in
+            "delete-entities: {table: events, where: \"EventName eq '\(g.pick(["iOS Meetup", "HTML5 Meetup", "Android Meetup"]))'\", allow-destructive: true}"
+        },
         { g in "move-blobs: {container: speakers, prefix: \"\(g.pick(["B", "M", ""]))\", to-container: photos, to-prefix: \"\(g.pick(["x/", ""]))\"}"
         },
         { g in
             "set-blob-properties: {container: speakers, prefix: \"\(g.pick(["", "C", "D"]))\", cache-control: \"max-age=\(g.next(999))\", metadata: {owner: m\(g.next(9))}}"
         },
-        { g in "delete-blobs: {container: speakers, prefix: \"\(g.pick(["E", "T", "Z"]))\"}" },
+        { g in "delete-blobs: {container: speakers, prefix: \"\(g.pick(["E", "T", "Z"]))\", allow-destructive: true}" },
         { g in "copy-table: {from: events, to: \(g.pick(["eventsarchive", "eventsbackup"]))}" },
     ]
 

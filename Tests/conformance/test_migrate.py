@@ -4,6 +4,7 @@ SIGKILL at random points then resumed — the result exactly what one uninterrup
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import threading
@@ -44,6 +45,15 @@ def folder(tmp_path, files):
 
 def migrate(azseed, emulator, migrations, *args, timeout=600):
     return run(azseed, "migrate", *args, "--migrations", migrations, "--connection-string", emulator.connection_string, timeout=timeout)
+
+
+def status_rows(text):
+    """`migrate status`'s table as dicts by column name: each column starts where its header does."""
+    lines = text.rstrip("\n").split("\n")
+    names = ["VERSION", "DESCRIPTION", "STATE", "INSTALLED ON", "BY", "CHECKSUM", "CHANGES", "DURATION"]
+    assert lines[0].split() == "VERSION DESCRIPTION STATE INSTALLED ON BY CHECKSUM CHANGES DURATION".split(), lines[0]
+    starts = [lines[0].index(name) for name in names] + [None]
+    return [{name: line[starts[i]:starts[i + 1]].strip() for i, name in enumerate(names)} for line in lines[1:] if line[:1].isdigit()]
 
 
 @pytest.fixture
@@ -261,6 +271,75 @@ def test_a_held_batch_of_a_run_whose_lock_was_broken_changes_nothing_written_aft
     assert sum(1 for v in values.values() if v == "migrated") == 500 - 50
 
 
+def test_status_is_a_table_as_flyway_info_shows_it(azseed, fresh, tmp_path):
+    """Issue 49: `migrate status` is one row per version — version, description, state,
+    installed on, by, checksum (short), changes, duration — and a failure's reason below it."""
+    seed(azseed, fresh, tmp_path, 300, 3)
+    migrations = folder(tmp_path, {"V1__rename.yaml": RENAME, "V2__capacity.yaml": CAPACITY})
+    assert migrate(azseed, fresh, migrations, "apply").returncode == 0
+    with open(os.path.join(migrations, "V3__number.yaml"), "w") as f:
+        f.write("description: Number as text\noperations:\n  - retype-property: {table: events, name: Place, to: Edm.Int32}\n")
+    status = migrate(azseed, fresh, migrations, "status")
+    assert status.returncode == 0, status.stderr
+    rows = status_rows(status.stdout)
+    document = json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)
+    checksums = [m.get("recordedChecksum", m.get("checksum")) for m in document["migrations"]]
+    assert [(r["VERSION"], r["DESCRIPTION"], r["STATE"], r["CHANGES"]) for r in rows] == [
+        ("1", "Place becomes Venue", "applied", "200"), ("2", "Capacity 100", "applied", "300"), ("3", "Number as text", "pending", "—")]
+    assert [r["CHECKSUM"] for r in rows] == [c[:8] for c in checksums], (rows, checksums)
+    assert rows[2]["INSTALLED ON"] == rows[2]["BY"] == rows[2]["DURATION"] == "—"
+    failed = migrate(azseed, fresh, migrations, "apply")
+    assert failed.returncode == 1
+    status = migrate(azseed, fresh, migrations, "status")
+    rows = status_rows(status.stdout)
+    assert rows[2]["STATE"] == "failed" and rows[2]["DURATION"] == "—", status.stdout
+    assert status.stdout.rstrip("\n").split("\n")[-1].startswith("V3 failed: "), status.stdout
+
+def test_lint_flags_what_destroys_and_plan_and_apply_refuse_it_unacknowledged(azseed, fresh, tmp_path):
+    """Issue 49: `migrate lint` names file and line of a destructive operation its mapping does not
+    acknowledge (exit 1) and warns of operations with no exact undo and filters that match nothing;
+    `plan` and `apply` refuse the unacknowledged one before any write, the migrations before it included."""
+    table = seed(azseed, fresh, tmp_path, 100, 2)
+    drop = "description: drop Place\noperations:\n  - set-property: {table: events, name: Kept, value: yes, if-missing: true}\n  - remove-property: {table: events, name: Place}\n"
+    migrations = folder(tmp_path, {"V1__rename.yaml": RENAME, "V2__drop.yaml": drop})
+    linted = migrate(azseed, fresh, migrations, "lint")
+    assert linted.returncode == 1 and linted.stderr.count("\n") == 1 and "1 destructive operation not acknowledged" in linted.stderr, linted.stderr
+    first, second = linted.stdout.split("\n")[:2]
+    assert first.endswith("V2__drop.yaml:4: error: remove-property events: removes property Place from the entities of events it selects;"
+                          " acknowledge it with 'allow-destructive: true' in its mapping"), linted.stdout
+    assert second.endswith("V2__drop.yaml:4: warning: remove-property events: migrate undo cannot put it back exactly;"
+                           " take a snapshot first (apply's --backup)"), linted.stdout
+    assert "1 error, 1 warning." in linted.stdout
+    for command in ("plan", "apply"):
+        refused = migrate(azseed, fresh, migrations, command)
+        assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "migration 2 (V2__drop.yaml, line 4): remove-property events: removes property Place" in refused.stderr
+        assert "'allow-destructive: true'" in refused.stderr and "'azseed migrate lint'" in refused.stderr
+    assert all("Venue" not in e and "Kept" not in e for e in table.list_entities()), "a refused apply wrote"
+    assert [m["state"] for m in json.loads(migrate(azseed, fresh, migrations, "status", "--output", "json").stdout)["migrations"]] == ["pending"] * 2
+
+    with open(os.path.join(migrations, "V2__drop.yaml"), "w") as f:
+        f.write(drop.replace("name: Place}", "name: Place, allow-destructive: true}"))
+    document = json.loads(migrate(azseed, fresh, migrations, "lint", "--output", "json").stdout)
+    assert (document["errors"], document["warnings"]) == (0, 1)
+    assert [(f["severity"], f["line"], f["op"], f["table"], f["version"]) for f in document["findings"]] == [("warning", 4, "remove-property", "events", "2")]
+    assert migrate(azseed, fresh, migrations, "apply").returncode == 0
+    assert all("Place" not in e for e in table.list_entities())
+
+    with open(os.path.join(migrations, "V3__nothing.yaml"), "w") as f:
+        f.write("description: nothing\noperations:\n  - rename-property: {table: events, where: \"Number gt 100000\", from: Kept, to: K}\n"
+                "  - rename-property: {table: nosuch, where: \"Number gt 1\", from: A, to: B}\n")
+    linted = migrate(azseed, fresh, migrations, "lint")
+    assert linted.returncode == 0, linted.stderr
+    assert "V3__nothing.yaml:3: warning: rename-property events: where matches no entity of table events now" in linted.stdout, linted.stdout
+    assert "V3__nothing.yaml:4: warning: rename-property nosuch: table nosuch does not exist, so where can match nothing" in linted.stdout
+    assert "V2__drop.yaml:4: warning: remove-property events: migrate undo cannot put it back exactly" in linted.stdout
+
+    with open(os.path.join(migrations, "V4__odd.yaml"), "w") as f:
+        f.write("description: odd\noperations:\n  - rename-property: {table: events, from: Kept, to: K, allow-destructive: true}\n")
+    odd = migrate(azseed, fresh, migrations, "lint")
+    assert odd.returncode == 1 and odd.stderr.count("\n") == 1 and "V4__odd.yaml:3" in odd.stderr and "destroys nothing" in odd.stderr, odd.stderr
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first
@@ -339,7 +418,10 @@ def test_the_readme_walkthrough_on_speakeasy(azseed, tmp_path):
     applied = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
     assert applied.returncode == 0 and "Applied 3 migrations." in applied.stdout
     status = run(azseed, "migrate", "status", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
-    assert status.stdout.count("— applied ") == 3 and status.stdout.count("100 changes") == 2 and "16 changes" in status.stdout
+    rows = status_rows(status.stdout)
+    assert [(r["VERSION"], r["STATE"], r["CHANGES"]) for r in rows] == [("1", "applied", "100"), ("2", "applied", "100"), ("3", "applied", "16")], status.stdout
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ", r["INSTALLED ON"]) and re.fullmatch(r"[0-9a-f]{8}", r["CHECKSUM"]) for r in rows)
+    assert all(r["BY"].startswith("azseed ") and " on " in r["BY"] and re.fullmatch(r"< 1 s|\d+ s|\d+ min \d\d s", r["DURATION"]) for r in rows), status.stdout
     # The app reads each photo from the new container, anonymously, at the URL its entity holds.
     emulator = start_emulator(azseed, "--data-dir", str(tmp_path / ".azseed" / "storage"))
     try:
@@ -365,7 +447,7 @@ def test_the_readme_walkthrough_on_speakeasy(azseed, tmp_path):
     verified = run(azseed, "verify", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
     assert verified.returncode == 0 and "holds exactly dataset speakeasy" in verified.stdout, verified.stdout + verified.stderr
     status = run(azseed, "migrate", "status", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
-    assert status.stdout.count("— undone ") == 3, status.stdout
+    assert [r["STATE"] for r in status_rows(status.stdout)] == ["undone"] * 3, status.stdout
     twice = run(azseed, "migrate", "undo", "1", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
     assert twice.returncode == 1 and "is not applied (undone)" in twice.stderr and twice.stderr.count("\n") <= 2
     reapplied = run(azseed, "migrate", "apply", "--dataset", "Seeds/speakeasy", cwd=tmp_path)
@@ -402,7 +484,7 @@ def test_undo_refuses_in_one_line_what_it_cannot_put_back(azseed, fresh, tmp_pat
     backup to use instead, exit 1, nothing written."""
     table = seed(azseed, fresh, tmp_path, 50, 1)
     migrations = folder(tmp_path, {"V1__rename.yaml": RENAME,
-                                   "V2__drop.yaml": "description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 40\"}\n"})
+                                   "V2__drop.yaml": "description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 40\", allow-destructive: true}\n"})
     assert migrate(azseed, fresh, migrations, "apply").returncode == 0
     refused = migrate(azseed, fresh, migrations, "undo", "1")
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
@@ -432,7 +514,7 @@ def test_apply_backup_is_restored_exactly_by_import(azseed, fresh, tmp_path):
     assert (again / "tables" / "events.jsonl").read_bytes() == (before / "tables" / "events.jsonl").read_bytes()
     # A backup folder that is not empty is refused before anything is written.
     with open(os.path.join(migrations, "V3__drop.yaml"), "w") as f:
-        f.write("description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 0\"}\n")
+        f.write("description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 0\", allow-destructive: true}\n")
     refused = migrate(azseed, fresh, migrations, "apply", "--backup", str(backup))
     assert refused.returncode != 0 and refused.stderr.count("\n") == 1, refused.stderr
     assert len(list(TableServiceClient.from_connection_string(fresh.connection_string).get_table_client("events").list_entities())) == 500
@@ -533,7 +615,7 @@ def test_four_shard_processes_at_once_give_what_one_run_gives(azseed, fresh, tmp
     first = migrate(azseed, fresh, migrations, "apply", "--shard", "0/4")
     assert first.returncode == 0 and "Applied this shard's part of 1 migration" in first.stdout, first.stdout + first.stderr
     status = migrate(azseed, fresh, migrations, "status")
-    assert "in-shards" in status.stdout and "1 of 4 shards finished" in status.stdout, status.stdout
+    assert [r["STATE"] for r in status_rows(status.stdout)] == ["in-shards (1 of 4 done)"], status.stdout
     refused = migrate(azseed, fresh, migrations, "apply")
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "being applied in 4 shards" in refused.stderr
     processes = [subprocess.Popen([azseed, "migrate", "apply", "--shard", f"{i}/4", "--migrations", migrations, "--connection-string",

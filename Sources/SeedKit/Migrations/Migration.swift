@@ -14,6 +14,27 @@ public struct Migration: Sendable {
     /// checksum (as Flyway's is).
     public var checksum: String
     public var operations: [MigrationOperation]
+    /// Where each operation is in the file and what its mapping acknowledges, by index; empty
+    /// for a migration made in code (``source(of:)`` then says nothing is acknowledged).
+    public var sources: [OperationSource] = []
+
+    /// Where operation `index` is in the file and what its mapping acknowledges.
+    public func source(of index: Int) -> OperationSource {
+        sources.indices.contains(index) ? sources[index] : OperationSource(line: nil, allowsDestructive: false)
+    }
+}
+
+/// Where an operation is in its migration file, and whether its mapping acknowledges that it
+/// is destructive (`allow-destructive: true` beside its keys).
+public struct OperationSource: Sendable, Equatable {
+    /// The line of the operation's name in the file (1-based), when known.
+    public var line: Int?
+    public var allowsDestructive: Bool
+
+    public init(line: Int?, allowsDestructive: Bool) {
+        self.line = line
+        self.allowsDestructive = allowsDestructive
+    }
 }
 
 /// The migrations of a folder, in version order.

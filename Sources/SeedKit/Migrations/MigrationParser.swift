@@ -57,13 +57,20 @@ struct MigrationParser {
             throw parser.reader.error(root, "\(list.count) operations; a migration holds at most \(MigrationSet.maxOperations)")
         }
         var operations: [MigrationOperation] = []
-        for node in list { operations.append(try parser.operation(node)) }
+        var sources: [OperationSource] = []
+        for node in list {
+            let (operation, source) = try parser.operation(node)
+            operations.append(operation)
+            sources.append(source)
+        }
         return Migration(
             version: version, description: description, script: url.lastPathComponent, file: file,
-            checksum: SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined(), operations: operations)
+            checksum: SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined(), operations: operations, sources: sources)
     }
 
-    private func operation(_ node: Node) throws(DatasetError) -> MigrationOperation {
+    /// An operation and where it is: its line, and whether `allow-destructive: true` beside its
+    /// keys acknowledges what it destroys (refused on an operation that destroys nothing).
+    private func operation(_ node: Node) throws(DatasetError) -> (MigrationOperation, OperationSource) {
         let outer = try reader.mapping(node, "an operation", allowed: [])
         guard outer.count == 1, let (name, body, nameNode) = outer.first.map({ ($0.key, $0.value, $0.keyNode) }) else {
             throw reader.error(node, "an operation is a mapping of one key, its name (e.g. '- rename-property: {table: t, from: A, to: B}')")
@@ -73,8 +80,22 @@ struct MigrationParser {
                 nameNode,
                 "unknown operation '\(Printable.escaped(name))' (this azseed implements: \(Self.operationKeys.map(\.0).joined(separator: ", ")))")
         }
+        let fields = try reader.mapping(body, name, allowed: keys + ["allow-destructive"])
+        let acknowledgement = fields.first(where: { $0.key == "allow-destructive" })?.value
+        let allows = try flag(acknowledgement, "\(name): allow-destructive")
+        let operation = try self.operation(name, fields.filter { $0.key != "allow-destructive" }, body)
+        if allows, operation.destroys == nil {
+            throw reader.error(
+                acknowledgement,
+                "\(name): allow-destructive acknowledges an operation that destroys data, and this one destroys nothing; remove it")
+        }
+        return (operation, OperationSource(line: YAMLReader.line(of: nameNode), allowsDestructive: allows))
+    }
+
+    private func operation(_ name: String, _ fields: [(key: String, value: Node, keyNode: Node)], _ body: Node) throws(DatasetError)
+        -> MigrationOperation
+    {
         let what = "\(name)"
-        let fields = try reader.mapping(body, what, allowed: keys)
         func field(_ key: String) -> Node? { fields.first(where: { $0.key == key })?.value }
         func required(_ key: String) throws(DatasetError) -> String {
             try reader.string(try reader.required(fields, key, in: what, at: body), "\(what): \(key)")

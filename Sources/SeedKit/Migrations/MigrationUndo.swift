@@ -109,6 +109,7 @@ extension Migration {
         undo.operations = operations.enumerated().reversed().compactMap { i, operation in
             operation.inverse(applied: appliedCounts.indices.contains(i) ? appliedCounts[i] : 1)
         }
+        undo.sources = []  // its operations are not the file's
         return undo
     }
 }

@@ -6,6 +6,7 @@ extension Setting {
     public static let planCommand = Setting("planCommand", plainName: "a new plan")
     public static let importSnapshot = Setting("importSnapshot", plainName: "importSnapshot(_:into:…)")
     public static let migrateStatus = Setting("migrateStatus", plainName: "Migrator.status()")
+    public static let migrateLint = Setting("migrateLint", plainName: "Migrator.lint()")
     public static let migratePlan = Setting("migratePlan", plainName: "Migrator.plan()")
     public static let migrateValidate = Setting("migrateValidate", plainName: "Migrator.status()")
     public static let migrateRepair = Setting("migrateRepair", plainName: "Migrator.repair(acceptChecksums: false)")
@@ -21,7 +22,8 @@ extension Setting {
 
     /// The settings SeedRunner's messages name.
     public static let runnerSettings: [Setting] = [
-        .planCommand, .importSnapshot, .migrateStatus, .migratePlan, .migrateValidate, .migrateRepair, .migrateAcceptChecksums, .migrateBreakLock,
+        .planCommand, .importSnapshot, .migrateStatus, .migrateLint, .migratePlan, .migrateValidate, .migrateRepair, .migrateAcceptChecksums,
+        .migrateBreakLock,
         .migrateApply, .migrateUndo, .migrateBackup, .importSnapshotPrune, .migratePlanForDataset, .lockTimeout, .applySavedPlan,
     ]
 }

@@ -12,7 +12,8 @@ struct MigrateCommand: AsyncParsableCommand {
         discussion:
             "The target's ledger (table azseedledger) records each migration's checksum, state and checkpoint: an interrupted apply resumes where it stopped. See docs/MIGRATIONS.md.",
         subcommands: [
-            MigratePlanCommand.self, MigrateApplyCommand.self, MigrateStatusCommand.self, MigrateValidateCommand.self, MigrateBaselineCommand.self,
+            MigratePlanCommand.self, MigrateApplyCommand.self, MigrateStatusCommand.self, MigrateValidateCommand.self, MigrateLintCommand.self,
+            MigrateBaselineCommand.self,
             MigrateRepairCommand.self, MigrateUndoCommand.self,
         ]
     )
@@ -174,6 +175,36 @@ struct MigrateStatusCommand: AsyncParsableCommand {
             Console.print(MigrationPrinting.json(status).pretty())
         } else {
             Console.print(MigrationPrinting.statusText(status) + "\n")
+        }
+    }
+}
+
+/// `azseed migrate lint`: what each file does that a reviewer should see before it runs.
+struct MigrateLintCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lint",
+        abstract:
+            "Flag destructive operations (exit 1 unless acknowledged with allow-destructive: true), operations with no exact undo, and filters that match nothing; writes nothing."
+    )
+
+    @OptionGroup var options: MigrationOptions
+
+    func validate() throws { try options.refuseShard("lint") }
+
+    func run() async throws {
+        let (migrator, observer) = try await options.migrator(readOnly: true)
+        let findings = try await migrator.lint()
+        observer.finish()
+        let errors = findings.filter { $0.severity == .error }.count
+        if options.output == .json {
+            Console.print(MigrationPrinting.json(findings).pretty())
+        } else {
+            Console.print(MigrationPrinting.lintText(findings) + "\n")
+        }
+        if errors > 0 {
+            throw RunError(
+                "migrate lint: \(errors) destructive operation\(errors == 1 ? "" : "s") not acknowledged; add 'allow-destructive: true' beside each one's keys, or change the migration"
+            )
         }
     }
 }

@@ -39,6 +39,7 @@ extension SettingNames {
         .planCommand: "'azseed plan'",
         .importSnapshot: "'azseed import DIR'",
         .migrateStatus: "'azseed migrate status'",
+        .migrateLint: "'azseed migrate lint'",
         .migratePlan: "'azseed migrate plan'",
         .migrateValidate: "'azseed migrate validate'",
         .migrateRepair: "'azseed migrate repair'",

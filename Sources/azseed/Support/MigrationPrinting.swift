@@ -110,30 +110,87 @@ enum MigrationPrinting {
         return "\(op.op) \(op.table): \(what)\(skipped)\(op.done ? " (done before the interruption)" : "")"
     }
 
+    /// `migrate lint`'s findings, one per line (`file:line: severity: message`), then a count.
+    static func lintText(_ findings: [LintFinding]) -> String {
+        let errors = findings.filter { $0.severity == .error }.count
+        let lines = findings.map { shown($0.located(.flags)) }
+        let summary =
+            findings.isEmpty
+            ? "No findings."
+            : "\(errors) error\(errors == 1 ? "" : "s"), \(findings.count - errors) warning\(findings.count - errors == 1 ? "" : "s")."
+        return (lines + [summary]).joined(separator: "\n")
+    }
+
+    /// `migrate lint --output json`: `{"errors": N, "warnings": N, "findings": [...]}`.
+    static func json(_ findings: [LintFinding]) -> JSONValue {
+        let errors = findings.filter { $0.severity == .error }.count
+        return .object([
+            ("errors", .number(String(errors))), ("warnings", .number(String(findings.count - errors))),
+            (
+                "findings",
+                .array(
+                    findings.map { finding in
+                        var members: [(String, JSONValue)] = [("severity", .string(finding.severity.rawValue)), ("file", .string(finding.file))]
+                        if let line = finding.line { members.append(("line", .number(String(line)))) }
+                        members += [
+                            ("version", .string(finding.version)), ("op", .string(finding.operation)), ("table", .string(finding.table)),
+                            ("message", .string(finding.message.rendered(.flags))),
+                        ]
+                        return .object(members)
+                    })
+            ),
+        ])
+    }
+
+    /// `migrate status` as `flyway info` shows it: one row per version — version, description,
+    /// state, installed on, by, checksum (short), changes, duration — then a line per failure.
     static func statusText(_ status: MigrationStatus) -> String {
         guard !status.entries.isEmpty else { return "No migrations in the folder or the ledger." }
-        var lines = ["VERSION  STATE             DESCRIPTION"]
+        var rows = [["VERSION", "DESCRIPTION", "STATE", "INSTALLED ON", "BY", "CHECKSUM", "CHANGES", "DURATION"]]
+        var notes: [String] = []
         for entry in status.entries {
-            var line = "\(entry.version.padding(toLength: max(7, entry.version.count), withPad: " ", startingAt: 0))  "
-            line += "\(entry.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0))  \(shown(entry.description))"
+            var state = entry.state.rawValue
             if entry.state == .inShards, let count = entry.shards.first?.shard?.count {
-                line += " — \(entry.shards.filter { $0.state == .applied }.count) of \(count) shards finished"
+                state += " (\(entry.shards.filter { $0.state == .applied }.count) of \(count) done)"
             }
+            let checksum = String((entry.record?.checksum ?? entry.migration?.checksum ?? "").prefix(8))
+            var row = [entry.version, shown(entry.description), state, "—", "—", checksum.isEmpty ? "—" : checksum, "—", "—"]
             if let record = entry.record, record.state != .baseline {
-                let total = record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue }
-                let when: String
-                switch record.state {
-                case .applied: when = "applied \(record.startedAt.shortISO8601)"
-                case .undone: when = "undone \((record.endedAt ?? record.startedAt).shortISO8601)"
-                case .undoing: when = "undo started \(record.startedAt.shortISO8601)"
-                default: when = "started \(record.startedAt.shortISO8601)"
-                }
-                line += " — \(when) by \(shown(record.tool)) on \(shown(record.host)), \(total) change\(total == 1 ? "" : "s")"
-                if let error = record.error { line += "; \(shown(error))" }
+                row[3] = installedOn(record.startedAt)
+                row[4] = "\(shown(record.tool)) on \(shown(record.host))"
+                row[6] = String(record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue })
+                if let ended = record.endedAt, [.applied, .undone].contains(record.state) { row[7] = duration(from: record.startedAt, to: ended) }
+                if let error = record.error { notes.append("V\(entry.version) \(entry.state.rawValue): \(shown(error))") }
+            } else if let record = entry.record {
+                row[3] = installedOn(record.startedAt)
+                row[4] = "\(shown(record.tool)) on \(shown(record.host))"
             }
-            lines.append(line)
+            rows.append(row)
         }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var lines = rows.map { row in
+            row.indices.map { row[$0] + String(repeating: " ", count: widths[$0] - row[$0].count) }.joined(separator: "  ")
+                .replacing(/\s+$/, with: "")
+        }
+        lines += notes
         return lines.joined(separator: "\n")
+    }
+
+    /// When a migration was installed, to the second: `2026-11-29 01:02:03Z`.
+    static func installedOn(_ time: EdmDateTime) -> String {
+        let short = time.shortISO8601
+        return String(short.prefix(19)).replacingOccurrences(of: "T", with: " ") + "Z"
+    }
+
+    /// How long a run took, as a person reads it: `< 1 s`, `12 s`, `3 min 05 s`, `2 h 07 min`
+    /// (the ledger records whole seconds).
+    static func duration(from start: EdmDateTime, to end: EdmDateTime) -> String {
+        let seconds = max(0, (end.ticks - start.ticks) / EdmDateTime.ticksPerSecond)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        if seconds < 1 { return "< 1 s" }
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min \(two(seconds % 60)) s" }
+        return "\(seconds / 3600) h \(two(seconds % 3600 / 60)) min"
     }
 
     static func json(_ reports: [MigrationReport], shard: Shard? = nil) -> JSONValue {

@@ -40,6 +40,7 @@ public struct MigrateApply: Sendable {
                 throw RunError(Migrator.refusal(problem, count: status.problems.count))
             }
             let chosen = Migrator.chosen(status, to: to)
+            try Migrator.checkAcknowledged(chosen)
             try Migrator.checkShards(chosen, shard: migrator.target.shard)
             if let backup, !chosen.isEmpty { try await self.backup(chosen, into: backup, session) }
             var reports: [MigrationReport] = []

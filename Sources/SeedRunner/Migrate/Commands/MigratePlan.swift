@@ -15,6 +15,7 @@ public struct MigratePlan: Sendable {
         let files = try await migrator.load()
         return try await migrator.session { session in
             let status = try await Ledger(tables: session.run.tables).status(of: files)
+            try Migrator.checkAcknowledged(Migrator.chosen(status, to: to))
             var simulation = try await MigrationSimulation(tables: session.run.tables, blobs: session.run.blobs, observer: migrator.observer)
             simulation.shard = migrator.target.shard
             var reports: [MigrationReport] = []

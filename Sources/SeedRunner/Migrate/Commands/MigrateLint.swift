@@ -1,0 +1,101 @@
+import AzureStorage
+import Foundation
+import SeedKit
+
+/// `migrate lint` (Atlas's `migrate lint` is the model): what each migration file does that a
+/// reviewer should see before it runs — operations that destroy data without saying so in their
+/// own mapping (errors: `plan` and `apply` refuse them), operations `migrate undo` cannot put
+/// back (warnings) — and, for the migrations still to run, `where` filters that match nothing
+/// the table holds now (warnings). Reads the target; writes nothing, and takes no lock.
+public struct MigrateLint: Sendable {
+    public let migrator: Migrator
+
+    public init(_ migrator: Migrator) { self.migrator = migrator }
+
+    /// Pages of a filter that matches nothing that lint reads before it stops looking (Azure
+    /// may answer a query over a large table with empty pages and a continuation).
+    static let maxProbePages = 20
+
+    /// Every finding, in file and line order.
+    public func run() async throws -> [LintFinding] {
+        let files = try await migrator.load()
+        let (runnable, probed) = try await migrator.session { session in
+            let status = try await Ledger(tables: session.run.tables).status(of: files)
+            let runnable = status.runnable.compactMap(\.migration)
+            return (Set(runnable.map(\.version.canonical)), try await Self.filterFindings(runnable, tables: session.run.tables))
+        }
+        var findings = files.migrations.flatMap { $0.lintFindings(applied: !runnable.contains($0.version.canonical)) }
+        findings += probed
+        let order = Dictionary(files.migrations.enumerated().map { ($0.element.version.canonical, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        return findings.sorted { a, b in
+            (order[a.version] ?? 0, a.line ?? 0, a.severity == .error ? 0 : 1) < (order[b.version] ?? 0, b.line ?? 0, b.severity == .error ? 0 : 1)
+        }
+    }
+
+    /// The `where` of each entity step still to run that matches no entity of its table now.
+    /// A table an earlier operation still to run writes (or creates) is not judged: what it will
+    /// hold then is not what it holds now.
+    static func filterFindings(_ pending: [Migration], tables: TableClient) async throws -> [LintFinding] {
+        var findings: [LintFinding] = []
+        var written: Set<String> = []
+        for migration in pending {
+            for (index, operation) in migration.operations.enumerated() {
+                defer {
+                    written.insert(operation.table.lowercased())
+                    if case .copyTable(_, let to) = operation { written.insert(to.lowercased()) }
+                }
+                guard case .entities(let step) = operation, let text = step.filterText, !written.contains(step.table.lowercased()) else { continue }
+                let filter = TableFilter.written("(\(text))", comparisons: step.filterComparisons)
+                let message: Phrase
+                switch try await probe(step.table, filter: filter, tables: tables) {
+                case .some: continue
+                case .none: message = "where matches no entity of table \(step.table) now"
+                case .noTable: message = "table \(step.table) does not exist, so where can match nothing"
+                case .undecided: continue
+                }
+                findings.append(
+                    LintFinding(
+                        severity: .warning, file: migration.file, line: migration.source(of: index).line, version: migration.version.canonical,
+                        operation: operation.name, table: operation.table, message: "\(operation.name) \(operation.table): \(message)"))
+            }
+        }
+        return findings
+    }
+
+    enum Probe { case some, none, noTable, undecided }
+
+    /// Whether `filter` matches an entity of `table`, reading at most ``maxProbePages`` pages of
+    /// one key each.
+    static func probe(_ table: String, filter: TableFilter, tables: TableClient) async throws -> Probe {
+        do {
+            var pages = 0
+            for try await page in tables.query(table, filter: filter, select: ["PartitionKey", "RowKey"], top: 1) {
+                if !page.isEmpty { return .some }
+                pages += 1
+                if pages == maxProbePages { return .undecided }
+            }
+            return .none
+        } catch let error as AzureStorageError where error.status == 404 {
+            return .noTable
+        }
+    }
+}
+
+extension Migrator {
+    /// `migrate lint`: ``MigrateLint``.
+    public func lint() async throws -> [LintFinding] {
+        try await MigrateLint(self).run()
+    }
+
+    /// `plan` and `apply` refuse a migration with an operation that destroys data and does not
+    /// say so in its own mapping (`allow-destructive: true`), before anything is written.
+    static func checkAcknowledged(_ chosen: [MigrationStatus.Entry]) throws {
+        for entry in chosen {
+            guard let migration = entry.migration, let finding = migration.firstUnacknowledgedDestructive else { continue }
+            let place = Printable.escaped(migration.script, quotes: false) + (finding.line.map { ", line \($0)" } ?? "")
+            throw RunError(
+                "migration \(migration.version.canonical) (\(place)): \(finding.message) (\(Setting.migrateLint) lists every finding); nothing was written"
+            )
+        }
+    }
+}
