@@ -23,7 +23,8 @@ public struct RunResult: Sendable {
         self.target = target
         self.shard = shard
         self.seconds = seconds
-        (requests, retries, throttled) = activity.snapshot
+        let counts = activity.snapshot
+        (requests, retries, throttled) = (counts.requests, counts.retries, counts.throttled)
     }
 
     package func json() -> JSONValue {

@@ -340,6 +340,51 @@ def test_lint_flags_what_destroys_and_plan_and_apply_refuse_it_unacknowledged(az
     odd = migrate(azseed, fresh, migrations, "lint")
     assert odd.returncode == 1 and odd.stderr.count("\n") == 1 and "V4__odd.yaml:3" in odd.stderr and "destroys nothing" in odd.stderr, odd.stderr
 
+def test_a_migration_through_a_faulty_service_completes_exactly(azseed, tmp_path):
+    """Issue 49: against `azseed emulator --fault-rate 0.3` — 503 ServerBusy, 500
+    OperationTimedOut after applying, connections dropped after applying — a non-idempotent
+    migration (x -> xx) of 20,000 entities completes exactly, within a few minutes, and its result
+    reports the retries and the seconds spent backing off. A batch (or ledger write) the service
+    applied whose answer was lost was applied twice (xxxx) or taken for another run's write."""
+    data = str(tmp_path / "data")
+    healthy = start_emulator(azseed, "--data-dir", data)
+    try:
+        seed(azseed, healthy, tmp_path, 20_000, 7)
+    finally:
+        stop_emulator(healthy)
+    faulty = start_emulator(azseed, "--data-dir", data, "--fault-rate", "0.3", "--fault-seed", "49")
+    try:
+        migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+        started = time.monotonic()
+        done = run(azseed, "migrate", "apply", "--migrations", migrations, "--connection-string", faulty.connection_string, "--output", "json", timeout=600)
+        seconds = time.monotonic() - started
+    finally:
+        stop_emulator(faulty)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)["migrations"][0]
+    assert result["state"] == "applied" and result["operations"][0]["changes"] == 20_000, result
+    assert result["retries"] > 100 and result["backoffSeconds"] > 0, result
+    assert seconds < 240, f"{seconds:.0f} s"
+    healthy = start_emulator(azseed, "--data-dir", data)
+    try:
+        values = [e["Place"] for e in TableServiceClient.from_connection_string(healthy.connection_string).get_table_client("events").list_entities()]
+    finally:
+        stop_emulator(healthy)
+    assert len(values) == 20_000 and set(values) == {"xx"}, {v: values.count(v) for v in set(values)}
+
+
+def test_max_rate_caps_the_entities_written_per_second(azseed, fresh, tmp_path):
+    """Issue 49: `--max-rate N` is a hard cap, idempotent steps (written concurrently) and not:
+    two migrations of 3,000 entities each at 2,000 a second take about three seconds (the first
+    batch of each goes at once); 0 is a usage error."""
+    seed(azseed, fresh, tmp_path, 3_000, 3)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE, "V2__capacity.yaml": CAPACITY})
+    started = time.monotonic()
+    capped = migrate(azseed, fresh, migrations, "apply", "--max-rate", "2000")
+    assert capped.returncode == 0, capped.stderr
+    assert time.monotonic() - started >= 2.8, "6,000 entity writes at 2,000 a second took under 2.8 s"
+    assert migrate(azseed, fresh, migrations, "undo", "1", "--max-rate", "0").returncode == 64
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

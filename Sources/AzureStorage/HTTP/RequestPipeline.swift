@@ -54,6 +54,7 @@ struct RequestPipeline: Sendable {
             var record: RequestRecord?
             do {
                 if let partition, let wait = configuration.throttle.admit(partition, now: configuration.now()) {
+                    configuration.activity.recordBackoff(Self.seconds(wait))
                     try await configuration.sleep(wait)
                 }
                 let signed = sign(request, bearer: try await bearerToken())
@@ -110,6 +111,7 @@ struct RequestPipeline: Sendable {
             }
             guard retrying else { throw failure }
             attempt += 1
+            configuration.activity.recordBackoff(Self.seconds(delay))
             try await configuration.sleep(delay)
         }
     }
@@ -118,6 +120,10 @@ struct RequestPipeline: Sendable {
     private func observe(_ record: RequestRecord) {
         configuration.activity.record(record)
         configuration.logger.info("\(record.method) \(record.operation)", metadata: record.metadata)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private static func seconds(since start: ContinuousClock.Instant) -> Double {

@@ -30,6 +30,9 @@ struct EntityStepRun {
     private var cursor: MigrationRecord.EntityKey?
     /// An entity read and what the step makes of it.
     typealias Change = (read: QueriedEntity, outcome: EntityOutcome)
+    /// How many batches may be in flight and how fast entities may be written
+    /// (``MigrationPace``); nil: ``batchesInFlight`` at once, no rate cap.
+    var pace: MigrationPace?
     /// Hears the entities read so far, page by page (the CLI shows it: a long step is not silent).
     var onRead: @Sendable (Int) -> Void = { _ in }
     /// Whether the run was found to have lost the migrate lock, before each batch or move sent
@@ -92,7 +95,7 @@ struct EntityStepRun {
     /// each recorded as pending in the ledger before it is sent (``flush(_:)``).
     private mutating func runRecorded(filter: TableFilter?) async throws {
         var batch: [Change] = []
-        let stopped = try await Self.scan(tables, step, filter: filter, unsettled: unsettled, onRead: onRead) { found in
+        let stopped = try await Self.scan(tables, step, filter: filter, unsettled: unsettled.map { [$0] } ?? [], onRead: onRead) { found in
             switch found {
             case .settled: record.counts[operation] += 1
             case .change(let change):
@@ -115,7 +118,7 @@ struct EntityStepRun {
     /// entity the step cannot change ends the scan and is returned: the strategy writes what it
     /// holds, then stops with it. A table that is not there is ``tableMissing(_:)``.
     static func scan(
-        _ tables: TableClient, _ step: EntityStep, filter: TableFilter?, unsettled: MigrationRecord.PendingBatch? = nil,
+        _ tables: TableClient, _ step: EntityStep, filter: TableFilter?, unsettled: [MigrationRecord.PendingBatch] = [],
         onRead: (Int) -> Void, take: (Found) async throws -> Void
     ) async throws -> Stopped? {
         do {
@@ -199,7 +202,7 @@ struct EntityStepRun {
             }
             func send(_ batch: [Change]) async throws {
                 guard !batch.isEmpty else { return }
-                if inFlight == Self.batchesInFlight, let result = try await group.next() {
+                while inFlight >= (pace?.limit ?? Self.batchesInFlight), let result = try await group.next() {
                     inFlight -= 1
                     try await finish(result)
                 }
@@ -207,7 +210,12 @@ struct EntityStepRun {
                 let index = lastKeys.count
                 lastKeys.append(MigrationRecord.EntityKey(partitionKey: batch[0].read.entity.partitionKey, rowKey: batch.last!.read.entity.rowKey))
                 let prove = self.prove
-                group.addTask { (index, try await Self.write(batch, to: tables, step: step, prove: prove)) }
+                let pace = self.pace
+                let sent = try await pace?.admit(batch.count)
+                group.addTask {
+                    defer { if let sent { pace?.answered(sent) } }
+                    return (index, try await Self.write(batch, to: tables, step: step, prove: prove))
+                }
                 inFlight += 1
             }
             var current: [Change] = []
@@ -276,13 +284,17 @@ struct EntityStepRun {
             var inFlight = 0
             failure = try await Self.scan(tables, step, filter: filter, onRead: onRead) { found in
                 guard case .change(let change) = found, case .rekeyed(let new) = change.outcome else { return }
-                if inFlight == Self.batchesInFlight * 4 {
-                    try await group.next()
+                while inFlight >= (pace?.limit ?? Self.batchesInFlight) * 4, (try await group.next()) != nil {
                     inFlight -= 1
                 }
                 try check()
                 let prove = self.prove
-                group.addTask { try await Self.move(change.read, to: new, tables: tables, step: step, prove: prove) }
+                let pace = self.pace
+                let sent = try await pace?.admit(1)
+                group.addTask {
+                    defer { if let sent { pace?.answered(sent) } }
+                    try await Self.move(change.read, to: new, tables: tables, step: step, prove: prove)
+                }
                 inFlight += 1
                 moved += 1
             }
@@ -344,9 +356,17 @@ struct EntityStepRun {
     }
 
     /// Records the batch as pending, sends it, and moves past it.
+    ///
+    /// A batch the service applied but whose answer was lost (a dropped connection, a 500
+    /// after applying) is retried by the pipeline and refused (412: its entities' ETags
+    /// changed). Each batch recorded as pending here is in flight until its answer: an entity
+    /// of one found holding, under another ETag, what this step wrote — or gone, where it
+    /// deleted — is counted as done, never changed again (x → xx must not become xxxx).
     private mutating func flush(_ first: [Change]) async throws {
+        guard let last = first.last else { return }
         var batch = first
         var attempts = 0
+        var inFlight: [MigrationRecord.PendingBatch] = unsettled.map { [$0] } ?? []
         while !batch.isEmpty {
             let partition = batch[0].read.entity.partitionKey
             // An entity changed since the apply-time check read it (a concurrent writer) may no
@@ -360,21 +380,21 @@ struct EntityStepRun {
                 }.count
                 record.undoChecks[operation] = counted + lost
             }
-            record.checkpoint = MigrationRecord.Checkpoint(
-                operation: operation, after: cursor,
-                pending: MigrationRecord.PendingBatch(
-                    partitionKey: partition,
-                    rows: batch.map { item in
-                        let written: String
-                        if case .replaced(let after) = item.outcome { written = step.writtenDigest(after) } else { written = "absent" }
-                        return (item.read.entity.rowKey, item.read.etag ?? "*", written)
-                    }))
+            let pending = MigrationRecord.PendingBatch(
+                partitionKey: partition,
+                rows: batch.map { item in
+                    let written: String
+                    if case .replaced(let after) = item.outcome { written = step.writtenDigest(after) } else { written = "absent" }
+                    return (item.read.entity.rowKey, item.read.etag ?? "*", written)
+                })
+            record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: pending)
             try await save(record)
+            inFlight.append(pending)
+            let sent = try await pace?.admit(batch.count)
+            defer { if let sent { pace?.answered(sent) } }
             do {
                 try await tables.submit(Self.operations(batch), to: step.table)
                 record.counts[operation] += batch.count
-                cursor = MigrationRecord.EntityKey(partitionKey: partition, rowKey: batch.last!.read.entity.rowKey)
-                record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
                 batch = []
             } catch let error as AzureStorageError where error.status == 412 || (error.status == 404 && error.failedOperation != nil) {
                 // Changed (or deleted) since it was read: read the batch again, apply again.
@@ -384,59 +404,107 @@ struct EntityStepRun {
                         "table \(step.table), partition '\(Printable.escaped(partition))': entities kept changing while they were migrated (\(attempts) reads); run apply again"
                     )
                 }
-                let again = try await Self.reread(batch.map(\.read.entity), tables: tables, step: step, unsettled: unsettled)
+                let again = try await Self.reread(batch.map(\.read.entity), tables: tables, step: step, unsettled: inFlight)
                 record.counts[operation] += again.settled
                 batch = again.batch
             }
         }
+        // Every entity of the batch is done: written, found written, or left as it now is.
+        cursor = MigrationRecord.EntityKey(partitionKey: last.read.entity.partitionKey, rowKey: last.read.entity.rowKey)
+        record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
     }
 
-    /// Whether `read` belongs to the ``unsettled`` batch and holds, under another ETag than the
-    /// one recorded, the value the step writes: written by the run that recorded the batch,
-    /// after this run found it not written (its request was still on its way).
-    static func writtenBefore(_ read: QueriedEntity, _ unsettled: MigrationRecord.PendingBatch?, step: EntityStep) -> Bool {
-        guard let unsettled, read.entity.partitionKey.isExactly(unsettled.partitionKey),
-            let row = unsettled.rows.first(where: { $0.rowKey.isExactly(read.entity.rowKey) }), row.written != "absent", read.etag != row.etag
-        else { return false }
-        return step.writtenDigest(read.entity) == row.written
+    /// Whether `read` belongs to one of the `unsettled` batches — recorded as pending and not
+    /// known to be answered — and holds, under another ETag than the one recorded, the value
+    /// the step writes: written by the request that batch was, whose answer never came back
+    /// (a run that stopped, or a connection that dropped after the service applied it).
+    static func writtenBefore(_ read: QueriedEntity, _ unsettled: [MigrationRecord.PendingBatch], step: EntityStep) -> Bool {
+        unsettled.contains { batch in
+            guard read.entity.partitionKey.isExactly(batch.partitionKey),
+                let row = batch.rows.first(where: { $0.rowKey.isExactly(read.entity.rowKey) }), row.written != "absent", read.etag != row.etag
+            else { return false }
+            return step.writtenDigest(read.entity) == row.written
+        }
+    }
+
+    /// Whether an entity that is gone was one the `unsettled` batches delete.
+    static func deletedBefore(_ entity: TableEntity, _ unsettled: [MigrationRecord.PendingBatch]) -> Bool {
+        unsettled.contains { batch in
+            entity.partitionKey.isExactly(batch.partitionKey)
+                && batch.rows.contains { $0.rowKey.isExactly(entity.rowKey) && $0.written == "absent" }
+        }
     }
 
     /// ``reread(_:tables:step:)``, leaving out (and counting) the entities of the unsettled
-    /// batch found written by the run that recorded it.
-    static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep, unsettled: MigrationRecord.PendingBatch?) async throws -> (
-        batch: [Change], settled: Int
-    ) {
-        guard let unsettled else { return (try await reread(entities, tables: tables, step: step), 0) }
-        var kept: [TableEntity] = []
+    /// batches found written — or deleted — by the requests they were.
+    static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep, unsettled: [MigrationRecord.PendingBatch]) async throws
+        -> (batch: [Change], settled: Int)
+    {
+        var again: [Change] = []
         var settled = 0
-        for entity in entities {
-            if let read = try await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: step.table),
-                writtenBefore(read, unsettled, step: step)
-            {
+        for (entity, read) in zip(entities, try await current(entities, tables: tables, table: step.table)) {
+            if let read, writtenBefore(read, unsettled, step: step) {
                 settled += 1
-            } else {
-                kept.append(entity)
+            } else if read == nil, deletedBefore(entity, unsettled) {
+                settled += 1
+            } else if let read, let change = try changed(read, step: step) {
+                again.append(change)
             }
         }
-        return (try await reread(kept, tables: tables, step: step), settled)
+        return (again, settled)
+    }
+
+    /// Keys a query reading entities again names at once: Azure allows 15 comparisons in a
+    /// filter, and the partition takes one.
+    static let keysPerRead = 14
+
+    /// The entities as they are now, in order (nil: gone): one query per ``keysPerRead`` keys of
+    /// a partition, several at once, rather than a request each — a batch read again after its
+    /// answer was lost is 8 requests, not 100.
+    static func current(_ entities: [TableEntity], tables: TableClient, table: String) async throws -> [QueriedEntity?] {
+        var groups: [[TableEntity]] = []
+        for entity in entities {
+            if let last = groups.last?.last, last.partitionKey.isExactly(entity.partitionKey), groups[groups.count - 1].count < keysPerRead {
+                groups[groups.count - 1].append(entity)
+            } else {
+                groups.append([entity])
+            }
+        }
+        var found: [ExactString: QueriedEntity] = [:]
+        func key(_ entity: TableEntity) -> ExactString { ExactString(entity.partitionKey + "\u{0}" + entity.rowKey) }
+        try await withThrowingTaskGroup(of: [QueriedEntity].self) { group in
+            for keys in groups {
+                let filter: TableFilter = .and(
+                    .partition(keys[0].partitionKey),
+                    keys.dropFirst().reduce(TableFilter.equal("RowKey", .string(keys[0].rowKey))) { .or($0, .equal("RowKey", .string($1.rowKey))) })
+                group.addTask {
+                    var read: [QueriedEntity] = []
+                    for try await page in tables.query(table, filter: filter, fullMetadata: true) { read += page }
+                    return read
+                }
+            }
+            for try await read in group {
+                for entity in read { found[key(entity.entity)] = entity }
+            }
+        }
+        return entities.map { found[key($0)] }
+    }
+
+    /// What the step makes of an entity read again: nil when it leaves it as it is.
+    static func changed(_ read: QueriedEntity, step: EntityStep) throws -> Change? {
+        guard step.selects(read.entity) else { return nil }
+        let outcome = step.change.apply(to: read.entity)
+        switch outcome {
+        case .unchanged: return nil
+        case .failed(let why): throw Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
+        case .rekeyed: throw Self.notBatched
+        case .replaced, .deleted: return (read, outcome)
+        }
     }
 
     /// The entities read again, with what the step makes of each now; gone ones dropped.
     static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep) async throws -> [Change] {
-        var again: [Change] = []
-        for entity in entities {
-            guard let read = try await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: step.table),
-                step.selects(read.entity)
-            else { continue }
-            let outcome = step.change.apply(to: read.entity)
-            switch outcome {
-            case .unchanged: continue
-            case .failed(let why): throw Stopped(message: "table \(step.table), entity (\(Self.shown(read.entity))): \(why)")
-            case .rekeyed: throw Self.notBatched
-            case .replaced, .deleted: again.append((read, outcome))
-            }
-        }
-        return again
+        try await current(entities, tables: tables, table: step.table).compactMap { read in try read.flatMap { try changed($0, step: step) } }
     }
 
     /// Whether a batch recorded as pending was written. A batch is atomic: one entity still

@@ -78,21 +78,35 @@ extension Ledger {
     /// took the lock over writes the record before its first change, so the run it took it from
     /// fails its next ledger write — and every batch that is not idempotent is preceded by one —
     /// and stops there, in one line.
+    ///
+    /// Each write carries a `WriteId` of its own: a write the service applied but whose answer
+    /// was lost (a dropped connection, a 500 after applying) is retried by the pipeline and
+    /// refused (412, or 409 for a first record); the record then holding this write's id is this
+    /// write, not another run's — its ETag is taken and the run goes on.
     func write(_ record: MigrationRecord, fence: RecordFence) async throws {
         let expected = fence.etag
         let what = "recording migration \(record.version) in azseed's ledger (table \(ReservedNames.ledgerTable))"
+        var entity = record.entity
+        let id = EdmValue.string(UUID().uuidString)
+        entity.properties["WriteId"] = id
         do {
             if let expected {
-                fence.etag = try await tables.update(record.entity, in: ReservedNames.ledgerTable, etag: expected)
+                fence.etag = try await tables.update(entity, in: ReservedNames.ledgerTable, etag: expected)
             } else {
                 do {
-                    fence.etag = try await tables.insert(record.entity, into: ReservedNames.ledgerTable)
+                    fence.etag = try await tables.insert(entity, into: ReservedNames.ledgerTable)
                 } catch let error as AzureStorageError where error.status == 404 {
                     _ = try await tables.ensureTable(ReservedNames.ledgerTable)
-                    fence.etag = try await tables.insert(record.entity, into: ReservedNames.ledgerTable)
+                    fence.etag = try await tables.insert(entity, into: ReservedNames.ledgerTable)
                 }
             }
         } catch let error as AzureStorageError where error.status == 412 || error.status == 409 || (error.status == 404 && expected != nil) {
+            if let now = try? await tables.get(partitionKey: entity.partitionKey, rowKey: entity.rowKey, from: ReservedNames.ledgerTable),
+                now.entity.properties["WriteId"] == id, let etag = now.etag
+            {
+                fence.etag = etag
+                return
+            }
             throw MigrationLock.takenOver("migration \(record.version)'s record in the ledger was written by another run")
         } catch let error as RunError {
             throw error

@@ -11,6 +11,11 @@ public struct MigrationReport: Sendable {
     /// In a plan: the first operation `migrate undo` could not put back (`remove-property on
     /// events`), nil when every one can.
     public var undoBlocker: String? = nil
+    /// In a result: the retries its requests needed, and the seconds spent waiting before them
+    /// and before requests to throttled partitions (Azure's 503 ServerBusy and 500
+    /// OperationTimedOut ask clients to back off).
+    public var retries = 0
+    public var backoffSeconds = 0.0
 }
 
 /// One operation's count of changes, with a few of them shown field by field.

@@ -23,6 +23,8 @@ struct MigrationRun {
     /// Whether the lock was found lost (``MigrationLock/check()``, no request): before each
     /// idempotent batch, which the next checkpoint's ``prove`` and the ledger's fence cover.
     var check: @Sendable () throws -> Void = {}
+    /// How fast its entity steps write (``MigrationPace``), shared by the migrations of a run.
+    var pace: MigrationPace? = nil
 
     /// Writes the run's record on its fence, after proving the lock is still held.
     private func save(_ record: MigrationRecord, _ fence: RecordFence) async throws {
@@ -119,6 +121,8 @@ struct MigrationRun {
         }
         let what = undoing ? "the undo of migration \(migration.version.text), step" : "migration \(migration.version.text), operation"
         var report = MigrationReport(version: migration.version.text, description: migration.description, state: "applied", operations: [])
+        let activity = tables.configuration.activity
+        let (retries, backoff) = (activity.snapshot.retries, activity.backoffSeconds)
         for (i, operation) in migration.operations.enumerated() {
             var done = OperationReport(op: operation.name, table: operation.table)
             done.isBlobOperation = operation.isBlobOperation
@@ -166,6 +170,7 @@ struct MigrationRun {
                     }
                     run.check = check
                     run.prove = prove
+                    run.pace = pace
                     defer { record = run.record }
                     let observer = self.observer
                     run.onRead = { observer.reading($0) }
@@ -196,6 +201,8 @@ struct MigrationRun {
             let which = Self.event(migration, undoing: undoing, resumedAt: nil)
             observer.event(.migrationCheckpointed(which, operation: i + 1, changes: record.counts[i]))
         }
+        report.retries = activity.snapshot.retries - retries
+        report.backoffSeconds = activity.backoffSeconds - backoff
         return report
     }
 

@@ -17,8 +17,24 @@ public struct Migrator: Sendable {
     /// Runs before each batch's checkpoint is recorded: a test throws from it to stop a run
     /// exactly between two batches, as a kill would.
     package var beforeCheckpoint: (@Sendable () async throws -> Void)? = nil
+    /// Entities written per second at most (`--max-rate`); nil: as fast as the service allows
+    /// (``MigrationPace`` adapts the batches in flight to its answers either way).
+    public var maxRate: Int? = nil
+
+    /// Retries of each request of a migration, at least, and the longest wait before one, at
+    /// most (unless the target's configuration turns retries off): a run may go on for hours
+    /// against a service that asks it to back off, and though a stopped run resumes exactly, one
+    /// request unlucky six times in a row (one in 1,400 at a 30% fault rate) should not stop
+    /// it. Capped waits keep all the retries inside a request's retry window (three timeouts).
+    public static let minimumRetries = 10
+    public static let longestRetryWait: Duration = .seconds(2)
 
     public init(target: RunTarget, folder: URL, observer: any RunObserver = SilentObserver(), tool: String = "azseed") {
+        var target = target
+        if target.configuration.retry.maxRetries > 0 {
+            target.configuration.retry.maxRetries = max(target.configuration.retry.maxRetries, Self.minimumRetries)
+            target.configuration.retry.maxDelay = min(target.configuration.retry.maxDelay, Self.longestRetryWait)
+        }
         self.target = target
         self.folder = folder
         self.observer = observer
@@ -82,6 +98,7 @@ public struct Migrator: Sendable {
         }
         run.prove = { try await lock.prove() }
         run.check = { try lock.check() }
+        run.pace = MigrationPace(ceiling: EntityStepRun.batchesInFlight, maxRate: maxRate, activity: session.run.configuration.activity)
         return run
     }
 

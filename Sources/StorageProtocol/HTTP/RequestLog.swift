@@ -43,18 +43,29 @@ public struct RequestRecord: Sendable {
 /// Counts of what a client sent: every attempt, the retries among them and the throttled answers.
 /// Shared by the clients of one run (through ``ClientConfiguration``), read for progress and summaries.
 public final class RequestActivity: Sendable {
-    private let counts = Mutex((requests: 0, retries: 0, throttled: 0))
+    private let counts = Mutex((requests: 0, retries: 0, throttled: 0, busy: 0))
+    private let backoff = Mutex(0.0)
 
     public init() {}
 
-    /// Attempts sent, retries (attempts after the first) and throttled answers so far.
-    public var snapshot: (requests: Int, retries: Int, throttled: Int) { counts.withLock { $0 } }
+    /// Attempts sent, retries (attempts after the first), throttled answers (503, 429) and busy
+    /// ones (those and any 5xx: Azure's 500 OperationTimedOut asks for less too) so far.
+    public var snapshot: (requests: Int, retries: Int, throttled: Int, busy: Int) { counts.withLock { $0 } }
+
+    /// Seconds spent waiting before retries and before requests to a throttled partition, so far.
+    public var backoffSeconds: Double { backoff.withLock { $0 } }
+
+    /// Notes a wait before a retry or a throttled partition's next request.
+    public func recordBackoff(_ seconds: Double) {
+        backoff.withLock { $0 += seconds }
+    }
 
     public func record(_ record: RequestRecord) {
         counts.withLock { c in
             c.requests += 1
             if record.attempt > 1 { c.retries += 1 }
             if record.throttled { c.throttled += 1 }
+            if record.throttled || (record.status ?? 0) >= 500 { c.busy += 1 }
         }
     }
 }

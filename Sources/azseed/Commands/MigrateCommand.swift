@@ -71,6 +71,20 @@ struct MigrationOptions: ParsableArguments {
     }
 }
 
+/// How fast `migrate apply` and `undo` write: `--max-rate`.
+struct PaceOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Write at most this many entities per second (the batches in flight adapt to the service's answers either way).", valueName: "N"))
+    var maxRate: Int?
+
+    func validate() throws {
+        if let maxRate, !(1...10_000_000).contains(maxRate) {
+            throw ValidationError("--max-rate \(maxRate): give 1 to 10000000 entities per second")
+        }
+    }
+}
+
 /// `azseed migrate plan`: the dry run.
 struct MigratePlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -132,6 +146,8 @@ struct MigrateApplyCommand: AsyncParsableCommand {
             valueName: "dir"))
     var backup: String?
 
+    @OptionGroup var pace: PaceOptions
+
     func validate() throws {
         if backup != nil && (options.target.shard != nil || options.target.shards != nil) {
             throw ValidationError("--backup writes one snapshot of the whole target; run 'migrate apply --backup DIR' without --shard")
@@ -140,7 +156,8 @@ struct MigrateApplyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let to = try MigrationOptions.version(to, flag: "--to")
-        let (migrator, observer) = try await options.migrator()
+        var (migrator, observer) = try await options.migrator()
+        migrator.maxRate = pace.maxRate
         if !yes, let place = migrator.target.deletesNeedConfirmation {
             throw ValidationError("migrate apply changes data in \(place); add --yes to confirm")
         }
@@ -319,11 +336,14 @@ struct MigrateUndoCommand: AsyncParsableCommand {
     @Flag(help: "Confirm changing data in an endpoint that is not loopback.")
     var yes = false
 
+    @OptionGroup var pace: PaceOptions
+
     func run() async throws {
         guard let version = MigrationVersion(version) else {
             throw ValidationError("'\(Printable.escaped(version, quotes: false))' is not a version (an integer or dotted integers, e.g. 3 or 1.2)")
         }
-        let (migrator, observer) = try await options.migrator(readOnly: dryRun)
+        var (migrator, observer) = try await options.migrator(readOnly: dryRun)
+        migrator.maxRate = pace.maxRate
         if dryRun {
             let reports = try await migrator.planUndo(to: version)
             observer.finish()

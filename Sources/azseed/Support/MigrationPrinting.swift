@@ -208,6 +208,10 @@ enum MigrationPrinting {
                             fields.append(("undoable", .bool(report.undoBlocker == nil)))
                         }
                         fields.append(("operations", .array(report.operations.map(operationJSON))))
+                        if report.state.hasPrefix("applied") || report.state == "undone" {
+                            fields.append(("retries", .number(String(report.retries))))
+                            fields.append(("backoffSeconds", .number(String(format: "%.3f", report.backoffSeconds))))
+                        }
                         return .object(fields)
                     })
             ))
