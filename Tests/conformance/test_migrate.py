@@ -50,8 +50,8 @@ def migrate(azseed, emulator, migrations, *args, timeout=600):
 def status_rows(text):
     """`migrate status`'s table as dicts by column name: each column starts where its header does."""
     lines = text.rstrip("\n").split("\n")
-    names = ["VERSION", "DESCRIPTION", "STATE", "INSTALLED ON", "BY", "CHECKSUM", "CHANGES", "DURATION"]
-    assert lines[0].split() == "VERSION DESCRIPTION STATE INSTALLED ON BY CHECKSUM CHANGES DURATION".split(), lines[0]
+    names = ["VERSION", "STATE", "INSTALLED ON", "BY", "CHECKSUM", "CHANGES", "DURATION", "DESCRIPTION"]
+    assert lines[0].split() == "VERSION STATE INSTALLED ON BY CHECKSUM CHANGES DURATION DESCRIPTION".split(), lines[0]
     starts = [lines[0].index(name) for name in names] + [None]
     return [{name: line[starts[i]:starts[i + 1]].strip() for i, name in enumerate(names)} for line in lines[1:] if line[:1].isdigit()]
 
@@ -303,7 +303,7 @@ def test_lint_flags_what_destroys_and_plan_and_apply_refuse_it_unacknowledged(az
     drop = "description: drop Place\noperations:\n  - set-property: {table: events, name: Kept, value: yes, if-missing: true}\n  - remove-property: {table: events, name: Place}\n"
     migrations = folder(tmp_path, {"V1__rename.yaml": RENAME, "V2__drop.yaml": drop})
     linted = migrate(azseed, fresh, migrations, "lint")
-    assert linted.returncode == 1 and linted.stderr.count("\n") == 1 and "1 destructive operation not acknowledged" in linted.stderr, linted.stderr
+    assert linted.returncode == 1 and linted.stderr.count("\n") == 1 and "migrate lint: 1 error (above), which plan and apply refuse" in linted.stderr, linted.stderr
     first, second = linted.stdout.split("\n")[:2]
     assert first.endswith("V2__drop.yaml:4: error: remove-property events: removes property Place from the entities of events it selects;"
                           " acknowledge it with 'allow-destructive: true' in its mapping"), linted.stdout
@@ -327,13 +327,18 @@ def test_lint_flags_what_destroys_and_plan_and_apply_refuse_it_unacknowledged(az
     assert all("Place" not in e for e in table.list_entities())
 
     with open(os.path.join(migrations, "V3__nothing.yaml"), "w") as f:
-        f.write("description: nothing\noperations:\n  - rename-property: {table: events, where: \"Number gt 100000\", from: Kept, to: K}\n"
-                "  - rename-property: {table: nosuch, where: \"Number gt 1\", from: A, to: B}\n")
+        f.write("description: nothing\noperations:\n  - rename-property: {table: events, where: \"Number gt 100000 or Kept eq 1\", from: Kept, to: K}\n")
     linted = migrate(azseed, fresh, migrations, "lint")
     assert linted.returncode == 0, linted.stderr
-    assert "V3__nothing.yaml:3: warning: rename-property events: where matches no entity of table events now" in linted.stdout, linted.stdout
-    assert "V3__nothing.yaml:4: warning: rename-property nosuch: table nosuch does not exist, so where can match nothing" in linted.stdout
+    # Why it matches nothing, as plan says it: Kept holds a String, compared with an Int32.
+    assert "V3__nothing.yaml:3: warning: rename-property events: where matches no entity of table events now: " in linted.stdout, linted.stdout
+    assert "Kept" in linted.stdout.split("V3__nothing.yaml:3: warning: ")[1].split("\n")[0]
     assert "V2__drop.yaml:4: warning: remove-property events: migrate undo cannot put it back exactly" in linted.stdout
+    # A table that does not exist is refused by plan and apply: an error here too.
+    with open(os.path.join(migrations, "V3__nothing.yaml"), "a") as f:
+        f.write("  - rename-property: {table: nosuch, where: \"Number gt 1\", from: A, to: B}\n")
+    linted = migrate(azseed, fresh, migrations, "lint")
+    assert linted.returncode == 1 and "V3__nothing.yaml:4: error: rename-property nosuch: table nosuch does not exist" in linted.stdout, linted.stdout
 
     with open(os.path.join(migrations, "V4__odd.yaml"), "w") as f:
         f.write("description: odd\noperations:\n  - rename-property: {table: events, from: Kept, to: K, allow-destructive: true}\n")
@@ -354,35 +359,45 @@ def test_a_migration_through_a_faulty_service_completes_exactly(azseed, tmp_path
         stop_emulator(healthy)
     faulty = start_emulator(azseed, "--data-dir", data, "--fault-rate", "0.3", "--fault-seed", "49")
     try:
-        migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+        # And idempotent steps, written concurrently, whose counts a lost answer made too low
+        # (an attacker measured 400 of 500 deletions recorded).
+        migrations = folder(tmp_path, {
+            "V1__double.yaml": DOUBLE,
+            "V2__z.yaml": "description: Z\noperations:\n  - set-property: {table: events, where: \"Number lt 3000\", name: Z, value: 7}\n",
+            "V3__drop.yaml": "description: drop\noperations:\n  - delete-entities: {table: events, where: \"Number ge 19000\", allow-destructive: true}\n"})
         started = time.monotonic()
         done = run(azseed, "migrate", "apply", "--migrations", migrations, "--connection-string", faulty.connection_string, "--output", "json", timeout=600)
         seconds = time.monotonic() - started
     finally:
         stop_emulator(faulty)
     assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout)["migrations"][0]
-    assert result["state"] == "applied" and result["operations"][0]["changes"] == 20_000, result
-    assert result["retries"] > 100 and result["backoffSeconds"] > 0, result
-    assert seconds < 240, f"{seconds:.0f} s"
+    results = json.loads(done.stdout)["migrations"]
+    assert [(r["state"], r["operations"][0]["changes"]) for r in results] == [("applied", 20_000), ("applied", 3_000), ("applied", 1_000)], results
+    assert results[0]["retries"] > 100 and results[0]["backoffSeconds"] > 0, results[0]
+    assert seconds < 300, f"{seconds:.0f} s"
     healthy = start_emulator(azseed, "--data-dir", data)
     try:
-        values = [e["Place"] for e in TableServiceClient.from_connection_string(healthy.connection_string).get_table_client("events").list_entities()]
+        entities = list(TableServiceClient.from_connection_string(healthy.connection_string).get_table_client("events").list_entities())
+        status = json.loads(migrate(azseed, healthy, migrations, "status", "--output", "json").stdout)
     finally:
         stop_emulator(healthy)
-    assert len(values) == 20_000 and set(values) == {"xx"}, {v: values.count(v) for v in set(values)}
+    values = [e["Place"] for e in entities]
+    assert len(values) == 19_000 and set(values) == {"xx"}, {v: values.count(v) for v in set(values)}
+    assert all((e.get("Z") == 7) == (e["Number"] < 3000) for e in entities)
+    assert [m["counts"] for m in status["migrations"]] == [[20_000], [3_000], [1_000]], status
 
 
 def test_max_rate_caps_the_entities_written_per_second(azseed, fresh, tmp_path):
     """Issue 49: `--max-rate N` is a hard cap, idempotent steps (written concurrently) and not:
-    two migrations of 3,000 entities each at 2,000 a second take about three seconds (the first
-    batch of each goes at once); 0 is a usage error."""
+    two migrations of 3,000 entities each at 2,000 a second take three seconds at least (the
+    first batch waits for its slot too: a helper measured 100 entities at 20 a second in 1.1 s);
+    0 is a usage error."""
     seed(azseed, fresh, tmp_path, 3_000, 3)
     migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE, "V2__capacity.yaml": CAPACITY})
     started = time.monotonic()
     capped = migrate(azseed, fresh, migrations, "apply", "--max-rate", "2000")
     assert capped.returncode == 0, capped.stderr
-    assert time.monotonic() - started >= 2.8, "6,000 entity writes at 2,000 a second took under 2.8 s"
+    assert time.monotonic() - started >= 3.0, "6,000 entity writes at 2,000 a second took under 3 s"
     assert migrate(azseed, fresh, migrations, "undo", "1", "--max-rate", "0").returncode == 64
 
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):

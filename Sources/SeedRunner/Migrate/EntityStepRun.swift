@@ -238,10 +238,11 @@ struct EntityStepRun {
     ) async throws -> Int {
         var batch = first
         var attempts = 0
+        var settled = 0
         while !batch.isEmpty {
             do {
                 try await tables.submit(operations(batch), to: step.table)
-                return batch.count
+                return settled + batch.count
             } catch let error as AzureStorageError where error.status == 412 || (error.status == 404 && error.failedOperation != nil) {
                 attempts += 1
                 guard attempts <= maxRereads else {
@@ -250,10 +251,39 @@ struct EntityStepRun {
                     )
                 }
                 try await prove()
-                batch = try await reread(batch.map(\.read.entity), tables: tables, step: step)
+                // An entity a lost answer's request wrote is now in the shape the step makes,
+                // under another ETag (or gone, where it deleted): counted as done, as the
+                // recorded path counts it. (An identical write by someone else is counted too:
+                // the step, being idempotent, cannot tell them apart, nor needs to.)
+                let reads = try await current(batch.map(\.read.entity), tables: tables, table: step.table)
+                var again: [Change] = []
+                for (item, read) in zip(batch, reads) {
+                    guard let read else {
+                        if case .deleted = item.outcome { settled += 1 }
+                        continue
+                    }
+                    if let change = try changed(read, step: step) {
+                        again.append(change)
+                    } else if read.etag != item.read.etag, case .unchanged = step.change.apply(to: read.entity) {
+                        settled += 1
+                    }
+                }
+                batch = again
             }
         }
-        return 0
+        return settled
+    }
+
+    /// A batch as the ledger records it pending: each entity's RowKey, the ETag read and the
+    /// digest of what the step writes ("absent" where it deletes).
+    static func pending(_ batch: [Change], step: EntityStep) -> MigrationRecord.PendingBatch {
+        MigrationRecord.PendingBatch(
+            partitionKey: batch[0].read.entity.partitionKey,
+            rows: batch.map { item in
+                let written: String
+                if case .replaced(let after) = item.outcome { written = step.writtenDigest(after) } else { written = "absent" }
+                return (item.read.entity.rowKey, item.read.etag ?? "*", written)
+            })
     }
 
     static func operations(_ batch: [Change]) -> [TableBatchOperation] {
@@ -380,13 +410,7 @@ struct EntityStepRun {
                 }.count
                 record.undoChecks[operation] = counted + lost
             }
-            let pending = MigrationRecord.PendingBatch(
-                partitionKey: partition,
-                rows: batch.map { item in
-                    let written: String
-                    if case .replaced(let after) = item.outcome { written = step.writtenDigest(after) } else { written = "absent" }
-                    return (item.read.entity.rowKey, item.read.etag ?? "*", written)
-                })
+            let pending = Self.pending(batch, step: step)
             record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: pending)
             try await save(record)
             inFlight.append(pending)

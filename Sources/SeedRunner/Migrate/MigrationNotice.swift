@@ -63,7 +63,7 @@ extension Seeder {
         let missing = status.entries.filter { $0.state == .missingFile }
         if !missing.isEmpty {
             throw RunError(
-                "the target's ledger records \(Self.versions(missing.map(\.version))) as applied, but \(folder.relativePathForMessages) has no file for \(missing.count == 1 ? "it" : "them"): a plan without \(missing.count == 1 ? "it" : "them") would put \(missing.count == 1 ? "its" : "their") changes back; restore the file\(missing.count == 1 ? "" : "s")"
+                "the target's ledger records \(Self.versions(missing.map(\.version))) as applied, but \(folder.relativePathForMessages) has no file for \(missing.count == 1 ? "it" : "them"): a plan without \(missing.count == 1 ? "it" : "them") would put \(missing.count == 1 ? "its" : "their") changes back; restore the file\(missing.count == 1 ? "" : "s") there, or — when \(Setting.migrateApply) read them from another folder (./migrations, or one named by its own flag) — keep the migrations in the dataset's migrations/ folder and pass that dataset (\(Setting.dataset))"
             )
         }
         // A file edited since it was applied: the plan would follow the edit, not what ran —

@@ -46,9 +46,9 @@ final class MigrationPace: Sendable {
         if let maxRate, maxRate > 0, entities > 0 {
             let wait = state.withLock { s -> Duration in
                 let now = ContinuousClock.now
-                let start = max(now, s.nextSlot)
-                s.nextSlot = start + .microseconds(Int64(entities) * 1_000_000 / Int64(maxRate))
-                return start - now
+                // The batch takes its own slot, the first one too: N entities take N / rate.
+                s.nextSlot = max(now, s.nextSlot) + .microseconds(Int64(entities) * 1_000_000 / Int64(maxRate))
+                return s.nextSlot - now
             }
             if wait > .zero { try await Task.sleep(for: wait) }
         }

@@ -220,7 +220,7 @@ struct MigrateLintCommand: AsyncParsableCommand {
         }
         if errors > 0 {
             throw RunError(
-                "migrate lint: \(errors) destructive operation\(errors == 1 ? "" : "s") not acknowledged; add 'allow-destructive: true' beside each one's keys, or change the migration"
+                "migrate lint: \(errors) error\(errors == 1 ? "" : "s") (above), which plan and apply refuse; a destructive operation is acknowledged with 'allow-destructive: true' beside its keys"
             )
         }
     }

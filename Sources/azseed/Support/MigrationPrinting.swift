@@ -146,7 +146,8 @@ enum MigrationPrinting {
     /// state, installed on, by, checksum (short), changes, duration — then a line per failure.
     static func statusText(_ status: MigrationStatus) -> String {
         guard !status.entries.isEmpty else { return "No migrations in the folder or the ledger." }
-        var rows = [["VERSION", "DESCRIPTION", "STATE", "INSTALLED ON", "BY", "CHECKSUM", "CHANGES", "DURATION"]]
+        // The description last: the columns a reader compares stay aligned whatever its length.
+        var rows = [["VERSION", "STATE", "INSTALLED ON", "BY", "CHECKSUM", "CHANGES", "DURATION", "DESCRIPTION"]]
         var notes: [String] = []
         for entry in status.entries {
             var state = entry.state.rawValue
@@ -154,18 +155,22 @@ enum MigrationPrinting {
                 state += " (\(entry.shards.filter { $0.state == .applied }.count) of \(count) done)"
             }
             let checksum = String((entry.record?.checksum ?? entry.migration?.checksum ?? "").prefix(8))
-            var row = [entry.version, shown(entry.description), state, "—", "—", checksum.isEmpty ? "—" : checksum, "—", "—"]
+            var row = [entry.version, state, "—", "—", checksum.isEmpty ? "—" : checksum, "—", "—", shown(entry.description)]
+            if let record = entry.record {
+                row[2] = installedOn(record.startedAt)
+                row[3] = "\(shown(record.tool)) on \(shown(record.host))"
+            }
             if let record = entry.record, record.state != .baseline {
-                row[3] = installedOn(record.startedAt)
-                row[4] = "\(shown(record.tool)) on \(shown(record.host))"
-                row[6] = String(record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue })
-                if let ended = record.endedAt, [.applied, .undone].contains(record.state) { row[7] = duration(from: record.startedAt, to: ended) }
+                row[5] = String(record.counts.reduce(0) { $0.addingReportingOverflow($1).partialValue })
+                if let ended = record.endedAt, [.applied, .undone].contains(record.state) { row[6] = duration(from: record.startedAt, to: ended) }
                 if let error = record.error { notes.append("V\(entry.version) \(entry.state.rawValue): \(shown(error))") }
-            } else if let record = entry.record {
-                row[3] = installedOn(record.startedAt)
-                row[4] = "\(shown(record.tool)) on \(shown(record.host))"
             }
             rows.append(row)
+        }
+        // A cell holds at most 40 characters (the description, last, is not padded): a ledger
+        // value of 1,000 characters must not widen every row.
+        rows = rows.map { row in
+            row.enumerated().map { column, cell in column < row.count - 1 && cell.count > 40 ? String(cell.prefix(39)) + "…" : cell }
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = rows.map { row in

@@ -19,17 +19,21 @@ public struct MigrateLint: Sendable {
     /// Every finding, in file and line order.
     public func run() async throws -> [LintFinding] {
         let files = try await migrator.load()
-        let (runnable, probed) = try await migrator.session { session in
+        let (history, probed) = try await migrator.session { session in
             let status = try await Ledger(tables: session.run.tables).status(of: files)
-            let runnable = status.runnable.compactMap(\.migration)
-            return (Set(runnable.map(\.version.canonical)), try await Self.filterFindings(runnable, tables: session.run.tables))
+            // Only what ran (or counts as run) is history; anything else may still run.
+            let history = status.entries.filter { [.applied, .belowBaseline].contains($0.state) }.compactMap { $0.migration?.version.canonical }
+            return (Set(history), try await Self.filterFindings(status.runnable.compactMap(\.migration), tables: session.run.tables))
         }
-        var findings = files.migrations.flatMap { $0.lintFindings(applied: !runnable.contains($0.version.canonical)) }
+        var findings = files.migrations.flatMap { $0.lintFindings(applied: history.contains($0.version.canonical)) }
         findings += probed
         let order = Dictionary(files.migrations.enumerated().map { ($0.element.version.canonical, $0.offset) }, uniquingKeysWith: { a, _ in a })
-        return findings.sorted { a, b in
-            (order[a.version] ?? 0, a.line ?? 0, a.severity == .error ? 0 : 1) < (order[b.version] ?? 0, b.line ?? 0, b.severity == .error ? 0 : 1)
-        }
+        // Sorted by file, line, errors first; found order otherwise (a stable sort).
+        return findings.enumerated().sorted { x, y in
+            let (a, b) = (x.element, y.element)
+            return (order[a.version] ?? 0, a.line ?? 0, a.severity == .error ? 0 : 1, x.offset)
+                < (order[b.version] ?? 0, b.line ?? 0, b.severity == .error ? 0 : 1, y.offset)
+        }.map(\.element)
     }
 
     /// The `where` of each entity step still to run that matches no entity of its table now.
@@ -47,15 +51,20 @@ public struct MigrateLint: Sendable {
                 guard case .entities(let step) = operation, let text = step.filterText, !written.contains(step.table.lowercased()) else { continue }
                 let filter = TableFilter.written("(\(text))", comparisons: step.filterComparisons)
                 let message: Phrase
+                var severity = LintFinding.Severity.warning
                 switch try await probe(step.table, filter: filter, tables: tables) {
-                case .some: continue
-                case .none: message = "where matches no entity of table \(step.table) now"
-                case .noTable: message = "table \(step.table) does not exist, so where can match nothing"
-                case .undecided: continue
+                case .some, .undecided: continue
+                case .none:
+                    let hints = try await selectionHints(step, tables: tables)
+                    message = "where matches no entity of table \(step.table) now\(hints.isEmpty ? "" : ": " + hints.joined(separator: "; "))"
+                case .noTable:
+                    // What plan and apply refuse is an error here too.
+                    severity = .error
+                    message = "table \(step.table) does not exist, and no operation before it creates it; name the right table or add create-table"
                 }
                 findings.append(
                     LintFinding(
-                        severity: .warning, file: migration.file, line: migration.source(of: index).line, version: migration.version.canonical,
+                        severity: severity, file: migration.file, line: migration.source(of: index).line, version: migration.version.canonical,
                         operation: operation.name, table: operation.table, message: "\(operation.name) \(operation.table): \(message)"))
             }
         }
@@ -63,6 +72,23 @@ public struct MigrateLint: Sendable {
     }
 
     enum Probe { case some, none, noTable, undecided }
+
+    /// Entities lint reads to say why a filter matches nothing (as `plan` says it).
+    static let maxHintEntities = 500
+
+    /// What in `step`'s filter cannot match, from the types the table's first entities hold.
+    static func selectionHints(_ step: EntityStep, tables: TableClient) async throws -> [String] {
+        var seen: [String: Set<EdmType>] = ["PartitionKey": [.string], "RowKey": [.string]]
+        var read = 0
+        reading: for try await page in tables.query(step.table, top: 100) {
+            for queried in page {
+                for (name, value) in queried.entity.properties { seen[name, default: []].insert(value.type) }
+                read += 1
+                if read >= maxHintEntities { break reading }
+            }
+        }
+        return step.selectionHints(seen: seen)
+    }
 
     /// Whether `filter` matches an entity of `table`, reading at most ``maxProbePages`` pages of
     /// one key each.
