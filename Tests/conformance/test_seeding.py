@@ -206,30 +206,29 @@ def test_prune_and_reset_touch_only_what_the_dataset_owns(azseed, account):
 
 
 def test_a_killed_apply_converges_when_run_again(azseed, tmp_path):
+    """SIGKILL mid-apply — at the 20th `$batch` of ~60, counted by a proxy in front of the table
+    port, not after a time: the release build wrote all 6,000 events between a poll that found
+    it running and the kill (CI) — then the same apply again converges to exactly the dataset."""
+    from test_migrate import HoldingProxy
     emulator = start_emulator(azseed, "--data-dir", str(tmp_path / "data"))
+    proxy = HoldingProxy(int(emulator.table.rsplit(":", 1)[1].split("/")[0]))
     try:
         args = ["apply", "--connection-string", emulator.connection_string, *NOW, "--events", "6000"]
+        through = emulator.connection_string.replace(emulator.table, emulator.table.replace(f":{proxy.upstream}/", f":{proxy.port}/"))
         env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
-        process = subprocess.Popen([azseed, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        process = subprocess.Popen([azseed, "apply", "--connection-string", through, *NOW, "--events", "6000"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+        def kill(number, sent):
+            if number == 20 and sent:
+                time.sleep(0.02)  # the storage applies what it was sent
+                process.send_signal(signal.SIGKILL)
+
+        proxy.on_batch = kill
+        out, err = process.communicate(timeout=300)
+        record([azseed, *args], out, err)
+        assert process.returncode == -signal.SIGKILL, f"apply ended before its 20th batch ({proxy.batches} sent)"
         table = TableServiceClient.from_connection_string(emulator.connection_string).get_table_client("events")
-        deadline = time.time() + 120
-
-        def written_at_least(n):
-            # One page of n keys: counting the whole partition on every poll took long
-            # enough for the apply to finish first.
-            try:
-                page = next(table.query_entities("PartitionKey eq 'Events'", select=["RowKey"], results_per_page=n).by_page())
-                return sum(1 for _ in page) >= n
-            except Exception:
-                return False
-
-        while time.time() < deadline and process.poll() is None:
-            if written_at_least(300):
-                break
-            time.sleep(0.02)
-        assert process.poll() is None, "apply finished before it could be killed; raise --events"
-        process.send_signal(signal.SIGKILL)
-        record([azseed, *args], *process.communicate())
         partial = sum(1 for _ in table.query_entities("PartitionKey eq 'Events'", select=["RowKey"]))
         assert 300 <= partial < 6000
 
@@ -239,6 +238,7 @@ def test_a_killed_apply_converges_when_run_again(azseed, tmp_path):
         assert len(keys) == len(set(keys)) == 6000
         assert run(azseed, "verify", "--connection-string", emulator.connection_string, *NOW, "--events", "6000").returncode == 0
     finally:
+        proxy.close()
         stop_emulator(emulator)
 
 
