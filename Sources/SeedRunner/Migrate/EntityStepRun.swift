@@ -459,7 +459,8 @@ struct EntityStepRun {
         }
     }
 
-    /// ``reread(_:tables:step:)``, leaving out (and counting) the entities of the unsettled
+    /// The entities read again (``current(_:tables:table:)``) with what the step makes of each
+    /// now, gone ones dropped — leaving out (and counting) the entities of the unsettled
     /// batches found written — or deleted — by the requests they were.
     static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep, unsettled: [MigrationRecord.PendingBatch]) async throws
         -> (batch: [Change], settled: Int)
@@ -524,11 +525,6 @@ struct EntityStepRun {
         case .rekeyed: throw Self.notBatched
         case .replaced, .deleted: return (read, outcome)
         }
-    }
-
-    /// The entities read again, with what the step makes of each now; gone ones dropped.
-    static func reread(_ entities: [TableEntity], tables: TableClient, step: EntityStep) async throws -> [Change] {
-        try await current(entities, tables: tables, table: step.table).compactMap { read in try read.flatMap { try changed($0, step: step) } }
     }
 
     /// Whether a batch recorded as pending was written. A batch is atomic: one entity still
