@@ -99,7 +99,10 @@ build-tests: deps
 
 test: test-deps venv venv-az lint build-tests
 	rm -rf .build/test-tmp $(OUTPUTS) && mkdir -p .build/test-tmp $(OUTPUTS)
-	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build 2>&1 | tee $(OUTPUTS)/swift-test.log
+	@# The transport's no-shared-thread check measures how soon Dispatch runs a block; it runs
+	@# alone first, where the other suites' emulators cannot crowd the two cores it measures.
+	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build --filter TransportConcurrencyTests 2>&1 | tee $(OUTPUTS)/swift-test-alone.log
+	set -o pipefail; TMPDIR=$(CURDIR)/.build/test-tmp $(SWIFT) test --skip-build --skip TransportConcurrencyTests 2>&1 | tee $(OUTPUTS)/swift-test.log
 	set -o pipefail; AZSEED_BIN="$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed)" AZSEED_OUTPUT_LOG=$(CURDIR)/$(OUTPUTS)/azseed-outputs.log $(VENV)/bin/python -m pytest -q Tests/conformance 2>&1 | tee $(OUTPUTS)/pytest.log
 	@# The pytest fixture users copy (examples/python), run as they would run it.
 	set -o pipefail; AZSEED_BIN="$(or $(AZSEED_BIN),$$($(SWIFT) build --show-bin-path)/azseed)" $(VENV)/bin/python -m pytest -q -p no:cacheprovider examples/python 2>&1 | tee $(OUTPUTS)/examples-python.log

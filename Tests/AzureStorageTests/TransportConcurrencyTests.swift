@@ -86,10 +86,13 @@ import Testing
             let pooled = await Task.detached { 6 * 7 }.value
             let pool = Self.seconds(ContinuousClock.now - poolStart)
             #expect(pooled == 42)
-            #expect(dispatch < 0.25, "a Dispatch global-queue block waited \(dispatch) s behind requests in flight")
+            // A transport that blocks a thread per request leaves the block waiting for
+            // libdispatch's monitor to add a thread (about a second); half that is the bound, as
+            // the suite runs alone (make test) but the machine may still be busy.
+            #expect(dispatch < 0.5, "a Dispatch global-queue block waited \(dispatch) s behind requests in flight")
             // The Dispatch check is the one the easy-interface transport failed (it blocked
             // global-queue threads); the pool check guards against moving that blocking there.
-            #expect(pool < 0.25, "a cooperative-pool task waited \(pool) s behind requests in flight")
+            #expect(pool < 0.5, "a cooperative-pool task waited \(pool) s behind requests in flight")
             var statuses: [Int] = []
             for try await status in group { statuses.append(status) }
             #expect(statuses == Array(repeating: 200, count: 32))
