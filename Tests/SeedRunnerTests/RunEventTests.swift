@@ -15,10 +15,14 @@ import Testing
     /// Each event as a short line, in the order the callback heard them.
     final class Heard: Sendable {
         let lines = Mutex<[String]>([])
+        let progress = Mutex<[MigrationProgress]>([])
         var handler: RunEventHandler {
             RunEventHandler { event in
                 let line: String
                 switch event {
+                case .migrationProgress(let p):
+                    self.progress.withLock { $0.append(p) }
+                    return
                 case .phaseBegan(let phase): line = "began \(phase.rawValue)"
                 case .phaseEnded(let phase): line = "ended \(phase.rawValue)"
                 case .migrationStarted(let m): line = "started \(m.version)\(m.undoing ? " undo" : "")\(m.resumedAt.map { " at \($0)" } ?? "")"
@@ -45,7 +49,24 @@ import Testing
                     "started 1", "checkpoint 1 1: 200", "finished 1 applied", "started 2", "checkpoint 2 1: 300", "checkpoint 2 2: 10",
                     "finished 2 applied",
                 ])
-
+            // Progress (issue 49): each operation's phases in order — V1's rename is invertible,
+            // so the table is read for undo first, which counts the step's total on the way (an
+            // undo step's total is counted by a keys-only query beside its scan: below). Each
+            // ends finished with its changes, everything read of its total.
+            let progress = heard.progress.withLock { $0 }
+            let first = progress.filter { $0.version == "1" }
+            var phases: [MigrationProgress.Phase] = []
+            for p in first where phases.last != p.phase { phases.append(p.phase) }
+            #expect(phases == [.reading, .checkingForUndo, .reading, .writing, .finished])
+            let done = try #require(first.last)
+            #expect(done.total == 200 && done.read == 200 && done.changed == 200 && done.percent == 100)
+            #expect(first.allSatisfy { $0.operation == 1 && $0.operations == 1 && $0.op == "rename-property" && $0.table == "events" })
+            // Never more read than the total, and the percent is of it.
+            for p in progress where p.total != nil {
+                #expect(p.read <= p.total! && p.percent == Double(p.read) * 100 / Double(max(1, p.total!)) || p.total == 0)
+            }
+            let second = progress.filter { $0.version == "2" && $0.operation == 1 }
+            #expect(second.last?.phase == .finished && second.last?.changed == 300 && second.last?.total == 300)
         }
         // An undo is heard as one: V1 (a rename) put back.
         try await TestEmulator.withRunning { server in
@@ -57,6 +78,9 @@ import Testing
             _ = try await migrator.undo(to: MigrationVersion("1")!)
             #expect(
                 heard.all == ["started 1", "checkpoint 1 1: 30", "finished 1 applied", "started 1 undo", "checkpoint 1 1: 30", "finished 1 undone"])
+            let undone = heard.progress.withLock { $0 }.filter(\.undoing)
+            #expect(undone.last?.phase == .finished && undone.last?.total == 30 && undone.last?.changed == 30)
+            #expect(!undone.contains { $0.phase == .checkingForUndo })
         }
     }
 

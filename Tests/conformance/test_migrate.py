@@ -400,6 +400,37 @@ def test_max_rate_caps_the_entities_written_per_second(azseed, fresh, tmp_path):
     assert time.monotonic() - started >= 3.0, "6,000 entity writes at 2,000 a second took under 3 s"
     assert migrate(azseed, fresh, migrations, "undo", "1", "--max-rate", "0").returncode == 64
 
+def test_progress_on_a_pipe_has_a_total_percent_eta_and_the_phase(azseed, fresh, tmp_path):
+    """Issue 49, item 2: the progress line once read `reading the target · 120000 · 10085/s` for
+    a whole run — no total, no percent, no ETA, the same label while it wrote. On a pipe, a run
+    longer than 5 s prints a line every 5 s naming the migration, its operation, the phase, the
+    entities read of the counted total, the percent, the changes, the rate and the ETA; with
+    `--output json` the same are JSON lines on stderr (one more as each operation ends) and stdout
+    keeps its one document."""
+    seed(azseed, fresh, tmp_path, 12_000, 4)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE, "V2__capacity.yaml": CAPACITY})
+    done = migrate(azseed, fresh, migrations, "apply", "--to", "1", "--max-rate", "1500")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("azseed: migration 1, operation 1/1 (replace-in-property, events): ")]
+    assert lines, done.stderr
+    pattern = re.compile(r": (reading|writing), (\d+)%, (\d+)/12000 read, (\d+) changed, \d+/s, ETA \d+:\d\d$")
+    for line in lines:
+        found = pattern.search(line)
+        assert found, line
+        assert int(found.group(2)) == int(found.group(3)) * 100 // 12_000
+    assert "reading the target" not in done.stderr
+    # Idempotent and invertible: the table is read first for what undo could not put back.
+    done = migrate(azseed, fresh, migrations, "apply", "--output", "json", "--max-rate", "1500")
+    assert done.returncode == 0, done.stderr
+    assert [m["version"] for m in json.loads(done.stdout)["migrations"]] == ["2"]
+    events = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert events and all(e["event"] == "progress" and e["version"] == "2" and e["op"] == "set-property" for e in events), events
+    assert {e["phase"] for e in events} <= {"checking for undo", "reading", "writing", "finished"}
+    under_way = [e for e in events if e["phase"] == "writing"]
+    assert under_way and all(e["total"] == 12_000 and e["etaSeconds"] is not None and 0 <= e["percent"] <= 100 for e in under_way), under_way
+    assert events[-1]["phase"] == "finished" and events[-1]["changed"] == 12_000 and events[-1]["percent"] == 100.0, events[-1]
+
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

@@ -104,6 +104,10 @@ public struct EntityStep: Sendable {
         (shard?.owns(partition: entity.partitionKey) ?? true) && (filter?.matches(entity) ?? true)
     }
 
+    /// Whether `where:` selects `entity` (every partition counted, whatever the shard): what
+    /// the service returns for the step's query.
+    public func matchesWhere(_ entity: TableEntity) -> Bool { filter?.matches(entity) ?? true }
+
     /// The comparisons `where:` holds.
     public var filterComparisons: Int { filter?.comparisonCount ?? 0 }
 

@@ -13,6 +13,8 @@ struct BlobStepRun {
     let account: StorageAccount
     /// Before each blob is changed (the lock's check).
     let beforeChange: @Sendable () async throws -> Void
+    /// Hears the blobs listed (the total), gone through and changed.
+    var progress: MigrationProgressMeter? = nil
 
     /// The blobs the step changes, with what it would do to each (the plan's samples too).
     func listed() async throws -> [BlobProperties] {
@@ -68,7 +70,10 @@ struct BlobStepRun {
     /// Changes every blob the step takes; returns how many it changed.
     func run() async throws -> Int {
         let found = try await listed()
+        progress?.begin(.writing)
+        progress?.total(found.count)
         var changed = 0
+        var through = 0
         if case .move(let toContainer, let toPrefix) = step.change {
             // Every new name is checked before the first write (a name too long, or one a URL
             // would resolve elsewhere), so a move that cannot finish does not start.
@@ -114,7 +119,10 @@ struct BlobStepRun {
             }
         }
         let copier = BlobCopier(source: blobs, target: account)
-        for blob in found where changes(blob) {
+        for blob in found {
+            through += 1
+            progress?.read(through)
+            guard changes(blob) else { continue }
             try await beforeChange()
             guard let etag = blob.etag else { continue }
             do {
@@ -159,6 +167,7 @@ struct BlobStepRun {
                     try await blobs.deleteBlob(container: step.container, name: blob.name, etag: etag)
                 }
                 changed += 1
+                progress?.changed(changed)
             } catch let error as AzureStorageError where error.status == 412 {
                 throw RunError(
                     "\(step.change.name): blob \(step.container)/\(Printable.escaped(blob.name, quotes: false)) changed while it was migrated; run apply again (what was done is kept)"

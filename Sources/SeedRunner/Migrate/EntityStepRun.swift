@@ -33,8 +33,9 @@ struct EntityStepRun {
     /// How many batches may be in flight and how fast entities may be written
     /// (``MigrationPace``); nil: ``batchesInFlight`` at once, no rate cap.
     var pace: MigrationPace?
-    /// Hears the entities read so far, page by page (the CLI shows it: a long step is not silent).
-    var onRead: @Sendable (Int) -> Void = { _ in }
+    /// Hears the entities read, the total counted beside the scan, and the changes made (the
+    /// CLI shows them: a long step is not silent, and says when it will end).
+    var progress: MigrationProgressMeter?
     /// Whether the run was found to have lost the migrate lock, before each batch or move sent
     /// without a checkpoint of its own (an idempotent step's, a rekey's: applied twice, they
     /// change nothing more). The checkpoints between them prove the lock and are fenced.
@@ -68,6 +69,7 @@ struct EntityStepRun {
                 if try await committed(pending) {
                     cursor = MigrationRecord.EntityKey(partitionKey: pending.partitionKey, rowKey: pending.rows.last!.rowKey)
                     record.counts[operation] += pending.rows.count
+                    progress?.changed(record.counts[operation])
                 } else {
                     unsettled = pending
                 }
@@ -81,6 +83,12 @@ struct EntityStepRun {
                 .and(.partition(cursor.partitionKey), .compare("RowKey", .gt, .string(cursor.rowKey))))
             filter = filter.map { .and($0, past) } ?? past
         }
+        // The total the scan will read, counted by a keys-only query beside it (unless the
+        // apply-time check counted it already): what the percent and the ETA are of.
+        let counting = progress.flatMap { meter in
+            meter.hasTotal ? nil : Task { [tables, step, filter] in await Self.count(tables, step.table, filter: filter).map { meter.total($0) } }
+        }
+        defer { counting?.cancel() }
         // One strategy per kind of step, each one loop over the one scan.
         if case .rekey = step.change {
             try await runRekey(filter: filter)
@@ -95,9 +103,11 @@ struct EntityStepRun {
     /// each recorded as pending in the ledger before it is sent (``flush(_:)``).
     private mutating func runRecorded(filter: TableFilter?) async throws {
         var batch: [Change] = []
-        let stopped = try await Self.scan(tables, step, filter: filter, unsettled: unsettled.map { [$0] } ?? [], onRead: onRead) { found in
+        let stopped = try await Self.scan(tables, step, filter: filter, unsettled: unsettled.map { [$0] } ?? [], progress: progress) { found in
             switch found {
-            case .settled: record.counts[operation] += 1
+            case .settled:
+                record.counts[operation] += 1
+                progress?.changed(record.counts[operation])
             case .change(let change):
                 if let ready = try Self.collect(change, into: &batch) { try await flush(ready) }
             }
@@ -119,13 +129,13 @@ struct EntityStepRun {
     /// holds, then stops with it. A table that is not there is ``tableMissing(_:)``.
     static func scan(
         _ tables: TableClient, _ step: EntityStep, filter: TableFilter?, unsettled: [MigrationRecord.PendingBatch] = [],
-        onRead: (Int) -> Void, take: (Found) async throws -> Void
+        progress: MigrationProgressMeter?, take: (Found) async throws -> Void
     ) async throws -> Stopped? {
         do {
             var count = 0
             for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
                 count += page.count
-                onRead(count)
+                progress?.read(count)
                 for read in page where step.selects(read.entity) {
                     // Before the step is applied: applied to its own result it may change it again.
                     if writtenBefore(read, unsettled, step: step) {
@@ -136,7 +146,9 @@ struct EntityStepRun {
                     switch outcome {
                     case .unchanged: continue
                     case .failed(let why): return Stopped(message: "table \(step.table), entity (\(shown(read.entity))): \(why)")
-                    case .replaced, .deleted, .rekeyed: try await take(.change((read, outcome)))
+                    case .replaced, .deleted, .rekeyed:
+                        progress?.begin(.writing)
+                        try await take(.change((read, outcome)))
                     }
                 }
             }
@@ -191,6 +203,7 @@ struct EntityStepRun {
                 done[result.0] = result.1
                 while let count = done.removeValue(forKey: contiguous) {
                     record.counts[operation] += count
+                    progress?.changed(record.counts[operation])
                     cursor = lastKeys[contiguous]
                     contiguous += 1
                 }
@@ -219,7 +232,7 @@ struct EntityStepRun {
                 inFlight += 1
             }
             var current: [Change] = []
-            failure = try await Self.scan(tables, step, filter: filter, onRead: onRead) { found in
+            failure = try await Self.scan(tables, step, filter: filter, progress: progress) { found in
                 guard case .change(let change) = found else { return }
                 if let ready = try Self.collect(change, into: &current) { try await send(ready) }
             }
@@ -312,7 +325,7 @@ struct EntityStepRun {
         var failure: Stopped?
         try await withThrowingTaskGroup(of: Void.self) { group in
             var inFlight = 0
-            failure = try await Self.scan(tables, step, filter: filter, onRead: onRead) { found in
+            failure = try await Self.scan(tables, step, filter: filter, progress: progress) { found in
                 guard case .change(let change) = found, case .rekeyed(let new) = change.outcome else { return }
                 while inFlight >= (pace?.limit ?? Self.batchesInFlight) * 4, (try await group.next()) != nil {
                     inFlight -= 1
@@ -327,10 +340,12 @@ struct EntityStepRun {
                 }
                 inFlight += 1
                 moved += 1
+                progress?.changed(record.counts[operation] + moved)
             }
             try await group.waitForAll()
         }
         record.counts[operation] += moved
+        progress?.changed(record.counts[operation])
         record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: nil, pending: nil)
         if let failure { throw failure }
     }
@@ -419,6 +434,7 @@ struct EntityStepRun {
             do {
                 try await tables.submit(Self.operations(batch), to: step.table)
                 record.counts[operation] += batch.count
+                progress?.changed(record.counts[operation])
                 batch = []
             } catch let error as AzureStorageError where error.status == 412 || (error.status == 404 && error.failedOperation != nil) {
                 // Changed (or deleted) since it was read: read the batch again, apply again.
@@ -430,6 +446,7 @@ struct EntityStepRun {
                 }
                 let again = try await Self.reread(batch.map(\.read.entity), tables: tables, step: step, unsettled: inFlight)
                 record.counts[operation] += again.settled
+                progress?.changed(record.counts[operation])
                 batch = again.batch
             }
         }
@@ -549,5 +566,22 @@ struct EntityStepRun {
 
     static func shown(_ entity: TableEntity) -> String {
         "PartitionKey '\(Printable.escaped(entity.partitionKey, quotes: false))', RowKey '\(Printable.escaped(entity.rowKey, quotes: false))'"
+    }
+}
+
+extension EntityStepRun {
+    /// How many entities `filter` selects in `table`, read as keys only; nil when the count
+    /// fails or is cancelled (the run goes on without a total: the scan reports what matters).
+    static func count(_ tables: TableClient, _ table: String, filter: TableFilter?) async -> Int? {
+        var count = 0
+        do {
+            for try await page in tables.query(table, filter: filter, select: ["PartitionKey", "RowKey"]) {
+                try Task.checkCancellation()
+                count += page.count
+            }
+            return count
+        } catch {
+            return nil
+        }
     }
 }

@@ -132,11 +132,20 @@ struct MigrationRun {
                 report.operations.append(done)
                 continue
             }
+            let observer = self.observer
+            let meter = MigrationProgressMeter(
+                MigrationProgress(
+                    version: migration.version.text, description: migration.description, undoing: undoing, operation: i + 1,
+                    operations: migration.operations.count, op: operation.name, table: operation.table, phase: .reading, read: 0, total: nil,
+                    changed: record.counts[i], seconds: 0)
+            ) { observer.event(.migrationProgress($0)) }
             do {
                 if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil {
                     // Counted before the operation's first write, and recorded with it: a run
                     // resumed inside the operation keeps the count made on the data before it.
-                    record.undoChecks[i] = try await UndoCheck(tables: tables, blobs: blobs).conflicts(operation)
+                    var undoCheck = UndoCheck(tables: tables, blobs: blobs)
+                    undoCheck.progress = meter
+                    record.undoChecks[i] = try await undoCheck.conflicts(operation)
                     try await save(record, fence)
                 }
                 switch operation {
@@ -172,16 +181,17 @@ struct MigrationRun {
                     run.prove = prove
                     run.pace = pace
                     defer { record = run.record }
-                    let observer = self.observer
-                    run.onRead = { observer.reading($0) }
+                    run.progress = meter
                     try await run.run()
                 case .blobs(let step):
                     let hook = beforeCheckpoint
                     let prove = self.prove
-                    record.counts[i] += try await BlobStepRun(blobs: blobs, step: step, account: blobs.account) {
+                    var run = BlobStepRun(blobs: blobs, step: step, account: blobs.account) {
                         try await hook?()
                         try await prove()
-                    }.run()
+                    }
+                    run.progress = meter
+                    record.counts[i] += try await run.run()
                 }
             } catch let stopped as EntityStepRun.Stopped {
                 try await fail(&record, fence, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(stopped.message)", undoing: undoing)
@@ -194,6 +204,7 @@ struct MigrationRun {
                 try await fail(&record, fence, "\(undoing ? "step" : "operation") \(i + 1) (\(operation.name)): \(error)", undoing: undoing)
                 throw RunError.explaining(error, while: "\(what) \(i + 1) (\(operation.name))")
             }
+            meter.finish(changes: record.counts[i])
             done.changes = record.counts[i]
             report.operations.append(done)
             record.checkpoint = MigrationRecord.Checkpoint(operation: i + 1, after: nil, pending: nil)

@@ -10,7 +10,9 @@ import SeedKit
 struct UndoCheck {
     let tables: TableClient
     let blobs: BlobClient
-    var onRead: @Sendable (Int) -> Void = { _ in }
+    /// Hears the table read (phase `checking for undo`), then the total the step's own scan
+    /// will read, counted on the way (phase `reading`).
+    var progress: MigrationProgressMeter?
 
     /// What undo could not tell apart, were `operation` applied to the target as it is now:
     /// entities it would change into something its undo would not put back as they were, or
@@ -22,11 +24,17 @@ struct UndoCheck {
         case .entities(let step):
             do {
                 var read = 0
+                var selected = 0
+                progress?.begin(.checkingForUndo)
                 for try await page in tables.query(step.table, filter: nil) {
                     read += page.count
-                    onRead(read)
-                    for queried in page where step.undoConflicts(queried.entity) { count += 1 }
+                    progress?.read(read)
+                    for queried in page {
+                        if step.undoConflicts(queried.entity) { count += 1 }
+                        if step.matchesWhere(queried.entity) { selected += 1 }
+                    }
                 }
+                progress?.begin(.reading, total: selected)
             } catch let error as AzureStorageError where error.status == 404 && error.operation == "Query Entities" {
                 return 0  // the step itself says the table is missing
             }

@@ -18,6 +18,9 @@ public enum RunEvent: Sendable {
     case migrationFailed(MigrationEvent, reason: String)
     /// It finished: applied (or, in shards, this shard's part), or undone.
     case migrationFinished(MigrationReport)
+    /// How far one of its operations got (``MigrationProgress``): heard as entities are read
+    /// and written, from the tasks doing it, often — an observer that prints throttles.
+    case migrationProgress(MigrationProgress)
 }
 
 /// The phases of a run that plans and then writes: `planning` for `plan`, `apply`, `verify` and

@@ -58,7 +58,7 @@ struct MigrationOptions: ParsableArguments {
     /// `readOnly`: the subcommand writes nothing (plan, status, validate, an undo's dry run).
     func migrator(readOnly: Bool = false) async throws -> (Migrator, ConsoleObserver) {
         let target = try await self.target.resolve(readOnly: readOnly)
-        let observer = ConsoleObserver(target: target)
+        let observer = ConsoleObserver(target: target, progressAsJSON: output == .json)
         return (Migrator(target: target, folder: try folder, observer: observer, tool: "azseed \(Azseed.version)"), observer)
     }
 

@@ -11,16 +11,18 @@ final class ConsoleObserver: RunObserver {
     private let onPlanned: @Sendable (Plan) async throws -> Void
     private let reading: ProgressBar
     private let writing: ProgressBar
+    private let migrating: MigrationProgressLine
     /// The embedded folder as the user named it (or the default), for notes.
     private let shownFolder: String
 
     init(
-        target: RunTarget, readingLabel: String = "reading the target", writingLabel: String = "applying",
+        target: RunTarget, readingLabel: String = "reading the target", writingLabel: String = "applying", progressAsJSON: Bool = false,
         onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }
     ) {
         self.onPlanned = onPlanned
         reading = ProgressBar(label: readingLabel, activity: target.configuration.activity)
         writing = ProgressBar(label: writingLabel, activity: target.configuration.activity)
+        migrating = MigrationProgressLine(json: progressAsJSON, activity: target.configuration.activity)
         shownFolder = target.embeddedDataDirectory?.relativePath ?? ""
         Console.holdNotes()
     }
@@ -45,6 +47,9 @@ final class ConsoleObserver: RunObserver {
                 migration.undoing
                     ? "resuming the undo of migration \(migration.version) at step \(at)"
                     : "resuming migration \(migration.version) (\(Printable.escaped(migration.description, quotes: false))) at operation \(at)")
+        case .migrationProgress(let progress):
+            Console.releaseNotes()
+            migrating.update(progress)
         case .migrationFinished(let report):
             note("migration \(report.version) \(report.state): \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
         default: break
@@ -65,5 +70,6 @@ final class ConsoleObserver: RunObserver {
     func finish() {
         reading.finish()
         writing.finish()
+        migrating.finish()
     }
 }

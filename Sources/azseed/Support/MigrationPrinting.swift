@@ -223,6 +223,22 @@ enum MigrationPrinting {
         return .object(members)
     }
 
+    /// One progress event (``MigrationProgressLine``): a JSON line on stderr.
+    static func json(_ p: MigrationProgress, retries: (retries: Int, throttled: Int)) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("event", .string("progress")), ("version", .string(p.version)), ("undoing", .bool(p.undoing)),
+            ("operation", .number(String(p.operation))), ("operations", .number(String(p.operations))), ("op", .string(p.op)),
+            ("target", .string(p.table)), ("phase", .string(p.phase.rawValue)), ("read", .number(String(p.read))),
+            ("total", p.total.map { .number(String($0)) } ?? .null), ("changed", .number(String(p.changed))),
+            ("percent", p.percent.map { .number(String(format: "%.1f", $0)) } ?? .null),
+            ("ratePerSecond", .number(String(Int(p.rate)))), ("seconds", .number(String(format: "%.3f", p.seconds))),
+            ("etaSeconds", p.etaSeconds.map { .number(String(format: "%.1f", $0)) } ?? .null),
+            ("retries", .number(String(retries.retries))), ("throttled", .number(String(retries.throttled))),
+        ]
+        if p.phase == .finished { members.removeAll { $0.0 == "etaSeconds" } }
+        return .object(members)
+    }
+
     private static func operationJSON(_ op: OperationReport) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("op", .string(op.op)), (op.isBlobOperation ? "container" : "table", .string(op.table)), ("changes", .number(String(op.changes))),
