@@ -23,6 +23,7 @@ import Testing
                 case .migrationProgress(let p):
                     self.progress.withLock { $0.append(p) }
                     return
+                case .migrationControlled(let control): line = "controlled \(control.paused ? "paused" : "running")"
                 case .phaseBegan(let phase): line = "began \(phase.rawValue)"
                 case .phaseEnded(let phase): line = "ended \(phase.rawValue)"
                 case .migrationStarted(let m): line = "started \(m.version)\(m.undoing ? " undo" : "")\(m.resumedAt.map { " at \($0)" } ?? "")"

@@ -431,6 +431,90 @@ def test_progress_on_a_pipe_has_a_total_percent_eta_and_the_phase(azseed, fresh,
     assert events[-1]["phase"] == "finished" and events[-1]["changed"] == 12_000 and events[-1]["percent"] == 100.0, events[-1]
 
 
+def test_control_pauses_rates_and_cancels_a_running_apply_from_another_process(azseed, fresh, tmp_path):
+    """Issue 49, item 3: `azseed migrate control pause|resume|rate N|cancel`, run beside an apply
+    (as from another host: only the account is shared), is obeyed within 15 s — paused, the
+    ledger's count stands still while the lock is kept; at `rate N` no more than N a second are
+    written; cancelled, the apply exits 1 in one line with its checkpoint kept, and the next apply
+    (started after the cancel, so not cancelled) finishes exactly: x became xx once."""
+    table = seed(azseed, fresh, tmp_path, 20_000, 4)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+    ledger = TableServiceClient.from_connection_string(fresh.connection_string).get_table_client("azseedledger")
+
+    def written():
+        return sum(int(c) for c in ledger.get_entity("migration", "1")["Counts"].split(","))
+
+    def control(*args):
+        done = migrate(azseed, fresh, migrations, "control", *args)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    apply = subprocess.Popen([azseed, "migrate", "apply", "--migrations", migrations, "--max-rate", "1500", "--connection-string",
+                              fresh.connection_string], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and apply.poll() is None:
+        try:
+            if written() > 0:
+                break
+        except Exception:  # noqa: BLE001 - no record yet
+            pass
+        time.sleep(0.1)
+    assert "Paused" in control("pause")
+    time.sleep(15)
+    held = written()
+    time.sleep(6)
+    assert apply.poll() is None and written() == held and held < 20_000, (held, written())
+    status = migrate(azseed, fresh, migrations, "status")
+    assert "control: paused (" in status.stdout, status.stdout
+    control("rate", "700")
+    control("resume")
+    time.sleep(4)
+    start, started = written(), time.monotonic()
+    time.sleep(8)
+    rate = (written() - start) / (time.monotonic() - started)
+    assert 0 < rate <= 700 * 1.25, rate
+    assert "Cancel asked" in control("cancel")
+    out, err = apply.communicate(timeout=15)
+    assert apply.returncode == 1, err
+    errors = [line for line in err.splitlines() if line.startswith("azseed: error: ")]
+    assert len(errors) == 1 and "cancelled by 'azseed migrate control cancel'" in errors[0], err
+    assert "paused by migrate control" in err and "resumed by migrate control" in err, err
+    assert ": paused, " in err, err  # the progress line said so while paused
+    assert [r["STATE"] for r in status_rows(migrate(azseed, fresh, migrations, "status").stdout)] == ["running"]
+    control("rate", "off")
+    again = migrate(azseed, fresh, migrations, "apply")
+    assert again.returncode == 0, again.stderr
+    values = [e["Place"] for e in table.list_entities()]
+    assert len(values) == 20_000 and set(values) == {"xx"}, {v: values.count(v) for v in set(values)}
+    assert "control:" not in migrate(azseed, fresh, migrations, "status").stdout
+
+
+def test_a_control_record_azseed_did_not_write_is_ignored_and_said(azseed, fresh, tmp_path):
+    """The ledger's table is writable by anyone with the key: a control record with a state azseed
+    never writes, a rate out of bounds and a terminal escape in By is never half obeyed — apply
+    runs, saying once that it ignores it (escaped); status says so; `control resume` replaces it;
+    control refuses what it does not implement (usage, exit 64) before writing anything."""
+    seed(azseed, fresh, tmp_path, 300, 1)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+    service = TableServiceClient.from_connection_string(fresh.connection_string)
+    ledger = service.create_table_if_not_exists("azseedledger")
+    ledger.upsert_entity({"PartitionKey": "control", "RowKey": "migrate", "State": "explode", "MaxRate": 0, "Cancels": -3,
+                          "By": "\x1b[31mmallory" + "x" * 5000})
+    done = migrate(azseed, fresh, migrations, "apply")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("the migrate control record in azseed's ledger") == 1 and "ignored" in done.stderr, done.stderr
+    assert "\x1b" not in done.stderr + done.stdout
+    status = migrate(azseed, fresh, migrations, "status")
+    assert "running applies ignore it" in status.stdout and "\x1b" not in status.stdout, status.stdout
+    for args in (["explode"], ["rate"], ["rate", "0"], ["rate", "10000001"], ["pause", "now"], ["rate", "-5"]):
+        refused = migrate(azseed, fresh, migrations, "control", *args)
+        assert refused.returncode == 64 and refused.stderr.count("\n") == 1, (args, refused.stderr)
+    assert ledger.get_entity("control", "migrate")["State"] == "explode"
+    assert migrate(azseed, fresh, migrations, "control", "resume").returncode == 0
+    record = ledger.get_entity("control", "migrate")
+    assert record["State"] == "running" and "MaxRate" not in record and record["Cancels"].value == 0
+
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

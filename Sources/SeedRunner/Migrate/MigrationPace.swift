@@ -27,12 +27,15 @@ final class MigrationPace: Sendable {
     let ceiling: Int
     /// Entities per second at most; nil: no cap.
     let maxRate: Int?
+    /// What `migrate control` asks (a pause, a cancel, a rate in place of ``maxRate``).
+    let control: MigrationControlWatcher?
     private let activity: RequestActivity
     private let state: Mutex<State>
 
-    init(ceiling: Int, maxRate: Int?, activity: RequestActivity) {
+    init(ceiling: Int, maxRate: Int?, activity: RequestActivity, control: MigrationControlWatcher? = nil) {
         self.ceiling = max(1, ceiling)
         self.maxRate = maxRate
+        self.control = control
         self.activity = activity
         state = Mutex(State(limit: Double(max(1, ceiling)), fastest: nil, lastHalved: nil, nextSlot: .now))
     }
@@ -40,17 +43,36 @@ final class MigrationPace: Sendable {
     /// Batches that may be in flight now.
     var limit: Int { state.withLock { Int($0.limit) } }
 
-    /// Waits until `entities` more may be written under the rate cap (none without one), and
-    /// notes the batch as sent.
+    /// Waits until `entities` more may be written under the rate cap (none without one) and
+    /// while `migrate control` pauses the run, and notes the batch as sent. A cancel asked
+    /// meanwhile throws.
     func admit(_ entities: Int) async throws -> Sent {
-        if let maxRate, maxRate > 0, entities > 0 {
-            let wait = state.withLock { s -> Duration in
+        try await control?.gate()
+        while entities > 0, let rate = control?.maxRate ?? maxRate, rate > 0 {
+            let wait = state.withLock { s -> Duration? in
                 let now = ContinuousClock.now
+                let start = max(now, s.nextSlot)
+                // Slots are taken at most a second ahead, so a rate or a pause `migrate
+                // control` sets meanwhile holds for every batch still waiting.
+                guard start - now <= .seconds(1) else { return nil }
                 // The batch takes its own slot, the first one too: N entities take N / rate.
-                s.nextSlot = max(now, s.nextSlot) + .microseconds(Int64(entities) * 1_000_000 / Int64(maxRate))
+                s.nextSlot = start + .microseconds(Int64(entities) * 1_000_000 / Int64(rate))
                 return s.nextSlot - now
             }
-            if wait > .zero { try await Task.sleep(for: wait) }
+            guard var left = wait else {
+                try await Task.sleep(for: .seconds(1))
+                try await control?.gate()
+                continue
+            }
+            // Waited a second at a time: a pause or a cancel asked meanwhile is obeyed.
+            while left > .zero {
+                let piece = min(left, .seconds(1))
+                try await Task.sleep(for: piece)
+                left -= piece
+                if left > .zero { try await control?.gate() }
+            }
+            try await control?.gate()
+            break
         }
         return Sent(busy: activity.snapshot.busy, at: .now)
     }

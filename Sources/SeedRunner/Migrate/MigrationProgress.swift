@@ -15,6 +15,9 @@ public struct MigrationProgress: Sendable, Equatable {
         case writing
         /// The operation ended (the checkpoint after it is recorded next).
         case finished
+        /// Held by `azseed migrate control pause` (set by the observer that hears
+        /// ``RunEvent/migrationControlled(_:)``; the run's own events never carry it).
+        case paused
     }
 
     public var version: String

@@ -25,6 +25,8 @@ struct MigrationRun {
     var check: @Sendable () throws -> Void = {}
     /// How fast its entity steps write (``MigrationPace``), shared by the migrations of a run.
     var pace: MigrationPace? = nil
+    /// Before each operation: waits while `migrate control` pauses the run, throws on its cancel.
+    var gate: @Sendable () async throws -> Void = {}
 
     /// Writes the run's record on its fence, after proving the lock is still held.
     private func save(_ record: MigrationRecord, _ fence: RecordFence) async throws {
@@ -59,6 +61,7 @@ struct MigrationRun {
             record.undoChecks = Array(repeating: nil, count: migration.operations.count)
         }
         let resumedAt = entry.record?.state == .running ? (record.checkpoint?.operation ?? 0) + 1 : nil
+        try await gate()
         observer.event(.migrationStarted(Self.event(migration, undoing: false, resumedAt: resumedAt)))
         try await save(record, fence)
         let report = try await run(migration, &record, fence, undoing: false)
@@ -77,6 +80,7 @@ struct MigrationRun {
         guard let (migration, recorded) = entry.fileAndRecord else { throw RunError("migration \(entry.version) has no file or no record to undo") }
         var record = recorded
         let fence = RecordFence(record.etag)
+        try await gate()
         observer.event(
             .migrationStarted(
                 Self.event(migration, undoing: true, resumedAt: record.state == .undoing ? (record.checkpoint?.operation ?? 0) + 1 : nil)))
@@ -140,6 +144,7 @@ struct MigrationRun {
                     changed: record.counts[i], seconds: 0)
             ) { observer.event(.migrationProgress($0)) }
             do {
+                try await gate()
                 if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil {
                     // Counted before the operation's first write, and recorded with it: a run
                     // resumed inside the operation keeps the count made on the data before it.

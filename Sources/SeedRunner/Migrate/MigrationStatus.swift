@@ -49,6 +49,11 @@ public struct MigrationStatus: Sendable {
     }
 
     public var entries: [Entry]
+    /// What `migrate control` last asked of running applies (`status` reads it; nil where
+    /// status was not asked for it).
+    public var control: MigrationControl?
+    /// Why the control record was not read: one azseed did not write (running applies ignore it).
+    public var controlProblem: String?
 
     /// Entries `validate` fails on: a changed checksum, a missing file, an out-of-order file,
     /// a failed run.

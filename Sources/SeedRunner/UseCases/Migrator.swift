@@ -12,6 +12,8 @@ public struct Migrator: Sendable {
     public let observer: any RunObserver
     /// `azseed <version>`, as the ledger records who applied.
     public let tool: String
+    /// How often a running apply or undo reads `migrate control`'s record (tests shorten it).
+    public var controlInterval: Duration = .seconds(5)
     /// The clock (tests inject one).
     public var clock: @Sendable () -> EdmDateTime = Seeder.clock
     /// Runs before each batch's checkpoint is recorded: a test throws from it to stop a run
@@ -50,7 +52,22 @@ public struct Migrator: Sendable {
     /// The files beside the ledger.
     public func status() async throws -> MigrationStatus {
         let files = try await load()
-        return try await session { session in try await Ledger(tables: session.run.tables).status(of: files)
+        return try await session { session in
+            let ledger = Ledger(tables: session.run.tables)
+            var status = try await ledger.status(of: files)
+            do { status.control = try await ledger.control().0 } catch let damaged as MigrationControlDamaged {
+                status.controlProblem = damaged.description
+            }
+            return status
+        }
+    }
+
+    /// `migrate control`: writes `request` to the target's control record, which every apply
+    /// and undo running on the target obeys within ``controlInterval`` (plus a batch in flight).
+    /// Takes no lock: the runs it speaks to hold it.
+    public func control(_ request: MigrationControl.Request) async throws -> MigrationControl {
+        try await session { session in
+            try await Ledger(tables: session.run.tables).request(request, by: "\(tool) on \(Self.host)", at: clock())
         }
     }
 
@@ -88,18 +105,26 @@ public struct Migrator: Sendable {
 
     /// A run of one migration in `session`, every write fenced by `lock` (checked before each
     /// checkpoint, proved before each write that is not idempotent).
-    func run(_ session: StorageSession, ledger: Ledger, lock: MigrationLock) -> MigrationRun {
+    func run(_ session: StorageSession, ledger: Ledger, lock: MigrationLock, control: MigrationControlWatcher? = nil) -> MigrationRun {
         var run = MigrationRun(
             tables: session.run.tables, blobs: session.run.blobs, ledger: ledger, tool: tool, host: Self.host, clock: clock, observer: observer)
         let hook = beforeCheckpoint
         run.beforeCheckpoint = {
             try lock.check()
+            try await control?.gate()
             try await hook?()
         }
+        run.gate = { try await control?.gate() }
         run.prove = { try await lock.prove() }
         run.check = { try lock.check() }
-        run.pace = MigrationPace(ceiling: EntityStepRun.batchesInFlight, maxRate: maxRate, activity: session.run.configuration.activity)
+        run.pace = MigrationPace(
+            ceiling: EntityStepRun.batchesInFlight, maxRate: maxRate, activity: session.run.configuration.activity, control: control)
         return run
+    }
+
+    /// Starts listening to `migrate control` for a run that writes (``MigrationControlWatcher``).
+    func controlWatcher(_ ledger: Ledger) async throws -> MigrationControlWatcher {
+        try await MigrationControlWatcher.start(ledger: ledger, observer: observer, interval: controlInterval)
     }
 
     /// Ends whoever holds the account's migrate lock, at once: for a run that is gone (killed

@@ -21,6 +21,9 @@ public enum RunEvent: Sendable {
     /// How far one of its operations got (``MigrationProgress``): heard as entities are read
     /// and written, from the tasks doing it, often — an observer that prints throttles.
     case migrationProgress(MigrationProgress)
+    /// `migrate control` asked the run something new (a pause, a resume, a rate), heard when
+    /// the run read it (``MigrationControl``); a cancel ends the run with its error.
+    case migrationControlled(MigrationControl)
 }
 
 /// The phases of a run that plans and then writes: `planning` for `plan`, `apply`, `verify` and

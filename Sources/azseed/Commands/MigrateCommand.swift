@@ -14,7 +14,7 @@ struct MigrateCommand: AsyncParsableCommand {
         subcommands: [
             MigratePlanCommand.self, MigrateApplyCommand.self, MigrateStatusCommand.self, MigrateValidateCommand.self, MigrateLintCommand.self,
             MigrateBaselineCommand.self,
-            MigrateRepairCommand.self, MigrateUndoCommand.self,
+            MigrateRepairCommand.self, MigrateUndoCommand.self, MigrateControlCommand.self,
         ]
     )
 }
@@ -311,6 +311,75 @@ struct MigrateRepairCommand: AsyncParsableCommand {
         }
         if !done.realigned.isEmpty { lines.append("Recorded the current checksum of migration \(done.realigned.joined(separator: ", ")).") }
         Console.print((lines.isEmpty ? "Nothing to repair." : lines.joined(separator: "\n")) + "\n")
+    }
+}
+
+/// `azseed migrate control pause|resume|rate N|rate off|cancel`: speaks to the applies and
+/// undos running on the target, on any host, through its ledger.
+struct MigrateControlCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "control",
+        abstract: "Pause, resume, rate-limit or cancel the migrate apply/undo runs on the target (any host, any shard); they obey within 15 s.",
+        discussion:
+            "pause: writes wait (the lock is kept). resume. rate N: at most N entities a second, in place of their --max-rate; rate off: their own again. cancel: they stop before their next write, checkpoints kept; running the same command again resumes. migrate status shows what was asked."
+    )
+
+    @Argument(help: ArgumentHelp("pause, resume, rate or cancel.", valueName: "action"))
+    var action: String
+
+    @Argument(help: ArgumentHelp("For rate: entities a second (1 to 10000000), or off.", valueName: "N"))
+    var value: String?
+
+    @OptionGroup var options: MigrationOptions
+
+    func validate() throws {
+        try options.refuseShard("control")
+        _ = try request
+    }
+
+    var request: MigrationControl.Request {
+        get throws {
+            switch (action, value) {
+            case ("pause", nil): return .pause
+            case ("resume", nil): return .resume
+            case ("cancel", nil): return .cancel
+            case ("rate", "off"): return .rate(nil)
+            case ("rate", let value?):
+                guard let rate = Int(value), (1...MigrationControl.highestRate).contains(rate) else {
+                    throw ValidationError("migrate control rate '\(value)': give 1 to \(MigrationControl.highestRate) entities a second, or off")
+                }
+                return .rate(rate)
+            case ("rate", nil): throw ValidationError("migrate control rate: give entities a second (1 to \(MigrationControl.highestRate)), or off")
+            case ("pause", _?), ("resume", _?), ("cancel", _?): throw ValidationError("migrate control \(action) takes no value")
+            default: throw ValidationError("migrate control '\(action)': give pause, resume, rate N, rate off or cancel")
+            }
+        }
+    }
+
+    func run() async throws {
+        let request = try self.request
+        let (migrator, observer) = try await options.migrator()
+        let control = try await migrator.control(request)
+        observer.finish()
+        if options.output == .json {
+            Console.print(JSONValue.object([("control", MigrationPrinting.json(control))]).pretty())
+            return
+        }
+        let said: String
+        switch request {
+        case .pause:
+            said =
+                "Paused: running applies and undos on this target stop writing within 15 s, holding the lock. 'azseed migrate control resume' resumes them."
+        case .resume: said = "Resumed: paused applies and undos on this target write again within 15 s."
+        case .rate(let rate?):
+            said =
+                "Rate set: applies and undos on this target write at most \(rate) entities a second from within 15 s, in place of their --max-rate."
+        case .rate(nil): said = "Rate lifted: applies and undos on this target keep their own --max-rate again."
+        case .cancel:
+            said =
+                "Cancel asked: applies and undos running on this target stop before their next write, within 15 s, checkpoints kept; running the same command again resumes. Runs started from now on are not cancelled."
+        }
+        Console.print("\(said)\nControl: \(control.summary)\n")
     }
 }
 

@@ -50,6 +50,8 @@ final class ConsoleObserver: RunObserver {
         case .migrationProgress(let progress):
             Console.releaseNotes()
             migrating.update(progress)
+        case .migrationControlled(let control):
+            migrating.paused(control.paused)
         case .migrationFinished(let report):
             note("migration \(report.version) \(report.state): \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
         default: break

@@ -178,6 +178,10 @@ enum MigrationPrinting {
                 .replacing(/\s+$/, with: "")
         }
         lines += notes
+        if let control = status.control, !control.isQuiet {
+            lines.append("control: \(control.summary) — azseed migrate control resume|rate off undoes it")
+        }
+        if let problem = status.controlProblem { lines.append("control: \(problem); running applies ignore it") }
         return lines.joined(separator: "\n")
     }
 
@@ -235,7 +239,7 @@ enum MigrationPrinting {
             ("etaSeconds", p.etaSeconds.map { .number(String(format: "%.1f", $0)) } ?? .null),
             ("retries", .number(String(retries.retries))), ("throttled", .number(String(retries.throttled))),
         ]
-        if p.phase == .finished { members.removeAll { $0.0 == "etaSeconds" } }
+        if p.phase == .finished || p.phase == .paused { members.removeAll { $0.0 == "etaSeconds" } }
         return .object(members)
     }
 
@@ -265,7 +269,24 @@ enum MigrationPrinting {
         return .object(members)
     }
 
+    /// `migrations[]`, then `control` when `migrate control` asked something (or its record
+    /// is damaged).
     static func json(_ status: MigrationStatus) -> JSONValue {
+        guard case .object(var members) = migrationsJSON(status) else { return migrationsJSON(status) }
+        if let control = status.control, !control.isQuiet || control.cancels > 0 { members.append(("control", json(control))) }
+        if let problem = status.controlProblem { members.append(("control", .object([("problem", .string(problem))]))) }
+        return .object(members)
+    }
+
+    /// `{state, maxRate, cancels, by, at}`: what `migrate control` last asked.
+    static func json(_ control: MigrationControl) -> JSONValue {
+        .object([
+            ("state", .string(control.paused ? "paused" : "running")), ("maxRate", control.maxRate.map { .number(String($0)) } ?? .null),
+            ("cancels", .number(String(control.cancels))), ("by", .string(control.by)), ("at", control.at.map { .string($0.iso8601) } ?? .null),
+        ])
+    }
+
+    private static func migrationsJSON(_ status: MigrationStatus) -> JSONValue {
         .object([
             (
                 "migrations",

@@ -13,6 +13,8 @@ final class MigrationProgressLine: Sendable {
         var lastDraw: ContinuousClock.Instant?
         var drewInPlace = false
         var ticker: Task<Void, Never>?
+        /// `migrate control pause` holds the run: the lines say so, without a rate or an ETA.
+        var paused = false
     }
     private let state = Mutex(State())
     private let json: Bool
@@ -41,6 +43,15 @@ final class MigrationProgressLine: Sendable {
         if draw { print(progress) }
     }
 
+    /// The run is paused (or resumed) by `migrate control`: drawn at once.
+    func paused(_ paused: Bool) {
+        let latest = state.withLock { s in
+            s.paused = paused
+            return s.latest
+        }
+        if let latest { print(latest) }
+    }
+
     /// Stops the lines: clears the one drawn in place, ends the ticker.
     func finish() {
         let (drew, ticker) = state.withLock { s in
@@ -64,6 +75,8 @@ final class MigrationProgressLine: Sendable {
     }
 
     private func print(_ progress: MigrationProgress) {
+        var progress = progress
+        if state.withLock({ $0.paused }), progress.phase != .finished { progress.phase = .paused }
         if json {
             LineWriter.shared.write(Array((MigrationPrinting.json(progress, retries: retries).compact() + "\n").utf8), to: STDERR_FILENO)
         } else if inPlace {
@@ -92,8 +105,8 @@ final class MigrationProgressLine: Sendable {
         }
         parts.append(p.total.map { "\(p.read)/\($0) read" } ?? "\(p.read) read")
         parts.append("\(p.changed) changed")
-        if p.rate > 0 { parts.append("\(Int(p.rate))/s") }
-        if let eta = p.etaSeconds, p.phase != .finished { parts.append("ETA \(ProgressBar.duration(eta))") }
+        if p.rate > 0 && p.phase != .paused { parts.append("\(Int(p.rate))/s") }
+        if let eta = p.etaSeconds, p.phase != .finished && p.phase != .paused { parts.append("ETA \(ProgressBar.duration(eta))") }
         if retries.retries > 0 || retries.throttled > 0 {
             parts.append(
                 "\(retries.retries) retr\(retries.retries == 1 ? "y" : "ies")" + (retries.throttled > 0 ? " (\(retries.throttled) throttled)" : ""))

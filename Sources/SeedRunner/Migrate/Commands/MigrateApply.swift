@@ -44,8 +44,10 @@ public struct MigrateApply: Sendable {
             try Migrator.checkShards(chosen, shard: migrator.target.shard)
             if let backup, !chosen.isEmpty { try await self.backup(chosen, into: backup, session) }
             var reports: [MigrationReport] = []
+            let control = chosen.isEmpty ? nil : try await migrator.controlWatcher(ledger)
+            defer { control?.stop() }
             for entry in chosen {
-                var run = migrator.run(session, ledger: ledger, lock: lock)
+                var run = migrator.run(session, ledger: ledger, lock: lock, control: control)
                 run.shard = migrator.target.shard
                 guard let part = try Migrator.shardPart(entry, shard: migrator.target.shard) else {
                     // This shard finished its part earlier: the migration may wait only for the record.

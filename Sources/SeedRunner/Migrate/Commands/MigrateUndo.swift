@@ -54,8 +54,10 @@ public struct MigrateUndo: Sendable {
             // Records a sharded apply left (a shard's part) would make apply skip that part later.
             let shardRecords = try await ledger.shardRecords()
             for (entry, _) in chain { try await ledger.deleteShardRecords(entry.version, among: shardRecords) }
+            let control = try await migrator.controlWatcher(ledger)
+            defer { control.stop() }
             for (entry, _) in chain {
-                let run = migrator.run(session, ledger: ledger, lock: lock)
+                let run = migrator.run(session, ledger: ledger, lock: lock, control: control)
                 let report = try await run.undo(entry)
                 migrator.observer.event(.migrationFinished(report))
                 reports.append(report)
