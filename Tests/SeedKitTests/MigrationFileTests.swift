@@ -57,6 +57,16 @@ import Testing
             ("  - set-property: {table: events, name: N, value: abc, type: Int32}", "is not an Int32"),
             ("  - set-property: {table: events, name: N, template: '{{#a}}'}", "template"),
             ("  - retype-property: {table: events, name: N, to: Binary}", "is not one of"),
+            ("  - map-values: {table: events, name: N, map: {a: b, b: c}}", "'b' is mapped from and to"),
+            ("  - map-values: {table: events, name: N, map: {}}", "map is empty"),
+            ("  - map-values: {table: events, name: N, map: {a: b}, otherwise: drop}", "otherwise 'drop' is not keep or fail"),
+            ("  - map-values: {table: events, name: N, map: {a: [b]}}", "must be a single value"),
+            ("  - split-property: {table: events, name: N, separator: ',', into: [A]}", "at least two"),
+            ("  - split-property: {table: events, name: N, separator: ',', into: [N, B]}", "both read and written"),
+            ("  - split-property: {table: events, name: N, separator: ',', into: [A, A]}", "names 'A' twice"),
+            ("  - split-property: {table: events, name: N, separator: ',', into: [A, RowKey]}", "system property"),
+            ("  - join-properties: {table: events, names: [A, B], into: C}", "missing 'separator'"),
+            ("  - join-properties: {table: events, names: [A, B], separator: ',', into: A}", "both read and written"),
             ("  - retype-property: {table: events, name: N, to: Int32, on-failure: ignore}", "on-failure"),
             ("  - delete-entities: {table: events}", "needs 'where'"),
             ("  - rekey: {table: events}", "takes 'partition', 'row' or both"),
@@ -137,6 +147,40 @@ import Testing
         #expect(EntityChange.setProperty(name: "A", value: .value(.int32(1)), ifMissing: true).apply(to: entity) == .unchanged)
         #expect(EntityChange.deleteEntities.apply(to: entity) == .deleted)
         // By bytes: a decomposed é is not the precomposed one Swift's == would take it for.
+        // map-values: by the text, typed as the old value; otherwise keep or fail; what it wrote is left.
+        let map = ValueMap(pairs: [("42", "43"), ("Hall", "Room")], otherwise: .fail)
+        #expect(EntityChange.mapValues(name: "N", map: map).apply(to: entity) == .replaced(entity.with("N", .string("43"))))
+        #expect(EntityChange.mapValues(name: "X", map: map).apply(to: entity.with("X", .int32(42))) == .replaced(entity.with("X", .int32(43))))
+        #expect(EntityChange.mapValues(name: "N", map: map).apply(to: entity.with("N", .string("43"))) == .unchanged)
+        if case .failed(let why) = EntityChange.mapValues(name: "N", map: map).apply(to: entity.with("N", .string("7"))) {
+            #expect(why.contains("in no mapping"))
+        } else {
+            Issue.record("a value in no mapping with otherwise: fail was not refused")
+        }
+        let typed = ValueMap(pairs: [("1099511627776", "big")], otherwise: .keep)
+        guard case .failed = EntityChange.mapValues(name: "X", map: typed).apply(to: entity) else {
+            Issue.record("a mapped text that is not the old value's type was written")
+            return
+        }
+        // split-property: at the first separators, the last part taking the rest, bytes compared.
+        let split = EntityChange.splitProperty(name: "A", separator: "a", into: ["B", "C"])
+        #expect(
+            split.apply(to: entity.with("A", .string("banana")))
+                == .replaced(entity.with("A", nil).with("B", .string("b")).with("C", .string("nana"))))
+        guard case .failed = split.apply(to: entity.with("A", .string("xyz"))) else {
+            Issue.record("a value with too few parts was split")
+            return
+        }
+        #expect(
+            EntityChange.splitProperty(name: "A", separator: "e\u{301}", into: ["B", "C"]).apply(to: entity.with("A", .string("x\u{E9}y")))
+                != .replaced(entity))
+        // join-properties: all or none; the text of each, typed or not.
+        let join = EntityChange.joinProperties(names: ["N", "X"], separator: "/", into: "J")
+        #expect(join.apply(to: entity) == .replaced(entity.with("N", nil).with("X", nil).with("J", .string("42/1099511627776"))))
+        guard case .failed = join.apply(to: entity.with("X", nil)) else {
+            Issue.record("a join of some of its properties was written")
+            return
+        }
         let decomposed = TableEntity(partitionKey: "p", rowKey: "r", properties: ["A": .string("Cafe\u{301}")])
         #expect(EntityChange.replaceInProperty(name: "A", find: "Caf\u{E9}", replace: "Bar").apply(to: decomposed) == .unchanged)
     }
@@ -152,10 +196,21 @@ import Testing
             for change in [
                 EntityChange.renameProperty(from: "A", to: "B"), .removeProperty("A"), .setProperty(name: "C", value: .value(value), ifMissing: true),
                 .retypeProperty(name: "A", to: type, onFailure: .skip),
+                .mapValues(name: "A", map: ValueMap(pairs: [("12", "x"), ("7", "8"), ("x", "x"), ("true", "false")], otherwise: .fail)),
+                .splitProperty(name: "A", separator: "2", into: ["B", "C"]), .joinProperties(names: ["A", "C"], separator: "|", into: "D"),
             ] {
                 guard case .replaced(let once) = change.apply(to: entity) else { continue }
                 #expect(change.apply(to: once) == .unchanged, "\(change.name) of \(value) to \(type)")
             }
         }
+    }
+}
+
+extension TableEntity {
+    /// This entity with `name` set to `value` (nil removes it).
+    func with(_ name: String, _ value: EdmValue?) -> TableEntity {
+        var copy = self
+        copy[name] = value
+        return copy
     }
 }

@@ -515,6 +515,36 @@ def test_a_control_record_azseed_did_not_write_is_ignored_and_said(azseed, fresh
     assert record["State"] == "running" and "MaxRate" not in record and record["Cancels"].value == 0
 
 
+def test_map_split_and_join_apply_and_undo_exactly(azseed, fresh, tmp_path):
+    """Issue 49, item 5: `map-values`, `split-property` and `join-properties` as a user writes
+    them — checked when read, planned, applied, and undone back to the very entities (values
+    and types) the table held; a map that merges values is destructive until acknowledged."""
+    table = seed(azseed, fresh, tmp_path, 300, 3)
+    before = {e["RowKey"]: dict(e) for e in table.list_entities()}
+    migrations = folder(tmp_path, {
+        "V1__rooms.yaml": "description: rooms\noperations:\n  - map-values: {table: events, where: \"PartitionKey ne 'p2'\", name: Place, map: {x: 'Hall A'}, otherwise: fail}\n",
+        "V2__split.yaml": "description: split\noperations:\n  - split-property: {table: events, where: \"PartitionKey ne 'p2'\", name: Place, separator: ' ', into: [Building, Room]}\n",
+        "V3__join.yaml": "description: join\noperations:\n  - join-properties: {table: events, names: [Room, Building], separator: '@', into: Where}\n",
+    })
+    plan = migrate(azseed, fresh, migrations, "plan", "--output", "json")
+    assert plan.returncode == 0, plan.stderr
+    assert [m["operations"][0]["changes"] for m in json.loads(plan.stdout)["migrations"]] == [200, 200, 200], plan.stdout
+    done = migrate(azseed, fresh, migrations, "apply")
+    assert done.returncode == 0, done.stderr
+    after = {e["RowKey"]: e for e in table.list_entities()}
+    for row, e in after.items():
+        if e["PartitionKey"] == "p2":
+            assert "Where" not in e and e["Place"] == "x", e
+        else:
+            assert e["Where"] == "A@Hall" and "Place" not in e and "Room" not in e and "Building" not in e, e
+    assert migrate(azseed, fresh, migrations, "undo", "1").returncode == 0
+    again = {e["RowKey"]: dict(e) for e in table.list_entities()}
+    assert again == before
+    merging = folder(tmp_path, {"V4__merge.yaml": "description: merge\noperations:\n  - map-values: {table: events, name: Place, map: {x: y, z: y}}\n"})
+    lint = migrate(azseed, fresh, merging, "lint")
+    assert lint.returncode == 1 and "maps several values of Place to one" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
+
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

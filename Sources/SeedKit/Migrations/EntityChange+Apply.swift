@@ -63,6 +63,50 @@ extension EntityChange {
             changed[name] = .string(replaced)
         case .deleteEntities:
             return .deleted
+        case .mapValues(let name, let map):
+            guard let value = entity[name], value.type != .binary else { return .unchanged }
+            let text = value.text
+            guard let to = map.to(text) else {
+                // A value the map wrote is left as it is: applied again, the step changes nothing.
+                if map.writes(text) || map.otherwise == .keep { return .unchanged }
+                return .failed("\(Printable.escaped(name)) = '\(Printable.escaped(String(text.prefix(64))))' is in no mapping (otherwise: fail)")
+            }
+            guard let typed = EdmValue.parse(to, as: value.type) else {
+                return .failed(
+                    "\(Printable.escaped(name)) is \(value.type.withArticle), and '\(Printable.escaped(String(to.prefix(64))))' (mapped from '\(Printable.escaped(String(text.prefix(64))))') is not"
+                )
+            }
+            changed[name] = typed
+        case .splitProperty(let name, let separator, let into):
+            guard let value = entity[name] else { return .unchanged }
+            guard case .string(let text) = value else {
+                return .failed("\(Printable.escaped(name)) is \(value.type.withArticle), not a String to split")
+            }
+            if let there = into.first(where: { entity[$0] != nil }) {
+                return .failed("it has \(Printable.escaped(there)) already, which the split would write")
+            }
+            let parts = Retype.splitBytes(text, separator: separator, maxParts: into.count)
+            guard parts.count == into.count else {
+                return .failed(
+                    "\(Printable.escaped(name)) = '\(Printable.escaped(String(text.prefix(64))))' has \(parts.count) part\(parts.count == 1 ? "" : "s") and into names \(into.count)"
+                )
+            }
+            changed[name] = nil
+            for (property, part) in zip(into, parts) { changed[property] = .string(part) }
+        case .joinProperties(let names, let separator, let into):
+            let present = names.filter { entity[$0] != nil }
+            guard !present.isEmpty else { return .unchanged }
+            if let missing = names.first(where: { entity[$0] == nil }) {
+                return .failed("it has \(Printable.escaped(present[0])) but not \(Printable.escaped(missing)); join-properties joins all or none")
+            }
+            if entity[into] != nil { return .failed("it has \(Printable.escaped(into)) already, which the join would write") }
+            if let binary = names.first(where: { entity[$0]?.type == .binary }) {
+                return .failed("\(Printable.escaped(binary)) is Binary, which has no text to join")
+            }
+            let joined = names.map { entity[$0]!.text }.joined(separator: separator)
+            guard joined.utf16.count <= 32 * 1024 else { return .failed("the joined text is longer than a Table property's 32K characters") }
+            for name in names { changed[name] = nil }
+            changed[into] = .string(joined)
         case .rekey(let partition, let row):
             if let missing = partition?.missing(in: entity) ?? row?.missing(in: entity) { return .failed(missing) }
             func keys(_ of: TableEntity) -> (String, String) {
@@ -166,6 +210,28 @@ enum Retype {
         case (.double(let v), .int64): return Int64(exactly: v).map(EdmValue.int64)
         default: return nil
         }
+    }
+
+    /// `text` cut at its first `maxParts - 1` occurrences of `separator`, matching bytes; the
+    /// last part takes the rest. Fewer parts when there are fewer separators.
+    static func splitBytes(_ text: String, separator: String, maxParts: Int) -> [String] {
+        let source = Array(text.utf8)
+        let pattern = Array(separator.utf8)
+        guard !pattern.isEmpty else { return [text] }
+        var parts: [String] = []
+        var start = 0
+        var i = 0
+        while i + pattern.count <= source.count, parts.count < maxParts - 1 {
+            if source[i..<(i + pattern.count)].elementsEqual(pattern) {
+                parts.append(String(decoding: source[start..<i], as: UTF8.self))
+                i += pattern.count
+                start = i
+            } else {
+                i += 1
+            }
+        }
+        parts.append(String(decoding: source[start...], as: UTF8.self))
+        return parts
     }
 
     /// Every non-overlapping occurrence of `find` in `text` replaced, left to right, matching

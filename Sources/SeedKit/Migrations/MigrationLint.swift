@@ -54,6 +54,8 @@ extension MigrationOperation {
             case .deleteEntities: return "deletes the entities of \(step.table) it selects"
             case .retypeProperty(let name, _, .remove): return "removes \(name) from the entities of \(step.table) whose value it cannot convert"
             case .rekey: return "replaces each entity of \(step.table) it selects with one under new keys; readers of the old keys find nothing"
+            case .mapValues(let name, let map) where !map.isInjective:
+                return "maps several values of \(name) to one in \(step.table); which each was cannot be told again"
             default: return nil
             }
         case .createTable, .copyTable: return nil

@@ -145,6 +145,15 @@ public enum EntityChange: Sendable {
     case retypeProperty(name: String, to: EdmType, onFailure: RetypeFailure)
     case replaceInProperty(name: String, find: String, replace: String)
     case deleteEntities
+    /// `map-values`: the property's value, by its text, replaced by the one the map gives (of
+    /// the same type); a value in no mapping is kept or stops the run (``ValueMap/otherwise``).
+    case mapValues(name: String, map: ValueMap)
+    /// `split-property`: a String cut at its first separators into new String properties, the
+    /// last taking the rest; the property itself removed.
+    case splitProperty(name: String, separator: String, into: [String])
+    /// `join-properties`: the properties' text joined by the separator into a new String
+    /// property; the properties removed.
+    case joinProperties(names: [String], separator: String, into: String)
     /// New keys from templates over the entity (nil keeps that key): the entity is inserted
     /// under them, then the old one deleted.
     case rekey(partition: EntityTemplate?, row: EntityTemplate?)
@@ -162,6 +171,9 @@ public enum EntityChange: Sendable {
         switch self {
         // A rekey is checked entity by entity: the new keys must give themselves again.
         case .renameProperty, .removeProperty, .retypeProperty, .deleteEntities, .rekey: true
+        // A map holds no chain (checked when read) and leaves the values it writes alone; a
+        // split or a join removes what it reads.
+        case .mapValues, .splitProperty, .joinProperties: true
         case .setProperty(let name, .value, _): !name.isEmpty
         case .setProperty(let name, .template(let template), _):
             !template.text.variables.contains { $0.utf8.elementsEqual(name.utf8) || $0.utf8.starts(with: (name + ".").utf8) }
@@ -180,6 +192,9 @@ public enum EntityChange: Sendable {
         case .replaceInProperty: "replace-in-property"
         case .deleteEntities: "delete-entities"
         case .rekey: "rekey"
+        case .mapValues: "map-values"
+        case .splitProperty: "split-property"
+        case .joinProperties: "join-properties"
         case .undo(let step): "undo " + step.change.name
         }
     }
@@ -194,6 +209,54 @@ public enum EntityChange: Sendable {
     /// What `retype-property` does with a value it cannot convert.
     public enum RetypeFailure: String, Sendable, CaseIterable {
         case fail, skip, remove
+    }
+}
+
+/// `map-values`' mapping, by the values' text compared byte for byte (as Azure compares
+/// strings): each old text to a new one, written with the old value's type.
+public struct ValueMap: Sendable {
+    /// What happens to a value in no mapping (and not one the map writes).
+    public enum Otherwise: String, Sendable, CaseIterable {
+        /// Left as it is.
+        case keep
+        /// The run stops there, naming the entity.
+        case fail
+    }
+
+    /// The mappings in the file's order.
+    public let pairs: [(from: String, to: String)]
+    public let otherwise: Otherwise
+    private let forward: [ExactString: String]
+    private let backward: [ExactString: String]
+    /// Whether no two old values map to one new value: then undo can tell each back.
+    public let isInjective: Bool
+
+    public init(pairs: [(from: String, to: String)], otherwise: Otherwise) {
+        self.pairs = pairs
+        self.otherwise = otherwise
+        var forward: [ExactString: String] = [:]
+        var backward: [ExactString: String] = [:]
+        var injective = true
+        for (from, to) in pairs {
+            forward[ExactString(from)] = to
+            if backward[ExactString(to)] != nil { injective = false }
+            backward[ExactString(to)] = from
+        }
+        self.forward = forward
+        self.backward = backward
+        isInjective = injective
+    }
+
+    /// The new text for `text`, if a mapping names it.
+    public func to(_ text: String) -> String? { forward[ExactString(text)] }
+    /// The old text a new `text` was made from, when only one maps to it.
+    public func from(_ text: String) -> String? { isInjective ? backward[ExactString(text)] : nil }
+    /// Whether `text` is one the map writes.
+    public func writes(_ text: String) -> Bool { backward[ExactString(text)] != nil }
+    /// The first old value that is also a new value another mapping writes: a chain, whose
+    /// result would depend on how often the step runs.
+    public var firstChain: String? {
+        pairs.first { pair in writes(pair.from) && !(to(pair.from)?.utf8.elementsEqual(pair.from.utf8) ?? false) }?.from
     }
 }
 

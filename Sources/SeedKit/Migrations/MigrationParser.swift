@@ -20,10 +20,16 @@ struct MigrationParser {
         ("replace-in-property", ["table", "where", "name", "find", "replace"]),
         ("delete-entities", ["table", "where"]),
         ("rekey", ["table", "where", "partition", "row"]),
+        ("map-values", ["table", "where", "name", "map", "otherwise"]),
+        ("split-property", ["table", "where", "name", "separator", "into"]),
+        ("join-properties", ["table", "where", "names", "separator", "into"]),
         ("move-blobs", ["container", "prefix", "to-container", "to-prefix"]),
         ("set-blob-properties", ["container", "prefix", "content-type", "cache-control", "metadata"]),
         ("delete-blobs", ["container", "prefix"]),
     ]
+    /// The most mappings a `map-values` holds, and properties a split or a join names.
+    static let maxMappings = 1000
+    static let maxParts = 64
     /// The longest `where:`, `template:`, `find:` or `replace:` text.
     static let maxText = 32 << 10
     /// Azure allows 15 comparisons in one `$filter`; a resumed run adds 3 (the key it is past).
@@ -119,6 +125,26 @@ struct MigrationParser {
             }
             return name
         }
+        func names(_ key: String) throws(DatasetError) -> [String] {
+            let node = try reader.required(fields, key, in: what, at: body)
+            let items = try reader.sequence(node, "\(what): \(key)")
+            guard items.count <= Self.maxParts else { throw reader.error(node, "\(what): \(key) lists more than \(Self.maxParts) properties") }
+            var out: [String] = []
+            for item in items {
+                let name = try reader.string(item, "\(what): an item of \(key)")
+                if let problem = StorageNames.propertyProblem(name) {
+                    throw reader.error(item, "\(what): \(key) '\(Printable.escaped(name))': \(problem)")
+                }
+                if ["PartitionKey", "RowKey", "Timestamp"].contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
+                    throw reader.error(item, "\(what): \(key) '\(name)' is a key or system property, which a property operation cannot change")
+                }
+                if out.contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
+                    throw reader.error(item, "\(what): \(key) names '\(Printable.escaped(name))' twice")
+                }
+                out.append(name)
+            }
+            return out
+        }
         if name.hasSuffix("-blobs") || name == "set-blob-properties" { return .blobs(try blobStep(name, fields, body)) }
         if name == "copy-table" {
             var names: [String] = []
@@ -187,6 +213,21 @@ struct MigrationParser {
             let find = try text("find")
             guard let replaceNode = field("replace") else { throw reader.error(body, "\(what) is missing 'replace'") }
             change = .replaceInProperty(name: name, find: find, replace: try scalarText(replaceNode, "\(what): replace"))
+        case "map-values":
+            change = .mapValues(name: try property("name"), map: try valueMap(fields, body, what))
+        case "split-property", "join-properties":
+            let separator = try text("separator")
+            let into = name == "split-property" ? try names("into") : [try property("into")]
+            let read = name == "split-property" ? [try property("name")] : try names("names")
+            if name == "join-properties" && read.count < 2 { throw reader.error(field("names"), "\(what): names lists at least two properties") }
+            if name == "split-property" && into.count < 2 { throw reader.error(field("into"), "\(what): into lists at least two properties") }
+            // What the step reads it removes: one of them among what it writes would be read again.
+            if let both = read.first(where: { r in into.contains { $0.utf8.elementsEqual(r.utf8) } }) {
+                throw reader.error(body, "\(what): \(Printable.escaped(both)) is both read and written; name new properties")
+            }
+            change =
+                name == "split-property"
+                ? .splitProperty(name: read[0], separator: separator, into: into) : .joinProperties(names: read, separator: separator, into: into[0])
         case "rekey":
             func template(_ key: String) throws(DatasetError) -> EntityTemplate? {
                 guard let node = field(key) else { return nil }
@@ -313,6 +354,40 @@ struct MigrationParser {
         default:
             throw reader.error(body, "\(what) takes one of 'value' or 'template'")
         }
+    }
+
+    /// `map:` (old text to new, each a single value, at most ``maxMappings``, no old value
+    /// twice, no chain) and `otherwise:` (keep, the default, or fail).
+    private func valueMap(_ fields: [(key: String, value: Node, keyNode: Node)], _ body: Node, _ what: String) throws(DatasetError) -> ValueMap {
+        func field(_ key: String) -> Node? { fields.first(where: { $0.key == key })?.value }
+        let node = try reader.required(fields, "map", in: what, at: body)
+        let entries = try reader.namedMapping(node, "\(what): map")
+        guard !entries.isEmpty else { throw reader.error(node, "\(what): map is empty; give old: new pairs") }
+        guard entries.count <= Self.maxMappings else { throw reader.error(node, "\(what): map holds more than \(Self.maxMappings) pairs") }
+        var pairs: [(from: String, to: String)] = []
+        for entry in entries {
+            if pairs.contains(where: { $0.from.utf8.elementsEqual(entry.key.utf8) }) {
+                throw reader.error(entry.keyNode, "\(what): map names '\(Printable.escaped(entry.key))' twice")
+            }
+            let to = try scalarText(entry.value, "\(what): map \(entry.key)")
+            guard to.utf16.count <= 32 * 1024, entry.key.utf16.count <= 32 * 1024 else {
+                throw reader.error(entry.value, "\(what): map holds a value longer than a Table property's 32K characters")
+            }
+            pairs.append((entry.key, to))
+        }
+        let otherwiseText =
+            try field("otherwise").map { (node: Node) throws(DatasetError) -> String in try reader.string(node, "\(what): otherwise") } ?? "keep"
+        guard let otherwise = ValueMap.Otherwise(rawValue: otherwiseText) else {
+            throw reader.error(field("otherwise"), "\(what): otherwise '\(Printable.escaped(otherwiseText))' is not keep or fail")
+        }
+        let map = ValueMap(pairs: pairs, otherwise: otherwise)
+        if let chain = map.firstChain {
+            throw reader.error(
+                node,
+                "\(what): '\(Printable.escaped(chain))' is mapped from and to: a chain would change values again each time the step runs; map every old value straight to its last"
+            )
+        }
+        return map
     }
 
     /// A plain YAML scalar's type: a whole number is Int32 (Int64 beyond it), a decimal is

@@ -15,8 +15,9 @@ extension EntityChange {
     /// Whether `migrate undo` can put back what this change did.
     public var isInvertible: Bool {
         switch self {
-        case .renameProperty, .replaceInProperty: true
+        case .renameProperty, .replaceInProperty, .splitProperty, .joinProperties: true
         case .setProperty(_, _, let ifMissing): ifMissing
+        case .mapValues(_, let map): map.isInjective
         default: false
         }
     }
@@ -39,6 +40,24 @@ extension EntityChange {
             let back = Retype.replacingBytes(of: replace, with: find, in: text)
             guard !back.utf8.elementsEqual(text.utf8) else { return nil }
             before[name] = .string(back)
+        case .mapValues(let name, let map):
+            guard let value = entity[name], let from = map.from(value.text), let typed = EdmValue.parse(from, as: value.type) else { return nil }
+            before[name] = typed
+        case .splitProperty(let name, let separator, let into):
+            guard entity[name] == nil else { return nil }
+            var parts: [String] = []
+            for property in into {
+                guard case .string(let part)? = entity[property] else { return nil }
+                parts.append(part)
+                before[property] = nil
+            }
+            before[name] = .string(parts.joined(separator: separator))
+        case .joinProperties(let names, let separator, let into):
+            guard case .string(let joined)? = entity[into], !names.contains(where: { entity[$0] != nil }) else { return nil }
+            let parts = Retype.splitBytes(joined, separator: separator, maxParts: names.count)
+            guard parts.count == names.count else { return nil }
+            before[into] = nil
+            for (name, part) in zip(names, parts) { before[name] = .string(part) }
         default: return nil
         }
         return before
