@@ -198,6 +198,7 @@ import Testing
                 .retypeProperty(name: "A", to: type, onFailure: .skip),
                 .mapValues(name: "A", map: ValueMap(pairs: [("12", "x"), ("7", "8"), ("x", "x"), ("true", "false")], otherwise: .fail)),
                 .splitProperty(name: "A", separator: "2", into: ["B", "C"]), .joinProperties(names: ["A", "C"], separator: "|", into: "D"),
+                .compute(name: "D", expression: try! ComputeExpression.parse("coalesce(C, A)"), type: nil, ifMissing: false),
             ] {
                 guard case .replaced(let once) = change.apply(to: entity) else { continue }
                 #expect(change.apply(to: once) == .unchanged, "\(change.name) of \(value) to \(type)")

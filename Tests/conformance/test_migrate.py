@@ -515,9 +515,9 @@ def test_a_control_record_azseed_did_not_write_is_ignored_and_said(azseed, fresh
     assert record["State"] == "running" and "MaxRate" not in record and record["Cancels"].value == 0
 
 
-def test_map_split_and_join_apply_and_undo_exactly(azseed, fresh, tmp_path):
-    """Issue 49, item 5: `map-values`, `split-property` and `join-properties` as a user writes
-    them — checked when read, planned, applied, and undone back to the very entities (values
+def test_map_split_join_and_compute_apply_and_undo_exactly(azseed, fresh, tmp_path):
+    """Issue 49, item 5: `map-values`, `split-property`, `join-properties` and `compute` as a user
+    writes them — checked when read, planned, applied, and undone back to the very entities (values
     and types) the table held; a map that merges values is destructive until acknowledged."""
     table = seed(azseed, fresh, tmp_path, 300, 3)
     before = {e["RowKey"]: dict(e) for e in table.list_entities()}
@@ -525,10 +525,11 @@ def test_map_split_and_join_apply_and_undo_exactly(azseed, fresh, tmp_path):
         "V1__rooms.yaml": "description: rooms\noperations:\n  - map-values: {table: events, where: \"PartitionKey ne 'p2'\", name: Place, map: {x: 'Hall A'}, otherwise: fail}\n",
         "V2__split.yaml": "description: split\noperations:\n  - split-property: {table: events, where: \"PartitionKey ne 'p2'\", name: Place, separator: ' ', into: [Building, Room]}\n",
         "V3__join.yaml": "description: join\noperations:\n  - join-properties: {table: events, names: [Room, Building], separator: '@', into: Where}\n",
+        "V4__seats.yaml": "description: seats\noperations:\n  - compute: {table: events, name: Seats, expression: \"if(Number % 2 == 0, Number * 2, Number + 1000000000000)\", if-missing: true}\n",
     })
     plan = migrate(azseed, fresh, migrations, "plan", "--output", "json")
     assert plan.returncode == 0, plan.stderr
-    assert [m["operations"][0]["changes"] for m in json.loads(plan.stdout)["migrations"]] == [200, 200, 200], plan.stdout
+    assert [m["operations"][0]["changes"] for m in json.loads(plan.stdout)["migrations"]] == [200, 200, 200, 300], plan.stdout
     done = migrate(azseed, fresh, migrations, "apply")
     assert done.returncode == 0, done.stderr
     after = {e["RowKey"]: e for e in table.list_entities()}
@@ -537,10 +538,14 @@ def test_map_split_and_join_apply_and_undo_exactly(azseed, fresh, tmp_path):
             assert "Where" not in e and e["Place"] == "x", e
         else:
             assert e["Where"] == "A@Hall" and "Place" not in e and "Room" not in e and "Building" not in e, e
+    for e in after.values():
+        seats = e["Seats"]
+        expected = e["Number"] * 2 if e["Number"] % 2 == 0 else e["Number"] + 1_000_000_000_000
+        assert (seats.value if hasattr(seats, "value") else seats) == expected, e  # Int32 when it fits, else Int64
     assert migrate(azseed, fresh, migrations, "undo", "1").returncode == 0
     again = {e["RowKey"]: dict(e) for e in table.list_entities()}
     assert again == before
-    merging = folder(tmp_path, {"V4__merge.yaml": "description: merge\noperations:\n  - map-values: {table: events, name: Place, map: {x: y, z: y}}\n"})
+    merging = folder(tmp_path, {"V5__merge.yaml": "description: merge\noperations:\n  - map-values: {table: events, name: Place, map: {x: y, z: y}}\n"})
     lint = migrate(azseed, fresh, merging, "lint")
     assert lint.returncode == 1 and "maps several values of Place to one" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
 

@@ -107,6 +107,20 @@ extension EntityChange {
             guard joined.utf16.count <= 32 * 1024 else { return .failed("the joined text is longer than a Table property's 32K characters") }
             for name in names { changed[name] = nil }
             changed[into] = .string(joined)
+        case .compute(let name, let expression, let type, let ifMissing):
+            if ifMissing, entity[name] != nil { return .unchanged }
+            let value: ComputeValue
+            switch expression.evaluate(entity) {
+            case .success(let v): value = v
+            case .failure(let why): return .failed("compute \(Printable.escaped(name)): \(why)")
+            }
+            let chosen = type ?? entity[name].map(\.type).flatMap { $0 == .binary ? nil : $0 } ?? value.naturalType
+            guard let typed = value.edm(chosen) else {
+                return .failed(
+                    "compute \(Printable.escaped(name)): \(value.kind) '\(Printable.escaped(String(value.text.prefix(64))))' is not \(chosen.withArticle)"
+                )
+            }
+            changed[name] = typed
         case .rekey(let partition, let row):
             if let missing = partition?.missing(in: entity) ?? row?.missing(in: entity) { return .failed(missing) }
             func keys(_ of: TableEntity) -> (String, String) {
@@ -268,7 +282,7 @@ extension EntityStep {
     /// The property the step's change writes, idempotent or not.
     var writtenPropertyOfChange: String? {
         switch change {
-        case .replaceInProperty(let name, _, _), .setProperty(let name, _, _): return name
+        case .replaceInProperty(let name, _, _), .setProperty(let name, _, _), .compute(let name, _, _, _): return name
         case .undo(let step): return step.writtenPropertyOfChange
         default: return nil
         }

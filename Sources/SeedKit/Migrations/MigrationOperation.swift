@@ -154,6 +154,10 @@ public enum EntityChange: Sendable {
     /// `join-properties`: the properties' text joined by the separator into a new String
     /// property; the properties removed.
     case joinProperties(names: [String], separator: String, into: String)
+    /// `compute`: the property set to an expression's value over the entity (``ComputeExpression``),
+    /// written as `type` (else the property's own type, else the value's); `ifMissing` leaves an
+    /// entity that has it alone.
+    case compute(name: String, expression: ComputeExpression, type: EdmType?, ifMissing: Bool)
     /// New keys from templates over the entity (nil keeps that key): the entity is inserted
     /// under them, then the old one deleted.
     case rekey(partition: EntityTemplate?, row: EntityTemplate?)
@@ -174,6 +178,8 @@ public enum EntityChange: Sendable {
         // A map holds no chain (checked when read) and leaves the values it writes alone; a
         // split or a join removes what it reads.
         case .mapValues, .splitProperty, .joinProperties: true
+        // As a template: one that reads the property it writes would write it again.
+        case .compute(let name, let expression, _, let ifMissing): ifMissing || !expression.reads.contains { $0.utf8.elementsEqual(name.utf8) }
         case .setProperty(let name, .value, _): !name.isEmpty
         case .setProperty(let name, .template(let template), _):
             !template.text.variables.contains { $0.utf8.elementsEqual(name.utf8) || $0.utf8.starts(with: (name + ".").utf8) }
@@ -195,6 +201,7 @@ public enum EntityChange: Sendable {
         case .mapValues: "map-values"
         case .splitProperty: "split-property"
         case .joinProperties: "join-properties"
+        case .compute: "compute"
         case .undo(let step): "undo " + step.change.name
         }
     }

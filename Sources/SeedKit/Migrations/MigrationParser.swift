@@ -23,6 +23,7 @@ struct MigrationParser {
         ("map-values", ["table", "where", "name", "map", "otherwise"]),
         ("split-property", ["table", "where", "name", "separator", "into"]),
         ("join-properties", ["table", "where", "names", "separator", "into"]),
+        ("compute", ["table", "where", "name", "expression", "type", "if-missing"]),
         ("move-blobs", ["container", "prefix", "to-container", "to-prefix"]),
         ("set-blob-properties", ["container", "prefix", "content-type", "cache-control", "metadata"]),
         ("delete-blobs", ["container", "prefix"]),
@@ -213,6 +214,23 @@ struct MigrationParser {
             let find = try text("find")
             guard let replaceNode = field("replace") else { throw reader.error(body, "\(what) is missing 'replace'") }
             change = .replaceInProperty(name: name, find: find, replace: try scalarText(replaceNode, "\(what): replace"))
+        case "compute":
+            let source = try text("expression")
+            let expression: ComputeExpression
+            do { expression = try ComputeExpression.parse(source) } catch {
+                throw reader.error(field("expression"), "\(what): expression: \(error.description)")
+            }
+            var type: EdmType?
+            if let typeName = try optional("type") {
+                guard let parsed = EdmType(shortName: typeName), parsed != .binary else {
+                    throw reader.error(
+                        field("type"),
+                        "\(what): type '\(Printable.escaped(typeName))' is not one of String, Int32, Int64, Double, Boolean, DateTime, Guid")
+                }
+                type = parsed
+            }
+            change = .compute(
+                name: try property("name"), expression: expression, type: type, ifMissing: try flag(field("if-missing"), "\(what): if-missing"))
         case "map-values":
             change = .mapValues(name: try property("name"), map: try valueMap(fields, body, what))
         case "split-property", "join-properties":

@@ -16,7 +16,7 @@ extension EntityChange {
     public var isInvertible: Bool {
         switch self {
         case .renameProperty, .replaceInProperty, .splitProperty, .joinProperties: true
-        case .setProperty(_, _, let ifMissing): ifMissing
+        case .setProperty(_, _, let ifMissing), .compute(_, _, _, let ifMissing): ifMissing
         case .mapValues(_, let map): map.isInjective
         default: false
         }
@@ -32,7 +32,7 @@ extension EntityChange {
             guard let value = entity[to], entity[from] == nil else { return nil }
             before[to] = nil
             before[from] = value
-        case .setProperty(let name, _, true):
+        case .setProperty(let name, _, true), .compute(let name, _, _, true):
             guard entity[name] != nil else { return nil }
             before[name] = nil
         case .replaceInProperty(let name, let find, let replace):
