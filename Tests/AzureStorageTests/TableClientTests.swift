@@ -143,4 +143,16 @@ import Testing
         let again = try EntityJSONReader.entity(EntityJSONEncoder.encode(e)).entity
         #expect(again == e)
     }
+
+    /// Azure answers a `$select` naming a property an entity lacks with `null` for it: a query
+    /// page (and a Get Entity with `$select`) reads that as absent — once a lookup's read of
+    /// another table failed whole on it. A request body or stored entity with `null` is still
+    /// refused, as Azure refuses it.
+    @Test func aSelectedPropertyTheEntityLacksIsAbsentNotAnError() throws {
+        let page = #"{"value":[{"PartitionKey":"p","RowKey":"a","Name":"Oslo"},{"PartitionKey":"p","RowKey":"b","Name":null}]}"#
+        let entities = try EntityJSONReader.page(Array(page.utf8))
+        #expect(entities.map { $0.entity["Name"] } == [.string("Oslo"), nil])
+        #expect(throws: EntityDecodingError.self) { try EntityJSONReader.entity(Array(#"{"PartitionKey":"p","RowKey":"b","Name":null}"#.utf8)) }
+        #expect(try EntityJSONReader.entity(Array(#"{"PartitionKey":"p","RowKey":"b","Name":null}"#.utf8), nullIsAbsent: true).entity["Name"] == nil)
+    }
 }

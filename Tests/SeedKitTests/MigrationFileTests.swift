@@ -66,6 +66,11 @@ import Testing
             ("  - split-property: {table: events, name: N, separator: ',', into: [A, A]}", "names 'A' twice"),
             ("  - split-property: {table: events, name: N, separator: ',', into: [A, RowKey]}", "system property"),
             ("  - join-properties: {table: events, names: [A, B], into: C}", "missing 'separator'"),
+            ("  - lookup: {table: events, name: N, from-table: azseedledger, partition: p, row: r, property: P}", "from-table 'azseedledger'"),
+            ("  - lookup: {table: events, name: N, from-table: cities, partition: p, row: r, property: P, if-missing: always}", "not fail or skip"),
+            ("  - lookup: {table: events, name: N, from-table: cities, partition: p, property: P}", "missing 'row'"),
+            ("  - lookup: {table: events, name: N, from-table: events, partition: p, row: r, property: N}", "in its own table"),
+            ("  - compute: {table: events, name: N, expression: 'N +'}", "expression: the expression ends"),
             ("  - join-properties: {table: events, names: [A, B], separator: ',', into: A}", "both read and written"),
             ("  - retype-property: {table: events, name: N, to: Int32, on-failure: ignore}", "on-failure"),
             ("  - delete-entities: {table: events}", "needs 'where'"),
@@ -181,6 +186,26 @@ import Testing
             Issue.record("a join of some of its properties was written")
             return
         }
+        // lookup: the keys from templates over the entity, the value from what was read.
+        let file =
+            "description: l\noperations:\n  - lookup: {table: things, name: City, from-table: cities, partition: c, row: \"{{N}}\", property: Name}\n"
+        let folder = try! Scratch.folder("lookup")
+        try! Data(file.utf8).write(to: folder.appendingPathComponent("V1__l.yaml"))
+        guard case .entities(let unread)? = try! MigrationSet.load(folder).migrations.first?.operations.first else {
+            Issue.record("no lookup step")
+            return
+        }
+        guard case .failed = unread.change.apply(to: entity) else {
+            Issue.record("a lookup whose table was not read changed an entity")
+            return
+        }
+        let read = unread.withLookup(LookupValues([("c", "42", .string("Oslo")), ("c", "7", .int32(1))]))
+        #expect(read.change.apply(to: entity) == .replaced(entity.with("City", .string("Oslo"))))
+        guard case .failed(let why) = read.change.apply(to: entity.with("N", .string("8"))) else {
+            Issue.record("a lookup that found nothing with if-missing: fail changed the entity")
+            return
+        }
+        #expect(why.contains("has no entity ('c', '8')"))
         let decomposed = TableEntity(partitionKey: "p", rowKey: "r", properties: ["A": .string("Cafe\u{301}")])
         #expect(EntityChange.replaceInProperty(name: "A", find: "Caf\u{E9}", replace: "Bar").apply(to: decomposed) == .unchanged)
     }

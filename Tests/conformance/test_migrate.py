@@ -550,6 +550,62 @@ def test_map_split_join_and_compute_apply_and_undo_exactly(azseed, fresh, tmp_pa
     assert lint.returncode == 1 and "maps several values of Place to one" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
 
 
+def test_lookup_sets_values_from_another_table_and_a_reseed_keeps_them(azseed, fresh, tmp_path):
+    """Issue 49, item 5: `lookup` sets each event's CityName from the dataset's own city
+    entities and its PlaceName from `places`, a table another dataset wrote (if-missing: skip for
+    the events without one); a key that finds nothing fails plan and apply, naming it; plan
+    counts it, apply writes it, and — seeds and migrations being one state — `azseed plan` of
+    the dataset afterwards has nothing to change."""
+    dataset = tmp_path / "myseed"
+    (dataset / "migrations").mkdir(parents=True)
+    (dataset / "dataset.yaml").write_text(
+        "name: myseed\nseed: 3\nwindow: { from: today-7, days: 7 }\ntables:\n"
+        "  - name: events\n    kinds:\n"
+        "      - { name: city, partition: city, count: 3, key: [Code],"
+        " fields: { Code: { sequence: { start: 0, step: 1 }, type: Edm.Int32 }, Name: { pick: [Oslo, Bergen, Tromso] } } }\n"
+        "      - { name: event, partition: e, count: 40, key: [Number],"
+        " fields: { Number: { sequence: { start: 0, step: 1 }, type: Edm.Int32 }, city: { ref: city }, CityKey: { from: city.RowKey } } }\n")
+    places = tmp_path / "places"
+    places.mkdir()
+    (places / "dataset.yaml").write_text(
+        "name: places\nseed: 1\nwindow: { from: today-7, days: 7 }\ntables:\n"
+        "  - name: places\n    kinds:\n      - { name: place, partition: place, count: 20, key: [Number],"
+        " fields: { Number: { sequence: { start: 0, step: 1 }, type: Edm.Int32 }, Title: { pick: [Hall, Room] } } }\n")
+    for folder_ in (dataset, places):
+        done = run(azseed, "apply", "--dataset", str(folder_), "--connection-string", fresh.connection_string, "--now", "2026-11-21")
+        assert done.returncode == 0, done.stderr
+    migration = dataset / "migrations" / "V1__names.yaml"
+    lookups = ("  - lookup: {table: events, where: \"PartitionKey eq 'e'\", name: CityName, from-table: events, partition: city, row: \"{{CityKey}}\", property: Name}\n"
+               "  - lookup: {table: events, where: \"PartitionKey eq 'e'\", name: PlaceName, from-table: places, partition: place, row: \"{{Number}}\", property: Title, if-missing: skip}\n")
+    # Keyed by the number, not by the RowKey the places have: nothing found, and no skip.
+    migration.write_text("description: names\noperations:\n" + lookups.replace("if-missing: skip", "if-missing: fail"))
+    plan = run(azseed, "migrate", "plan", "--dataset", str(dataset), "--connection-string", fresh.connection_string)
+    assert plan.returncode == 1 and "table places has no entity ('place', '" in plan.stderr, plan.stdout + plan.stderr
+    service = TableServiceClient.from_connection_string(fresh.connection_string)
+    by_number = {e["Number"]: e["RowKey"] for e in service.get_table_client("places").list_entities()}
+    titles = {e["RowKey"]: e["Title"] for e in service.get_table_client("places").list_entities()}
+    # The places' RowKeys, by number, as a map-values the migration runs first: 20 of 40 found.
+    mapping = ", ".join(f"'{n}': '{row}'" for n, row in by_number.items())
+    migration.write_text(
+        "description: names\noperations:\n"
+        "  - compute: {table: events, where: \"PartitionKey eq 'e'\", name: PlaceKey, expression: \"text(Number)\"}\n"
+        f"  - map-values: {{table: events, name: PlaceKey, map: {{{mapping}}}}}\n"
+        + lookups.replace('row: \"{{Number}}\"', 'row: \"{{PlaceKey}}\"'))
+    plan = run(azseed, "migrate", "plan", "--dataset", str(dataset), "--connection-string", fresh.connection_string, "--output", "json")
+    assert plan.returncode == 0, plan.stderr
+    assert [op["changes"] for op in json.loads(plan.stdout)["migrations"][0]["operations"]] == [40, 20, 40, 20], plan.stdout
+    done = run(azseed, "migrate", "apply", "--dataset", str(dataset), "--connection-string", fresh.connection_string)
+    assert done.returncode == 0, done.stderr
+    events = list(service.get_table_client("events").list_entities())
+    cities = {e["RowKey"]: e["Name"] for e in events if e["PartitionKey"] == "city"}
+    for e in events:
+        if e["PartitionKey"] == "e":
+            assert e["CityName"] == cities[e["CityKey"]], e
+            assert e.get("PlaceName") == titles.get(e["PlaceKey"]), e
+    again = run(azseed, "plan", "--dataset", str(dataset), "--connection-string", fresh.connection_string, "--now", "2026-11-21", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

@@ -179,7 +179,8 @@ public struct TableClient: Sendable {
                 pipeline.request("GET", "/\(table)" + Self.entityPath(partitionKey, rowKey), query: query, headers: Self.jsonHeaders),
                 operation: "Get Entity", expected: [200])
             var decoded = try Self.decoding(
-                "Get Entity", url: pipeline.origin + pipeline.basePath + "/\(table)", { try EntityJSONReader.entity(response.body) })
+                "Get Entity", url: pipeline.origin + pipeline.basePath + "/\(table)",
+                { try EntityJSONReader.entity(response.body, nullIsAbsent: true) })
             decoded.etag = decoded.etag ?? response.headers["ETag"]
             return decoded
         } catch let error as AzureStorageError where error.status == 404 && (error.code == .resourceNotFound || error.code == .entityNotFound) {

@@ -38,13 +38,18 @@ extension DesiredStorage {
                         rowKeys: group.allRowKeys))
             }
         case .entities(let step):
+            // A lookup reads its table as the operations so far leave it, when first asked.
+            // (One read from the target already, a table the dataset does not hold, is kept.)
+            let lookupSources = step.lookup.flatMap { spec in
+                spec.isRead ? nil : groups.filter { Self.sameTable($0.table, spec.fromTable) }.map(\.makeCursor)
+            }
             for (i, group) in groups.enumerated() where Self.sameTable(group.table, step.table) {
                 let base = group.makeCursor
                 let rekeys = if case .rekey = step.change { true } else { false }
                 groups[i] = EntityGroup(
                     table: group.table, kind: group.kind, partitions: group.partitions, key: group.key, rowKeyReferences: group.rowKeyReferences,
                     shardedCursor: { shard in
-                        let migrated = MigratedCursor(base: try base(shard), step: step)
+                        let migrated = MigratedCursor(base: try base(shard), step: step, lookupSources: lookupSources)
                         // New keys break the order the planner merges in: sorted again.
                         return rekeys ? SortedCursor(base: migrated) : migrated
                     }, rowKeys: group.allRowKeys)
@@ -108,9 +113,26 @@ extension DesiredStorage {
 /// A group's entities as one applied entity step leaves them: changed in place, or gone.
 struct MigratedCursor: EntityCursor {
     var base: any EntityCursor
-    let step: EntityStep
+    var step: EntityStep
+    /// A lookup's table, as cursors over it; read on the first entity, then dropped.
+    var lookupSources: [@Sendable (Shard?) throws -> any EntityCursor]?
 
     mutating func next() async throws -> TableEntity? {
+        if let sources = lookupSources, let spec = step.lookup {
+            var entries: [(partitionKey: String, rowKey: String, value: EdmValue)] = []
+            for source in sources {
+                var cursor = try source(nil)
+                while let entity = try await cursor.next() {
+                    if let value = entity[spec.property] { entries.append((entity.partitionKey, entity.rowKey, value)) }
+                    guard entries.count <= LookupValues.maxEntities else {
+                        throw GenerationError(
+                            "lookup: table \(spec.fromTable) holds more than \(LookupValues.maxEntities) entities with \(spec.property)")
+                    }
+                }
+            }
+            step = step.withLookup(LookupValues(entries))
+            lookupSources = nil
+        }
         while let entity = try await base.next() {
             guard step.selects(entity) else { return entity }
             switch step.change.apply(to: entity) {

@@ -107,6 +107,12 @@ extension EntityChange {
             guard joined.utf16.count <= 32 * 1024 else { return .failed("the joined text is longer than a Table property's 32K characters") }
             for name in names { changed[name] = nil }
             changed[into] = .string(joined)
+        case .lookup(let name, let spec):
+            switch spec.value(for: entity) {
+            case .success(let found?): changed[name] = found
+            case .success(nil): return .unchanged
+            case .failure(let why): return .failed("lookup \(Printable.escaped(name)): \(why)")
+            }
         case .compute(let name, let expression, let type, let ifMissing):
             if ifMissing, entity[name] != nil { return .unchanged }
             let value: ComputeValue
@@ -282,7 +288,7 @@ extension EntityStep {
     /// The property the step's change writes, idempotent or not.
     var writtenPropertyOfChange: String? {
         switch change {
-        case .replaceInProperty(let name, _, _), .setProperty(let name, _, _), .compute(let name, _, _, _): return name
+        case .replaceInProperty(let name, _, _), .setProperty(let name, _, _), .compute(let name, _, _, _), .lookup(let name, _): return name
         case .undo(let step): return step.writtenPropertyOfChange
         default: return nil
         }

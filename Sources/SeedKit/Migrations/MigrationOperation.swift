@@ -158,6 +158,8 @@ public enum EntityChange: Sendable {
     /// written as `type` (else the property's own type, else the value's); `ifMissing` leaves an
     /// entity that has it alone.
     case compute(name: String, expression: ComputeExpression, type: EdmType?, ifMissing: Bool)
+    /// `lookup`: the property set to another table's property, at keys made from templates.
+    case lookup(name: String, LookupSpec)
     /// New keys from templates over the entity (nil keeps that key): the entity is inserted
     /// under them, then the old one deleted.
     case rekey(partition: EntityTemplate?, row: EntityTemplate?)
@@ -178,6 +180,7 @@ public enum EntityChange: Sendable {
         // A map holds no chain (checked when read) and leaves the values it writes alone; a
         // split or a join removes what it reads.
         case .mapValues, .splitProperty, .joinProperties: true
+        case .lookup(let name, let spec): !spec.reads.contains { $0.utf8.elementsEqual(name.utf8) }
         // As a template: one that reads the property it writes would write it again.
         case .compute(let name, let expression, _, let ifMissing): ifMissing || !expression.reads.contains { $0.utf8.elementsEqual(name.utf8) }
         case .setProperty(let name, .value, _): !name.isEmpty
@@ -202,6 +205,7 @@ public enum EntityChange: Sendable {
         case .splitProperty: "split-property"
         case .joinProperties: "join-properties"
         case .compute: "compute"
+        case .lookup: "lookup"
         case .undo(let step): "undo " + step.change.name
         }
     }

@@ -24,6 +24,7 @@ struct MigrationParser {
         ("split-property", ["table", "where", "name", "separator", "into"]),
         ("join-properties", ["table", "where", "names", "separator", "into"]),
         ("compute", ["table", "where", "name", "expression", "type", "if-missing"]),
+        ("lookup", ["table", "where", "name", "from-table", "partition", "row", "property", "if-missing"]),
         ("move-blobs", ["container", "prefix", "to-container", "to-prefix"]),
         ("set-blob-properties", ["container", "prefix", "content-type", "cache-control", "metadata"]),
         ("delete-blobs", ["container", "prefix"]),
@@ -246,19 +247,32 @@ struct MigrationParser {
             change =
                 name == "split-property"
                 ? .splitProperty(name: read[0], separator: separator, into: into) : .joinProperties(names: read, separator: separator, into: into[0])
-        case "rekey":
-            func template(_ key: String) throws(DatasetError) -> EntityTemplate? {
-                guard let node = field(key) else { return nil }
-                let source = try scalarText(node, "\(what): \(key)")
-                guard source.utf8.count <= Self.maxText else { throw reader.error(node, "\(what): \(key) is longer than \(Self.maxText) bytes") }
-                do {
-                    return EntityTemplate(text: try MustacheText.parse(source, maxDepth: Template.maxSectionDepth), source: source, type: .string)
-                } catch {
-                    throw reader.error(node, "\(what): \(key): \(error.description)")
-                }
+        case "lookup":
+            let fromTable = try required("from-table")
+            if let problem = StorageNames.tableProblem(fromTable) ?? ReservedNames.tableProblem(fromTable) {
+                throw reader.error(field("from-table"), "\(what): from-table '\(Printable.escaped(fromTable))': \(problem)")
             }
-            let partition = try template("partition")
-            let row = try template("row")
+            func keyTemplate(_ key: String) throws(DatasetError) -> EntityTemplate {
+                try template(try reader.required(fields, key, in: what, at: body), "\(what): \(key)")
+            }
+            let ifMissingText = try optional("if-missing") ?? "fail"
+            guard let ifMissing = LookupSpec.IfMissing(rawValue: ifMissingText) else {
+                throw reader.error(field("if-missing"), "\(what): if-missing '\(Printable.escaped(ifMissingText))' is not fail or skip")
+            }
+            let spec = LookupSpec(
+                fromTable: fromTable, partition: try keyTemplate("partition"), row: try keyTemplate("row"), property: try property("property"),
+                ifMissing: ifMissing)
+            let name = try property("name")
+            if fromTable.lowercased() == table.lowercased(), spec.property.utf8.elementsEqual(name.utf8) {
+                throw reader.error(
+                    body,
+                    "\(what): looks up \(Printable.escaped(name)) in its own table to write \(Printable.escaped(name)); the values would change as the step writes them"
+                )
+            }
+            change = .lookup(name: name, spec)
+        case "rekey":
+            let partition = try field("partition").map { (node: Node) throws(DatasetError) in try template(node, "\(what): partition") }
+            let row = try field("row").map { (node: Node) throws(DatasetError) in try template(node, "\(what): row") }
             guard partition != nil || row != nil else {
                 throw reader.error(body, "\(what) takes 'partition', 'row' or both (templates of the new keys)")
             }
@@ -406,6 +420,18 @@ struct MigrationParser {
             )
         }
         return map
+    }
+
+    /// A key template (`rekey`, `lookup`): Mustache over the entity's values, at most
+    /// ``maxText`` bytes.
+    private func template(_ node: Node, _ what: String) throws(DatasetError) -> EntityTemplate {
+        let source = try scalarText(node, what)
+        guard source.utf8.count <= Self.maxText else { throw reader.error(node, "\(what) is longer than \(Self.maxText) bytes") }
+        do {
+            return EntityTemplate(text: try MustacheText.parse(source, maxDepth: Template.maxSectionDepth), source: source, type: .string)
+        } catch {
+            throw reader.error(node, "\(what): \(error.description)")
+        }
     }
 
     /// A plain YAML scalar's type: a whole number is Int32 (Int64 beyond it), a decimal is

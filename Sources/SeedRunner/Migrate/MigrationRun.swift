@@ -172,7 +172,8 @@ struct MigrationRun {
                     } catch let error as AzureStorageError where error.status == 404 {
                         record.counts[i] = 0
                     }
-                case .entities(let step):
+                case .entities(let fileStep):
+                    let step = try await LookupLoader.prepared(fileStep, tables: tables)
                     let ledger = self.ledger
                     let hook = beforeCheckpoint
                     let prove = self.prove

@@ -52,7 +52,7 @@ struct MigrationSimulation {
                 counted.done = true
                 counted.changes = entry.record?.counts[safe: i] ?? 0
                 report.operations.append(counted)
-                if case .entities(let step) = operation { earlier[key, default: []].append(step) }
+                if case .entities(let step) = operation { earlier[key, default: []].append(try await prepared(step)) }
                 continue
             }
             switch operation {
@@ -88,12 +88,13 @@ struct MigrationSimulation {
                     copiedFrom[key] = nil
                     copiedSteps[key] = nil
                 }
-            case .entities(let step):
+            case .entities(let fileStep):
                 guard let held = exists[key] else {
                     throw RunError(
-                        "migration \(migration.version.text), operation \(i + 1) (\(step.change.name)): table \(step.table) does not exist, and no operation before it creates it; name the right table or add create-table"
+                        "migration \(migration.version.text), operation \(i + 1) (\(fileStep.change.name)): table \(fileStep.table) does not exist, and no operation before it creates it; name the right table or add create-table"
                     )
                 }
+                let step = try await prepared(fileStep)
                 if held || copiedFrom[key] != nil { try await count(step, into: &counted) }
                 earlier[key, default: []].append(step)
             case .blobs(let step):
@@ -222,6 +223,22 @@ struct MigrationSimulation {
     }
 
     /// Every entity of `table` as the plan's earlier steps would leave it.
+    /// A lookup step with its table read as the plan's earlier operations would leave it.
+    private func prepared(_ step: EntityStep) async throws -> EntityStep {
+        guard let spec = step.lookup else { return step }
+        guard exists[spec.fromTable.lowercased()] != nil else {
+            throw RunError("lookup: table \(spec.fromTable) does not exist, and no operation before it creates it; name the right table")
+        }
+        var entries: [(partitionKey: String, rowKey: String, value: EdmValue)] = []
+        var tooMany = false
+        try await visit(spec.fromTable, filter: nil) { entity in
+            if let value = entity[spec.property] { entries.append((entity.partitionKey, entity.rowKey, value)) }
+            tooMany = tooMany || entries.count > LookupValues.maxEntities
+        }
+        try LookupLoader.check(tooMany ? LookupValues.maxEntities + 1 : entries.count, spec)
+        return step.withLookup(LookupValues(entries))
+    }
+
     private func visit(_ table: String, filter step: EntityStep?, limit: Int? = nil, _ body: (TableEntity) -> Void) async throws {
         let key = table.lowercased()
         let source = copiedFrom[key] ?? key

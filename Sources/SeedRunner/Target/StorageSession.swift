@@ -81,6 +81,7 @@ public struct StorageSession: Sendable {
         onRead: (@Sendable (Int) -> Void)? = nil
     ) async throws -> Plan {
         let header = run.header(for: desired, counts: counts, access: access, prune: prune)
-        return try await run.plan(desired.storage.migrated(by: migrations), header: header, digests: digests, onRead: onRead)
+        let prepared = try await LookupLoader.prepared(migrations, outside: desired.storage, tables: run.tables)
+        return try await run.plan(desired.storage.migrated(by: prepared), header: header, digests: digests, onRead: onRead)
     }
 }

@@ -2,7 +2,8 @@
 /// the whole document: the hot path of query pages (client) and stored entities
 /// (emulator). The typing rules are in EntityJSONReader+Types.swift.
 public enum EntityJSONReader {
-    /// The entities of a query response (`{"odata.metadata":…,"value":[…]}`).
+    /// The entities of a query response (`{"odata.metadata":…,"value":[…]}`). A property that
+    /// is `null` is one `$select` named and the entity lacks (Azure answers so): absent.
     public static func page(_ bytes: some Collection<UInt8>) throws -> [QueriedEntity] {
         var parser = JSONParser(bytes: Array(bytes))
         var entities: [QueriedEntity] = []
@@ -14,7 +15,7 @@ public enum EntityJSONReader {
             guard parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "[") else {
                 throw parser.fail("'value' must be an array")
             }
-            try parser.arrayItems { parser in entities.append(try parser.entity()) }
+            try parser.arrayItems { parser in entities.append(try parser.entity(nullIsAbsent: true)) }
         }
         try parser.end()
         return entities
@@ -22,12 +23,16 @@ public enum EntityJSONReader {
 
     /// One entity object (a stored entity, a snapshot line, a request or response body).
     /// `keys`, when given, are the entity's keys whatever the body says (a request that names
-    /// its entity in the URL).
-    public static func entity(_ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil) throws -> QueriedEntity {
+    /// its entity in the URL). `nullIsAbsent`: a response to a read with `$select`, where `null`
+    /// is a property named and absent; elsewhere (a request body, a stored entity) a `null` is
+    /// refused, as Azure refuses it.
+    public static func entity(
+        _ bytes: some Collection<UInt8>, keys: (partitionKey: String, rowKey: String)? = nil, nullIsAbsent: Bool = false
+    ) throws -> QueriedEntity {
         var parser = JSONParser(bytes: Array(bytes))
         let decoded: QueriedEntity
         do {
-            decoded = try parser.entity(keys: keys)
+            decoded = try parser.entity(keys: keys, nullIsAbsent: nullIsAbsent)
         } catch let error as EntityDecodingError where error.missingKey {
             // Malformed JSON is reported before missing keys, as when the whole body was
             // parsed first: text after the object makes it invalid JSON.
@@ -47,7 +52,7 @@ extension JSONParser {
     }
 
     /// An entity object at the cursor: keys, server values and typed properties.
-    mutating func entity(keys: (partitionKey: String, rowKey: String)? = nil) throws -> QueriedEntity {
+    mutating func entity(keys: (partitionKey: String, rowKey: String)? = nil, nullIsAbsent: Bool = false) throws -> QueriedEntity {
         skipSpace()
         guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw EntityDecodingError("an entity must be a JSON object") }
         // Annotations may come before or after their values, so values wait for the end.
@@ -73,7 +78,7 @@ extension JSONParser {
                 rk = value.stringValue
             } else if name.isExactly("Timestamp") {
                 if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
-            } else {
+            } else if !(nullIsAbsent && value == .null) {
                 values.append((name, value))
             }
         }
@@ -85,7 +90,7 @@ extension JSONParser {
             let annotation = annotations.last { $0.0.isExactly(name) }?.1
             properties[name] = try EntityJSONReader.decodeValue(value, annotation: annotation, property: name)
         }
-        for (name, _) in annotations where properties[name] == nil && !Self.isKeyOrTimestamp(name) {
+        for (name, _) in annotations where properties[name] == nil && !Self.isKeyOrTimestamp(name) && !nullIsAbsent {
             throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
         }
         // Keys are strings: Azure refuses an entity whose body gives a PartitionKey or RowKey of
