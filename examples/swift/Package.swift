@@ -10,7 +10,12 @@ let package = Package(
         .package(name: "azseed", path: "../..")
     ],
     targets: [
-        .target(name: "App", dependencies: [.product(name: "AzureStorage", package: "azseed")]),
+        .target(
+            name: "App",
+            dependencies: [
+                .product(name: "AzureStorage", package: "azseed"), .product(name: "SeedKit", package: "azseed"),
+                .product(name: "SeedRunner", package: "azseed"),
+            ]),
         .testTarget(name: "AppTests", dependencies: ["App", .product(name: "AzseedTesting", package: "azseed")]),
     ]
 )

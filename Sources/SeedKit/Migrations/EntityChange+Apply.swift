@@ -107,6 +107,8 @@ extension EntityChange {
             guard joined.utf16.count <= 32 * 1024 else { return .failed("the joined text is longer than a Table property's 32K characters") }
             for name in names { changed[name] = nil }
             changed[into] = .string(joined)
+        case .custom(let change):
+            return change.outcome(entity)
         case .lookup(let name, let spec):
             switch spec.value(for: entity) {
             case .success(let found?): changed[name] = found
@@ -299,6 +301,12 @@ extension EntityStep {
     /// writes, and compared after a stop with what is there, to tell whether the batch was
     /// written even when someone has changed the entity since.
     public func writtenDigest(_ entity: TableEntity) -> String {
+        if case .custom = change, !change.isIdempotent {
+            // Code may write any property: the whole entity, its properties in byte order.
+            let text = entity.properties.map { ($0.key, $0.value) }.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+                .map { "\($0.0)\u{0}\($0.1.type.rawValue)\u{0}\($0.1.text)" }.joined(separator: "\u{1}")
+            return SHA256.hash(data: Data(text.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        }
         guard let name = writtenProperty, let value = entity[name] else { return "absent" }
         let digest = SHA256.hash(data: Data((value.type.rawValue + "\u{0}" + value.text).utf8))
         return digest.prefix(12).map { String(format: "%02x", $0) }.joined()

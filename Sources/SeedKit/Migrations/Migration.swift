@@ -42,6 +42,12 @@ public struct MigrationSet: Sendable {
     public var folder: URL
     public var migrations: [Migration]
 
+    /// `migrations` (in version order) as read from `folder`.
+    public init(folder: URL, migrations: [Migration]) {
+        self.folder = folder
+        self.migrations = migrations
+    }
+
     /// The most migration files a folder may hold, the most bytes one file may have, and the
     /// most operations in one: a migration folder can come from anyone who may commit to it.
     public static let maxMigrations = 10_000

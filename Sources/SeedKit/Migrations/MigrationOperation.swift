@@ -160,6 +160,8 @@ public enum EntityChange: Sendable {
     case compute(name: String, expression: ComputeExpression, type: EdmType?, ifMissing: Bool)
     /// `lookup`: the property set to another table's property, at keys made from templates.
     case lookup(name: String, LookupSpec)
+    /// A change written in code (``CustomChange``).
+    case custom(CustomChange)
     /// New keys from templates over the entity (nil keeps that key): the entity is inserted
     /// under them, then the old one deleted.
     case rekey(partition: EntityTemplate?, row: EntityTemplate?)
@@ -180,6 +182,7 @@ public enum EntityChange: Sendable {
         // A map holds no chain (checked when read) and leaves the values it writes alone; a
         // split or a join removes what it reads.
         case .mapValues, .splitProperty, .joinProperties: true
+        case .custom(let change): change.idempotent
         case .lookup(let name, let spec): !spec.reads.contains { $0.utf8.elementsEqual(name.utf8) }
         // As a template: one that reads the property it writes would write it again.
         case .compute(let name, let expression, _, let ifMissing): ifMissing || !expression.reads.contains { $0.utf8.elementsEqual(name.utf8) }
@@ -206,6 +209,7 @@ public enum EntityChange: Sendable {
         case .joinProperties: "join-properties"
         case .compute: "compute"
         case .lookup: "lookup"
+        case .custom(let change): change.name
         case .undo(let step): "undo " + step.change.name
         }
     }

@@ -18,6 +18,7 @@ extension EntityChange {
         case .renameProperty, .replaceInProperty, .splitProperty, .joinProperties: true
         case .setProperty(_, _, let ifMissing), .compute(_, _, _, let ifMissing): ifMissing
         case .mapValues(_, let map): map.isInjective
+        case .custom(let change): change.inverse != nil
         default: false
         }
     }
@@ -40,6 +41,11 @@ extension EntityChange {
             let back = Retype.replacingBytes(of: replace, with: find, in: text)
             guard !back.utf8.elementsEqual(text.utf8) else { return nil }
             before[name] = .string(back)
+        case .custom(let change):
+            guard let inverse = change.inverse, let back = inverse(entity), back.partitionKey.isExactly(entity.partitionKey),
+                back.rowKey.isExactly(entity.rowKey)
+            else { return nil }
+            return back
         case .mapValues(let name, let map):
             guard let value = entity[name], let from = map.from(value.text), let typed = EdmValue.parse(from, as: value.type) else { return nil }
             before[name] = typed

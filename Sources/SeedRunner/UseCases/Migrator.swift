@@ -12,6 +12,9 @@ public struct Migrator: Sendable {
     public let observer: any RunObserver
     /// `azseed <version>`, as the ledger records who applied.
     public let tool: String
+    /// Migrations written in Swift, run beside the folder's files in version order
+    /// (``EntityMigration``).
+    public var code: [any EntityMigration] = []
     /// How often a running apply or undo reads `migrate control`'s record (tests shorten it).
     public var controlInterval: Duration = .seconds(5)
     /// The clock (tests inject one).
@@ -46,7 +49,21 @@ public struct Migrator: Sendable {
     /// The migration files, read and checked on the blocking threads.
     public func load() async throws -> MigrationSet {
         let folder = self.folder
-        return try await BlockingPool.run { try MigrationSet.load(folder) }
+        // A program with migrations in Swift alone needs no folder of files.
+        let noFolder = !code.isEmpty && !FileManager.default.fileExists(atPath: folder.path)
+        var set = noFolder ? MigrationSet(folder: folder, migrations: []) : try await BlockingPool.run { try MigrationSet.load(folder) }
+        guard !code.isEmpty else { return set }
+        for registered in code {
+            let migration = try registered.migration()
+            if let file = set.migrations.first(where: { $0.version == migration.version }) {
+                throw RunError(
+                    "migration \(migration.version.text) is both \(file.script) and a migration in Swift (\(Printable.escaped(migration.description, quotes: false))); give each its own version"
+                )
+            }
+            set.migrations.append(migration)
+        }
+        set.migrations.sort { $0.version < $1.version }
+        return set
     }
 
     /// The files beside the ledger.
