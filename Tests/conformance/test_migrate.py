@@ -606,6 +606,59 @@ def test_lookup_sets_values_from_another_table_and_a_reseed_keeps_them(azseed, f
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+def test_many_targets_each_with_its_own_ledger_a_failure_kept_to_its_account(azseed, tmp_path):
+    """Issue 49, item 7: `migrate plan|apply|status --targets FILE [--parallel N]`: two accounts
+    (embedded folders) and one that cannot be reached, its connection string from the
+    environment; each account migrated with its own ledger, the unreachable one failing alone,
+    one summary table, exit 1 saying which failed; `--target-index` runs one (a Kubernetes
+    Indexed Job's); the file is checked whole before any account is opened, and no secret is
+    printed."""
+    migrations = folder(tmp_path, {"V1__capacity.yaml": CAPACITY})
+    for name in ("a", "b"):
+        done = run(azseed, "apply", "--data-dir", str(tmp_path / name), "--now", "2026-11-21", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    (tmp_path / "targets.yaml").write_text(
+        "targets:\n  - name: contoso\n    data-dir: a\n  - name: fabrikam\n    data-dir: b\n"
+        "  - name: gone\n    connection-string: ${GONE_STORAGE}\n    timeout: 2\n")
+    key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+    env = dict(os.environ, GONE_STORAGE=f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={key};"
+               "BlobEndpoint=http://127.0.0.1:1/devstoreaccount1;TableEndpoint=http://127.0.0.1:1/devstoreaccount1")
+
+    def many(*args, environment=env):
+        return subprocess.run([azseed, "migrate", *args, "--migrations", migrations, "--targets", "targets.yaml"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300, env=environment)
+
+    plan = many("plan")
+    assert plan.returncode == 1, plan.stderr
+    rows = [line.split() for line in plan.stdout.splitlines()]
+    assert rows[0] == ["TARGET", "RESULT", "PENDING", "CHANGES", "VERSIONS"], plan.stdout
+    assert rows[1][:3] == ["contoso", "ok", "1"] and rows[2][:3] == ["fabrikam", "ok", "1"] and rows[3][:2] == ["gone", "failed"], plan.stdout
+    assert "cannot reach http://127.0.0.1:1" in plan.stdout and plan.stderr.strip().endswith("the table says why, and the others are done")
+    applied = many("apply", "--parallel", "3", "--output", "json")
+    assert applied.returncode == 1 and len([line for line in applied.stderr.splitlines() if "error:" in line]) == 1, applied.stderr
+    result = {t["name"]: t for t in json.loads(applied.stdout)["targets"]}
+    assert [result[n]["result"] for n in ("contoso", "fabrikam", "gone")] == ["ok", "ok", "failed"], result
+    assert [m["state"] for m in result["contoso"]["migrations"]] == ["applied"] and "error" in result["gone"]
+    for output in (plan.stdout + plan.stderr, applied.stdout + applied.stderr):
+        assert key not in output and key[:20] not in output
+    # Each account has its own ledger: both applied, each once.
+    for index in ("0", "1"):
+        status = many("status", "--target-index", index)
+        assert status.returncode == 0, status.stderr
+        line = status.stdout.splitlines()[1].split()
+        assert line[1:5] == ["ok", "1", "1", "0"], status.stdout
+    again = many("apply", "--target-index", "0")
+    assert again.returncode == 0 and again.stdout.splitlines()[1].split()[:4] == ["contoso", "ok", "0", "0"], again.stdout
+    # Checked whole before any account is opened.
+    unset = many("apply", environment={k: v for k, v in env.items() if k != "GONE_STORAGE"})
+    assert unset.returncode == 1 and "targets.yaml:7: target gone: connection-string takes ${GONE_STORAGE}, which is not set" in unset.stderr, unset.stderr
+    for args in (["apply", "--connection-string", "UseDevelopmentStorage=true"], ["apply", "--backup", "bk"], ["status", "--target-index", "7"],
+                 ["apply", "--parallel", "0"], ["status", "--shard", "0/2"]):
+        refused = many(*args)
+        assert refused.returncode in (1, 64) and refused.stderr.count("\n") == 1, (args, refused.stderr)
+    assert not (tmp_path / "bk").exists()
+
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

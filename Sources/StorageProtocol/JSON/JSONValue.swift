@@ -28,6 +28,12 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// An object's members in order; none for any other value.
+    public var members: [(String, JSONValue)] {
+        if case .object(let members) = self { return members }
+        return []
+    }
+
     /// The member named `key` of an object.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }

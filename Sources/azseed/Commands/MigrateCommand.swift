@@ -98,8 +98,11 @@ struct MigratePlanCommand: AsyncParsableCommand {
     @Flag(help: "Exit 2 when migrations are pending (0 when none, 1 on error).")
     var detailedExitcode = false
 
+    @OptionGroup var many: TargetsOptions
+
     func run() async throws {
         let to = try MigrationOptions.version(to, flag: "--to")
+        if many.targets != nil { return try await runOnTargets(to: to) }
         let (migrator, observer) = try await options.migrator(readOnly: true)
         let (status, reports) = try await migrator.plan(to: to)
         observer.finish()
@@ -122,6 +125,28 @@ struct MigratePlanCommand: AsyncParsableCommand {
             }
         }
         if detailedExitcode && !reports.isEmpty { throw ExitCode(2) }
+    }
+
+    /// `--targets`: each account's plan, as `migrate plan` would judge it, in one table.
+    private func runOnTargets(to: MigrationVersion?) async throws {
+        let rows = try await MigrateTargets.run(
+            options, many, command: "plan", readOnly: true,
+            work: { migrator in
+                let (status, reports) = try await migrator.plan(to: to)
+                if let first = status.problems.first {
+                    throw RunError("apply would refuse: " + Migrator.refusal(first, count: status.problems.count, writing: false))
+                }
+                for report in reports {
+                    for (i, op) in report.operations.enumerated() where op.failures > 0 {
+                        throw RunError(
+                            "apply would stop at migration \(report.version), operation \(i + 1) (\(op.op)): \(op.countedFailures) it cannot change")
+                    }
+                }
+                return reports
+            },
+            row: MigrateTargets.row)
+        try MigrateTargets.finish(rows, headers: ["PENDING", "CHANGES", "VERSIONS"], command: "plan", json: options.output == .json)
+        if detailedExitcode && rows.contains(where: { $0.cells.first.map { $0 != "0" } ?? false }) { throw ExitCode(2) }
     }
 }
 
@@ -148,14 +173,20 @@ struct MigrateApplyCommand: AsyncParsableCommand {
 
     @OptionGroup var pace: PaceOptions
 
+    @OptionGroup var many: TargetsOptions
+
     func validate() throws {
         if backup != nil && (options.target.shard != nil || options.target.shards != nil) {
             throw ValidationError("--backup writes one snapshot of the whole target; run 'migrate apply --backup DIR' without --shard")
+        }
+        if backup != nil && many.targets != nil {
+            throw ValidationError("--backup writes one target's snapshot; run 'migrate apply --backup DIR' for each account, without --targets")
         }
     }
 
     func run() async throws {
         let to = try MigrationOptions.version(to, flag: "--to")
+        if many.targets != nil { return try await runOnTargets(to: to) }
         var (migrator, observer) = try await options.migrator()
         migrator.maxRate = pace.maxRate
         if !yes, let place = migrator.target.deletesNeedConfirmation {
@@ -172,6 +203,23 @@ struct MigrateApplyCommand: AsyncParsableCommand {
             Console.print(MigrationPrinting.appliedText(reports) + "\n")
         }
     }
+
+    /// `--targets`: every account migrated, each with its own ledger and lock; one table.
+    private func runOnTargets(to: MigrationVersion?) async throws {
+        let (yes, maxRate) = (self.yes, pace.maxRate)
+        let rows = try await MigrateTargets.run(
+            options, many, command: "apply", readOnly: false,
+            work: { migrator in
+                var migrator = migrator
+                migrator.maxRate = maxRate
+                if !yes, let place = migrator.target.deletesNeedConfirmation {
+                    throw ValidationError("migrate apply changes data in \(place); add --yes to confirm")
+                }
+                return try await migrator.apply(to: to)
+            },
+            row: MigrateTargets.row)
+        try MigrateTargets.finish(rows, headers: ["APPLIED", "CHANGES", "VERSIONS"], command: "apply", json: options.output == .json)
+    }
 }
 
 /// `azseed migrate status`.
@@ -182,9 +230,12 @@ struct MigrateStatusCommand: AsyncParsableCommand {
 
     @OptionGroup var options: MigrationOptions
 
+    @OptionGroup var many: TargetsOptions
+
     func validate() throws { try options.refuseShard("status") }
 
     func run() async throws {
+        if many.targets != nil { return try await runOnTargets() }
         let (migrator, observer) = try await options.migrator(readOnly: true)
         let status = try await migrator.status()
         observer.finish()
@@ -193,6 +244,25 @@ struct MigrateStatusCommand: AsyncParsableCommand {
         } else {
             Console.print(MigrationPrinting.statusText(status) + "\n")
         }
+    }
+
+    /// `--targets`: each account's history in one line — what is applied, pending, or wrong.
+    private func runOnTargets() async throws {
+        let rows = try await MigrateTargets.run(
+            options, many, command: "status", readOnly: true, work: { migrator in try await migrator.status() },
+            row: { name, status in
+                let count = { (states: [MigrationStatus.State]) in status.entries.filter { states.contains($0.state) }.count }
+                let latest = status.entries.last { [.applied, .baseline].contains($0.state) }?.version ?? "—"
+                let problems = status.problems.map { "V\($0.version) \($0.state.rawValue)" }.joined(separator: ", ")
+                return MigrateTargets.Row(
+                    name: name,
+                    cells: [
+                        latest, String(count([.applied, .baseline, .belowBaseline])), String(count([.pending, .undone, .running, .inShards])),
+                        problems,
+                    ],
+                    json: MigrationPrinting.json(status).members)
+            })
+        try MigrateTargets.finish(rows, headers: ["VERSION", "APPLIED", "PENDING", "PROBLEMS"], command: "status", json: options.output == .json)
     }
 }
 

@@ -142,11 +142,16 @@ struct TargetOptions: ParsableArguments {
     /// `readOnly`: the command writes nothing (a plan, a verify, a dry run), so an embedded
     /// data folder that does not exist is read as an empty account and not made.
     /// `connection`: the target's connection string when a command takes it by another flag.
-    func resolve(configuration: ClientConfiguration? = nil, readOnly: Bool = false, connection: Connection? = nil) async throws -> RunTarget {
+    /// `environment`: false for a target of a `--targets` file, which names its account itself.
+    func resolve(configuration: ClientConfiguration? = nil, readOnly: Bool = false, connection: Connection? = nil, environment: Bool = true)
+        async throws -> RunTarget
+    {
         let configuration = if let configuration { configuration } else { try await clientConfiguration() }
         let command = (["azseed"] + CommandLine.arguments.dropFirst().prefix(1)).joined(separator: " ")
         var location: RunTarget.Location = .embedded(dataDirectory: dataDirectory, provider: EmulatorEmbeddedStorage(readOnly: readOnly))
-        if var account = try namedAccount(connection: connection ?? self.connection) {
+        if var account = try environment
+            ? namedAccount(connection: connection ?? self.connection) : flagAccount(connection: connection ?? self.connection)
+        {
             if try effectiveAuthMode == .login {
                 let trusted = configuration.trustedCertificates
                 account.credential = .bearer(try await BlockingPool.run { try Self.loginCredential(trustedCertificates: trusted) })

@@ -9,6 +9,25 @@ import StorageEmulator
 /// errors, 1 for everything else. Help and version requests print as usual.
 enum Failure {
     static func exit(with error: Error) -> Never {
+        if let e = error as? ExitCode { Foundation.exit(e.rawValue) }
+        // Help and version requests (the parser's, exit code 0) print as the parser prints them.
+        if !describedAsIs(error), Azseed.exitCode(for: error) == .success { Azseed.exit(withError: error) }
+        let (code, oneLine) = describe(error)
+        FileHandle.standardError.write(Data("azseed: error: \(oneLine)\n".utf8))
+        Foundation.exit(code)
+    }
+
+    /// Whether ``describe(_:)`` phrases `error` itself rather than asking the parser.
+    private static func describedAsIs(_ error: Error) -> Bool {
+        if error is GenerationError || error is PersonFacingError { return true }
+        if let e = error as? AzureStorageError, e.kind == .invalidConnectionString { return true }
+        let ns = error as NSError
+        return ns.domain == NSCocoaErrorDomain || ns.domain == NSPOSIXErrorDomain
+    }
+
+    /// The exit code and the one line an error is, as the user reads it (a target's failure in
+    /// a `--targets` run too): secrets redacted, control characters escaped.
+    static func describe(_ error: Error) -> (code: Int32, line: String) {
         let code: Int32
         let message: String
         switch error {
@@ -23,17 +42,12 @@ enum Failure {
             // Already phrased for the user: what failed, where, what to do.
             code = 1
             message = spelled(error)
-        case let e as ExitCode:
-            Foundation.exit(e.rawValue)
         case let e as NSError where e.domain == NSCocoaErrorDomain || e.domain == NSPOSIXErrorDomain:
             // Foundation's own text names domains and codes; say what failed instead.
             code = 1
             message = "a file operation failed: \(FileProblem.describe(e)); check the paths you gave and their permissions"
         default:
             let parserCode = Azseed.exitCode(for: error)
-            if parserCode == .success {
-                Azseed.exit(withError: error)
-            }
             if parserCode.rawValue == 64 || error is ValidationError {
                 code = 64
                 message = Azseed.message(for: error) + " (see 'azseed help')"
@@ -44,8 +58,6 @@ enum Failure {
         }
         // Whatever the message echoes, a URL's query (a SAS) or user-info never comes out.
         // …and no control character from a far end (an error code) drives the terminal.
-        let oneLine = Printable.escaped(SecretRedaction.redact(message.split(whereSeparator: \.isNewline).joined(separator: " ")), quotes: false)
-        FileHandle.standardError.write(Data("azseed: error: \(oneLine)\n".utf8))
-        Foundation.exit(code)
+        return (code, Printable.escaped(SecretRedaction.redact(message.split(whereSeparator: \.isNewline).joined(separator: " ")), quotes: false))
     }
 }
