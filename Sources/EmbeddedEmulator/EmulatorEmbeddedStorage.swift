@@ -27,10 +27,16 @@ public struct EmulatorEmbeddedStorage: EmbeddedStorageProvider {
         }
     }
 
+    /// Scratch storage in memory on free loopback ports, for one use and then closed
+    /// (`migrate rehearse`): nothing is written to disk.
+    public static func scratch() async throws -> EmbeddedStorageConnection {
+        let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: nil, host: "127.0.0.1", blobPort: 0, tablePort: 0))
+        return EmbeddedStorageConnection(account: server.account, servedBy: nil, close: { await server.stop() })
+    }
+
     public func open(dataDirectory: URL, command: String, lockTimeout: Duration) async throws -> EmbeddedStorageConnection {
         if readOnly, !FileManager.default.fileExists(atPath: dataDirectory.path), Self.couldBeMade(dataDirectory) {
-            let server = try await EmulatorServer.start(EmulatorConfiguration(dataDirectory: nil, host: "127.0.0.1", blobPort: 0, tablePort: 0))
-            return EmbeddedStorageConnection(account: server.account, servedBy: nil, close: { await server.stop() })
+            return try await Self.scratch()
         }
         switch try await EmbeddedStorage.open(dataDirectory: dataDirectory, command: command, lockTimeout: lockTimeout) {
         case .started(let server):

@@ -659,6 +659,39 @@ def test_many_targets_each_with_its_own_ledger_a_failure_kept_to_its_account(azs
     assert not (tmp_path / "bk").exists()
 
 
+def test_rehearse_applies_and_undoes_on_a_copy_and_leaves_the_target_alone(azseed, fresh, tmp_path):
+    """Issue 49, item 8: `migrate rehearse [--sample N]` copies what the pending migrations touch
+    into memory, applies, undoes and compares byte for byte — exit 0 when every entity comes
+    back — and the target is only read: its entities, its ledger and the lock's container are as
+    they were. A migration undo refuses is said, exit 1; --sample copies N a partition."""
+    from azure.storage.blob import BlobServiceClient
+    table = seed(azseed, fresh, tmp_path, 3_000, 3)
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE, "V2__capacity.yaml": CAPACITY})
+    before = sorted((e["RowKey"], e["Place"]) for e in table.list_entities())
+    service = TableServiceClient.from_connection_string(fresh.connection_string)
+    ledger = service.get_table_client("azseedledger")
+    ledger_before = sorted((e["PartitionKey"], e["RowKey"], e.metadata["etag"]) for e in ledger.list_entities())
+    done = migrate(azseed, fresh, migrations, "rehearse")
+    assert done.returncode == 0, done.stderr
+    assert "Rehearsed on a copy of table events (3000 entities)" in done.stdout and "byte for byte" in done.stdout, done.stdout
+    assert "V1 x to xx: applied: replace-in-property 3000" in done.stdout and "V2 undone: undo set-property 3000" in done.stdout, done.stdout
+    assert sorted((e["RowKey"], e["Place"]) for e in table.list_entities()) == before
+    assert sorted((e["PartitionKey"], e["RowKey"], e.metadata["etag"]) for e in ledger.list_entities()) == ledger_before
+    assert "azseedledger" not in [c.name for c in BlobServiceClient.from_connection_string(fresh.connection_string).list_containers()]
+    sampled = migrate(azseed, fresh, migrations, "rehearse", "--sample", "10", "--output", "json")
+    assert sampled.returncode == 0, sampled.stderr
+    result = json.loads(sampled.stdout)
+    assert result["sampled"] and result["tables"] == [{"name": "events", "entities": 30}] and result["exact"], result
+    assert [m["operations"][0]["changes"] for m in result["applied"]] == [30, 30], result
+    # One that cannot be undone: applied on the copy, said, exit 1, the target still untouched.
+    destructive = folder(tmp_path, {"V3__drop.yaml": "description: drop p0\noperations:\n  - delete-entities: {table: events, where: \"PartitionKey eq 'p0'\", allow-destructive: true}\n"})
+    refused = migrate(azseed, fresh, destructive, "rehearse")
+    assert refused.returncode == 1 and "undo refused" in refused.stderr and refused.stderr.count("error:") == 1, refused.stderr
+    assert "V3 drop p0: applied: delete-entities 1000" in refused.stdout, refused.stdout
+    assert len(list(table.list_entities())) == 3_000
+    assert migrate(azseed, fresh, migrations, "rehearse", "--sample", "0").returncode == 64
+
+
 def test_migrate_plan_shows_a_move_onto_other_bytes_and_apply_refuses_it(azseed, fresh, tmp_path):
     """docs/CONCURRENCY.md's move conflict, as a user meets it: `migrate plan` lists the
     destination that holds another blob and exits 1; `migrate apply` refuses before its first

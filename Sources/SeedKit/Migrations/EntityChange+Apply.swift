@@ -303,9 +303,7 @@ extension EntityStep {
     public func writtenDigest(_ entity: TableEntity) -> String {
         if case .custom = change, !change.isIdempotent {
             // Code may write any property: the whole entity, its properties in byte order.
-            let text = entity.properties.map { ($0.key, $0.value) }.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
-                .map { "\($0.0)\u{0}\($0.1.type.rawValue)\u{0}\($0.1.text)" }.joined(separator: "\u{1}")
-            return SHA256.hash(data: Data(text.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+            return SHA256.hash(data: Data(entity.canonicalText.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
         }
         guard let name = writtenProperty, let value = entity[name] else { return "absent" }
         let digest = SHA256.hash(data: Data((value.type.rawValue + "\u{0}" + value.text).utf8))

@@ -227,6 +227,46 @@ enum MigrationPrinting {
         return .object(members)
     }
 
+    /// What `migrate rehearse` copied, applied, undid and found.
+    static func rehearsalText(_ r: MigrateRehearse.Result) -> String {
+        guard !r.applied.isEmpty else { return "No pending migrations: nothing to rehearse." }
+        let copied =
+            r.tables.map { "table \($0.name) (\($0.entities) entit\($0.entities == 1 ? "y" : "ies"))" }
+            + r.containers.map { "container \($0.name) (\($0.blobs) blob\($0.blobs == 1 ? "" : "s"))" }
+        var lines = [
+            "Rehearsed on \(r.sampled ? "a sample" : "a copy") of \(copied.isEmpty ? "nothing (no table or container they touch exists yet)" : copied.joined(separator: ", ")), in memory; the target was only read."
+        ]
+        for report in r.applied {
+            lines.append(
+                "V\(report.version) \(shown(report.description)): applied: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))"
+            )
+        }
+        for report in r.undone {
+            lines.append("V\(report.version) undone: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+        }
+        if let refused = r.undoRefused {
+            lines.append("Undo refused, so nothing was compared: \(refused)")
+        } else if r.differenceCount == 0 {
+            lines.append("Apply then undo gave back every entity and blob byte for byte.")
+        } else {
+            lines.append("\(r.differenceCount) differ after apply and undo:")
+            lines += r.differences.map { "  \($0)" }
+            if r.differenceCount > r.differences.count { lines.append("  … and \(r.differenceCount - r.differences.count) more") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ r: MigrateRehearse.Result) -> JSONValue {
+        .object([
+            ("sampled", .bool(r.sampled)),
+            ("tables", .array(r.tables.map { .object([("name", .string($0.name)), ("entities", .number(String($0.entities)))]) })),
+            ("containers", .array(r.containers.map { .object([("name", .string($0.name)), ("blobs", .number(String($0.blobs)))]) })),
+            ("applied", json(r.applied)["migrations"] ?? .array([])), ("undone", json(r.undone)["migrations"] ?? .array([])),
+            ("undoRefused", r.undoRefused.map(JSONValue.string) ?? .null), ("exact", .bool(r.exact)),
+            ("differences", .number(String(r.differenceCount))), ("firstDifferences", .array(r.differences.map(JSONValue.string))),
+        ])
+    }
+
     /// One progress event (``MigrationProgressLine``): a JSON line on stderr.
     static func json(_ p: MigrationProgress, retries: (retries: Int, throttled: Int)) -> JSONValue {
         var members: [(String, JSONValue)] = [
