@@ -39,7 +39,7 @@ public struct TargetsFile: Sendable {
     public static func read(_ url: URL, environment: [String: String]) throws(DatasetError) -> TargetsFile {
         let file = url.relativePathForMessages
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path), attributes[.type] as? FileAttributeType == .typeRegular
-        else { throw DatasetError(file: file, line: nil, "no such file; --targets names a YAML file of targets:") }
+        else { throw DatasetError(file: file, line: nil, "no such file; \(Setting.targetsFile) names a YAML file of targets:") }
         guard (attributes[.size] as? Int ?? 0) <= maxBytes, let data = FileManager.default.contents(atPath: url.path) else {
             throw DatasetError(file: file, line: nil, "larger than \(maxBytes) bytes, or unreadable")
         }

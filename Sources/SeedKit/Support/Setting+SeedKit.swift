@@ -4,6 +4,7 @@ import AzureStorage
 extension Setting {
     public static let dataset = Setting("dataset", plainName: "the dataset folder")
     public static let migrationsFolder = Setting("migrationsFolder", plainName: "the migrations folder")
+    public static let targetsFile = Setting("targetsFile", plainName: "the targets file")
     public static let outputFolder = Setting("outputFolder", plainName: "output folder")
     public static let backupFolder = Setting("backupFolder", plainName: "backup folder")
     public static let replaceOutput = Setting("replaceOutput", plainName: "the option to replace it")
@@ -28,7 +29,7 @@ extension Setting {
     /// The settings SeedKit's messages name.
     public static let seedKitSettings: [Setting] = [
         .dataset, .migrationsFolder, .outputFolder, .backupFolder, .replaceOutput, .table, .container, .detailedPlan, .shard, .referenceTime,
-        .referenceTimeToday, .windowStart, .windowEnd, .sampleSize, .copyValues, .copyBlobs, .prune, .privateAccess, .snapshotCommands,
+        .referenceTimeToday, .windowStart, .windowEnd, .sampleSize, .targetsFile, .copyValues, .copyBlobs, .prune, .privateAccess, .snapshotCommands,
         .exportShardsOfOneExport, .exportShards, .savePlan,
     ]
 }

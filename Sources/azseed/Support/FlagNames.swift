@@ -32,6 +32,7 @@ extension SettingNames {
         .windowStart: "--from",
         .windowEnd: "--to",
         .sampleSize: "--sample",
+        .targetsFile: "--targets",
         .copyValues: "--copy-values",
         .copyBlobs: "--copy-blobs",
         .prune: "--prune",

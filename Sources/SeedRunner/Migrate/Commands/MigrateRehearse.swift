@@ -166,7 +166,7 @@ public struct MigrateRehearse: Sendable {
                     count += 1
                     guard count + copied.reduce(0, { $0 + $1.entities }) <= Self.maxCopied else {
                         throw RunError(
-                            "rehearse copies at most \(Self.maxCopied) entities and blobs; table \(table) takes it past that — rehearse with --sample N (entities a partition)"
+                            "rehearse copies at most \(Self.maxCopied) entities and blobs; table \(table) takes it past that — rehearse a sample (\(Setting.sampleSize): entities a partition)"
                         )
                     }
                 }
@@ -190,7 +190,7 @@ public struct MigrateRehearse: Sendable {
                 let bytes = try await source.download(container: container, name: blob.name)
                 _ = try await copy.putBlob(bytes, container: container, name: blob.name, options: blob.uploadOptions)
                 count += 1
-                guard count <= Self.maxCopied else { throw RunError("rehearse copies at most \(Self.maxCopied) blobs; rehearse with --sample N") }
+                guard count <= Self.maxCopied else { throw RunError("rehearse copies at most \(Self.maxCopied) blobs; rehearse a sample (\(Setting.sampleSize))") }
             }
         }
         return count
