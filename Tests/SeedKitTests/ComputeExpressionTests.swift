@@ -14,6 +14,7 @@ import Testing
         properties: [
             "Capacity": .int32(120), "Big": .int64(1 << 62), "Price": .double(2.5), "City": .string("  Oslo "), "Open": .boolean(true),
             "StartsAt": .dateTime(EdmDateTime(year: 2026, month: 11, day: 29, hour: 10)), "Name": .string("Caf\u{E9}"),
+            "Max": .int64(.max), "Odd": .int64(9_007_199_254_740_993), "Sharp": .string(String(repeating: "\u{DF}", count: 20_000)),
         ])
 
     static func value(_ source: String) throws -> ComputeValue {
@@ -35,6 +36,8 @@ import Testing
             ("contains(Name, 'af') and startsWith(Name, 'C') and endsWith(Name, '\u{E9}')", .bool(true)),
             ("round(Price)", .int(3)), ("floor(-Price)", .int(-3)), ("max(Capacity, 200)", .int(200)), ("number('42') + 1", .int(43)),
             ("text(Capacity) + 'x'", .text("120x")),
+            // A whole number rounds to itself, never through a Double's 53 bits.
+            ("round(Odd)", .int(9_007_199_254_740_993)), ("floor(Odd)", .int(9_007_199_254_740_993)), ("ceil(Max)", .int(.max)),
         ]
         for (source, expected) in cases {
             #expect(try Self.value(source) == expected, "\(source)")
@@ -49,6 +52,8 @@ import Testing
             ("Big * 4", "overflows"), ("Capacity / 0", "division by zero"), ("Nickname + 'x'", "does not have"),
             ("Capacity + 'x'", "takes numbers"), ("upper(Capacity)", "takes text"), ("addDays(StartsAt, 3000000)", "1601 to 9999"),
             ("substring(Name, 9)", "outside"), ("if(Capacity, 1, 2)", "true or false"), ("Open < true", "compares"),
+            // From an attacker's review: these trapped (the process died) or grew past what Azure stores.
+            ("substring(Name, 1, Max)", "outside"), ("substring(Name, 0 - Max)", "outside"), ("upper(Sharp)", "longer than"),
         ]
         for (source, why) in failing {
             let result = try ComputeExpression.parse(source).evaluate(Self.entity)

@@ -58,6 +58,8 @@ import Testing
             ("  - set-property: {table: events, name: N, template: '{{#a}}'}", "template"),
             ("  - retype-property: {table: events, name: N, to: Binary}", "is not one of"),
             ("  - map-values: {table: events, name: N, map: {a: b, b: c}}", "'b' is mapped from and to"),
+            // From an attacker's review: "02" is stored as 2 in a whole-number property, a key.
+            ("  - map-values: {table: events, name: N, map: {\"1\": \"02\", \"2\": \"3\"}}", "'2' is mapped from and to"),
             ("  - map-values: {table: events, name: N, map: {}}", "map is empty"),
             ("  - map-values: {table: events, name: N, map: {a: b}, otherwise: drop}", "otherwise 'drop' is not keep or fail"),
             ("  - map-values: {table: events, name: N, map: {a: [b]}}", "must be a single value"),

@@ -34,6 +34,7 @@ import Testing
             ("targets:\n  - name: a\n    connection-string: \"${OPEN\"\n", "without its '}'"),
             ("targets:\n  - name: a\n    connection-string: \"${a-b}\"\n", "not a variable name"),
             ("other: 1\n", "unknown key 'other'"),
+            ("targets:\n  - name: \"\"\n    data-dir: d\n", "give 1 to 63 letters"),
         ]
         for (text, says) in cases {
             do {
@@ -43,5 +44,17 @@ import Testing
                 #expect(error.description.contains(says) && error.line != nil && !error.description.contains("hunter2"), "\(text): \(error)")
             }
         }
+    }
+
+    /// From an attacker's review: an account key in a variable put under the wrong key showed
+    /// up in a target's error line; a connection string's own text never shows either.
+    @Test func aTargetsSecretsAreRedactedFromWhatIsShown() throws {
+        let key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+        let file = try Self.read(
+            "targets:\n  - name: a\n    table-endpoint: \"http://h/${KEY}\"\n    connection-string: \"AccountKey=${KEY}\"\n", ["KEY": key])
+        let entry = file.entries[0]
+        let shown = TargetsFile.redacted(
+            "cannot reach http://h/\(key)/t; AccountKey=\(key); \(key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!)", entry)
+        #expect(!shown.contains(key) && !shown.contains("Eby8vdM0") && shown.contains("${KEY}"), "\(shown)")
     }
 }

@@ -29,12 +29,43 @@ import Testing
         let good = MigrationControl().applying(.rate(5), by: "azseed", at: Self.at).entity
         let broken: [(String, EdmValue?)] = [
             ("State", .string("explode")), ("State", nil), ("MaxRate", .int32(0)), ("MaxRate", .int32(10_000_001)), ("MaxRate", .int64(5)),
-            ("Cancels", .int64(-1)), ("Cancels", .int32(1)), ("Cancels", nil), ("By", .string(String(repeating: "x", count: 1025))), ("By", nil),
+            ("Cancels", .int64(-1)), ("Cancels", .int32(1)), ("Cancels", nil), ("Cancels", .int64(.max)), ("CancelId", .string("../x")),
+            ("CancelId", .int32(1)), ("By", .string(String(repeating: "x", count: 1025))), ("By", nil),
         ]
         for (name, value) in broken {
             var entity = good
             entity.properties[name] = value
             #expect(throws: MigrationControlDamaged.self, "\(name): \(String(describing: value))") { try MigrationControl(entity) }
+        }
+    }
+
+    /// From an attacker's review: a run that saw Cancels 3, then a damaged (or deleted) record,
+    /// then a cancel written over it from scratch (Cancels 1) never stopped. A cancel is a new
+    /// id, whatever the count.
+    @Test func aCancelAfterTheRecordWasDamagedStillStopsTheRun() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            let ledger = Ledger(tables: tables)
+            var forged = MigrationControl()
+            for _ in 0..<3 { forged = forged.applying(.cancel, by: "someone", at: Self.at) }
+            _ = try await ledger.request(.resume, by: "x", at: Self.at)
+            _ = try await tables.upsert(forged.entity, into: ReservedNames.ledgerTable)
+            let watcher = try await MigrationControlWatcher.start(ledger: ledger, observer: SilentObserver(), interval: .seconds(3600))
+            defer { watcher.stop() }
+            try await watcher.gate()  // the cancels before the run do not stop it
+            var damaged = forged.entity
+            damaged.properties["State"] = .string("bogus")
+            _ = try await tables.upsert(damaged, into: ReservedNames.ledgerTable)
+            await watcher.read()
+            try await watcher.gate()
+            let written = try await ledger.request(.cancel, by: "operator", at: Self.at)
+            #expect(written.cancels == 1)
+            await watcher.read()
+            await #expect(throws: RunError.self) { try await watcher.gate() }
+            // A count at its bound saturates, never traps.
+            var full = MigrationControl()
+            full.cancels = 1 << 53
+            #expect(full.applying(.cancel, by: "x", at: Self.at).cancels == 1 << 53)
         }
     }
 

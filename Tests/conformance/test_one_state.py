@@ -223,3 +223,14 @@ def test_a_damaged_migration_record_or_a_migration_under_way_stops_a_seed(azseed
         assert run(azseed, "plan", "--dataset", str(dataset), "--detailed-exitcode", "--connection-string", cs).returncode == 0
     finally:
         stop_emulator(emulator)
+
+
+def test_the_speakeasy_migrations_rehearse_exactly_on_a_fresh_seed(azseed, tmp_path):
+    """A new user's first rehearsal, on the tool's own example: `azseed apply` then `azseed
+    migrate rehearse` once reported `container photos: gone after undo` and exit 1 — the container
+    V3's move creates, which undo leaves empty as documented."""
+    ok(run(azseed, "apply", "--now", "2026-11-21", cwd=tmp_path))
+    done = ok(run(azseed, "migrate", "rehearse", cwd=tmp_path))
+    assert "Apply then undo gave back every entity and blob byte for byte." in done.stdout, done.stdout
+    status = ok(run(azseed, "migrate", "status", cwd=tmp_path))
+    assert [line.split()[1] for line in status.stdout.splitlines()[1:4]] == ["pending"] * 3, status.stdout

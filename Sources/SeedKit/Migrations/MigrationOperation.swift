@@ -251,25 +251,38 @@ public struct ValueMap: Sendable {
         self.otherwise = otherwise
         var forward: [ExactString: String] = [:]
         var backward: [ExactString: String] = [:]
+        var written: Set<ExactString> = []
         var injective = true
         for (from, to) in pairs {
             forward[ExactString(from)] = to
             if backward[ExactString(to)] != nil { injective = false }
             backward[ExactString(to)] = from
+            written.formUnion(Self.texts(to).map { ExactString($0) })
         }
         self.forward = forward
         self.backward = backward
+        self.written = written
         isInjective = injective
     }
+
+    /// Every text `to` may be stored as: itself, and its text once written as each type it
+    /// parses as (`02` is the whole number 2, whose text is `2`).
+    static func texts(_ to: String) -> [String] {
+        [to] + EdmType.allCases.filter { $0 != .string && $0 != .binary }.compactMap { EdmValue.parse(to, as: $0)?.text }
+    }
+
+    /// Every text the map may have written.
+    private let written: Set<ExactString>
 
     /// The new text for `text`, if a mapping names it.
     public func to(_ text: String) -> String? { forward[ExactString(text)] }
     /// The old text a new `text` was made from, when only one maps to it.
     public func from(_ text: String) -> String? { isInjective ? backward[ExactString(text)] : nil }
-    /// Whether `text` is one the map writes.
-    public func writes(_ text: String) -> Bool { backward[ExactString(text)] != nil }
-    /// The first old value that is also a new value another mapping writes: a chain, whose
-    /// result would depend on how often the step runs.
+    /// Whether `text` is one the map writes (as any type would store it).
+    public func writes(_ text: String) -> Bool { written.contains(ExactString(text)) }
+    /// The first old value that is also a new value another mapping writes — as written, or as
+    /// a type stores it (`1: "02", 2: 3`: `02` is stored as 2 in a whole-number property): a
+    /// chain, whose result would depend on how often the step runs.
     public var firstChain: String? {
         pairs.first { pair in writes(pair.from) && !(to(pair.from)?.utf8.elementsEqual(pair.from.utf8) ?? false) }?.from
     }

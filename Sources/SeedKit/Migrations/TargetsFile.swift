@@ -22,6 +22,9 @@ public struct TargetsFile: Sendable {
         public var name: String
         public var options: [(flag: String, value: String)]
         public var line: Int?
+        /// Text no message may show, and what to show instead: each `${VAR}`'s value (as
+        /// `${VAR}`), and the whole of a `connection-string` or `sas-token`.
+        public var secrets: [(text: String, shown: String)] = []
     }
 
     /// The options a target may give (the command's own target flags).
@@ -54,17 +57,20 @@ public struct TargetsFile: Sendable {
         for node in list {
             let fields = try reader.mapping(node, "a target", allowed: ["name"] + keys)
             let name = try reader.string(try reader.required(fields, "name", in: "a target", at: node), "a target's name")
-            guard name.utf8.count <= 63, name.utf8.allSatisfy(Self.isNameByte) else {
+            guard (1...63).contains(name.utf8.count), name.utf8.allSatisfy(Self.isNameByte) else {
                 throw reader.error(node, "target name '\(Printable.escaped(name))': give 1 to 63 letters, digits, '-', '.' or '_'")
             }
             if entries.contains(where: { $0.name == name }) { throw reader.error(node, "target \(name) is named twice") }
             var options: [(flag: String, value: String)] = []
+            var secrets: [(text: String, shown: String)] = []
             for field in fields where field.key != "name" {
                 let raw = try reader.string(field.value, "target \(name): \(field.key)")
-                options.append(
-                    (field.key, try expand(raw, target: name, key: field.key, environment: environment, reader: reader, node: field.value)))
+                let value = try expand(raw, target: name, key: field.key, environment: environment, reader: reader, node: field.value)
+                options.append((field.key, value))
+                for variable in Self.variables(in: raw) { if let text = environment[variable] { secrets.append((text, "${\(variable)}")) } }
+                if field.key == "connection-string" || field.key == "sas-token" { secrets.append((value, "<\(field.key) of target \(name)>")) }
             }
-            entries.append(Entry(name: name, options: options, line: YAMLReader.line(of: node)))
+            entries.append(Entry(name: name, options: options, line: YAMLReader.line(of: node), secrets: secrets))
         }
         return TargetsFile(entries: entries)
     }
@@ -94,6 +100,30 @@ public struct TargetsFile: Sendable {
             rest = rest[rest.index(after: end)...]
         }
         return out + rest
+    }
+
+    /// The names of the `${VAR}`s in `value`.
+    static func variables(in value: String) -> [String] {
+        var names: [String] = []
+        var rest = Substring(value)
+        while let start = rest.range(of: "${"), let end = rest[start.upperBound...].firstIndex(of: "}") {
+            names.append(String(rest[start.upperBound..<end]))
+            rest = rest[rest.index(after: end)...]
+        }
+        return names
+    }
+
+    /// `text` with every secret of `entry` replaced by what may be shown of it (longest
+    /// first, as written and as a URL would carry it).
+    public static func redacted(_ text: String, _ entry: Entry) -> String {
+        var out = text
+        for secret in entry.secrets.sorted(by: { $0.text.utf8.count > $1.text.utf8.count }) where secret.text.utf8.count >= 4 {
+            out = out.replacingOccurrences(of: secret.text, with: secret.shown)
+            if let encoded = secret.text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed), encoded != secret.text {
+                out = out.replacingOccurrences(of: encoded, with: secret.shown)
+            }
+        }
+        return out
     }
 
     /// A letter, a digit, `-`, `.` or `_`.

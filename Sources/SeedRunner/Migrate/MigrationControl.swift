@@ -24,8 +24,11 @@ public struct MigrationControl: Sendable, Equatable {
     public var paused = false
     /// The rate cap set by `rate N`, in entities a second; nil when none is set.
     public var maxRate: Int?
-    /// How many cancels were asked: a run stops when this grows past what it read at its start.
+    /// How many cancels were asked (at most 2^53), for people.
     public var cancels = 0
+    /// A new id with each cancel: a run stops when it differs from the one it read at its start
+    /// — never fooled by a count a damaged or deleted record started again.
+    public var cancelID: String?
     /// Who asked last (tool and host), and when.
     public var by = ""
     public var at: EdmDateTime?
@@ -57,8 +60,17 @@ public struct MigrationControl: Sendable, Equatable {
         case .int32(let rate) where (1...Int32(Self.highestRate)).contains(rate): maxRate = Int(rate)
         default: throw damaged("has a MaxRate that is not 1 to \(Self.highestRate)")
         }
-        guard case .int64(let cancels) = entity.properties["Cancels"], cancels >= 0 else { throw damaged("has no Cancels count") }
+        guard case .int64(let cancels) = entity.properties["Cancels"], (0...(1 << 53)).contains(cancels) else {
+            throw damaged("has no Cancels count (0 to 2^53)")
+        }
         self.cancels = Int(cancels)
+        switch entity.properties["CancelId"] {
+        case nil: cancelID = nil
+        case .string(let id)
+        where (1...64).contains(id.utf8.count) && id.utf8.allSatisfy({ $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) }):
+            cancelID = id
+        default: throw damaged("has a CancelId that is not an id azseed makes")
+        }
         guard case .string(let by) = entity.properties["By"], by.utf8.count <= 1024 else { throw damaged("has no By (or a By over 1 KiB)") }
         self.by = by
         if case .dateTime(let at) = entity.properties["At"] { self.at = at }
@@ -69,6 +81,7 @@ public struct MigrationControl: Sendable, Equatable {
             "State": .string(paused ? "paused" : "running"), "Cancels": .int64(Int64(cancels)), "By": .string(by),
         ]
         if let maxRate { properties["MaxRate"] = .int32(Int32(maxRate)) }
+        if let cancelID { properties["CancelId"] = .string(cancelID) }
         if let at { properties["At"] = .dateTime(at) }
         return TableEntity(partitionKey: Self.partition, rowKey: Self.rowKey, properties: properties)
     }
@@ -81,7 +94,8 @@ public struct MigrationControl: Sendable, Equatable {
         case .resume: next.paused = false
         case .rate(let rate): next.maxRate = rate
         case .cancel:
-            next.cancels += 1
+            next.cancels = min(cancels + 1, 1 << 53)
+            next.cancelID = UUID().uuidString
             next.paused = false
         }
         next.by = by

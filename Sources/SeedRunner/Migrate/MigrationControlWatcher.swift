@@ -11,8 +11,8 @@ import Synchronization
 final class MigrationControlWatcher: Sendable {
     private struct State {
         var control: MigrationControl
-        /// The cancels counted when the run started: only a cancel asked after stops it.
-        var cancelsAtStart: Int
+        /// The cancel id read when the run started: only a cancel asked after stops it.
+        var cancelAtStart: String?
         /// The last damaged record noted, so it is said once.
         var damage: String?
         var stopped = false
@@ -28,7 +28,7 @@ final class MigrationControlWatcher: Sendable {
         self.ledger = ledger
         self.observer = observer
         self.interval = interval
-        state = Mutex(State(control: control, cancelsAtStart: control.cancels, damage: damage))
+        state = Mutex(State(control: control, cancelAtStart: control.cancelID, damage: damage))
     }
 
     /// Reads the record and starts reading it every `interval`; says so when the target is
@@ -66,10 +66,10 @@ final class MigrationControlWatcher: Sendable {
     /// since the run started.
     func gate() async throws {
         while true {
-            let (control, cancelled) = state.withLock { ($0.control, $0.control.cancels > $0.cancelsAtStart) }
+            let (control, cancelled) = state.withLock { s in (s.control, s.control.cancelID.map { $0 != s.cancelAtStart } ?? false) }
             if cancelled {
                 throw RunError(
-                    "cancelled by 'azseed migrate control cancel' (\(control.summary)); what was written is kept and recorded: the migration under way stays at its last checkpoint, and running the same command again resumes it"
+                    "cancelled by 'azseed migrate control cancel' (\(control.who)); what was written is kept and recorded: the migration under way stays at its last checkpoint, and running the same command again resumes it"
                 )
             }
             guard control.paused else { return }
@@ -102,14 +102,14 @@ final class MigrationControlWatcher: Sendable {
             let before = s.control
             let say = damage != nil && damage != s.damage
             s.damage = damage
-            // A damaged record is obeyed as quiet, but a cancel counted before it still stands.
-            s.control = next
-            if damage != nil { s.control.cancels = max(before.cancels, s.cancelsAtStart) }
+            // A damaged record is ignored: what was read last stands (a cancel seen stays seen).
+            if damage == nil { s.control = next }
             return (before, say)
         }
-        guard let before else { return }
-        if next.paused != before.paused || next.maxRate != before.maxRate { observer.event(.migrationControlled(next)) }
+        guard let before, damage == nil || sayDamage else { return }
         if sayDamage, let damage { observer.note(Phrase(verbatim: damage + "; ignored")) }
+        guard damage == nil else { return }
+        if next.paused != before.paused || next.maxRate != before.maxRate { observer.event(.migrationControlled(next)) }
         if next.paused && !before.paused {
             observer.note(Phrase(verbatim: "paused by migrate control (\(next.who)); writes wait for 'azseed migrate control resume'"))
         } else if !next.paused && before.paused {

@@ -188,6 +188,10 @@ public struct Migrator: Sendable {
         case .checksumChanged:
             return
                 "\(which) was applied from a file whose bytes have changed since (checksum); restore the file, or accept it with \(Setting.migrateAcceptChecksums)\(more)\(end)"
+        case .missingFile where problem.record?.script.hasSuffix(".swift") ?? false:
+            // Applied from a program's code (an EntityMigration): repairing would erase its history.
+            return
+                "\(which) was applied by a program from its Swift code, which this run does not hold; run migrations on this target from that program (it registers its code with Migrator.code) — do not repair the record away\(more)\(end)"
         case .missingFile:
             return
                 "\(which) is in the target's ledger but its file is not in the migrations folder; restore it, or remove the record with \(Setting.migrateRepair)\(more)\(end)"

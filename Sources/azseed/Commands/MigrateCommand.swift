@@ -376,6 +376,11 @@ struct MigrateRepairCommand: AsyncParsableCommand {
             )
         }
         if !done.removed.isEmpty { lines.append("Removed ledger record(s) without a file: \(done.removed.joined(separator: ", ")).") }
+        if !done.keptFromCode.isEmpty {
+            lines.append(
+                "Kept the record(s) of \(done.keptFromCode.joined(separator: ", ")), applied by a program from its Swift code: only that program runs them."
+            )
+        }
         for version in done.unresolved {
             lines.append(
                 "Migration \(version)'s file changed since it was applied: pass --accept-checksums to record its new checksum (or restore the file).")
@@ -420,7 +425,7 @@ struct MigrateRehearseCommand: AsyncParsableCommand {
         }
         if result.applied.isEmpty { return }
         if let refused = result.undoRefused {
-            throw RunError("migrate rehearse: applied on the copy, but undo refused: \(refused)")
+            throw RunError("migrate rehearse: applied on the copy, but undo refused: " + refused)
         }
         if result.differenceCount > 0 {
             throw RunError(

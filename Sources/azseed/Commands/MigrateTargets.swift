@@ -64,9 +64,11 @@ enum MigrateTargets {
         let configuration = try await global.clientConfiguration()
         let results = await ManyTargets.run(entries.map(\.name), parallel: many.parallel ?? 1) { index in
             let entry = entries[index]
-            var arguments = entry.options.flatMap { ["--\($0.flag)", $0.value] }
-            if !entry.options.contains(where: { $0.flag == "timeout" }) { arguments += ["--timeout", String(global.timeout)] }
-            if !entry.options.contains(where: { $0.flag == "lock-timeout" }) { arguments += ["--lock-timeout", global.lockTimeout] }
+            // `--flag=value`, one word each: a value beginning with `-` (or reading `-h`) is a
+            // value, never another flag.
+            var arguments = entry.options.map { "--\($0.flag)=\($0.value)" }
+            if !entry.options.contains(where: { $0.flag == "timeout" }) { arguments.append("--timeout=\(global.timeout)") }
+            if !entry.options.contains(where: { $0.flag == "lock-timeout" }) { arguments.append("--lock-timeout=\(global.lockTimeout)") }
             let options = try TargetOptions.parse(arguments)
             guard options.namesAnAccount || options.dataDir != nil else {
                 throw ValidationError("target \(entry.name) names no account; give connection-string, account-name, the endpoints or data-dir")
@@ -76,10 +78,13 @@ enum MigrateTargets {
             let migrator = Migrator(target: target, folder: folder, observer: TargetObserver(name: entry.name), tool: "azseed \(Azseed.version)")
             return try await work(migrator)
         }
-        return results.map { name, result in
-            switch result {
-            case .success(let value): return row(name, value)
-            case .failure(let error): return Row(name: name, failure: Failure.describe(error).line, cells: [], json: [])
+        return zip(entries, results).map { entry, outcome in
+            switch outcome.result {
+            case .success(let value): return row(entry.name, value)
+            case .failure(let error):
+                // What the file's values hold (an account key in a variable put under the wrong
+                // key, a connection string) is never shown.
+                return Row(name: entry.name, failure: TargetsFile.redacted(Failure.describe(error).line, entry), cells: [], json: [])
             }
         }
     }
@@ -121,8 +126,9 @@ enum MigrateTargets {
         }
         let failed = rows.filter { $0.failure != nil }.map(\.name)
         if !failed.isEmpty {
+            let others = failed.count < rows.count ? ", and the others are done" : ""
             throw RunError(
-                "migrate \(command): \(failed.count) of \(rows.count) targets failed (\(failed.prefix(5).joined(separator: ", "))\(failed.count > 5 ? ", …" : "")); the table says why, and the others are done"
+                "migrate \(command): \(failed.count) of \(rows.count) target\(rows.count == 1 ? "" : "s") failed (\(failed.prefix(5).joined(separator: ", "))\(failed.count > 5 ? ", …" : "")); the table says why\(others)"
             )
         }
     }

@@ -245,7 +245,7 @@ enum MigrationPrinting {
             lines.append("V\(report.version) undone: \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
         }
         if let refused = r.undoRefused {
-            lines.append("Undo refused, so nothing was compared: \(refused)")
+            lines.append("Undo refused, so nothing was compared: \(refused.rendered(.flags))")
         } else if r.differenceCount == 0 {
             lines.append("Apply then undo gave back every entity and blob byte for byte.")
         } else {
@@ -262,7 +262,7 @@ enum MigrationPrinting {
             ("tables", .array(r.tables.map { .object([("name", .string($0.name)), ("entities", .number(String($0.entities)))]) })),
             ("containers", .array(r.containers.map { .object([("name", .string($0.name)), ("blobs", .number(String($0.blobs)))]) })),
             ("applied", json(r.applied)["migrations"] ?? .array([])), ("undone", json(r.undone)["migrations"] ?? .array([])),
-            ("undoRefused", r.undoRefused.map(JSONValue.string) ?? .null), ("exact", .bool(r.exact)),
+            ("undoRefused", r.undoRefused.map { .string($0.rendered(.flags)) } ?? .null), ("exact", .bool(r.exact)),
             ("differences", .number(String(r.differenceCount))), ("firstDifferences", .array(r.differences.map(JSONValue.string))),
         ])
     }

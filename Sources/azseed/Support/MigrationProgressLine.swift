@@ -35,7 +35,13 @@ final class MigrationProgressLine: Sendable {
             s.latest = progress
             if !inPlace && s.ticker == nil { s.ticker = Task { [weak self] in await self?.tick() } }
             guard inPlace else { return json && progress.phase == .finished }
-            if let last = s.lastDraw, now - last < .milliseconds(100), progress.phase != .finished { return false }
+            // The operation's end is said by the note after it: the line is cleared, not drawn.
+            if progress.phase == .finished {
+                if s.drewInPlace { LineWriter.shared.write(Array("\r\u{1B}[2K".utf8), to: STDERR_FILENO) }
+                s.drewInPlace = false
+                return false
+            }
+            if let last = s.lastDraw, now - last < .milliseconds(100) { return false }
             s.lastDraw = now
             s.drewInPlace = true
             return true

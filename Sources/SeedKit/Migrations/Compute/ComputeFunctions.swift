@@ -92,15 +92,19 @@ enum Functions {
             return .date(moved)
         }
         switch name {
-        case "upper": return .text(try text(0).uppercased())
-        case "lower": return .text(try text(0).lowercased())
+        // Case mapping may grow text (ß → SS): bounded as every text made is.
+        case "upper": return try Evaluator.text(try text(0).uppercased())
+        case "lower": return try Evaluator.text(try text(0).lowercased())
         case "trim": return .text(try text(0).trimmingCharacters(in: .whitespacesAndNewlines))
         case "length": return .int(Int64(try text(0).unicodeScalars.count))
         case "substring":
             let scalars = Array(try text(0).unicodeScalars)
             let start = try int(1)
-            let count = values.count > 2 ? try int(2) : Int64(scalars.count) - start
-            guard start >= 0, count >= 0, start <= scalars.count, start + count <= scalars.count else {
+            // Checked: a start or count near Int64's ends is outside, never a trap.
+            let (rest, restOverflow) = Int64(scalars.count).subtractingReportingOverflow(start)
+            let count = values.count > 2 ? try int(2) : rest
+            let (end, endOverflow) = start.addingReportingOverflow(count)
+            guard !restOverflow, !endOverflow, start >= 0, count >= 0, start <= scalars.count, end <= scalars.count else {
                 throw ComputeError("substring(\(start)\(values.count > 2 ? ", \(count)" : "")) is outside text of \(scalars.count) characters")
             }
             var out = String.UnicodeScalarView()
@@ -119,9 +123,11 @@ enum Functions {
             if let v = Int64(t) { return .int(v) }
             if let v = Double(t), v.isFinite { return .double(v) }
             throw ComputeError("number('\(Printable.escaped(String(t.prefix(64)), quotes: false))'): not a number")
-        case "round": return try values[0] == .int(0) ? .int(0) : whole((try number(0)).rounded(.toNearestOrAwayFromZero))
-        case "floor": return try whole((try number(0)).rounded(.down))
-        case "ceil": return try whole((try number(0)).rounded(.up))
+        // A whole number is its own rounding: never through a Double, which holds 53 bits.
+        case "round", "floor", "ceil":
+            if case .int = values[0] { return values[0] }
+            let rule: FloatingPointRoundingRule = name == "round" ? .toNearestOrAwayFromZero : name == "floor" ? .down : .up
+            return try whole((try number(0)).rounded(rule))
         case "abs":
             if case .int(let v) = values[0] {
                 guard v != .min else { throw ComputeError("abs(\(v)) overflows a 64-bit whole number") }

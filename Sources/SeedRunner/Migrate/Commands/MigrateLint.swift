@@ -48,6 +48,20 @@ public struct MigrateLint: Sendable {
                     written.insert(operation.table.lowercased())
                     if case .copyTable(_, let to) = operation { written.insert(to.lowercased()) }
                 }
+                // A table an operation reads from (a lookup's, a copy's source) that is not there:
+                // plan and apply refuse it, so lint does.
+                let readFrom: String? =
+                    if case .entities(let step) = operation { step.lookup?.fromTable } else if case .copyTable(let from, _) = operation { from } else
+                    { nil }
+                if let readFrom, !written.contains(readFrom.lowercased()), !(try await tables.tableExists(readFrom)) {
+                    findings.append(
+                        LintFinding(
+                            severity: .error, file: migration.file, line: migration.source(of: index).line, version: migration.version.canonical,
+                            operation: operation.name, table: operation.table,
+                            message:
+                                "\(operation.name) \(operation.table): table \(readFrom), which it reads, does not exist, and no operation before it creates it; name the right table"
+                        ))
+                }
                 guard case .entities(let step) = operation, let text = step.filterText, !written.contains(step.table.lowercased()) else { continue }
                 let filter = TableFilter.written("(\(text))", comparisons: step.filterComparisons)
                 let message: Phrase

@@ -30,7 +30,7 @@ public struct MigrateRehearse: Sendable {
         public var applied: [MigrationReport] = []
         /// Each as undone (newest first), or why undo refused: then nothing is compared.
         public var undone: [MigrationReport] = []
-        public var undoRefused: String?
+        public var undoRefused: Phrase?
         /// Entities and blobs that differ after undo from the copy (at most 20 named).
         public var differences: [String] = []
         public var differenceCount = 0
@@ -76,16 +76,16 @@ public struct MigrateRehearse: Sendable {
                 do {
                     result.undone = try await rehearsal.undo(to: first)
                 } catch let refused as RunError {
-                    result.undoRefused = refused.description
+                    result.undoRefused = refused.phrase
                 }
                 if result.undoRefused == nil {
                     let after = try await Self.state(copy.tables, copy.blobs, tables: tables, containers: containers)
                     for key in Set(before.keys).union(after.keys).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-                    where before[key] != after[key] {
+                    where before[key] != after[key] && !Self.leftEmpty(key, before: before, after: after) {
                         result.differenceCount += 1
                         if result.differences.count < 20 {
                             result.differences.append(
-                                "\(Printable.escaped(key, quotes: false)): \(before[key] == nil ? "there after undo, not before" : after[key] == nil ? "gone after undo" : "differs after undo")"
+                                "\(Printable.escaped(key, quotes: false)): \(before[key] == nil || before[key] == "absent" ? "there after undo, not before" : after[key] == nil || after[key] == "absent" ? "gone after undo" : "differs after undo")"
                             )
                         }
                     }
@@ -190,10 +190,20 @@ public struct MigrateRehearse: Sendable {
                 let bytes = try await source.download(container: container, name: blob.name)
                 _ = try await copy.putBlob(bytes, container: container, name: blob.name, options: blob.uploadOptions)
                 count += 1
-                guard count <= Self.maxCopied else { throw RunError("rehearse copies at most \(Self.maxCopied) blobs; rehearse a sample (\(Setting.sampleSize))") }
+                guard count <= Self.maxCopied else {
+                    throw RunError("rehearse copies at most \(Self.maxCopied) blobs; rehearse a sample (\(Setting.sampleSize))")
+                }
             }
         }
         return count
+    }
+
+    /// A container a move created, left empty by its undo: as `migrate undo` documents it, not
+    /// a difference.
+    static func leftEmpty(_ key: String, before: [String: String], after: [String: String]) -> Bool {
+        guard key.hasPrefix("container "), before[key] == "absent", after[key] == "present" else { return false }
+        let prefix = "blob " + key.dropFirst("container ".count) + "/"
+        return !after.keys.contains { $0.hasPrefix(prefix) }
     }
 
     /// Every entity and blob of the tables and containers, by name, as text that is equal
@@ -213,6 +223,7 @@ public struct MigrateRehearse: Sendable {
         }
         for container in containers {
             do {
+                state["container \(container)"] = "present"
                 for try await page in blobs.list(container: container) {
                     for blob in page {
                         let bytes = try await blobs.download(container: container, name: blob.name)

@@ -12,6 +12,9 @@ public struct MigrationRepair: Sendable {
     public var realigned: [String] = []
     /// Applied migrations whose file changed, left as they are (no `acceptChecksums`).
     public var unresolved: [String] = []
+    /// Records of migrations applied from a program's Swift code that this run does not hold:
+    /// kept (removing them would let that program apply them again).
+    public var keptFromCode: [String] = []
 }
 
 /// `migrate repair` (Flyway's repair): failed runs cleared so apply resumes them, records
@@ -63,6 +66,9 @@ public struct MigrateRepair: Sendable {
                     record.checkpoint?.pending = nil
                     try await ledger.write(record)
                     done.cleared.append(record.version)
+                case .missingFile where record.script.hasSuffix(".swift"):
+                    // Applied from a program's Swift code: its history is kept (only that program runs it).
+                    done.keptFromCode.append(record.version)
                 case .missingFile:
                     try await ledger.deleteMigrationRecord(record.version)
                     done.removed.append(record.version)
