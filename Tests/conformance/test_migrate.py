@@ -295,6 +295,20 @@ def test_status_is_a_table_as_flyway_info_shows_it(azseed, fresh, tmp_path):
     assert rows[2]["STATE"] == "failed" and rows[2]["DURATION"] == "—", status.stdout
     assert status.stdout.rstrip("\n").split("\n")[-1].startswith("V3 failed: "), status.stdout
 
+def test_lint_refuses_what_reads_a_table_that_is_not_there(azseed, fresh, tmp_path):
+    """A new user's report: `migrate lint` passed a `lookup` from a table that does not exist
+    (0 errors) while `migrate plan` refused it; a copy-table's source the same."""
+    seed(azseed, fresh, tmp_path, 10, 1)
+    migrations = folder(tmp_path, {
+        "V1__look.yaml": "description: look\noperations:\n  - lookup: {table: events, name: City, from-table: nocities, partition: c, row: \"{{Number}}\", property: Name}\n",
+        "V2__copy.yaml": "description: copy\noperations:\n  - copy-table: {from: noevents, to: events2}\n",
+    })
+    lint = migrate(azseed, fresh, migrations, "lint")
+    assert lint.returncode == 1, lint.stdout + lint.stderr
+    assert "table nocities, which it reads, does not exist" in lint.stdout and "table noevents, which it reads, does not exist" in lint.stdout, lint.stdout
+    assert migrate(azseed, fresh, migrations, "plan").returncode == 1
+
+
 def test_lint_flags_what_destroys_and_plan_and_apply_refuse_it_unacknowledged(azseed, fresh, tmp_path):
     """Issue 49: `migrate lint` names file and line of a destructive operation its mapping does not
     acknowledge (exit 1) and warns of operations with no exact undo and filters that match nothing;
