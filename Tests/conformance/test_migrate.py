@@ -503,6 +503,20 @@ def test_control_pauses_rates_and_cancels_a_running_apply_from_another_process(a
     assert "control:" not in migrate(azseed, fresh, migrations, "status").stdout
 
 
+def test_controls_asked_at_once_are_each_carried_out(azseed, fresh, tmp_path):
+    """The second actor of `migrate control`: eight operators cancel at once, each from its own
+    process; every cancel is counted (each write is on the ETag read, again when another wrote
+    first), none lost."""
+    migrations = folder(tmp_path, {"V1__double.yaml": DOUBLE})
+    procs = [subprocess.Popen([azseed, "migrate", "control", "cancel", "--migrations", migrations, "--connection-string", fresh.connection_string],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    record = TableServiceClient.from_connection_string(fresh.connection_string).get_table_client("azseedledger").get_entity("control", "migrate")
+    assert record["Cancels"].value == 8, record
+
+
 def test_a_control_record_azseed_did_not_write_is_ignored_and_said(azseed, fresh, tmp_path):
     """The ledger's table is writable by anyone with the key: a control record with a state azseed
     never writes, a rate out of bounds and a terminal escape in By is never half obeyed — apply
