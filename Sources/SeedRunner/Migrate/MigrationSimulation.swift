@@ -230,12 +230,12 @@ struct MigrationSimulation {
             throw RunError("lookup: table \(spec.fromTable) does not exist, and no operation before it creates it; name the right table")
         }
         var entries: [(partitionKey: String, rowKey: String, value: EdmValue)] = []
-        var tooMany = false
+        // Held up to one past the bound (then refused), however large the table: memory stays bounded.
         try await visit(spec.fromTable, filter: nil) { entity in
-            if let value = entity[spec.property] { entries.append((entity.partitionKey, entity.rowKey, value)) }
-            tooMany = tooMany || entries.count > LookupValues.maxEntities
+            guard entries.count <= LookupValues.maxEntities, let value = entity[spec.property] else { return }
+            entries.append((entity.partitionKey, entity.rowKey, value))
         }
-        try LookupLoader.check(tooMany ? LookupValues.maxEntities + 1 : entries.count, spec)
+        try LookupLoader.check(entries.count, spec)
         return step.withLookup(LookupValues(entries))
     }
 
