@@ -21,4 +21,31 @@ struct StoredEntity: Sendable {
         out += [UInt8(ascii: "'"), UInt8(ascii: "\"")]
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// The Timestamp `etag` names when it is exactly an ETag ``etag(_:)`` writes; nil for any
+    /// other text (which then matches no entity).
+    static func timestamp(ofETag etag: String) -> EdmDateTime? {
+        let bytes = Array(etag.utf8)
+        let prefix = Array("W/\"datetime'".utf8)
+        let suffix = Array("'\"".utf8)
+        guard bytes.count > prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix) else {
+            return nil
+        }
+        var time: [UInt8] = []
+        time.reserveCapacity(28)
+        var i = prefix.count
+        let end = bytes.count - suffix.count
+        while i < end {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < end, bytes[i + 1] == UInt8(ascii: "3"), bytes[i + 2] == UInt8(ascii: "A") {
+                time.append(UInt8(ascii: ":"))
+                i += 3
+            } else {
+                time.append(bytes[i])
+                i += 1
+            }
+        }
+        // Only the exact text this store writes: parsing is lenient (zones, fewer digits).
+        guard let stamp = EdmDateTime(iso8601: String(decoding: time, as: UTF8.self)), Self.etag(stamp).isExactly(etag) else { return nil }
+        return stamp
+    }
 }

@@ -43,7 +43,8 @@ enum BatchRequestParser {
         for part in MultipartBytes.parts(of: changesetBody, boundary: inner) {
             let message = MultipartBytes.httpMessage(in: part)
             guard let requestLine = message.startLine else { throw BatchSyntaxError(reason: "a part has no request line") }
-            let fields = requestLine.split(separator: " ", maxSplits: 2).map(String.init)
+            // Split as bytes: Character by Character, this split was a tenth of the emulator's time.
+            let fields = requestLine.utf8.split(separator: UInt8(ascii: " "), maxSplits: 2).map { String(decoding: $0, as: UTF8.self) }
             guard fields.count == 3, fields[2].hasPrefix("HTTP/") else {
                 throw BatchSyntaxError(reason: "bad request line '\(requestLine.prefix(80))'")
             }

@@ -11,12 +11,12 @@ enum StoredPropertiesTranscoder {
     private static let annotationSuffix = Array("@odata.type\"".utf8)
     private static let edmDouble = Array("\"Edm.Double\"".utf8)
 
-    /// Appends `,"Name@odata.type":"Edm.X","Name":value` for each stored property at `level`
-    /// (`.none` or `.minimal`). Returns false, with `out` as it was, when `body` is not in the
-    /// stored form; the caller then decodes it.
+    /// Appends `,"Name@odata.type":"Edm.X","Name":value` for each stored property at `level`.
+    /// Returns false, with `out` as it was, when `body` is not in the stored form; the caller
+    /// then decodes it. At full metadata every annotation the stored form holds is written: it
+    /// holds one for exactly the types full metadata annotates (all but String, Int32, Boolean).
     static func append(_ body: [UInt8], level: MetadataLevel, to out: inout [UInt8]) -> Bool {
-        guard level != .full else { return false }
-        return body.withUnsafeBufferPointer { bytes in
+        body.withUnsafeBufferPointer { bytes in
             guard let members = members(bytes) else { return false }
             let mark = out.count
             var index = 0
@@ -31,8 +31,10 @@ enum StoredPropertiesTranscoder {
                     annotation = members[index + 1]
                     index += 1
                 }
-                if let annotation, level == .minimal,
-                    !(bytes[property.value.lowerBound] != quote && equal(bytes, annotation.value, edmDouble))
+                if let annotation,
+                    level == .full
+                        || (level == .minimal
+                            && !(bytes[property.value.lowerBound] != quote && equal(bytes, annotation.value, edmDouble)))
                 {
                     appendMember(annotation, bytes, to: &out)
                 }
