@@ -155,4 +155,22 @@ import Testing
         #expect(throws: EntityDecodingError.self) { try EntityJSONReader.entity(Array(#"{"PartitionKey":"p","RowKey":"b","Name":null}"#.utf8)) }
         #expect(try EntityJSONReader.entity(Array(#"{"PartitionKey":"p","RowKey":"b","Name":null}"#.utf8), nullIsAbsent: true).entity["Name"] == nil)
     }
+
+    /// A full-metadata page's `odata.id`, `odata.editLink` and `odata.type` are skipped, not
+    /// built: still checked as JSON (a control character or a bad escape in one is refused, an
+    /// escape read), and one that is an annotation still has to annotate a property.
+    @Test func metadataMembersAreSkippedButStillChecked() throws {
+        let entity =
+            #"{"odata.type":"a.t","odata.id":"http://h/a/t(PartitionKey='p',RowKey='r\u00e9')","odata.etag":"W/\"e\"","odata.editLink":"t()","PartitionKey":"p","RowKey":"r","N":1}"#
+        let read = try EntityJSONReader.page(Array("{\"value\":[\(entity)]}".utf8))
+        #expect(read.count == 1 && read[0].etag == "W/\"e\"" && read[0].entity["N"] == .int32(1) && read[0].entity.properties.count == 1)
+        for bad in [#""odata.id":"a\u12"#, "\"odata.id\":\"a\u{1}b\"", #""odata.id":"a\qb""#, #""odata.id":"unterminated"#, #""odata.id":[1,"#] {
+            #expect(throws: (any Error).self, "\(bad)") {
+                try EntityJSONReader.page(Array("{\"value\":[{\(bad),\"PartitionKey\":\"p\",\"RowKey\":\"r\"}]}".utf8))
+            }
+        }
+        #expect(throws: EntityDecodingError.self) {
+            try EntityJSONReader.entity(Array(#"{"odata.x@odata.type":"Edm.Int64","PartitionKey":"p","RowKey":"r"}"#.utf8))
+        }
+    }
 }

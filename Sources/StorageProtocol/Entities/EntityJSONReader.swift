@@ -63,6 +63,12 @@ extension JSONParser {
         var etag: String?
         var timestamp: EdmDateTime?
         try objectMembers { parser, name in
+            // `odata.id`, `odata.editLink`, `odata.type`: checked as JSON, never built (a
+            // full-metadata page holds three such strings per entity).
+            if Self.isODataControl(name), !name.isExactly("odata.etag"), Self.annotatedProperty(name) == nil {
+                try parser.skipValue()
+                return
+            }
             let value = try parser.value()
             if let property = Self.annotatedProperty(name) {
                 // An annotation of an annotation (`X@odata.type@odata.type`, which the Python SDK

@@ -16,7 +16,8 @@ public struct HeaderFields: Sendable, Equatable, Sequence {
     public subscript(name: String) -> String? {
         get { fields.first { Self.sameName($0.name, name) }?.value }
         set {
-            fields.removeAll { Self.sameName($0.name, name) }
+            // Removing only when there is something to remove: most sets add a new name.
+            if fields.contains(where: { Self.sameName($0.name, name) }) { fields.removeAll { Self.sameName($0.name, name) } }
             if let newValue { fields.append((name, newValue)) }
         }
     }
@@ -37,6 +38,7 @@ public struct HeaderFields: Sendable, Equatable, Sequence {
     /// Header names are ASCII tokens: compare them byte by byte, folding A–Z only
     /// (Foundation's locale-aware comparison was a hot spot under load).
     static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }  // O(1) for native strings: most names differ in length
         var x = a.utf8.makeIterator()
         var y = b.utf8.makeIterator()
         while true {

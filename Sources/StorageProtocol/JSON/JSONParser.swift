@@ -167,6 +167,27 @@ public struct JSONParser {
         return .number(String(decoding: bytes[start..<i], as: UTF8.self))
     }
 
+    /// Checks the value at the cursor and moves past it; a string without escapes (most of
+    /// them) is never copied.
+    mutating func skipValue() throws {
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
+            _ = try value()
+            return
+        }
+        let start = i
+        i += 1
+        bytes.withUnsafeBufferPointer { buffer in
+            while i + 8 <= buffer.count, !ByteScan.mayEndString(ByteScan.word(buffer, at: i)) { i += 8 }
+        }
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            i += 1
+            return
+        }
+        i = start  // an escape, a control character or the end: read it as `string()` does
+        _ = try string()
+    }
+
     mutating func string() throws(JSONParseError) -> String {
         i += 1
         // Fast path: most strings hold no escapes and become a String straight from the bytes.
