@@ -117,43 +117,56 @@ extension TableService {
         case failure(index: Int, ServiceError)
     }
 
+    /// Written as bytes into one buffer: String concatenation per part was a twentieth of the
+    /// emulator's time in a migration.
     func batchResponse(_ outcome: BatchOutcome, requestID: String) -> TransportResponse {
         let batchBoundary = "batchresponse_" + UUID().uuidString.lowercased()
         let changesetBoundary = "changesetresponse_" + UUID().uuidString.lowercased()
-        var out = "--\(batchBoundary)\r\nContent-Type: multipart/mixed; boundary=\(changesetBoundary)\r\n\r\n"
-        func part(status: Int, reason: String, contentID: Int, headers: [(String, String)], body: String) {
-            out += "--\(changesetBoundary)\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
-            out += "HTTP/1.1 \(status) \(reason)\r\nContent-ID: \(contentID)\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"
-            for (n, v) in headers { out += "\(n): \(v)\r\n" }
-            out += "\r\n" + body + "\r\n"
+        var out: [UInt8] = []
+        out.reserveCapacity(512 + 256 * (Self.partCount(outcome)))
+        out += "--\(batchBoundary)\r\nContent-Type: multipart/mixed; boundary=\(changesetBoundary)\r\n\r\n".utf8
+        let partStart = Array(
+            "--\(changesetBoundary)\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 ".utf8)
+        func part(status: Int, reason: String, contentID: Int, etag: String?, contentType: String?, body: [UInt8]) {
+            out += partStart
+            out += "\(status) \(reason)\r\nContent-ID: \(contentID)\r\n".utf8
+            out += Self.partHeaders
+            if let etag { out += "ETag: \(etag)\r\n".utf8 }
+            if let contentType { out += "Content-Type: \(contentType)\r\n".utf8 }
+            out += Self.crlf
+            out += body
+            out += Self.crlf
         }
         switch outcome {
         case .success(let results):
             for (i, (etag, body)) in results.enumerated() {
-                var headers: [(String, String)] = [("DataServiceVersion", "3.0;")]
-                if let etag { headers.append(("ETag", etag)) }
                 if let body {
-                    headers.append(("Content-Type", MetadataLevel.minimal.contentType))
-                    part(status: 201, reason: "Created", contentID: i + 1, headers: headers, body: String(decoding: body, as: UTF8.self))
+                    part(status: 201, reason: "Created", contentID: i + 1, etag: etag, contentType: MetadataLevel.minimal.contentType, body: body)
                 } else {
-                    part(status: 204, reason: "No Content", contentID: i + 1, headers: headers, body: "")
+                    part(status: 204, reason: "No Content", contentID: i + 1, etag: etag, contentType: nil, body: [])
                 }
             }
         case .failure(let index, let error):
             let body = ErrorBodies.tableJSON(error, requestID: requestID, messagePrefix: "\(index):")
             part(
-                status: error.status, reason: HTTPReason.phrase(error.status), contentID: index + 1,
-                headers: [("DataServiceVersion", "3.0;"), ("Content-Type", MetadataLevel.minimal.contentType)],
-                body: String(decoding: body, as: UTF8.self))
+                status: error.status, reason: HTTPReason.phrase(error.status), contentID: index + 1, etag: nil,
+                contentType: MetadataLevel.minimal.contentType, body: Array(body))
         }
-        out += "--\(changesetBoundary)--\r\n--\(batchBoundary)--\r\n"
+        out += "--\(changesetBoundary)--\r\n--\(batchBoundary)--\r\n".utf8
         return TransportResponse(
             status: 202,
             headers: HeaderFields([
                 ("Content-Type", "multipart/mixed; boundary=\(batchBoundary)"),
                 ("DataServiceVersion", "3.0;"),
-            ]), body: Data(out.utf8))
+            ]), body: Data(out))
     }
+
+    private static func partCount(_ outcome: BatchOutcome) -> Int {
+        if case .success(let results) = outcome { results.count } else { 1 }
+    }
+
+    private static let partHeaders = Array("X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n".utf8)
+    private static let crlf = Array("\r\n".utf8)
 }
 
 /// Reason phrases for the status lines inside `$batch` responses.
