@@ -75,6 +75,24 @@ import Testing
             #expect(StoredEntity.timestamp(ofETag: etag.replacingOccurrences(of: "%3A", with: ":")) == nil)
             #expect(StoredEntity.timestamp(ofETag: etag.replacingOccurrences(of: "Z'", with: "+00:00'")) == nil)
         }
+        // From an attacker's review: a zone that moves year 0000 before year 1 parsed, then
+        // trapped when written back — one request took the emulator down.
+        for hostile in [
+            "W/\"datetime'0000-01-01T00%3A00+0100'\"", "W/\"datetime'0000-01-01T00%3A00%3A00.0000000+00%3A01'\"",
+            "W/\"datetime'0001-01-01T00%3A00%3A00.0000000-00%3A01'\"", "W/\"datetime'9999-12-31T23%3A59%3A59.9999999-01%3A00'\"",
+        ] {
+            #expect(StoredEntity.timestamp(ofETag: hostile) == nil, "\(hostile)")
+        }
+        // Times out of range are written, never trapped on.
+        var out: [UInt8] = []
+        EdmDateTime(ticks: -600_000_000).appendISO8601(to: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "0000-12-31T23:59:00.0000000Z")
+        out = []
+        EdmDateTime(ticks: -400 * 864_000_000_000).appendISO8601(to: &out)
+        #expect(String(decoding: out, as: UTF8.self).hasPrefix("-0001-"))
+        out = []
+        EdmDateTime(ticks: Int64.max).appendISO8601(to: &out)
+        #expect(String(decoding: out, as: UTF8.self).hasPrefix("29228-"))
         for junk in ["*", "", "W/\"datetime''\"", "W/\"datetime'2026-01-01'\"", "\"x\""] {
             #expect(StoredEntity.timestamp(ofETag: junk) == nil, "\(junk)")
         }

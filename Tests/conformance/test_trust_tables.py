@@ -171,3 +171,36 @@ def test_acl_documents_with_declarations_are_refused_and_others_reserialised(emu
     # Every XML body alike: a block list with a DOCTYPE is refused.
     r = emulator.raw("PUT", f"{emulator.blob}/{name}/b?comp=blocklist", {}, b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><BlockList/>')
     assert r.status_code == 400, r.text
+
+
+def test_an_etag_naming_a_time_before_year_one_is_412_not_a_crash(emulator, name):
+    """From an attacker's review: a replace or delete on an If-Match ETag is one statement on
+    the Timestamp the ETag names. An ETag whose zone moved year 0000 before year 1 parsed and
+    then trapped when written back: one request took the emulator down. Any ETag not exactly as
+    the store writes it matches nothing — 404 for a missing entity, 412 for a present one."""
+    from azure.core import MatchConditions
+    from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
+    service = TableServiceClient.from_connection_string(emulator.connection_string)
+    table = service.create_table(name)
+    hostile = ["W/\"datetime'0000-01-01T00%3A00+0100'\"", "W/\"datetime'0000-01-01T00%3A00%3A00.0000000%2B00%3A01'\""]
+    for etag in hostile:
+        # The SDK answers a delete of a missing entity as done (it hides the 404): the next
+        # call shows the emulator is still there.
+        table.delete_entity("a", "b", etag=etag, match_condition=MatchConditions.IfNotModified)
+        try:
+            table.update_entity({"PartitionKey": "a", "RowKey": "b", "N": 1}, mode="replace", etag=etag,
+                                match_condition=MatchConditions.IfNotModified)
+            raise AssertionError("a replace on a hostile ETag succeeded")
+        except ResourceNotFoundError:
+            pass
+    table.create_entity({"PartitionKey": "a", "RowKey": "b", "N": 1})
+    for etag in hostile:
+        for attempt in (lambda: table.delete_entity("a", "b", etag=etag, match_condition=MatchConditions.IfNotModified),
+                        lambda: table.update_entity({"PartitionKey": "a", "RowKey": "b", "N": 2}, mode="replace", etag=etag,
+                                                    match_condition=MatchConditions.IfNotModified)):
+            try:
+                attempt()
+                raise AssertionError("a write on a hostile ETag succeeded")
+            except ResourceModifiedError:
+                pass
+    assert table.get_entity("a", "b")["N"] == 1

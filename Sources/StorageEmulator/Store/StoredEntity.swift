@@ -44,8 +44,16 @@ struct StoredEntity: Sendable {
                 i += 1
             }
         }
-        // Only the exact text this store writes: parsing is lenient (zones, fewer digits).
-        guard let stamp = EdmDateTime(iso8601: String(decoding: time, as: UTF8.self)), Self.etag(stamp).isExactly(etag) else { return nil }
+        // Only the exact shape this store writes, `YYYY-MM-DDThh:mm:ss.fffffffZ`, before parsing:
+        // the parser is lenient (zones, year 0000), and a time before year 1 it took from an
+        // attacker's `+01:00` once trapped when written back.
+        let shape = Array("0000-00-00T00:00:00.0000000Z".utf8)
+        guard time.count == shape.count,
+            zip(time, shape).allSatisfy({ byte, expected in
+                expected == UInt8(ascii: "0") ? (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) : byte == expected
+            }),
+            let stamp = EdmDateTime(iso8601: String(decoding: time, as: UTF8.self)), stamp.ticks >= 0, Self.etag(stamp).isExactly(etag)
+        else { return nil }
         return stamp
     }
 }

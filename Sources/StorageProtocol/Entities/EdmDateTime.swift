@@ -98,13 +98,19 @@ public struct EdmDateTime: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 }
 
+/// `value` in at least `width` digits. Never traps: a negative value gets a sign and a wider
+/// one all its digits (a time before year 1 or after 9999, parsed from what a client sent,
+/// once trapped here and took the emulator down).
 private func appendDigits(_ value: Int, _ width: Int, _ bytes: inout [UInt8]) {
-    var divisor = 1
+    if value < 0 { bytes.append(UInt8(ascii: "-")) }
+    let magnitude = value.magnitude
+    var divisor: UInt = 1
     for _ in 1..<width { divisor *= 10 }
-    var v = value
+    while magnitude / divisor >= 10 { divisor *= 10 }
+    var rest = magnitude
     while divisor > 0 {
-        bytes.append(UInt8(ascii: "0") + UInt8(v / divisor % 10))
-        v %= divisor
+        bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+        rest %= divisor
         divisor /= 10
     }
 }
