@@ -163,6 +163,28 @@ def test_apply_migrate_seeds_and_migrates_in_one_command(azseed, tmp_path):
     assert run(azseed, "apply", "--migrate", "--dry-run", cwd=tmp_path).returncode == 64
 
 
+def test_a_users_own_migrations_folder_is_the_one_every_command_follows(azseed, tmp_path):
+    """From a new user's report: a migration written into ./migrations (as the guide says) was
+    applied by `azseed migrate apply`, but `plan`, `apply` and `verify` followed the built-in
+    dataset's migrations folder — the same version in another file — and failed ("bytes have
+    changed"); `apply --migrate` applied the built-in ones instead. Every command now reads the
+    same folder: --migrations, else --dataset's, else ./migrations, else the built-in one."""
+    (tmp_path / "migrations").mkdir()
+    (tmp_path / "migrations" / "V1__place.yaml").write_text(
+        "description: EventLocation becomes Place\noperations:\n"
+        "  - rename-property: {table: events, from: EventLocation, to: Place}\n")
+    ok(run(azseed, "apply", "--now", "2026-11-21", "--events", "200", cwd=tmp_path))
+    done = ok(run(azseed, "migrate", "apply", cwd=tmp_path))
+    assert "Applied 1 migration" in done.stdout, done.stdout
+    plan = run(azseed, "plan", "--detailed-exitcode", cwd=tmp_path)
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    ok(run(azseed, "verify", cwd=tmp_path))
+    again = ok(run(azseed, "apply", "--migrate", cwd=tmp_path))
+    assert "No pending migrations" in again.stdout, again.stdout
+    status = ok(run(azseed, "migrate", "status", "--output", "json", cwd=tmp_path))
+    assert "checksum-changed" not in status.stdout and "missing-file" not in status.stdout, status.stdout
+
+
 def test_a_forged_ledger_input_is_refused_or_said(azseed, tmp_path):
     """Whoever may write the target's tables edits the apply record: a `Given` naming something
     else is damage, refused in one line; a forged seed marked as given is reused only with the

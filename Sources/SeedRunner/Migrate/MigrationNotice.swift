@@ -8,8 +8,7 @@ extension Seeder {
     /// they leave it (``DesiredStorage/migrated(by:)``). Notes what is pending, running or
     /// failed. A migration the ledger counts as applied whose file cannot be read is an error:
     /// planning without it would put its changes back.
-    func appliedMigrations(of directory: URL, in session: StorageSession) async throws -> [Migration] {
-        let folder = directory.appendingPathComponent("migrations")
+    func appliedMigrations(in folder: URL, in session: StorageSession) async throws -> [Migration] {
         // Looking at the folder and reading the files block: on the blocking threads, not the pool.
         let loaded: Result<MigrationSet?, any Error> = try await BlockingPool.run { () -> Result<MigrationSet?, any Error> in
             var isFolder: ObjCBool = false
@@ -63,7 +62,7 @@ extension Seeder {
         let missing = status.entries.filter { $0.state == .missingFile }
         if !missing.isEmpty {
             throw RunError(
-                "the target's ledger records \(Self.versions(missing.map(\.version))) as applied, but \(folder.relativePathForMessages) has no file for \(missing.count == 1 ? "it" : "them"): a plan without \(missing.count == 1 ? "it" : "them") would put \(missing.count == 1 ? "its" : "their") changes back; restore the file\(missing.count == 1 ? "" : "s") there, or — when \(Setting.migrateApply) read them from another folder (./migrations, or one named by its own flag) — keep the migrations in the dataset's migrations/ folder and pass that dataset (\(Setting.dataset))"
+                "the target's ledger records \(Self.versions(missing.map(\.version))) as applied, but \(folder.relativePathForMessages) has no file for \(missing.count == 1 ? "it" : "them"): a plan without \(missing.count == 1 ? "it" : "them") would put \(missing.count == 1 ? "its" : "their") changes back; restore the file\(missing.count == 1 ? "" : "s") there, or — when \(Setting.migrateApply) read them from another folder (one named by its own flag) — keep the migrations in the dataset's migrations/ folder and pass that dataset (\(Setting.dataset))"
             )
         }
         // A file edited since it was applied: the plan would follow the edit, not what ran —
@@ -76,9 +75,12 @@ extension Seeder {
         }
         let pending = status.entries.filter { $0.state == .pending || $0.state == .undone }
         if !pending.isEmpty, !migratesAfter {
-            // A hint works as typed: the built-in dataset is the one `migrate plan` reads by default.
+            // A hint works as typed: with no flag `migrate plan` reads ./migrations when there is
+            // one, else the built-in dataset's.
+            let directory = folder.deletingLastPathComponent()
+            let local = URL(fileURLWithPath: "migrations").standardizedFileURL.path
             let command: Phrase =
-                directory.isBuiltInDataset
+                folder.standardizedFileURL.path == local || (directory.isBuiltInDataset && !FileManager.default.fileExists(atPath: local))
                 ? "\(Setting.migratePlan)" : "\(Setting.migratePlanForDataset) \(ShellWord.quoted(directory.relativePathForMessages))"
             observer.note(
                 "\(pending.count) migration\(pending.count == 1 ? "" : "s") in \(folder.relativePathForMessages) not applied to this target (\(Self.versions(pending.map(\.version)))); run \(command) to see what they change"

@@ -6,6 +6,10 @@ import SeedKit
 /// `plan`, `apply`, `verify` and `reset` share.
 public struct DatasetRequest: Sendable {
     public var directory: URL
+    /// The migrations folder whose applied migrations the desired state follows; nil: the
+    /// dataset's own `migrations/`. The CLI gives the one `azseed migrate` uses, so both
+    /// command families see one state.
+    public var migrations: URL?
     /// Overrides the dataset's seed.
     public var seed: UInt64?
     /// Entity counts by kind, overriding the dataset's.
@@ -34,6 +38,9 @@ public struct DatasetRequest: Sendable {
         self.access = access
         self.clock = clock
     }
+
+    /// ``migrations``, else the dataset's `migrations/`.
+    public var migrationsFolder: URL { migrations ?? directory.appendingPathComponent("migrations") }
 
     /// The generation inputs at `--now` or the clock, pointing blob URLs at `blobEndpoint`.
     func options(blobEndpoint: String) -> GenerationOptions {

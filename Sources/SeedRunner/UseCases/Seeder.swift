@@ -86,9 +86,11 @@ public struct Seeder: Sendable {
 
     /// Carries out a saved plan, only if the plan made again now is the same (nothing written
     /// otherwise).
-    public func apply(_ saved: SavedPlan, concurrency: Int) async throws -> AppliedPlan {
+    /// `migrations`: the folder the plan's migrations come from (nil: the dataset's).
+    public func apply(_ saved: SavedPlan, concurrency: Int, migrations folder: URL? = nil) async throws -> AppliedPlan {
         try await session { session in
-            let migrations = try await appliedMigrations(of: saved.desired.dataset.directory, in: session)
+            let migrations = try await appliedMigrations(
+                in: folder ?? saved.desired.dataset.directory.appendingPathComponent("migrations"), in: session)
             let plan = try await session.replan(saved, migrations: migrations) { observer.reading($0) }
             return try await execute(
                 plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency, clock: Self.clock)
@@ -166,7 +168,7 @@ public struct Seeder: Sendable {
             "dataset \(Printable.escaped(desired.dataset.name)), seed \(desired.seed), window \(desired.window.from.shortISO8601) to \(desired.window.to.shortISO8601)"
         )
         // One desired state: the dataset as the migrations the target has had leave it.
-        let migrations = try await appliedMigrations(of: request.directory, in: session)
+        let migrations = try await appliedMigrations(in: request.migrationsFolder, in: session)
         var plan = try await session.plan(desired, counts: counts, access: request.access, prune: prune, digests: digests, migrations: migrations) {
             observer.reading($0)
         }

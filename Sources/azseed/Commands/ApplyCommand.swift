@@ -68,7 +68,8 @@ struct ApplyCommand: AsyncParsableCommand {
             // changed since it was saved.
             let saved = try await seeder.loadSaved(file, chosenDataset: datasetOptions.dataset.map { URL(fileURLWithPath: $0) })
             if saved.header.prune { try Safety.confirmDeletes("the saved plan (made with --prune)", target: target, yes: execution.yes) }
-            applied = try await seeder.apply(saved, concurrency: execution.concurrency)
+            applied = try await seeder.apply(
+                saved, concurrency: execution.concurrency, migrations: datasetOptions.dataset == nil ? MigrationsFolder.local : nil)
         } else {
             if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
             applied = try await seeder.apply(try datasetOptions.request(), prune: prune, concurrency: execution.concurrency)
@@ -82,7 +83,7 @@ struct ApplyCommand: AsyncParsableCommand {
     /// `--migrate`: the pending migrations of the dataset, under the migrate lock, after the
     /// seed (whose writes are each conditional on what its plan read, so it needs no lock).
     private func applyMigrations(_ target: RunTarget) async throws {
-        let folder = try datasetOptions.datasetDirectory.appendingPathComponent("migrations")
+        let folder = try MigrationsFolder.resolve(migrations: nil, dataset: datasetOptions.dataset)
         guard FileManager.default.fileExists(atPath: folder.path) else { return }
         let observer = ConsoleObserver(target: target)
         defer { observer.finish() }

@@ -47,13 +47,7 @@ struct MigrationOptions: ParsableArguments {
     /// else the default dataset's (the one `plan` and `apply` use with no `--dataset`), so the
     /// hint a run of the built-in dataset gives — `azseed migrate plan` — works as typed.
     var folder: URL {
-        get throws {
-            if let migrations { return URL(fileURLWithPath: migrations) }
-            if let dataset { return URL(fileURLWithPath: dataset).appendingPathComponent("migrations") }
-            let local = URL(fileURLWithPath: "migrations")
-            if FileManager.default.fileExists(atPath: local.path) { return local }
-            return try DatasetLocator.defaultDataset().appendingPathComponent("migrations")
-        }
+        get throws { try MigrationsFolder.resolve(migrations: migrations, dataset: dataset) }
     }
 
     /// `readOnly`: the subcommand writes nothing (plan, status, validate, an undo's dry run).

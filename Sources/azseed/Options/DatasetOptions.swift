@@ -88,9 +88,11 @@ struct DatasetOptions: ParsableArguments {
 
     /// The dataset and flags as a use case takes them.
     func request() throws -> DatasetRequest {
-        DatasetRequest(
+        var request = DatasetRequest(
             directory: try datasetDirectory, seed: seed, counts: try parsedCounts(), now: now?.value, from: from?.value, to: to?.value, access: access
         )
+        request.migrations = try MigrationsFolder.resolve(migrations: nil, dataset: dataset)
+        return request
     }
 
 }
