@@ -703,6 +703,9 @@ def test_rehearse_applies_and_undoes_on_a_copy_and_leaves_the_target_alone(azsee
     assert done.returncode == 0, done.stderr
     assert "Rehearsed on a copy of table events (3000 entities)" in done.stdout and "byte for byte" in done.stdout, done.stdout
     assert "V1 x to xx: applied: replace-in-property 3000" in done.stdout and "V2 undone: undo set-property 3000" in done.stdout, done.stdout
+    # What the copy went through is said as the copy's (a new user read "migration 1 applied"
+    # on stderr as the target's).
+    assert "on the copy: migration 1 applied" in done.stderr and "\nazseed: migration" not in "\n" + done.stderr, done.stderr
     assert sorted((e["RowKey"], e["Place"]) for e in table.list_entities()) == before
     assert sorted((e["PartitionKey"], e["RowKey"], e.metadata["etag"]) for e in ledger.list_entities()) == ledger_before
     assert "azseedledger" not in [c.name for c in BlobServiceClient.from_connection_string(fresh.connection_string).list_containers()]

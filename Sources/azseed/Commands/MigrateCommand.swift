@@ -51,9 +51,10 @@ struct MigrationOptions: ParsableArguments {
     }
 
     /// `readOnly`: the subcommand writes nothing (plan, status, validate, an undo's dry run).
-    func migrator(readOnly: Bool = false) async throws -> (Migrator, ConsoleObserver) {
+    /// `scope`: said before what a migration did (a rehearsal's copy).
+    func migrator(readOnly: Bool = false, scope: String = "") async throws -> (Migrator, ConsoleObserver) {
         let target = try await self.target.resolve(readOnly: readOnly)
-        let observer = ConsoleObserver(target: target, progressAsJSON: output == .json)
+        let observer = ConsoleObserver(target: target, progressAsJSON: output == .json, scope: scope)
         return (Migrator(target: target, folder: try folder, observer: observer, tool: "azseed \(Azseed.version)"), observer)
     }
 
@@ -409,7 +410,7 @@ struct MigrateRehearseCommand: AsyncParsableCommand {
 
     func run() async throws {
         let to = try MigrationOptions.version(to, flag: "--to")
-        let (migrator, observer) = try await options.migrator(readOnly: true)
+        let (migrator, observer) = try await options.migrator(readOnly: true, scope: "on the copy: ")
         let result = try await MigrateRehearse(migrator) { try await EmulatorEmbeddedStorage.scratch() }.run(to: to, sample: sample)
         observer.finish()
         if options.output == .json {

@@ -14,12 +14,16 @@ final class ConsoleObserver: RunObserver {
     private let migrating: MigrationProgressLine
     /// The embedded folder as the user named it (or the default), for notes.
     private let shownFolder: String
+    /// Said before what a migration did: `migrate rehearse` applies and undoes on an in-memory
+    /// copy, and "migration 1 applied" alone read as the target's (a new user's report).
+    private let scope: String
 
     init(
         target: RunTarget, readingLabel: String = "reading the target", writingLabel: String = "applying", progressAsJSON: Bool = false,
-        onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }
+        scope: String = "", onPlanned: @escaping @Sendable (Plan) async throws -> Void = { _ in }
     ) {
         self.onPlanned = onPlanned
+        self.scope = scope
         reading = ProgressBar(label: readingLabel, activity: target.configuration.activity)
         writing = ProgressBar(label: writingLabel, activity: target.configuration.activity)
         migrating = MigrationProgressLine(json: progressAsJSON, activity: target.configuration.activity)
@@ -53,7 +57,7 @@ final class ConsoleObserver: RunObserver {
         case .migrationControlled(let control):
             migrating.paused(control.paused)
         case .migrationFinished(let report):
-            note("migration \(report.version) \(report.state): \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
+            note("\(scope)migration \(report.version) \(report.state): \(report.operations.map { "\($0.op) \($0.changes)" }.joined(separator: ", "))")
         default: break
         }
     }
