@@ -114,6 +114,43 @@ public enum MultipartBytes {
         return HTTPMessage(partHeaders: partHeaders, startLine: startLine, headers: headers, malformedLine: malformed, payload: payload)
     }
 
+    /// The start line of the HTTP message inside a part, its header lines unread and its
+    /// payload: what a batch answer needs for a success (its status and one header, read with
+    /// ``field(_:in:)``), without a String per header of every part.
+    public static func httpHead(in part: ArraySlice<UInt8>) -> (startLine: String?, headers: ArraySlice<UInt8>, payload: ArraySlice<UInt8>) {
+        let (_, http) = headerBlock(part)
+        let (block, payload) = headerBlock(http)
+        let head = block.drop { $0 == newline }
+        let lineEnd = head.firstIndex(of: newline) ?? head.endIndex
+        let startLine = head.isEmpty ? nil : String(decoding: head[..<lineEnd], as: UTF8.self)
+        return (startLine, head[min(lineEnd + 1, head.endIndex)...], payload)
+    }
+
+    /// The value of the last header line named `name` (ASCII, any case) in a header block,
+    /// trimmed; nil when there is none: what ``httpMessage(in:)``'s fields hold for it (a later
+    /// line replaces an earlier one; at most ``maxHeaderLines`` lines are read).
+    public static func field(_ name: String, in block: ArraySlice<UInt8>) -> String? {
+        let wanted = Array(name.utf8)
+        var found: String?
+        var start = block.startIndex
+        var lines = 0
+        while start < block.endIndex, lines < maxHeaderLines {
+            lines += 1
+            let end = block[start...].firstIndex(of: newline) ?? block.endIndex
+            defer { start = end + 1 }
+            let line = block[start..<end]
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            var nameBytes = line[..<colon]
+            while let last = nameBytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { nameBytes = nameBytes.dropLast() }
+            while let first = nameBytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { nameBytes = nameBytes.dropFirst() }
+            guard nameBytes.count == wanted.count,
+                zip(nameBytes, wanted).allSatisfy({ a, b in a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A) })
+            else { continue }
+            found = trimmed(line[(colon + 1)...])
+        }
+        return found
+    }
+
     /// The most header lines one part may hold: a part is a handful of headers, and each one
     /// set replaces any of its name (a scan of those before), so a part of 30,000 lines once
     /// held the emulator for seconds before the request was even authorised.
