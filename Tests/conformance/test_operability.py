@@ -19,6 +19,26 @@ RESULT_FIELDS = ["command", "target", "shard", "changes", "containers", "blobs",
                  "blobBytes", "phases", "seconds", "requests", "retries", "throttled"]
 
 
+def test_an_attempt_that_got_no_answer_is_logged_without_a_status(azseed, tmp_path):
+    """Every request fails (503, a timeout, or a dropped connection after applying): a dropped
+    connection libcurl does not re-send is an attempt in the log with no status, and the run
+    stops in one line after its retries."""
+    # One request at a time replays the seed's faults in the same order every run; seed 1's
+    # holds a drop on a fresh connection, which libcurl cannot re-send (seeds 3, 4, 5 and 9
+    # do not: a drop on a kept-alive connection is re-sent unseen, as the test above says).
+    emulator = start_emulator(azseed, "--in-memory", "--fault-rate", "1", "--fault-seed", "1")
+    log = tmp_path / "requests.jsonl"
+    try:
+        done = run(azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "10", "--concurrency", "1",
+                   "--log-file", str(log), timeout=600)
+    finally:
+        stop_emulator(emulator)
+    assert done.returncode == 1, done.stdout + done.stderr
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any(r["status"] is None for r in records), records[:10]
+    assert any(r["status"] == 503 for r in records), records[:10]
+
+
 def test_verbose_log_file_progress_and_json_agree_under_faults(azseed, tmp_path):
     served = tmp_path / "served.jsonl"
     emulator = start_emulator(azseed, "--in-memory", "--fault-rate", "0.05", "--fault-seed", "7", "--log-file", str(served))
@@ -46,7 +66,12 @@ def test_verbose_log_file_progress_and_json_agree_under_faults(azseed, tmp_path)
     answered = [json.loads(line) for line in served.read_text().splitlines()]
     assert len(records) == result["requests"]
     assert sorted(r["status"] for r in answered if r["status"]) == sorted(r["status"] for r in records if r["status"])
-    assert 0 < sum(r["status"] is None for r in records) <= sum(r["status"] is None for r in answered)
+    # How many drops libcurl re-sends unseen depends on which connections were fresh — timing,
+    # not azseed (in CI a faster emulator left none to see): the emulator dropped some, and the
+    # log never shows more than it dropped. That a drop libcurl did not re-send is logged with
+    # no status is checked below, where every request fails.
+    assert sum(r["status"] is None for r in records) <= sum(r["status"] is None for r in answered)
+    assert sum(r["status"] is None for r in answered) > 0
     assert set(records[0]) == {"time", "operation", "method", "url", "status", "errorCode", "bytesSent", "bytesReceived", "ms", "attempt", "retry"}
     # Every attempt is in the log, and the result counts the same attempts and retries.
     assert len(records) == result["requests"]
