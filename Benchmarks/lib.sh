@@ -20,6 +20,18 @@ origin() {  # origin NAME -> scheme://host:port of emulator NAME's blob endpoint
 cs() {  # cs NAME -> the connection string of emulator NAME
   echo "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=$(awk '/blob:/ {print $2}' "$work/$1.out");TableEndpoint=$(awk '/table:/ {print $2}' "$work/$1.out")"
 }
+rename_dataset() {  # rename_dataset DIR N PARTITIONS: N entities (Place "x", Number) in PARTITIONS partitions of table events, and V1 renaming Place to Venue
+  local dir=$1 n=$2 parts=$3
+  mkdir -p "$dir/migrations"
+  {
+    printf 'name: bench\nseed: 1\nwindow: { from: today-7, days: 7 }\ntables:\n  - name: events\n    kinds:\n'
+    for ((p = 0; p < parts; p++)); do
+      printf '      - { name: k%d, partition: p%d, count: %d, key: [Number], fields: { Number: { sequence: { start: %d, step: %d }, type: Edm.Int32 }, Place: { pick: [x] } } }\n' \
+        "$p" "$p" $((n / parts)) "$p" "$parts"
+    done
+  } >"$dir/dataset.yaml"
+  printf 'description: Place becomes Venue\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n' >"$dir/migrations/V1__rename.yaml"
+}
 measure() {  # measure LABEL COUNT UNIT command... -> one result line
   local label=$1 count=$2 unit=$3; shift 3
   /usr/bin/time -o "$work/time" -f "%e %M" "$@" >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }

@@ -9,15 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . Benchmarks/lib.sh
 n=${1:-100000}; partitions=50
-dataset="$work/seed"; mkdir -p "$dataset/migrations"
-{
-  printf 'name: bench\nseed: 1\nwindow: { from: today-7, days: 7 }\ntables:\n  - name: events\n    kinds:\n'
-  for ((p = 0; p < partitions; p++)); do
-    printf '      - { name: k%d, partition: p%d, count: %d, key: [Number], fields: { Number: { sequence: { start: %d, step: %d }, type: Edm.Int32 }, Place: { pick: [x] } } }\n' \
-      "$p" "$p" $((n / partitions)) "$p" "$partitions"
-  done
-} >"$dataset/dataset.yaml"
-printf 'description: Place becomes Venue\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n' >"$dataset/migrations/V1__rename.yaml"
+dataset="$work/seed"
+rename_dataset "$dataset" "$n" "$partitions"
 start m --in-memory
 emulator=$(jobs -p | tail -1)
 "$bin" apply --dataset "$dataset" --connection-string "$(cs m)" --now 2026-11-21 --concurrency 16 >/dev/null 2>&1

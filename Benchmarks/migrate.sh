@@ -15,19 +15,9 @@ cd "$(dirname "$0")/.."
 sizes=("${@:-100000 1000000}"); sizes=(${sizes[@]})
 partitions=50
 
-seed() {  # seed NAME N: N entities (Place "x", Number) in $partitions partitions of table events
-  local n=$1 dataset="$work/seed$1"
-  mkdir -p "$dataset"
-  {
-    printf 'name: bench\nseed: 1\nwindow: { from: today-7, days: 7 }\ntables:\n  - name: events\n    kinds:\n'
-    for ((p = 0; p < partitions; p++)); do
-      printf '      - { name: k%d, partition: p%d, count: %d, key: [Number], fields: { Number: { sequence: { start: %d, step: %d }, type: Edm.Int32 }, Place: { pick: [x] } } }\n' \
-        "$p" "$p" $((n / partitions)) "$p" "$partitions"
-    done
-  } >"$dataset/dataset.yaml"
-  mkdir -p "$dataset/migrations"
-  printf 'description: Place becomes Venue\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n' >"$dataset/migrations/V1__rename.yaml"
-  printf 'description: x becomes xy\noperations:\n  - replace-in-property: {table: events, name: Venue, find: x, replace: xy}\n' >"$dataset/migrations/V2__replace.yaml"
+seed() {  # seed N: the dataset and V1 (lib.sh), then V2, a text replacement
+  rename_dataset "$work/seed$1" "$1" "$partitions"
+  printf 'description: x becomes xy\noperations:\n  - replace-in-property: {table: events, name: Venue, find: x, replace: xy}\n' >"$work/seed$1/migrations/V2__replace.yaml"
 }
 
 echo "migrate apply, $(nproc) cores, $partitions partitions"

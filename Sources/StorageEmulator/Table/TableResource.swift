@@ -57,8 +57,9 @@ enum TableResource: Equatable {
         }
         guard let arguments, !arguments.isEmpty else { return .entities(text(name)) }
         var i = arguments.lowerBound
-        guard literal("PartitionKey='", bytes, at: &i, end: arguments.upperBound), let pk = quoted(bytes, at: &i, end: arguments.upperBound),
-            literal(",RowKey='", bytes, at: &i, end: arguments.upperBound), let rk = quoted(bytes, at: &i, end: arguments.upperBound),
+        guard literal("PartitionKey='", bytes, at: &i, end: arguments.upperBound),
+            let pk = QuotedLiteral.read(bytes, at: &i, end: arguments.upperBound),
+            literal(",RowKey='", bytes, at: &i, end: arguments.upperBound), let rk = QuotedLiteral.read(bytes, at: &i, end: arguments.upperBound),
             i == arguments.upperBound
         else { throw invalid(decoded) }
         return .entity(text(name), partitionKey: pk, rowKey: rk)
@@ -99,26 +100,6 @@ enum TableResource: Equatable {
         let matches = expected.withUTF8Buffer { expected in (0..<count).allSatisfy { bytes[i + $0] == expected[$0] } }
         if matches { i += count }
         return matches
-    }
-
-    /// A key up to its closing quote (`i` just past the opening one), a doubled quote read as
-    /// one; nil when it never closes.
-    private static func quoted(_ bytes: [UInt8], at i: inout Int, end: Int) -> String? {
-        var out: [UInt8] = []
-        while i < end {
-            if bytes[i] == quote {
-                if i + 1 < end, bytes[i + 1] == quote {
-                    out.append(quote)
-                    i += 2
-                    continue
-                }
-                i += 1
-                return String(decoding: out, as: UTF8.self)
-            }
-            out.append(bytes[i])
-            i += 1
-        }
-        return nil
     }
 
     private static func invalid(_ path: String) -> ServiceError {

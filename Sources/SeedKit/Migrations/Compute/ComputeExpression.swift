@@ -80,22 +80,11 @@ enum Lexer {
         func isNameByte(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || (b >= 0x30 && b <= 0x39) }
         /// Text in single quotes from `i` (at the opening quote), `''` for one quote.
         func quoted(from start: Int) throws(ComputeError) -> String {
-            var out: [UInt8] = []
             i += 1
-            while true {
-                guard i < bytes.count else { throw ComputeError("text starting at character \(start + 1) has no closing quote") }
-                if bytes[i] == 0x27 {
-                    if i + 1 < bytes.count, bytes[i + 1] == 0x27 {
-                        out.append(0x27)
-                        i += 2
-                        continue
-                    }
-                    i += 1
-                    return String(decoding: out, as: UTF8.self)
-                }
-                out.append(bytes[i])
-                i += 1
+            guard let text = QuotedLiteral.read(bytes, at: &i, end: bytes.count) else {
+                throw ComputeError("text starting at character \(start + 1) has no closing quote")
             }
+            return text
         }
         while i < bytes.count {
             let b = bytes[i]
