@@ -13,6 +13,9 @@ public struct ScanOptions: Sendable {
     public var copyBlobs: Bool
     /// Copy values as they are (`--copy-values`); off, ``ScanInput/copyValues`` keeps people out.
     public var copyValues = false
+    /// Whether the blobs' bytes are copied: asked for, or copying values (which copies
+    /// everything exactly).
+    public var copiesBlobs: Bool { copyBlobs || copyValues }
     /// Blobs keep their names when values or the blobs themselves are copied; otherwise they
     /// are written under made-up names (a photo's name may be its subject's).
     public var keepsBlobNames: Bool { copyValues || copyBlobs }
@@ -66,23 +69,45 @@ public struct Scanner: Sendable {
             throw RunError("table '\(name)' is not in the snapshot \(directory.path); pass the right \(Setting.table)")
         }
         let chosen = snapshot.containers.filter { wanted($0.name, options.containers) }
-        let containers = chosen.map { c in ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) })
+        let containers = chosen.map { c in
+            var scanned = ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) })
+            if options.copyValues {
+                scanned.properties = c.blobs.filter { Self.isFileName($0.name) }.map {
+                    $0.properties ?? BlobProperties(name: $0.name, contentLength: $0.size, contentType: $0.contentType)
+                }
+            }
+            return scanned
         }
         .map { options.keepsBlobNames ? $0 : $0.placeholderNames() }
         let tables = snapshot.tables.filter { wanted($0.name, options.tables) }
+        let copies = options.copyValues ? CopiedEntityFiles(folder: folder) : nil
         // Reading the table files blocks: on BlockingPool's threads.
-        let observations = try await BlockingPool.run { () -> [String: PartitionObservation] in
-            var observations: [String: PartitionObservation] = [:]
-            for table in tables {
-                try table.forEachEntity { entity in
-                    observations[
-                        table.name + "\u{0}" + entity.partitionKey,
-                        default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: options.sample)
-                    ]
-                    .observe(entity)
+        let observations = try await Self.cleaningUp(folder) {
+            try await BlockingPool.run { () -> [String: PartitionObservation] in
+                var observations: [String: PartitionObservation] = [:]
+                for table in tables {
+                    var page: [TableEntity] = []
+                    try table.forEachEntity { entity in
+                        observations[
+                            table.name + "\u{0}" + entity.partitionKey,
+                            default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: options.sample)
+                        ]
+                        .observe(entity)
+                        if let copies {
+                            page.append(entity)
+                            if page.count == 1_000 {
+                                try copies.append(page, table: table.name)
+                                page.removeAll(keepingCapacity: true)
+                            }
+                        }
+                    }
+                    try copies?.append(page, table: table.name)
                 }
+                for key in observations.keys {
+                    observations[key]!.copiedFile = copies?.path(table: observations[key]!.table, partition: observations[key]!.partition)
+                }
+                return observations
             }
-            return observations
         }
         report.containers = containers.count
         report.blobs = containers.reduce(0) { $0 + $1.blobs.count }
@@ -93,7 +118,7 @@ public struct Scanner: Sendable {
             chosen.flatMap { c in c.blobs.compactMap { b in b.file.map { ("\(c.name)/\(b.name)", $0) } } }, uniquingKeysWith: { a, _ in a })
         let input = ScanInput(
             name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
-            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs,
+            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copiesBlobs,
             copyValues: options.copyValues, names: options.names)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary
@@ -115,6 +140,7 @@ public struct Scanner: Sendable {
         var report = ScanReport()
         var containers: [ScannedContainer] = []
         var observations: [String: PartitionObservation] = [:]
+        let copies = options.copyValues ? CopiedEntityFiles(folder: folder) : nil
         do {
             var containerNames = options.containers ?? []
             if options.containers == nil { containerNames = try await run.blobs.listContainers().filter { !ReservedNames.isLedgerContainer($0) } }
@@ -123,10 +149,13 @@ public struct Scanner: Sendable {
                     throw RunError("container '\(name)' does not exist in \(run.target.displayName); pass the right \(Setting.container)")
                 }
                 var blobs: [(name: String, size: Int, contentType: String)] = []
+                var properties: [BlobProperties] = []
                 for try await page in run.blobs.list(container: name) {
                     blobs += page.map { ($0.name, $0.contentLength, $0.contentType ?? "application/octet-stream") }
+                    if options.copyValues { properties += page.filter { Self.isFileName($0.name) } }
                 }
-                let scanned = ScannedContainer(name: name, access: access, blobs: blobs)
+                var scanned = ScannedContainer(name: name, access: access, blobs: blobs)
+                scanned.properties = properties
                 containers.append(options.keepsBlobNames ? scanned : scanned.placeholderNames())
                 report.blobs += blobs.count
             }
@@ -145,6 +174,10 @@ public struct Scanner: Sendable {
                         ]
                         .observe(decoded.entity)
                     }
+                    if let copies {
+                        let entities = page.map(\.entity)
+                        try await BlockingPool.run { try copies.append(entities, table: table) }
+                    }
                     report.entities += page.count
                     onEntities?(report.entities)
                 }
@@ -155,12 +188,16 @@ public struct Scanner: Sendable {
                 report.summary.append("table '\(table)' holds no entities: no kind for it")
             }
         } catch {
+            await Self.remove(folder)
             throw RunError.explaining(error, while: "scanning")
+        }
+        for key in observations.keys {
+            observations[key]!.copiedFile = copies?.path(table: observations[key]!.table, partition: observations[key]!.partition)
         }
         report.partitions = observations.count
         let input = ScanInput(
             name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
-            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copyBlobs,
+            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copiesBlobs,
             copyValues: options.copyValues, names: options.names)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary + report.summary
@@ -213,6 +250,11 @@ public struct Scanner: Sendable {
                 for (name, text) in inferred.templates {
                     try Data(text.utf8).write(to: folder.appendingPathComponent("templates").appendingPathComponent(name))
                 }
+                for container in containers where !container.properties.isEmpty {
+                    try FileManager.default.createDirectory(at: folder.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+                    try Data(BlobPropertiesFile.encode(container.properties)).write(
+                        to: folder.appendingPathComponent(DatasetInference.propertiesFile(container.name)))
+                }
                 return !existed
             }
         } catch {
@@ -232,7 +274,7 @@ public struct Scanner: Sendable {
                     try await BlockingPool.run {
                         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                     }
-                    if options.copyBlobs {
+                    if options.copiesBlobs {
                         report.bytesCopied += try await copy(container.name, blob.name, file)
                     } else {
                         let bytes = BlobPlaceholder.bytes(
@@ -257,6 +299,24 @@ public struct Scanner: Sendable {
             throw RunError(
                 "\(Setting.outputFolder) \(folder.path): cannot write the blobs there (\(FileProblem.describe(error))); choose a folder you can write to"
             )
+        }
+    }
+
+    /// Runs `body`; when it fails, what the scan wrote into `folder` so far goes (the folder
+    /// was new or empty: ``checkEmpty(_:)``).
+    static func cleaningUp<T: Sendable>(_ folder: URL, _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch {
+            await remove(folder)
+            throw error
+        }
+    }
+
+    /// Empties `folder` of what a failed scan wrote (it was new or empty before).
+    static func remove(_ folder: URL) async {
+        _ = try? await BlockingPool.run {
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+                try FileManager.default.removeItem(at: folder.appendingPathComponent(entry))
+            }
         }
     }
 

@@ -23,7 +23,8 @@ import Testing
         }
         #expect(
             message.hasSuffix(
-                "dataset.yaml:46: unknown key 'colour' in a kind (expected one of: name, partition, key, rows, count, fields, omit, types)"))
+                "dataset.yaml:46: unknown key 'colour' in a kind (expected one of: name, partition, key, rows, count, fields, omit, types, entities)")
+        )
     }
 
     @Test func duplicateKeysAreMalformed() throws {

@@ -25,7 +25,7 @@ import Yams
     /// A one-level mapping read as the dataset loader reads it (``YAMLReader``).
     static func load(_ document: String) -> [(key: String, value: String)]? {
         guard let node = try? Yams.compose(yaml: document) else { return nil }
-        let reader = YAMLReader(file: "test.yaml")
+        let reader = YAMLReader(file: "test.yaml", source: document)
         guard let pairs = try? reader.mapping(node, "test", allowed: []) else { return nil }
         return pairs.map { ($0.key, (try? reader.string($0.value, "v")) ?? "<not a string>") }
     }

@@ -93,14 +93,22 @@ def test_a_scan_of_the_chat_dataset_generates_its_shape(azseed, served, tmp_path
     assert sorted(int(u) for u in users) == list(range(1000, 1025))  # the sequence
 
 
-def test_values_copied_stay_within_the_sample(azseed, served, tmp_path):
-    scanned, (tables, _, _), (their_tables, _, _) = scan_and_generate(azseed, served, tmp_path, "speakeasy", "--sample", "3", "--copy-values")
-    assert tables == their_tables  # the shape survives a small sample
+def test_copied_values_are_every_entity_and_the_inferred_kind_draws_from_the_sample(azseed, served, tmp_path):
+    scanned, (tables, entities, _), (their_tables, their_entities, _) = scan_and_generate(
+        azseed, served, tmp_path, "speakeasy", "--sample", "3", "--copy-values")
+    assert tables == their_tables
+    # Every entity as it was in the account (seeded from these; its photo URLs name the account).
+    strip = lambda found: {k: [{n: v for n, v in e.items() if n != "ImageUrl"} for e in es] for k, es in found.items()}
+    assert strip(entities) == strip(their_entities)
+    assert all(e["ImageUrl"].startswith(served.connection_string.split("BlobEndpoint=")[1].split(";")[0]) for e in entities[("events", "speakers")])
     text = (tmp_path / "scanned" / "dataset.yaml").read_text()
+    # What was inferred is written beside each copied kind, to generate instead; it draws from
+    # at most --sample entities' values.
+    inferred = "\n".join(l for l in text.splitlines() if l.lstrip().startswith("#"))
     names = ["Bart Tubalinal", "Bert Johnson", "Travis Nielsen", "Matt Morse", "Mo Omar", "Darya Orlova", "Callie Jones", "Ela Gardner"]
-    copied = [n for n in names if n in text]
+    copied = [n for n in names if n in inferred]
     assert 1 <= len(copied) <= 3, copied
-    assert "rows:" not in text  # 8 speakers > 3: generated, not listed
+    assert "#   - {" not in inferred  # 8 speakers > 3: generated, not listed as rows
 
 
 def test_copy_blobs_brings_the_bytes(azseed, served, tmp_path):

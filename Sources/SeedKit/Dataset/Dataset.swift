@@ -54,6 +54,8 @@ public struct ContainerSpec: Sendable {
     public var line: Int
     /// Generated blobs (`blobs:`), besides the files.
     public var blobGroups: [BlobGroupSpec] = []
+    /// `properties: FILE`: each file's content headers and metadata (``BlobPropertiesFile``).
+    public var propertiesFile: URL? = nil
 }
 
 /// A table and the kinds of entity stored in it.
@@ -63,7 +65,8 @@ public struct TableSpec: Sendable {
     public var line: Int
 }
 
-/// One kind of entity: explicit rows or `count` generated entities, in one partition.
+/// One kind of entity: explicit rows, `count` generated entities or copied ones (`entities:`),
+/// in one partition.
 public struct KindSpec: Sendable {
     public var name: String
     public var partition: String
@@ -80,6 +83,10 @@ public struct KindSpec: Sendable {
     public var line: Int
     /// The line of `count:` (for errors about it).
     public var countLine: Int
+    /// `entities: FILE`: the kind's entities copied as they are — one entity a line of OData
+    /// JSON, keys and EDM types included (the snapshot table format), what `scan --copy-values`
+    /// writes; nil for rows and generated kinds.
+    public var entitiesFile: URL? = nil
 
     /// Row column names, in the order of the first row.
     public var columns: [String] { rows?.first?.values.map(\.0) ?? [] }

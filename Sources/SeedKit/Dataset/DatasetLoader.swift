@@ -17,7 +17,7 @@ extension Dataset {
             throw DatasetError(file: file, line: nil, "cannot read the file as UTF-8 text")
         }
         let root = try YAMLReader(file: file).compose(text)
-        var loader = DatasetLoader(reader: YAMLReader(file: file), directory: directory)
+        var loader = DatasetLoader(reader: YAMLReader(file: file, source: text), directory: directory)
         let dataset = try loader.dataset(root)
         try DatasetValidator(dataset: dataset).validate()
         return dataset
@@ -144,7 +144,7 @@ private struct DatasetLoader {
     }
 
     func container(_ node: Node, templates: URL) throws(DatasetError) -> ContainerSpec {
-        let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images", "blobs"])
+        let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images", "blobs", "properties"])
         let name = try reader.string(try reader.required(pairs, "name", in: "a container", at: node), "container name")
         var access = PublicAccess.private
         if let value = pairs.first(where: { $0.key == "access" })?.value {
@@ -168,7 +168,15 @@ private struct DatasetLoader {
                 groups.append(try blobGroup(item, container: name, templates: templates))
             }
         }
-        return ContainerSpec(name: name, access: access, filesDirectory: files, line: YAMLReader.line(of: node) ?? 0, blobGroups: groups)
+        var properties: URL?
+        if let value = pairs.first(where: { $0.key == "properties" })?.value {
+            guard files != nil else {
+                throw reader.error(value, "container '\(name)': properties describe the blobs of 'files'; name that folder too")
+            }
+            properties = try inside(try reader.string(value, "properties"), "properties", value)
+        }
+        return ContainerSpec(
+            name: name, access: access, filesDirectory: files, line: YAMLReader.line(of: node) ?? 0, blobGroups: groups, propertiesFile: properties)
     }
 
     /// One entry of a container's `blobs:`.
@@ -266,10 +274,22 @@ private struct DatasetLoader {
     }
 
     func kind(_ node: Node, table: String, templates: URL) throws(DatasetError) -> KindSpec {
-        let pairs = try reader.mapping(node, "a kind", allowed: ["name", "partition", "key", "rows", "count", "fields", "omit", "types"])
+        let pairs = try reader.mapping(
+            node, "a kind", allowed: ["name", "partition", "key", "rows", "count", "fields", "omit", "types", "entities"])
         let name = try reader.string(try reader.required(pairs, "name", in: "a kind", at: node), "kind name")
         let what = "kind '\(name)'"
         let partition = try reader.string(try reader.required(pairs, "partition", in: what, at: node), "partition")
+        if let file = pairs.first(where: { $0.key == "entities" })?.value {
+            // Copied entities stand alone: their keys and types are in the file.
+            if let other = pairs.first(where: { ["key", "rows", "count", "fields", "omit", "types"].contains($0.key) }) {
+                throw reader.error(other.value, "\(what) copies its entities ('entities'); it takes no '\(other.key)'")
+            }
+            let path = try reader.string(file, "entities")
+            return KindSpec(
+                name: name, partition: partition, key: [], rows: nil, count: nil, fields: [], omit: [], columnTypes: [:], table: table,
+                line: YAMLReader.line(of: node) ?? 0, countLine: YAMLReader.line(of: file) ?? 0,
+                entitiesFile: try inside(path, "\(what), entities", file))
+        }
         let key = try reader.strings(try reader.required(pairs, "key", in: what, at: node), "key")
         var types: [String: EdmType] = [:]
         if let value = pairs.first(where: { $0.key == "types" })?.value {

@@ -35,6 +35,25 @@ struct DatasetValidator {
         let what = "kind '\(kind.name)'"
         if let problem = StorageNames.keyProblem(kind.partition) { throw fail(kind.line, "\(what), partition '\(kind.partition)': \(problem)") }
         if kind.partition.isEmpty { throw fail(kind.line, "\(what): partition must not be empty") }
+        // Copied entities are checked line by line when they are read (``KindEngine``); their
+        // partition is theirs alone, and no kind draws from them (their RowKeys are not the
+        // generator's, so no key order can be merged with another kind's).
+        if kind.entitiesFile != nil {
+            if let other = dataset.kinds.first(where: { $0.name != kind.name && $0.table == kind.table && $0.partition.isExactly(kind.partition) }) {
+                throw fail(kind.line, "\(what) copies its entities, so its partition is its own; kind '\(other.name)' shares it")
+            }
+            for other in dataset.kinds {
+                for field in other.fields {
+                    if case .ref(kind.name) = field.generator {
+                        throw fail(
+                            field.line,
+                            "kind '\(other.name)', field '\(field.name)': kind '\(kind.name)' copies its entities; a ref draws from generated or row kinds only"
+                        )
+                    }
+                }
+            }
+            return
+        }
         switch (kind.rows, kind.count) {
         case (nil, nil): throw fail(kind.line, "\(what) needs 'rows' (explicit entities) or 'count' (generated ones)")
         case (.some, .some): throw fail(kind.countLine, "\(what) takes 'rows' or 'count', not both")

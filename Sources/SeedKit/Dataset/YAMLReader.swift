@@ -4,6 +4,14 @@ import Yams
 /// Reads a composed YAML tree with every error located at `file:line`.
 struct YAMLReader {
     let file: String
+    /// Where the double-quoted scalars that begin with a byte-order mark start, as the YAML
+    /// library counts lines and columns (``bomScalars(in:)``).
+    var bomStarts: Set<Int> = []
+
+    init(file: String, source: String? = nil) {
+        self.file = file
+        bomStarts = source.map(Self.bomScalars) ?? []
+    }
 
     func error(_ node: Node?, _ message: Phrase) -> DatasetError {
         DatasetError(file: file, line: YAMLReader.line(of: node), message)
@@ -42,7 +50,7 @@ struct YAMLReader {
             if !allowed.isEmpty && !allowed.contains(key.string) {
                 throw error(keyNode, "unknown key '\(key.string)' in \(what) (expected one of: \(allowed.joined(separator: ", ")))")
             }
-            pairs.append((Self.text(key), value, keyNode))
+            pairs.append((text(key), value, keyNode))
         }
         return pairs
     }
@@ -69,7 +77,60 @@ struct YAMLReader {
         if s.style == .plain && (s.string == "~" || s.string == "null" || s.string.isEmpty) {
             throw error(node, "\(what) must not be empty")
         }
+        return text(s)
+    }
+
+    /// The scalar's text, with the byte-order mark the YAML library dropped put back: `"\uFEFF…"`
+    /// as YAML writes it portably (what `scan` writes), or `!bom "…"` (what it wrote before).
+    func text(_ s: Node.Scalar) -> String {
+        if s.tag.rawValue != "!bom", s.style == .doubleQuoted, let mark = s.mark, bomStarts.contains(Self.position(mark.line, mark.column)) {
+            return "\u{FEFF}" + s.string
+        }
         return Self.text(s)
+    }
+
+    static func position(_ line: Int, _ column: Int) -> Int { line << 24 | column }
+
+    /// The positions (1-based line and column, in Unicode scalars, lines broken where libyaml
+    /// breaks them: LF, CR, CR LF, NEL, U+2028, U+2029) of every `"` followed by a byte-order
+    /// mark, raw or escaped (`\uFEFF`, `\U0000FEFF`, any case). The library's scalars carry the
+    /// position of their opening quote: a scalar starting at one began with the mark. (The mark
+    /// is dropped by the library's conversion of the scalar's bytes to a String.)
+    static func bomScalars(in text: String) -> Set<Int> {
+        let scalars = Array(text.unicodeScalars)
+        var found: Set<Int> = []
+        var line = 1
+        var column = 1
+        var i = 0
+        func escapedBOM(at j: Int) -> Bool {
+            guard j + 1 < scalars.count, scalars[j] == "\\" else { return false }
+            let digits: String
+            switch scalars[j + 1] {
+            case "u": digits = String(String.UnicodeScalarView(scalars[min(j + 2, scalars.count)..<min(j + 6, scalars.count)]))
+            case "U": digits = String(String.UnicodeScalarView(scalars[min(j + 2, scalars.count)..<min(j + 10, scalars.count)]))
+            default: return false
+            }
+            return UInt32(digits, radix: 16) == 0xFEFF && (digits.count == 4 || digits.count == 8)
+        }
+        while i < scalars.count {
+            let c = scalars[i]
+            if c == "\"", i + 1 < scalars.count, scalars[i + 1] == "\u{FEFF}" || escapedBOM(at: i + 1) {
+                found.insert(position(line, column))
+            }
+            switch c {
+            case "\n", "\u{85}", "\u{2028}", "\u{2029}":
+                line += 1
+                column = 1
+            case "\r":
+                if i + 1 < scalars.count, scalars[i + 1] == "\n" { i += 1 }
+                line += 1
+                column = 1
+            default:
+                column += 1
+            }
+            i += 1
+        }
+        return found
     }
 
     /// The scalar's text. `!bom "…"` is text that begins with U+FEFF: the YAML library drops one

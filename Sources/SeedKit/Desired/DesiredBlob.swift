@@ -113,6 +113,9 @@ extension DesiredContainer {
 
     private static func loadFiles(_ spec: ContainerSpec, access: PublicAccess) throws(GenerationError) -> DesiredContainer {
         guard let folder = spec.filesDirectory else { return DesiredContainer(name: spec.name, access: access, blobs: []) }
+        // Copied blobs (`properties:`) are what the account held: their own content type,
+        // headers and metadata, and their bytes as they are (empty, or a .jpg that is no JPEG).
+        var listed = try spec.propertiesFile.map(BlobPropertiesFile.decode) ?? [:]
         var blobs: [DesiredBlob] = []
         for relative in try listFiles(folder) {
             let url = folder.appendingPathComponent(relative)
@@ -123,12 +126,27 @@ extension DesiredContainer {
                 throw GenerationError("\(url.relativePathForMessages): cannot read the file")
             }
             let bytes = [UInt8](data)
+            if var properties = listed.removeValue(forKey: ExactString(relative)) {
+                properties.contentLength = bytes.count
+                var blob = DesiredBlob(
+                    name: relative, file: url, size: bytes.count, md5: Array(Insecure.MD5.hash(data: bytes)),
+                    contentType: properties.contentType ?? ContentTypes.forName(relative))
+                properties.contentMD5 = blob.md5Base64
+                blob.properties = properties
+                blobs.append(blob)
+                continue
+            }
             let type = ContentTypes.forName(relative)
             if type == "image/jpeg", case .failure(let problem) = JPEG.check(bytes) {
                 throw GenerationError("\(url.relativePathForMessages): not a usable JPEG image: \(problem); replace the file with a valid JPEG")
             }
             if bytes.isEmpty { throw GenerationError("\(url.relativePathForMessages): the file is empty") }
             blobs.append(DesiredBlob(name: relative, file: url, size: bytes.count, md5: Array(Insecure.MD5.hash(data: bytes)), contentType: type))
+        }
+        if let missing = listed.keys.map(\.string).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).first, let file = spec.propertiesFile {
+            throw GenerationError(
+                "\(file.relativePathForMessages): blob '\(Printable.escaped(missing, quotes: false))' has no file in \(folder.relativePathForMessages); remove it from the properties or add the file"
+            )
         }
         blobs.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         return DesiredContainer(name: spec.name, access: access, blobs: blobs)

@@ -68,6 +68,9 @@ extension GeneratedDataset {
                     usage: true, "dataset '\(dataset.name)' has no kind '\(kindName)' (kinds: \(dataset.kinds.map(\.name).joined(separator: ", ")))")
             }
             if kind.rows != nil { throw GenerationError(usage: true, "kind '\(kindName)' is made of explicit rows; its count cannot be changed") }
+            if kind.entitiesFile != nil {
+                throw GenerationError(usage: true, "kind '\(kindName)' copies its entities (entities:); its count cannot be changed")
+            }
             if n < 1 { throw GenerationError(usage: true, "the count of '\(kindName)' must be at least 1") }
         }
         var containers: [DesiredContainer] = []
@@ -86,6 +89,10 @@ extension GeneratedDataset {
             let context = GenerationContext(
                 dataset: dataset, seed: seed, window: window, counts: options.counts,
                 blobEndpoint: options.blobEndpoint, containers: containers, engines: engines)
+            if let file = kind.entitiesFile {
+                engines[kind.name] = try KindEngine(copiedEntitiesOf: kind, file: file, context: context)
+                continue
+            }
             var engine = try KindEngine(spec: kind, context: context)
             // Refuse an impossible count now, before a storage command touches the target.
             if let keySpace = engine.keySpace { try engine.checkCapacity(keySpace, datasetFile: dataset.file) }

@@ -64,6 +64,65 @@ final class KindEngine: Sendable {
         materialized = nil
     }
 
+    /// A kind of copied entities (`entities: FILE`): every line of the file one entity, kept as
+    /// it is and served in RowKey byte order. Each line is checked as Azure would check the
+    /// entity (keys, names, values, size); its PartitionKey must be the kind's, and no RowKey
+    /// may come twice — a file that breaks any of it stops the run before the first write,
+    /// naming the line. Reads the file: call it from a thread that may block.
+    init(copiedEntitiesOf spec: KindSpec, file: URL, context: GenerationContext) throws(GenerationError) {
+        let place = file.relativePathForMessages
+        var made: [GeneratedEntity] = []
+        var names = Set<ExactString>()
+        var lines: [ExactString: Int] = [:]
+        do {
+            try LineReader(url: file).forEachLine { bytes, line in
+                guard made.count < Self.maxEntities else {
+                    throw GenerationError(
+                        usage: true, "\(place):\(line): kind '\(spec.name)' copies more than \(Self.maxEntities) entities; split the file")
+                }
+                let entity: TableEntity
+                do { entity = try EntityJSONReader.entity(bytes).entity } catch {
+                    throw GenerationError("\(place):\(line): not an entity (\(error)); each line is one entity in OData JSON")
+                }
+                guard entity.partitionKey.isExactly(spec.partition) else {
+                    throw GenerationError(
+                        "\(place):\(line): the entity's PartitionKey is '\(Printable.escaped(entity.partitionKey, quotes: false))', not '\(Printable.escaped(spec.partition, quotes: false))', the partition of kind '\(spec.name)'"
+                    )
+                }
+                if let problem = StorageNames.entityProblem(entity) { throw GenerationError("\(place):\(line): the entity \(problem)") }
+                if let first = lines.updateValue(line, forKey: ExactString(entity.rowKey)) {
+                    throw GenerationError(
+                        "\(place):\(line): RowKey '\(Printable.escaped(entity.rowKey, quotes: false))' is copied twice (first at line \(first))")
+                }
+                let sorted = entity.properties.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                for name in sorted { names.insert(ExactString(name)) }
+                made.append(
+                    GeneratedEntity(
+                        partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: sorted, values: sorted.map { entity.properties[$0]! }))
+            }
+        } catch let error as GenerationError {
+            throw error
+        } catch {
+            throw GenerationError("kind '\(spec.name)', entities \(place): cannot be read (\(FileProblem.describe(error)))")
+        }
+        made.sort { $0.rowKey.utf8.lexicographicallyPrecedes($1.rowKey.utf8) }
+        self.spec = spec
+        datasetFile = context.dataset.file
+        stream = SeedRandom.stream(seed: context.seed, name: "\(spec.table)/\(spec.name)")
+        naturalKey = NaturalKey(dataset: context.dataset.name, kind: spec.name)
+        storedNames = names.map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        slotNames = storedNames
+        storedSlots = Array(storedNames.indices)
+        keySlots = []
+        ops = []
+        presence = []
+        columnCount = 0
+        keySpace = nil
+        keyPieces = []
+        count = made.count
+        materialized = made
+    }
+
     private init(copying other: KindEngine, materialized: [GeneratedEntity]) {
         spec = other.spec
         datasetFile = other.datasetFile

@@ -46,7 +46,7 @@ extension Inference {
             if Self.isUnique(p, o) {
                 // Unique text: every value, drawn once each, when the sample holds them all.
                 var seen = Set<EdmValue>()
-                let values = entities.compactMap { $0[name] }.filter { seen.insert($0).inserted }
+                let values = entities.compactMap { $0[name] }.filter { $0.type == type && seen.insert($0).inserted }
                 if values.count >= o.count {
                     kind.domains[name] = Double(values.count)
                     summary.append("\(kind.name).\(name) is unique: its \(values.count) values, each once")
@@ -60,7 +60,7 @@ extension Inference {
         default:
             // High-cardinality values: a list sampled from at most `sample` entities.
             var seen = Set<EdmValue>()
-            let values = entities.compactMap { $0[name] }.filter { seen.insert($0).inserted }
+            let values = entities.compactMap { $0[name] }.filter { $0.type == type && seen.insert($0).inserted }
             kind.domains[name] = Double(values.count)
             summary.append(
                 "\(kind.name).\(name) has \(p.distinctCount.map(String.init) ?? "over \(PropertyObservation.distinctLimit)") distinct values: a list of the \(values.count) seen in \(entities.count) sampled entities"
@@ -171,7 +171,9 @@ extension Inference {
 
     /// Integers that are exactly `start, start + step, …`, each once: a sequence, at any size.
     mutating func sequence(_ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ kind: inout KindDraft) -> String? {
-        guard let (start, step) = p.progression(count: o.count) else { return nil }
+        guard let (start, step) = p.progression(count: o.count),
+            p.type != .int32 || (Int64(Int32.min)...Int64(Int32.max)).contains(p.maxInt ?? 0) && (Int64(Int32.min)...Int64(Int32.max)).contains(start)
+        else { return nil }
         summary.append("\(kind.name).\(name) is \(start) to \(p.maxInt ?? start) by \(step), each once: sequence")
         kind.domains[name] = .infinity
         return "{ sequence: { start: \(start), step: \(step) }, type: \(p.type.rawValue) }"
@@ -181,6 +183,10 @@ extension Inference {
     mutating func intRange(
         _ name: String, _ p: PropertyObservation, _ o: PartitionObservation, _ kind: inout KindDraft, _ bounds: (Int64, Int64), presence: String
     ) -> String {
+        // A column of mostly Int32 may hold a few Int64s (Azure keeps each entity's own type):
+        // the dataset holds it as its usual type, so the range stays inside that type.
+        let limits: (Int64, Int64) = p.type == .int32 ? (Int64(Int32.min), Int64(Int32.max)) : (Int64.min, Int64.max)
+        let bounds = (min(max(bounds.0, limits.0), limits.1), max(min(bounds.1, limits.1), limits.0))
         let size = Double(bounds.1) - Double(bounds.0) + 1
         kind.domains[name] = size
         let unique = Self.isUnique(p, o) && size >= Double(o.count) ? ", unique: true" : ""

@@ -14,7 +14,9 @@ extension Inference {
         }
         if kind.rows {
             let rows = o.entities ?? []
-            let candidates = kind.columns.filter { c in !kind.helperColumns.contains { $0.name == c } && unique(c) }
+            // A key column is in every row, in the column's own type (another type is left off a row).
+            let whole = { (c: String) in rows.allSatisfy { $0[c]?.type == o.property(c)?.type } }
+            let candidates = kind.columns.filter { c in !kind.helperColumns.contains { $0.name == c } && unique(c) && whole(c) }
             let ranked = candidates.sorted { a, b in
                 let (pa, pb) = (o.property(a)!, o.property(b)!)
                 let (ia, ib) = ([.int32, .int64].contains(pa.type), [.int32, .int64].contains(pb.type))
@@ -25,7 +27,7 @@ extension Inference {
                 kind.key = [best]
                 kind.keyReason = "'\(best)' is unique in all \(rows.count) entities"
             } else {
-                let stored = kind.columns.filter { c in rows.allSatisfy { $0[c] != nil } && !kind.helperColumns.contains { $0.name == c } }
+                let stored = kind.columns.filter { c in whole(c) && !kind.helperColumns.contains { $0.name == c } }
                 // Compared as the dataset will hold them: one EDM type per column (`types:`), so by
                 // text — Int32 5 and Int64 5 are one value there.
                 let distinct =
@@ -73,12 +75,14 @@ extension Inference {
                 chosen.append(field.name)
                 space *= max(domains[field.name] ?? 1, 1)
             }
-            kind.key = chosen.isEmpty ? keyable.map(\.name) : chosen
+            // One entity needs no more than one field to key it (all of them could make a
+            // key space past what the generator counts).
+            kind.key = chosen.isEmpty ? Array(ranked.prefix(1).map(\.name)) : chosen
             kind.keyReason =
                 space >= needed
                 ? "no property alone can tell \(o.count) entities apart; these together can"
                 : "no properties can tell \(o.count) entities apart with the values sampled; raise \(input.names(.sampleSize))"
-            if space < needed {
+            if space < needed || kind.key.isEmpty {
                 // Nothing the dataset holds tells the entities apart (values not copied, or not
                 // all sampled): a numbered property does, so the dataset still generates at the
                 // observed count (it is one property more than scanned).

@@ -44,6 +44,7 @@ extension Inference {
                 out.append("  - name: \(Self.name(container.name))")
                 out.append("    access: \(container.access.rawValue)")
                 if !container.blobs.isEmpty { out.append("    files: \(Self.quoted("blobs/\(container.name)/"))") }
+                if !container.properties.isEmpty { out.append("    properties: \(Self.quoted(DatasetInference.propertiesFile(container.name)))") }
             }
         }
         guard !kinds.isEmpty else { return out.joined(separator: "\n") + "\n" }
@@ -73,6 +74,18 @@ extension Inference {
     }
 
     func kindYAML(_ kind: KindDraft) -> [String] {
+        guard let file = kind.copiedFile else { return inferredKindYAML(kind) }
+        // The entities as they are; the kind as inferred beside it, to generate instead.
+        let inferred = inferredKindYAML(kind).dropFirst(2).filter { !$0.isEmpty }
+        return [
+            "      - name: \(kind.name)", "        partition: \(Self.quoted(kind.partition))",
+            "        entities: \(Self.quoted(file))   # its \(kind.observation.count) entities as they are (\(input.names(.copyValues)))",
+            "        # To generate entities of this shape instead, replace 'entities' with:",
+        ] + inferred.map { "        #" + $0.dropFirst(7) } + [""]
+    }
+
+    /// A kind as inferred: rows or a count, and its fields.
+    func inferredKindYAML(_ kind: KindDraft) -> [String] {
         let o = kind.observation
         var out = ["      - name: \(kind.name)", "        partition: \(Self.quoted(kind.partition))"]
         out.append("        key: [\(kind.key.map(Self.name).joined(separator: ", "))]   " + Self.comment(kind.keyReason))
@@ -88,9 +101,10 @@ extension Inference {
                     if let helper = kind.helperColumns.first(where: { $0.name == column }) {
                         return "\(Self.name(column)): \(Self.quoted(helper.values[e.rowKey] ?? ""))"
                     }
-                    guard let value = e[column] else { return "\(Self.name(column)): ~" }
-                    let t = o.property(column)!.type
-                    return "\(Self.name(column)): \(value.type == t ? Self.literal(value) : Self.quoted(value.text))"
+                    // A row holds a column in one EDM type: a value of another type (kept
+                    // exactly by `entities:`) is left off this row.
+                    guard let value = e[column], value.type == o.property(column)!.type else { return "\(Self.name(column)): ~" }
+                    return "\(Self.name(column)): \(Self.literal(value))"
                 }
                 out.append("          - { \(cells.joined(separator: ", ")) }")
             }
@@ -150,6 +164,8 @@ extension Inference {
         case .int32(let n): String(n)
         case .int64(let n): String(n)
         case .boolean(let b): b ? "true" : "false"
+        // NaN and the infinities as Azure spells them, in quotes: the column's type reads them.
+        case .double(let d) where !d.isFinite: quoted(EdmValue.double(d).text)
         case .double(let d):
             EdmValue.double(d).text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
                 ? EdmValue.double(d).text : EdmValue.double(d).text + ".0"
@@ -161,11 +177,10 @@ extension Inference {
     /// `\`, every character YAML would fold, break a line at, strip or refuse is escaped —
     /// C0 and C1 controls (NEL included), DEL, U+2028 and U+2029 (libyaml ends a line there),
     /// the byte-order mark and the non-characters U+FFFE and U+FFFF.
+    /// A leading byte-order mark is written `"\uFEFF…"`, as any YAML reader reads it; the YAML
+    /// library azseed uses drops it, and the dataset loader puts it back (``YAMLReader``).
     static func quoted(_ text: String) -> String {
-        // The YAML library drops one leading byte-order mark of a scalar, however it is escaped:
-        // such text is tagged `!bom`, and the dataset loader puts that one mark back.
-        if text.unicodeScalars.first == "\u{FEFF}" { return "!bom \"" + escaped(text) + "\"" }
-        return "\"" + escaped(text) + "\""
+        "\"" + escaped(text) + "\""
     }
 
     /// A name (container, table, property, kind field) as YAML writes it: plain when it is an

@@ -8,6 +8,9 @@ public struct ScannedContainer: Sendable {
     public var blobs: [(name: String, size: Int, contentType: String)]
     /// The name each blob is written under when it is not its own (``placeholderNames()``).
     public var renamed: [String: String] = [:]
+    /// What each blob stores besides its bytes, when the scan copies it exactly
+    /// (`--copy-values`): the dataset's `properties:` file of the container.
+    public var properties: [BlobProperties] = []
 
     public init(name: String, access: PublicAccess, blobs: [(name: String, size: Int, contentType: String)]) {
         self.name = name
@@ -98,6 +101,9 @@ public struct ScannedKind: Sendable {
 /// `pick`; numbers a range or a sequence; dates a window at their resolution; other text a
 /// sampled list. A natural key is proposed from properties whose values are unique.
 public enum DatasetInference {
+    /// Where a container's copied blobs' content headers and metadata are written, in the dataset.
+    public static func propertiesFile(_ container: String) -> String { "blobs/\(container).json" }
+
     public static func infer(_ input: ScanInput) -> InferredDataset {
         var engine = Inference(input: input)
         return engine.run()
@@ -119,6 +125,9 @@ struct KindDraft {
     var partition: String
     var name: String
     var rows: Bool
+    /// The file of the partition's entities as they are (`scan --copy-values`): the kind
+    /// copies them (`entities:`), and what was inferred is written beside it as comments.
+    var copiedFile: String?
     var references: [Reference] = []
     /// Property → YAML of its field (generated properties, refs and helpers), in order.
     var fields: [(name: String, yaml: String)] = []
@@ -165,7 +174,8 @@ struct Inference {
             kinds.append(
                 KindDraft(
                     observation: observation, partition: partition, name: name,
-                    rows: input.copyValues && observation.count <= input.sample && observation.entities != nil))
+                    rows: input.copyValues && observation.count <= input.sample && observation.entities != nil,
+                    copiedFile: input.copyValues ? observation.copiedFile : nil))
         }
         findReferences()
         windowTicks = windowRange() ?? windowTicks

@@ -20,6 +20,9 @@ public struct PartitionObservation: Sendable {
     /// The sample, as a max-heap on the hash (the worst kept entity on top).
     private var heap: [(hash: UInt64, entity: TableEntity)] = []
     let sampleSize: Int
+    /// Where `scan --copy-values` wrote the partition's entities as they are
+    /// (``CopiedEntityFiles``), relative to the dataset folder: the kind copies them.
+    public var copiedFile: String?
 
     static let rowKeyLimit = 200_000
     static let keepLimit = 5_000
@@ -202,10 +205,15 @@ struct PropertyObservation: Sendable {
         }
     }
 
-    /// Distinct values from most to least frequent (ties in value order), when all were counted.
+    /// Distinct values of the column's type from most to least frequent (ties in value order),
+    /// when all were counted. A dataset holds a column in one EDM type: values of another type
+    /// (a few Int64s among Int32s) are left out of what it picks from.
     var byFrequency: [(value: EdmValue, count: Int)]? {
-        distinct.map { counts in
-            counts.map { ($0.key, $0.value) }.sorted { a, b in a.1 != b.1 ? a.1 > b.1 : a.0.text.byteOrder(b.0.text) < 0 }
+        let type = self.type
+        return distinct.map { counts in
+            counts.filter { $0.key.type == type }.map { ($0.key, $0.value) }.sorted { a, b in
+                a.1 != b.1 ? a.1 > b.1 : a.0.text.byteOrder(b.0.text) < 0
+            }
         }
     }
 }

@@ -80,10 +80,19 @@ enum ValuePrivacy {
         return (Int64(clamping: min(a, l)), Int64(clamping: max(b, h)))
     }
 
+    /// Doubles rounded outward to one significant digit, each bound the double nearest its
+    /// decimal (`7e-1` is 0.7, where 7 × 0.1 is 0.7000000000000001): written as it reads.
     static func roundedOutward(_ low: Double, _ high: Double) -> (Double, Double) {
-        func magnitude(_ v: Double) -> Double { v == 0 ? 1 : pow(10, floor(log10(abs(v)))) }
-        let a = (low / magnitude(low)).rounded(.down) * magnitude(low)
-        let b = (high / magnitude(high)).rounded(.up) * magnitude(high)
+        func rounded(_ v: Double, _ rule: FloatingPointRoundingRule) -> Double {
+            guard v.isFinite, v != 0 else { return v }
+            let exponent = Int(floor(log10(abs(v))))
+            let digit = (v / pow(10, Double(exponent))).rounded(rule)
+            // Subnormals (10^-324 is 0 as a double) are left as they are.
+            guard digit.isFinite, abs(digit) <= 10 else { return v }
+            return Double("\(Int(digit))e\(exponent)").flatMap { $0.isFinite ? $0 : nil } ?? v
+        }
+        let a = rounded(low, .down)
+        let b = rounded(high, .up)
         return (min(a, low), max(b, high))
     }
 }
