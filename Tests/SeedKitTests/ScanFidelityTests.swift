@@ -90,8 +90,10 @@ import Testing
         for name in ["Name", "Email", "Badge", "Installed"] {
             #expect(Set(devices.compactMap { $0[name] }.map(\.text)).count == 40, "\(name)\n\(yaml)")
         }
-        // A sequence of step 10 is exactly the values seen.
-        let sequence: Set<EdmValue> = Set((0..<600).map { (i: Int) -> EdmValue in .int64(Int64(10 + 10 * i)) })
+        // A sequence of step 10 is exactly the values seen (from 1 when values are not copied:
+        // its first value is one entity's).
+        let start: Int64 = copyValues ? 10 : 1
+        let sequence: Set<EdmValue> = Set((0..<600).map { (i: Int) -> EdmValue in .int64(start + Int64(10 * i)) })
         let seqs: Set<EdmValue> = Set(readings.compactMap { $0["Seq"] })
         #expect(seqs == sequence, "\(yaml)")
         // Each date column in its own observed range (a day or minute past its last value).

@@ -136,6 +136,27 @@ import Testing
         }
     }
 
+    /// Found by the round trip: an Int32 sequence run past 2,147,483,647 by its count trapped
+    /// the generator; it is one error naming the field and line.
+    @Test func aSequencePastItsTypeIsOneErrorNotACrash() throws {
+        let yaml = """
+            name: s
+            tables:
+              - name: things
+                kinds:
+                  - name: k
+                    partition: p
+                    key: [N]
+                    count: 10
+                    fields:
+                      N: { sequence: { start: 2147483640, step: 1 }, type: Edm.Int32 }
+
+            """
+        let failure = CopiedEntitiesTests.failure(try CopiedEntitiesTests.dataset(yaml, files: [:]))
+        #expect(
+            failure?.contains("field 'N' of kind 'k': its sequence reaches 2147483649 at 10 entities, past Edm.Int32") == true, "\(failure ?? "")")
+    }
+
     /// The three datasets an outside test found scan writing that azseed refused to load.
     @Test func theDatasetsOnceRefusedLoad() {
         var one = PartitionObservation(table: "things", partition: "alone", sampleSize: 20)

@@ -33,7 +33,9 @@ public enum BlobPropertiesFile {
         guard let data = FileManager.default.contents(atPath: file.path) else {
             throw GenerationError("\(place): cannot read the blob properties file")
         }
-        func bad(_ what: String) -> GenerationError { GenerationError("\(place): \(what); each blob an object with its name, contentType and metadata") }
+        func bad(_ what: String) -> GenerationError {
+            GenerationError("\(place): \(what); each blob an object with its name, contentType and metadata")
+        }
         let root: JSONValue
         do { root = try JSONParser.parse(Array(data)) } catch { throw bad("not JSON (\(error))") }
         guard case .array(let items) = root else { throw bad("not a JSON array of blobs") }

@@ -80,6 +80,20 @@ struct FieldCompiler {
             case .double(let min, let max, let round):
                 ops.append(.double(min: min, width: max - min, scale: round.map { pow(10, Double($0)) }))
             case .sequence(let start, let step, let type):
+                // Every value the count makes must fit the type (a dataset's author, or a flag's
+                // count, could run an Int32 sequence past 2,147,483,647).
+                let count = Int128(spec.rows?.count ?? context.counts[spec.name] ?? spec.count ?? 0)
+                let last = Int128(start) + Int128(step) * max(count - 1, 0)
+                let bounds: ClosedRange<Int128> =
+                    type == .int32
+                    ? Int128(Int32.min)...Int128(Int32.max)
+                    : type == .string ? Int128(Int64.min)...Int128(Int64.max) : Int128(Int64.min)...Int128(Int64.max)
+                guard bounds.contains(last) else {
+                    throw GenerationError(
+                        usage: context.counts[spec.name] != nil,
+                        "field '\(field.name)' of kind '\(spec.name)': its sequence reaches \(last) at \(count) entities, past \(type == .int32 ? "Edm.Int32" : "Edm.Int64"); start lower, or make it \(type == .int32 ? "Edm.Int64" : "fewer entities") (\(context.dataset.file):\(field.line))"
+                    )
+                }
                 ops.append(.sequence(start: start, step: step, type: type))
             case .ref(let targetName):
                 guard let target = context.engines[targetName], let entities = target.materialized else {

@@ -35,7 +35,7 @@ extension Inference {
         case .double:
             let low = p.minDouble ?? 0
             let high = p.maxDouble ?? 0
-            return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(rounding(p))\(presence) }"
+            return doubleRange(low, high, p, presence: presence)
         case .dateTime:
             return dateGenerator(name, p, o, &kind, privately: false, presence: presence)
         case .string:
@@ -84,10 +84,10 @@ extension Inference {
                 kind.domains[name] = Double(allowed.count)
                 return weightedPick(allowed, typed: typed, presence: presence, count: o.count)
             }
-            return intRange(name, p, o, &kind, ValuePrivacy.roundedOutward(p.minInt ?? 0, p.maxInt ?? 0), presence: presence)
+            return intRange(name, p, o, &kind, ValuePrivacy.roundedPastRare(p), presence: presence)
         case .double:
-            let (low, high) = ValuePrivacy.roundedOutward(p.minDouble ?? 0, p.maxDouble ?? 0)
-            return "{ double: [\(EdmValue.double(low).text), \(EdmValue.double(high > low ? high : low + 1).text)]\(rounding(p))\(presence) }"
+            let (low, high) = ValuePrivacy.roundedPastRare(doublesOf: p)
+            return doubleRange(low, high, p, presence: presence)
         case .dateTime:
             return dateGenerator(name, p, o, &kind, privately: true, presence: presence)
         case .string:
@@ -174,8 +174,16 @@ extension Inference {
         guard let (start, step) = p.progression(count: o.count),
             p.type != .int32 || (Int64(Int32.min)...Int64(Int32.max)).contains(p.maxInt ?? 0) && (Int64(Int32.min)...Int64(Int32.max)).contains(start)
         else { return nil }
-        summary.append("\(kind.name).\(name) is \(start) to \(p.maxInt ?? start) by \(step), each once: sequence")
         kind.domains[name] = .infinity
+        // Without copied values a sequence starts at 1: its first value is one entity's.
+        guard input.copyValues else {
+            // From 1, every value must still fit the column's type.
+            let last = 1 + Int128(step) * Int128(o.count - 1)
+            guard last <= Int128(p.type == .int32 ? Int64(Int32.max) : Int64.max) else { return nil }
+            summary.append("\(kind.name).\(name) is a sequence by \(step), each value once: sequence from 1 (values not copied)")
+            return "{ sequence: { start: 1, step: \(step) }, type: \(p.type.rawValue) }"
+        }
+        summary.append("\(kind.name).\(name) is \(start) to \(p.maxInt ?? start) by \(step), each once: sequence")
         return "{ sequence: { start: \(start), step: \(step) }, type: \(p.type.rawValue) }"
     }
 
@@ -194,6 +202,15 @@ extension Inference {
         return "{ int: [\(bounds.0), \(bounds.1)], type: \(p.type.rawValue)\(unique)\(presence) }"
     }
 
+    /// `double: [low, high)`, a range that is never empty: one value seen (or a range too
+    /// narrow for `high`) gets the next double up, or down at the top of the doubles.
+    func doubleRange(_ low: Double, _ high: Double, _ p: PropertyObservation, presence: String) -> String {
+        var (a, b) = (low, high)
+        if b <= a { b = a + 1 > a ? a + 1 : a.nextUp }
+        if !b.isFinite { (a, b) = (low.nextDown, low) }
+        return "{ double: [\(Self.literal(.double(a))), \(Self.literal(.double(b)))]\(b - a >= 1 ? rounding(p) : "")\(presence) }"
+    }
+
     /// `, round: N` when every double seen has at most N ≤ 6 decimals.
     func rounding(_ p: PropertyObservation) -> String {
         p.maxDecimals.map { ", round: \($0)" } ?? ""
@@ -207,7 +224,9 @@ extension Inference {
         let resolution = max(p.dateResolution, EdmDateTime.ticksPerSecond)
         let grid = privately ? EdmDateTime.ticksPerDay : resolution
         func floor(_ t: Int64) -> Int64 { t - ((t % grid) + grid) % grid }
-        let low = floor(p.minTicks ?? 0)
+        // Without copied values both ends lie strictly outside what was seen, on whole days: a
+        // first value at midnight is one entity's, and would be the bound itself.
+        let low = privately ? max(ValuePrivacy.dayBefore(p.minTicks ?? 0), EdmDateTime.minimum.ticks) : floor(p.minTicks ?? 0)
         // The last value's step, ended before 10000-01-01 (a "never" of 9999-12-31T23:59:59.9999999).
         let high = min(floor(p.maxTicks ?? 0) + grid, EdmDateTime.endOfRange.ticks - 1)
         let steps = Double(high - low) / Double(resolution)

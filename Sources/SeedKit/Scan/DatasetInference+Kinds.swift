@@ -31,7 +31,9 @@ extension Inference {
             kept.append(reference)
             refFields.append((reference.field, "{ ref: \(kinds[reference.target].name) }"))
             refFields.append((reference.property, "{ from: \(Self.path(reference.field, reference.via)) }"))
-            kind.domains[reference.property] = Double(kinds[reference.target].observation.count)
+            // RowKeys are distinct in the dataset too; another property of the target need not
+            // be (generated without copied values, it may repeat): it keys nothing on its own.
+            kind.domains[reference.property] = reference.via == "RowKey" ? Double(kinds[reference.target].observation.count) : 1
             handled.insert(reference.property)
             summary.append(
                 "\(kind.name).\(reference.property) holds \(reference.via == "RowKey" ? "RowKeys" : reference.via + " values") of partition '\(kinds[reference.target].partition)': ref + from"
@@ -140,7 +142,10 @@ extension Inference {
                 }
                 guard pairs >= 2, pairs == entities.count, longest >= 0, longest * 2 < high - low else { continue }
                 let resolution = max(p.dateResolution, EdmDateTime.ticksPerSecond)
-                let (unit, suffix) = resolution >= EdmDateTime.ticksPerDay ? (EdmDateTime.ticksPerDay, "d") : (3600 * EdmDateTime.ticksPerSecond, "h")
+                // Without copied values the longest gap (one entity's) is rounded up to whole days.
+                let (unit, suffix) =
+                    resolution >= EdmDateTime.ticksPerDay || !input.copyValues
+                    ? (EdmDateTime.ticksPerDay, "d") : (3600 * EdmDateTime.ticksPerSecond, "h")
                 let within = (longest + resolution + unit - 1) / unit
                 summary.append(
                     "\(kind.name).\(name) follows the referenced \(kinds[reference.target].name)'s \(q) by at most \(within)\(suffix) in every sampled entity: a date after it"

@@ -141,6 +141,13 @@ extension Inference {
         }
         guard let low, let high else { return nil }
         // Ended before 10000-01-01: a "never" of 9999-12-31T23:59:59.9999999 stays in range.
+        // Without copied values both ends are whole days strictly outside every date seen (the
+        // first and last are one entity's each), within Azure's range.
+        if !input.copyValues {
+            return (
+                max(ValuePrivacy.dayBefore(low), EdmDateTime.minimum.ticks), min(ValuePrivacy.dayAfter(high), EdmDateTime.endOfRange.ticks - 1)
+            )
+        }
         return (low - low % EdmDateTime.ticksPerDay, min(high + step, EdmDateTime.endOfRange.ticks - 1))
     }
 

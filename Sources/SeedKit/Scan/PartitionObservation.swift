@@ -205,6 +205,16 @@ struct PropertyObservation: Sendable {
         }
     }
 
+    /// How many entities hold this integer (as Int32 or Int64); ``distinctLimit`` counts none
+    /// past it, then 0 (rare, as far as anyone can tell).
+    func seen(_ n: Int64) -> Int {
+        guard let distinct else { return 0 }
+        return (distinct[.int64(n)] ?? 0) + (Int32(exactly: n).map { distinct[.int32($0)] ?? 0 } ?? 0)
+    }
+
+    /// How many entities hold `value`, when every value was counted (else 0).
+    func seen(_ value: EdmValue) -> Int { distinct?[value] ?? 0 }
+
     /// Distinct values of the column's type from most to least frequent (ties in value order),
     /// when all were counted. A dataset holds a column in one EDM type: values of another type
     /// (a few Int64s among Int32s) are left out of what it picks from.

@@ -80,6 +80,38 @@ enum ValuePrivacy {
         return (Int64(clamping: min(a, l)), Int64(clamping: max(b, h)))
     }
 
+    /// An integer column's range without copied values: rounded outward, and a bound that is
+    /// still a value seen in fewer than ``minimumEntities`` entities (a round salary) moved one
+    /// step further, so no rare value is the bound.
+    static func roundedPastRare(_ p: PropertyObservation) -> (Int64, Int64) {
+        let (low, high) = (p.minInt ?? 0, p.maxInt ?? 0)
+        var (a, b) = roundedOutward(low, high)
+        // Zero says nothing of anyone: a range may start or end there.
+        if a == low, low != 0, p.seen(low) < minimumEntities, low > Int64.min { a = roundedOutward(low - 1, high).0 }
+        if b == high, high != 0, p.seen(high) < minimumEntities, high < Int64.max { b = roundedOutward(low, high + 1).1 }
+        return (a, b)
+    }
+
+    /// A double column's range without copied values, as ``roundedPastRare(_:)``.
+    static func roundedPastRare(doublesOf p: PropertyObservation) -> (Double, Double) {
+        let (low, high) = (p.minDouble ?? 0, p.maxDouble ?? 0)
+        var (a, b) = roundedOutward(low, high)
+        if a == low, low != 0, low.nextDown.isFinite, p.seen(.double(low)) < minimumEntities { a = roundedOutward(low.nextDown, high).0 }
+        if b == high, high != 0, high.nextUp.isFinite, p.seen(.double(high)) < minimumEntities { b = roundedOutward(low, high.nextUp).1 }
+        return (a, b)
+    }
+
+    /// The midnight strictly before `ticks` (a day earlier when `ticks` is midnight).
+    static func dayBefore(_ ticks: Int64) -> Int64 {
+        let t = ticks - 1
+        return t - ((t % EdmDateTime.ticksPerDay) + EdmDateTime.ticksPerDay) % EdmDateTime.ticksPerDay
+    }
+
+    /// The midnight strictly after `ticks`.
+    static func dayAfter(_ ticks: Int64) -> Int64 {
+        ticks - ((ticks % EdmDateTime.ticksPerDay) + EdmDateTime.ticksPerDay) % EdmDateTime.ticksPerDay + EdmDateTime.ticksPerDay
+    }
+
     /// Doubles rounded outward to one significant digit, each bound the double nearest its
     /// decimal (`7e-1` is 0.7, where 7 × 0.1 is 0.7000000000000001): written as it reads.
     static func roundedOutward(_ low: Double, _ high: Double) -> (Double, Double) {
