@@ -123,7 +123,7 @@ extension Inference {
             if Self.isUnique(p, o) {
                 // Unique on every entity (a name, an address): numbered text, which can be a key
                 // (made-up ones of its kind instead when it is not the key: ``chooseKey``).
-                if let fake = Self.fakeKind(sample) { kind.fakeWhenNotKey[name] = fake }
+                kind.fakeWhenNotKey[name] = Self.fakeKind(sample) ?? "shape"
                 kind.domains[name] = .infinity
                 summary.append("\(kind.name).\(name) is \(Self.shapeName(sample)) not copied, unique: numbered text (sequence)")
                 return "{ sequence: { start: 1, step: 1 }, type: Edm.String }"

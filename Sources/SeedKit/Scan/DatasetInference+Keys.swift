@@ -55,10 +55,12 @@ extension Inference {
                     || field.yaml.hasPrefix("{ pick") || field.yaml.hasPrefix("{ from") || field.yaml.hasPrefix("{ const"))
                 && !kind.omit.contains(field.name)
         }
-        // A sequence of numbers first, then numbered text, numbers, dates, references, lists.
+        // A key for what the data means: a sequence of numbers first, then a natural id (values
+        // copied, each once), numbers, references, timestamps; numbered text (a stand-in for
+        // values not copied) last.
         let rank: (String) -> Int = { yaml in
-            if yaml.hasPrefix("{ sequence") { return yaml.contains("Edm.String") ? 1 : 0 }
-            return yaml.hasPrefix("{ int") ? 2 : yaml.hasPrefix("{ date") ? 3 : yaml.hasPrefix("{ from") ? 4 : 5
+            if yaml.hasPrefix("{ sequence") { return yaml.contains("Edm.String") ? 5 : 0 }
+            return yaml.hasPrefix("{ pick") ? 1 : yaml.hasPrefix("{ int") ? 2 : yaml.hasPrefix("{ from") ? 3 : yaml.hasPrefix("{ date") ? 4 : 6
         }
         let needed = Double(o.count)
         let domains = kind.domains
@@ -97,12 +99,25 @@ extension Inference {
             }
         }
         // Unique addresses, phone numbers and names that do not key: made-up ones that look
-        // real, drawn once each, when the vocabulary holds the count.
-        for i in kind.fields.indices {
+        // real, drawn once each, when the vocabulary holds the count; other unique text (a URL,
+        // an id) generated text of its shape, numbered.
+        for i in kind.fields.indices.reversed() {
             let name = kind.fields[i].name
             guard let fake = kind.fakeWhenNotKey[name], !kind.key.contains(name) else { continue }
+            if fake == "shape" {
+                summary.removeAll { $0.hasPrefix("\(kind.name).\(name) is ") && $0.hasSuffix("numbered text (sequence)") }
+                let count = kind.fields.count
+                let yaml = shapedText(name, o, o.sample, &kind, presence: "", why: "not copied, unique")
+                // The helper it numbers by comes before the field (fields are made in order).
+                let helper = kind.fields.remove(at: count)
+                kind.fields[i].yaml = yaml
+                kind.fields.insert(helper, at: i)
+                continue
+            }
             guard o.count <= (fake == "phone" ? Vocabulary.phoneCount : Vocabulary.nameCount) else { continue }
             kind.fields[i].yaml = "{ fake: \(fake), unique: true }"
+            // One note per field: this one replaces the numbered text it was first given.
+            summary.removeAll { $0.hasPrefix("\(kind.name).\(name) is ") && $0.hasSuffix("numbered text (sequence)") }
             summary.append(
                 "\(kind.name).\(name) is unique and does not key: made-up \(fake == "email" ? "addresses" : fake == "phone" ? "phone numbers" : "names"), each once (fake: \(fake), unique)"
             )

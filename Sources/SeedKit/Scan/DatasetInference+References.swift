@@ -22,6 +22,10 @@ extension Inference {
             let source = kinds[a].observation
             for name in source.propertyNames {
                 guard let p = source.property(name), let values = p.distinct, !values.isEmpty else { continue }
+                // The simplest explanation first: numbers that are exactly start, start + step, …
+                // each once are a sequence of this kind's own, whatever other kind holds them too
+                // (a partition's gap-free Seq 1…n is not a reference to another's Seq).
+                if [.int32, .int64].contains(p.type), p.progression(count: source.count) != nil { continue }
                 var found: (Int, String)?
                 for b in kinds.indices where b != a && !reaches(b, a) {
                     let target = kinds[b].observation
@@ -35,6 +39,9 @@ extension Inference {
                         guard let t = target.property(q), t.type == p.type, t.present == target.count, t.distinctCount == target.count,
                             [.string, .int32, .int64, .guid].contains(t.type), let targetValues = t.distinct
                         else { continue }
+                        // Numbers are another kind's keys only when they repeat here (many
+                        // entities name one); numbers unique on both sides merely share a range.
+                        if [.int32, .int64].contains(p.type), Self.isUnique(p, source) { continue }
                         if values.keys.allSatisfy({ targetValues[$0] != nil }) {
                             found = (b, q)
                             break

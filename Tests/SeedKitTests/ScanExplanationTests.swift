@@ -1,0 +1,74 @@
+import AzureStorage
+import Foundation
+import Testing
+
+@testable import SeedKit
+
+/// Issue 50, "the simplest explanation wins", on the accounts an outside test measured.
+@Suite struct ScanExplanationTests {
+    static func infer(_ entities: [TableEntity], copyValues: Bool) -> InferredDataset {
+        var partitions: [String: PartitionObservation] = [:]
+        for e in entities {
+            partitions[e.partitionKey, default: PartitionObservation(table: "fleet", partition: e.partitionKey, sampleSize: 20)].observe(e)
+        }
+        return DatasetInference.infer(
+            ScanInput(
+                name: "s", source: "test", blobEndpoint: "", containers: [], partitions: Array(partitions.values), sample: 20, copiedBlobs: false,
+                copyValues: copyValues))
+    }
+
+    /// Readings in NO, SE and DK, each with a gap-free Seq 1…n: every SE and DK Seq exists in NO
+    /// (the longest), which once made them references to NO's Seq, keyed by TakenAt instead.
+    @Test func aGapFreeSequenceIsASequenceBeforeItIsAReference() {
+        var entities: [TableEntity] = []
+        for (country, n) in [("NO", 630), ("SE", 413), ("DK", 300)] {
+            for i in 0..<n {
+                var e = TableEntity(partitionKey: country, rowKey: String(format: "%05d", i))
+                e["Seq"] = .int64(Int64(i + 1))
+                e["TakenAt"] = .dateTime(
+                    EdmDateTime(ticks: EdmDateTime(year: 2026, month: 1, day: 1).ticks + Int64(i * 7 + n) * EdmDateTime.ticksPerMinute))
+                e["Value"] = .double(Double(i % 50) / 7 + 0.73)
+                entities.append(e)
+            }
+        }
+        for copyValues in [true, false] {
+            let yaml = Self.infer(entities, copyValues: copyValues).yaml
+            #expect(!yaml.contains("{ ref:"), "\(yaml)")
+            #expect(yaml.components(separatedBy: "key: [Seq]").count == 4, "\(yaml)")
+            #expect(yaml.components(separatedBy: "Seq: { sequence: { start: 1, step: 1 }, type: Edm.Int64 }").count == 4, "\(yaml)")
+        }
+        // Without copied values the range of Value is rounded outward to the double nearest its
+        // decimal: 0.7, never 0.7000000000000001.
+        let yaml = Self.infer(entities, copyValues: false).yaml
+        #expect(yaml.contains("Value: { double: [0.7, 8.0]"), "\(yaml)")
+        #expect(!yaml.contains("0000000001"), "\(yaml)")
+    }
+
+    /// A new user's orders: an OrderNo sequence keys them, not the e-mail or invoice URL as
+    /// numbered text; and the customer's name has one note, not two that disagree.
+    @Test func aNaturalKeyBeforeNumberedTextAndOneNotePerField() {
+        var entities: [TableEntity] = []
+        for i in 0..<40 {
+            var e = TableEntity(partitionKey: "orders", rowKey: "o\(i)")
+            e["OrderNo"] = .int32(Int32(5001 + i))
+            e["Email"] = .string("buyer\(i)@shop.example.com")
+            e["InvoiceUrl"] = .string("https://shop.example.com/invoices/\(9000 + i)")
+            e["Name"] = .string(
+                ["Ada", "Bo", "Cy", "Di"][i / 10] + " " + ["Novak", "Berg", "Lund", "Holm", "Dahl", "Moe", "Strand", "Vik", "Aas", "Lie"][i % 10])
+            e["PlacedAt"] = .dateTime(
+                EdmDateTime(ticks: EdmDateTime(year: 2026, month: 3, day: 1).ticks + Int64(i) * 3_600 * EdmDateTime.ticksPerSecond))
+            entities.append(e)
+        }
+        let inferred = Self.infer(entities, copyValues: false)
+        #expect(inferred.yaml.contains("key: [OrderNo]"), "\(inferred.yaml)")
+        for field in ["Name", "Email", "InvoiceUrl", "OrderNo"] {
+            let notes = inferred.summary.filter { $0.hasPrefix("orders.\(field) ") }
+            #expect(notes.count <= 1, "\(notes)")
+        }
+        #expect(inferred.yaml.contains("Name: { fake: name, unique: true }"), "\(inferred.yaml)")
+        #expect(inferred.yaml.contains("Email: { fake: email, unique: true }"), "\(inferred.yaml)")
+        // A unique URL that does not key: URLs of its shape, numbered (never "1", "2", …).
+        #expect(inferred.yaml.contains("InvoiceUrl: { template: order-InvoiceUrl.mustache }"), "\(inferred.yaml)")
+        #expect(inferred.templates.contains { $0.text == "https://example.com/InvoiceUrl/{{InvoiceUrlNumber}}" })
+    }
+}
