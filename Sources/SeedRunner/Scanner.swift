@@ -215,24 +215,30 @@ public struct Scanner: Sendable {
     private static func fidelity(_ inferred: InferredDataset, folder: URL, report: inout ScanReport) async throws {
         let kinds = inferred.kinds
         let copyValues = inferred.copyValues
-        let outcome: (markdown: String, flags: [String], compared: Int)
+        let outcome: (markdown: String, html: String, flags: [String], compared: Int)
         do {
             outcome = try await BlockingPool.run {
                 let made = try FidelityReport.compare(
                     kinds, with: try Dataset.load(directory: folder), now: EdmDateTime(unixSeconds: Int64(Date().timeIntervalSince1970)),
                     copyValues: copyValues)
-                return (made.markdown, made.flags, made.compared)
+                return (made.markdown, made.html, made.flags, made.compared)
             }
         } catch {
             let problem = "the scanned dataset does not generate: \(error)"
-            outcome = ("# Fidelity of the scanned dataset\n\n✗ \(problem)\n", [problem], 0)
+            outcome = (
+                "# Fidelity of the scanned dataset\n\n✗ \(problem)\n",
+                "<!DOCTYPE html><meta charset=\"utf-8\"><title>Fidelity</title><p>✗ \(FidelityPage.escape(problem))</p>\n", [problem], 0
+            )
         }
         report.fidelityCompared = outcome.compared
         report.fidelityFlags = outcome.flags
         do {
-            try await BlockingPool.run { try Data(outcome.markdown.utf8).write(to: folder.appendingPathComponent("fidelity.md")) }
+            try await BlockingPool.run {
+                try Data(outcome.markdown.utf8).write(to: folder.appendingPathComponent("fidelity.md"))
+                try Data(outcome.html.utf8).write(to: folder.appendingPathComponent("fidelity.html"))
+            }
         } catch {
-            throw RunError("\(Setting.outputFolder) \(folder.path): cannot write fidelity.md there (\(FileProblem.describe(error)))")
+            throw RunError("\(Setting.outputFolder) \(folder.path): cannot write the fidelity report there (\(FileProblem.describe(error)))")
         }
     }
 

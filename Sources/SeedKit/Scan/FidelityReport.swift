@@ -9,6 +9,8 @@ import Foundation
 public struct FidelityReport: Sendable {
     /// The report as Markdown.
     public var markdown: String
+    /// The report in pictures: a self-contained HTML page of inline SVG (``FidelityPage``).
+    public var html: String = ""
     /// One line per flagged property, for the terminal.
     public var flags: [String]
     /// Properties compared.
@@ -38,6 +40,7 @@ public struct FidelityReport: Sendable {
         ]
         var flags: [String] = []
         var compared = 0
+        var sections: [FidelityPage.Section] = []
         for kind in kinds {
             let account = kind.observation
             let again =
@@ -50,8 +53,14 @@ public struct FidelityReport: Sendable {
             lines.append("|---|---|---|---|---|---|---|")
             if again.count != account.count { flags.append("\(kind.name): \(again.count) entities made for \(account.count) seen") }
             let names = Set(account.propertyNames + again.propertyNames).sorted { $0.byteOrder($1) < 0 }
+            sections.append(FidelityPage.Section(kind: kind, again: again, marks: [:]))
             for name in names {
                 compared += 1
+                defer {
+                    if let flag = flags.last, flag.hasPrefix("\(kind.name).\(Printable.escaped(name)): ") {
+                        sections[sections.count - 1].marks[name] = [String(flag.dropFirst("\(kind.name).\(Printable.escaped(name)): ".count))]
+                    }
+                }
                 let a = account.property(name)
                 let r = again.property(name)
                 var marks: [String] = []
@@ -92,7 +101,9 @@ public struct FidelityReport: Sendable {
             }
             lines.append("")
         }
-        return FidelityReport(markdown: lines.joined(separator: "\n"), flags: flags, compared: compared)
+        var report = FidelityReport(markdown: lines.joined(separator: "\n"), flags: flags, compared: compared)
+        report.html = FidelityPage.html(sections, copyValues: copyValues)
+        return report
     }
 
     private static func rate(_ n: Int, _ of: Int) -> Double { of == 0 ? 0 : Double(n) / Double(of) }

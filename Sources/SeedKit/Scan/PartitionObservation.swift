@@ -35,8 +35,9 @@ public struct PartitionObservation: Sendable {
 
     public mutating func observe(_ entity: TableEntity) {
         count += 1
+        let hash = StableHash.keys(entity.partitionKey, entity.rowKey)
         for (name, value) in entity.properties {
-            properties[ExactString(name), default: PropertyObservation()].observe(value)
+            properties[ExactString(name), default: PropertyObservation()].observe(value, entityHash: hash)
         }
         if rowKeys != nil {
             rowKeys!.insert(ExactString(entity.rowKey))
@@ -47,7 +48,6 @@ public struct PartitionObservation: Sendable {
             entities!.append(entity)
             if entities!.count > Self.keepLimit { entities = nil }
         }
-        let hash = StableHash.keys(entity.partitionKey, entity.rowKey)
         if heap.count < sampleSize {
             heap.append((hash, entity))
             siftUp(heap.count - 1)
@@ -122,8 +122,15 @@ struct PropertyObservation: Sendable {
     /// Doubles: the most decimal places any has (nil once one needs an exponent or over 6).
     private(set) var maxDecimals: Int? = 0
 
+    /// Numbers and dates (as doubles, dates in ticks) of the entities whose keys hash lowest,
+    /// at most ``pointLimit``: what the fidelity page's histograms are drawn from, the same
+    /// whatever order the entities are read in. The worst kept is at ``worstPoint``.
+    private(set) var points: [(hash: UInt64, value: Double)] = []
+    private var worstPoint = 0
+
     static let distinctLimit = 1_000
     static let hashLimit = 200_000
+    static let pointLimit = 400
 
     /// The EDM type most values have.
     var type: EdmType { typeCounts.max { $0.value != $1.value ? $0.value < $1.value : $0.key.rawValue > $1.key.rawValue }?.key ?? .string }
@@ -150,8 +157,25 @@ struct PropertyObservation: Sendable {
         return sum == intHashSum ? (low, step) : nil
     }
 
-    mutating func observe(_ value: EdmValue) {
+    mutating func observe(_ value: EdmValue, entityHash: UInt64 = 0) {
         present += 1
+        let point: Double? =
+            switch value {
+            case .int32(let n): Double(n)
+            case .int64(let n): Double(n)
+            case .double(let d) where d.isFinite: d
+            case .dateTime(let date): Double(date.ticks)
+            default: nil
+            }
+        if let point {
+            if points.count < Self.pointLimit {
+                points.append((entityHash, point))
+                if points[worstPoint].hash < entityHash { worstPoint = points.count - 1 }
+            } else if entityHash < points[worstPoint].hash {
+                points[worstPoint] = (entityHash, point)
+                worstPoint = points.indices.max { points[$0].hash < points[$1].hash }!
+            }
+        }
         typeCounts[value.type, default: 0] += 1
         if distinct != nil {
             distinct![value, default: 0] += 1
