@@ -182,18 +182,5 @@ public enum FidelityPage {
     static func format(_ x: Double) -> String { String(format: "%.1f", x) }
 
     /// `text` with the five characters HTML gives meaning escaped.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    public static func escape(_ text: String) -> String { MarkupEscape.text(text) }
 }

@@ -1,22 +1,9 @@
 import Foundation
+import StorageProtocol
 
 /// Escapes text for XML element content and attribute values.
 enum XMLEscape {
-    static func text(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    static func text(_ s: String) -> String { MarkupEscape.text(s) }
 
     /// `<name>escaped</name>`, or `<name />` when empty.
     static func element(_ name: String, _ value: String?) -> String {
