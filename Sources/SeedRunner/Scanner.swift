@@ -83,16 +83,12 @@ public struct Scanner: Sendable {
         let copies = options.copyValues ? CopiedEntityFiles(folder: folder) : nil
         // Reading the table files blocks: on BlockingPool's threads.
         let observations = try await Self.cleaningUp(folder) {
-            try await BlockingPool.run { () -> [String: PartitionObservation] in
-                var observations: [String: PartitionObservation] = [:]
+            try await BlockingPool.run { () -> [PartitionObservation] in
+                var observations = PartitionObservations(sampleSize: options.sample)
                 for table in tables {
                     var page: [TableEntity] = []
                     try table.forEachEntity { entity in
-                        observations[
-                            table.name + "\u{0}" + entity.partitionKey,
-                            default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: options.sample)
-                        ]
-                        .observe(entity)
+                        observations.observe(entity, table: table.name)
                         if let copies {
                             page.append(entity)
                             if page.count == 1_000 {
@@ -103,22 +99,19 @@ public struct Scanner: Sendable {
                     }
                     try copies?.append(page, table: table.name)
                 }
-                for key in observations.keys {
-                    observations[key]!.copiedFile = copies?.path(table: observations[key]!.table, partition: observations[key]!.partition)
-                }
-                return observations
+                return observations.all(copies: copies)
             }
         }
         report.containers = containers.count
         report.blobs = containers.reduce(0) { $0 + $1.blobs.count }
         report.tables = tables.count
         report.partitions = observations.count
-        report.entities = observations.values.reduce(0) { $0 + $1.count }
+        report.entities = observations.reduce(0) { $0 + $1.count }
         let files = Dictionary(
             chosen.flatMap { c in c.blobs.compactMap { b in b.file.map { ("\(c.name)/\(b.name)", $0) } } }, uniquingKeysWith: { a, _ in a })
         let input = ScanInput(
             name: options.name, source: "the snapshot \(directory.path)", blobEndpoint: snapshot.blobEndpoint ?? "",
-            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copiesBlobs,
+            containers: containers, partitions: observations, sample: options.sample, copiedBlobs: options.copiesBlobs,
             copyValues: options.copyValues, names: options.names)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary
@@ -139,7 +132,8 @@ public struct Scanner: Sendable {
             [run.blobs.account.blobEndpoint, run.tables.account.tableEndpoint], trustedCertificates: run.blobs.configuration.trustedCertificates)
         var report = ScanReport()
         var containers: [ScannedContainer] = []
-        var observations: [String: PartitionObservation] = [:]
+        var observations = PartitionObservations(sampleSize: options.sample)
+        var tablesSeen = Set<String>()
         let copies = options.copyValues ? CopiedEntityFiles(folder: folder) : nil
         do {
             var containerNames = options.containers ?? []
@@ -167,13 +161,8 @@ public struct Scanner: Sendable {
                     throw RunError("table '\(table)' does not exist in \(run.target.displayName); pass the right \(Setting.table)")
                 }
                 for try await page in run.tables.query(table, fullMetadata: true) {
-                    for decoded in page {
-                        let key = table + "\u{0}" + decoded.entity.partitionKey
-                        observations[
-                            key, default: PartitionObservation(table: table, partition: decoded.entity.partitionKey, sampleSize: options.sample)
-                        ]
-                        .observe(decoded.entity)
-                    }
+                    for decoded in page { observations.observe(decoded.entity, table: table) }
+                    if !page.isEmpty { tablesSeen.insert(table) }
                     if let copies {
                         let entities = page.map(\.entity)
                         try await BlockingPool.run { try copies.append(entities, table: table) }
@@ -184,20 +173,18 @@ public struct Scanner: Sendable {
             }
             report.containers = containers.count
             report.tables = tableNames.count
-            for table in tableNames where !observations.keys.contains(where: { $0.hasPrefix(table + "\u{0}") }) {
+            for table in tableNames where !tablesSeen.contains(table) {
                 report.summary.append("table '\(table)' holds no entities: no kind for it")
             }
         } catch {
             await Self.remove(folder)
             throw RunError.explaining(error, while: "scanning")
         }
-        for key in observations.keys {
-            observations[key]!.copiedFile = copies?.path(table: observations[key]!.table, partition: observations[key]!.partition)
-        }
-        report.partitions = observations.count
+        let partitions = observations.all(copies: copies)
+        report.partitions = partitions.count
         let input = ScanInput(
             name: options.name, source: run.target.displayName, blobEndpoint: run.target.blobEndpoint,
-            containers: containers, partitions: Array(observations.values), sample: options.sample, copiedBlobs: options.copiesBlobs,
+            containers: containers, partitions: partitions, sample: options.sample, copiedBlobs: options.copiesBlobs,
             copyValues: options.copyValues, names: options.names)
         let inferred = DatasetInference.infer(input)
         report.summary = inferred.summary + report.summary

@@ -72,3 +72,32 @@ import Testing
         #expect(inferred.templates.contains { $0.text == "https://example.com/InvoiceUrl/{{InvoiceUrlNumber}}" })
     }
 }
+
+/// Partitions are told apart by their bytes, as Azure keeps them: `é` and `e` + U+0301 are two
+/// kinds (Swift's `==` once merged them into one partition of both's entities).
+@Suite struct ScanPartitionBytesTests {
+    @Test func twoKeysSwiftCallsEqualAreTwoPartitions() {
+        var observations = PartitionObservations(sampleSize: 20)
+        for (pk, n) in [("\u{E9}", 6), ("e\u{301}", 7)] {
+            for i in 0..<n {
+                var e = TableEntity(partitionKey: pk, rowKey: "r\(i)")
+                e["N"] = .int32(Int32(i))
+                observations.observe(e, table: "things")
+            }
+        }
+        let all = observations.all()
+        #expect(all.count == 2 && Set(all.map(\.count)) == [6, 7])
+        let yaml = DatasetInference.infer(
+            ScanInput(name: "s", source: "t", blobEndpoint: "", containers: [], partitions: all, sample: 20, copiedBlobs: false, copyValues: true)
+        ).yaml
+        #expect(yaml.components(separatedBy: "      - name: ").count == 3, "\(yaml)")
+    }
+
+    @Test func aGUIDIsToldByItsBytes() {
+        #expect(PartitionObservation.isGUID("03412383-1364-5bba-a174-9bd2240635bc"))
+        #expect(PartitionObservation.isGUID("03412383-1364-5BBA-A174-9BD2240635BC"))
+        #expect(!PartitionObservation.isGUID("03412383-1364-5bba-a174-9bd2240635b"))
+        #expect(!PartitionObservation.isGUID("03412383x1364-5bba-a174-9bd2240635bc"))
+        #expect(!PartitionObservation.isGUID("0341238g-1364-5bba-a174-9bd2240635bc"))
+    }
+}

@@ -157,7 +157,10 @@ struct Inference {
     var windowTicks: (from: Int64, to: Int64) = (0, EdmDateTime.ticksPerDay)
 
     mutating func run() -> InferredDataset {
-        let observations = input.partitions.sorted { ($0.table, $0.partition) < ($1.table, $1.partition) }
+        // By bytes, as Azure orders keys: `é` and `e` + U+0301 are two partitions, in one order.
+        let observations = input.partitions.sorted {
+            $0.table != $1.table ? $0.table < $1.table : $0.partition.byteOrder($1.partition) < 0
+        }
         var used = Set<String>()
         var madeUp: [String: Int] = [:]
         for var observation in observations {

@@ -29,8 +29,8 @@ public struct FidelityReport: Sendable {
         for table in made.tables {
             try table.forEachEntity { entity in
                 let key = table.name + "\u{0}" + entity.partitionKey
-                regenerated[key, default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: 1)].observe(
-                    entity.tableEntity)
+                regenerated[key, default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: 0, keepsKeys: false)]
+                    .observe(entity.tableEntity)
             }
         }
         var lines = [

@@ -27,10 +27,39 @@ public struct PartitionObservation: Sendable {
     static let rowKeyLimit = 200_000
     static let keepLimit = 5_000
 
+    /// Whether keys are kept too (RowKeys, kept entities, whether they are GUIDs): what the
+    /// inference reads. The fidelity report compares property statistics alone.
+    let keepsKeys: Bool
+
     public init(table: String, partition: String, sampleSize: Int) {
+        self.init(table: table, partition: partition, sampleSize: sampleSize, keepsKeys: true)
+    }
+
+    init(table: String, partition: String, sampleSize: Int, keepsKeys: Bool) {
         self.table = table
         self.partition = partition
         self.sampleSize = sampleSize
+        self.keepsKeys = keepsKeys
+        if !keepsKeys {
+            rowKeys = nil
+            entities = nil
+            allRowKeysAreGUIDs = false
+        }
+    }
+
+    /// Whether `key` is a GUID as text (`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, hex digits of
+    /// either case), read as bytes: Foundation's UUID parser went through sscanf, a twentieth of
+    /// a scan.
+    static func isGUID(_ key: String) -> Bool {
+        guard key.utf8.count == 36 else { return false }
+        for (i, b) in key.utf8.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if b != UInt8(ascii: "-") { return false }
+            } else if !((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)) {
+                return false
+            }
+        }
+        return true
     }
 
     public mutating func observe(_ entity: TableEntity) {
@@ -43,7 +72,7 @@ public struct PartitionObservation: Sendable {
             rowKeys!.insert(ExactString(entity.rowKey))
             if rowKeys!.count > Self.rowKeyLimit { rowKeys = nil }
         }
-        if allRowKeysAreGUIDs, UUID(uuidString: entity.rowKey) == nil { allRowKeysAreGUIDs = false }
+        if allRowKeysAreGUIDs, !Self.isGUID(entity.rowKey) { allRowKeysAreGUIDs = false }
         if entities != nil {
             entities!.append(entity)
             if entities!.count > Self.keepLimit { entities = nil }
