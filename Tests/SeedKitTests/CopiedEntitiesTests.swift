@@ -72,6 +72,10 @@ import Testing
                 "e.jsonl:2: RowKey 'a' is copied twice (first at line 1)"
             ),
             ("{\"PartitionKey\":\"p\",\"RowKey\":\"a/b\"}\n", "e.jsonl:1: the entity has an invalid RowKey"),
+            (
+                "{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}\n{\"PartitionKey\":\"p\",\"RowKey\":\"c\"}\n{\"PartitionKey\":\"p\",\"RowKey\":\"b\"}\n{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}\n",
+                "e.jsonl:4: RowKey 'a' is copied twice (first at line 1)"
+            ),
             ("not json\n", "e.jsonl:1: not an entity"),
         ]
         for (lines, message) in cases {

@@ -54,6 +54,11 @@ public struct DesiredTable: Sendable {
     /// The entities of kind `kind` one at a time, in RowKey order (none for an unknown kind).
     func cursor(ofKind kind: String, shard: Shard? = nil) throws -> any EntityCursor {
         guard let engine = engines.first(where: { $0.spec.name == kind }) else { return EmptyCursor() }
+        if let file = engine.copiedFile {
+            let copied = CopiedEntityCursor(lines: try SnapshotTableCursor(file: file), spec: engine.spec)
+            guard let shard, shard.count > 1 else { return copied }
+            return ShardCursor(base: copied, shard: shard)
+        }
         return PrefetchingCursor(try KindCursor(engine: engine, datasetFile: datasetFile, shard: shard))
     }
 
@@ -64,7 +69,9 @@ public struct DesiredTable: Sendable {
         for engine in engines {
             let partition = ExactString(engine.spec.partition)
             var set = keys[partition] ?? []
-            if let made = engine.materialized {
+            if let file = engine.copiedFile {
+                try CopiedEntityReader.forEach(file, kind: engine.spec) { entity, _ in set.insert(ExactString(entity.rowKey)) }
+            } else if let made = engine.materialized {
                 for entity in made { set.insert(ExactString(entity.rowKey)) }
             } else {
                 for item in try engine.sortedIdentities(datasetFile: datasetFile) { set.insert(ExactString(item.rowKey.text)) }
@@ -75,6 +82,16 @@ public struct DesiredTable: Sendable {
     }
 
     private func forEach(of engine: KindEngine, _ body: (GeneratedEntity) throws -> Void) throws {
+        if let file = engine.copiedFile {
+            // Read again, a line at a time; a line that changed since is refused as before.
+            var failure: (any Error)?
+            try CopiedEntityReader.forEach(file, kind: engine.spec) { entity, _ throws(GenerationError) in
+                guard failure == nil else { return }
+                do { try body(CopiedEntityReader.generated(entity)) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            return
+        }
         if let made = engine.materialized {
             for entity in made { try body(entity) }
             return

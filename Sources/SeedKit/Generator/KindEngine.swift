@@ -33,6 +33,9 @@ final class KindEngine: Sendable {
     let keyPieces: [KeyPiece]
     /// Entities made up front: every row kind, and generated kinds another kind references.
     let materialized: [GeneratedEntity]?
+    /// A copied kind's file when its lines are already in RowKey byte order (as `scan` writes
+    /// them): its entities are read from it one at a time, never held (``CopiedEntityReader``).
+    let copiedFile: URL?
     /// The number of entities this kind makes.
     let count: Int
 
@@ -62,6 +65,7 @@ final class KindEngine: Sendable {
             count = context.counts[spec.name] ?? spec.count ?? 0
         }
         materialized = nil
+        copiedFile = nil
     }
 
     /// A kind of copied entities (`entities: FILE`): every line of the file one entity, kept as
@@ -70,42 +74,39 @@ final class KindEngine: Sendable {
     /// may come twice — a file that breaks any of it stops the run before the first write,
     /// naming the line. Reads the file: call it from a thread that may block.
     init(copiedEntitiesOf spec: KindSpec, file: URL, context: GenerationContext) throws(GenerationError) {
-        let place = file.relativePathForMessages
-        var made: [GeneratedEntity] = []
+        // A first pass checks every line and learns the names and whether the lines are in
+        // RowKey byte order; in order (as `scan` writes them), a RowKey twice is two lines side
+        // by side and nothing is kept. Out of order, the entities are held and sorted.
         var names = Set<ExactString>()
+        var count = 0
+        var previous: (rowKey: String, line: Int)?
+        var inOrder = true
+        var held: [GeneratedEntity] = []
         var lines: [ExactString: Int] = [:]
-        do {
-            try LineReader(url: file).forEachLine { bytes, line in
-                guard made.count < Self.maxEntities else {
-                    throw GenerationError(
-                        usage: true, "\(place):\(line): kind '\(spec.name)' copies more than \(Self.maxEntities) entities; split the file")
+        try CopiedEntityReader.forEach(file, kind: spec) { entity, line throws(GenerationError) in
+            count += 1
+            for name in entity.properties.keys { names.insert(ExactString(name)) }
+            if inOrder, let previous {
+                if previous.rowKey.utf8.elementsEqual(entity.rowKey.utf8) {
+                    throw CopiedEntityReader.twice(entity.rowKey, at: line, first: previous.line, file: file)
                 }
-                let entity: TableEntity
-                do { entity = try EntityJSONReader.entity(bytes).entity } catch {
-                    throw GenerationError("\(place):\(line): not an entity (\(error)); each line is one entity in OData JSON")
+                if !previous.rowKey.utf8.lexicographicallyPrecedes(entity.rowKey.utf8) {
+                    // Out of order: from here the entities are held (those before read again).
+                    inOrder = false
+                    try CopiedEntityReader.forEach(file, kind: spec, upTo: line - 1) { earlier, earlierLine throws(GenerationError) in
+                        lines[ExactString(earlier.rowKey)] = earlierLine
+                        held.append(CopiedEntityReader.generated(earlier))
+                    }
                 }
-                guard entity.partitionKey.isExactly(spec.partition) else {
-                    throw GenerationError(
-                        "\(place):\(line): the entity's PartitionKey is '\(Printable.escaped(entity.partitionKey, quotes: false))', not '\(Printable.escaped(spec.partition, quotes: false))', the partition of kind '\(spec.name)'"
-                    )
-                }
-                if let problem = StorageNames.entityProblem(entity) { throw GenerationError("\(place):\(line): the entity \(problem)") }
-                if let first = lines.updateValue(line, forKey: ExactString(entity.rowKey)) {
-                    throw GenerationError(
-                        "\(place):\(line): RowKey '\(Printable.escaped(entity.rowKey, quotes: false))' is copied twice (first at line \(first))")
-                }
-                let sorted = entity.properties.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-                for name in sorted { names.insert(ExactString(name)) }
-                made.append(
-                    GeneratedEntity(
-                        partitionKey: entity.partitionKey, rowKey: entity.rowKey, names: sorted, values: sorted.map { entity.properties[$0]! }))
             }
-        } catch let error as GenerationError {
-            throw error
-        } catch {
-            throw GenerationError("kind '\(spec.name)', entities \(place): cannot be read (\(FileProblem.describe(error)))")
+            previous = (entity.rowKey, line)
+            guard !inOrder else { return }
+            if let first = lines.updateValue(line, forKey: ExactString(entity.rowKey)) {
+                throw CopiedEntityReader.twice(entity.rowKey, at: line, first: first, file: file)
+            }
+            held.append(CopiedEntityReader.generated(entity))
         }
-        made.sort { $0.rowKey.utf8.lexicographicallyPrecedes($1.rowKey.utf8) }
+        held.sort { $0.rowKey.utf8.lexicographicallyPrecedes($1.rowKey.utf8) }
         self.spec = spec
         datasetFile = context.dataset.file
         stream = SeedRandom.stream(seed: context.seed, name: "\(spec.table)/\(spec.name)")
@@ -119,8 +120,9 @@ final class KindEngine: Sendable {
         columnCount = 0
         keySpace = nil
         keyPieces = []
-        count = made.count
-        materialized = made
+        self.count = count
+        materialized = inOrder ? nil : held
+        copiedFile = inOrder ? file : nil
     }
 
     private init(copying other: KindEngine, materialized: [GeneratedEntity]) {
@@ -139,6 +141,7 @@ final class KindEngine: Sendable {
         keyPieces = other.keyPieces
         count = other.count
         self.materialized = materialized
+        copiedFile = nil
     }
 
     /// Precomputes the RowKey hash pieces of key fields whose values come from a small list.
