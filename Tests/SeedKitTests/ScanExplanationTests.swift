@@ -1,5 +1,6 @@
 import AzureStorage
 import Foundation
+import PropertyBased
 import Testing
 
 @testable import SeedKit
@@ -99,5 +100,28 @@ import Testing
         #expect(!PartitionObservation.isGUID("03412383-1364-5bba-a174-9bd2240635b"))
         #expect(!PartitionObservation.isGUID("03412383x1364-5bba-a174-9bd2240635bc"))
         #expect(!PartitionObservation.isGUID("0341238g-1364-5bba-a174-9bd2240635bc"))
+    }
+}
+
+/// Each property's statistics are the entities' own, whatever order and set of properties each
+/// entity has: no observation is credited to another property.
+@Suite struct PropertySlotTests {
+    @Test func presenceIsCountedPerPropertyWhateverTheOrder() async {
+        await propertyCheck(count: 100, input: Gen.int(in: 0...Int.max)) { seed in
+            var random = SeedRandom(seed: UInt64(seed))
+            var observation = PartitionObservation(table: "things", partition: "p", sampleSize: 5)
+            var expected: [String: Int] = [:]
+            for i in 0..<60 {
+                var properties = EntityProperties()
+                let order = ["A", "B", "C", "D", "E"].map { ($0, random.next()) }.sorted { $0.1 < $1.1 }.map(\.0)
+                for name in order where random.below(3) != 0 {
+                    properties[name] = .int32(Int32(i))
+                    expected[name, default: 0] += 1
+                }
+                observation.observe(TableEntity(partitionKey: "p", rowKey: "r\(i)", properties: properties))
+            }
+            for (name, count) in expected { #expect(observation.property(name)?.present == count, "seed \(seed), \(name)") }
+            #expect(observation.propertyNames.count == expected.count)
+        }
     }
 }

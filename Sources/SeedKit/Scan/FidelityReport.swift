@@ -25,14 +25,12 @@ public struct FidelityReport: Sendable {
     /// dataset's names and the account's ranges are not shown (only whether values left them).
     public static func compare(_ kinds: [ScannedKind], with dataset: Dataset, now: EdmDateTime, copyValues: Bool) throws -> FidelityReport {
         let made = try GeneratedDataset.make(dataset, options: GenerationOptions(now: now))
-        var regenerated: [String: PartitionObservation] = [:]
+        var observations = PartitionObservations(sampleSize: 0, keepsKeys: false)
         for table in made.tables {
-            try table.forEachEntity { entity in
-                let key = table.name + "\u{0}" + entity.partitionKey
-                regenerated[key, default: PartitionObservation(table: table.name, partition: entity.partitionKey, sampleSize: 0, keepsKeys: false)]
-                    .observe(entity.tableEntity)
-            }
+            try table.forEachEntity { entity in observations.observe(entity.tableEntity, table: table.name) }
         }
+        var regenerated: [ExactString: PartitionObservation] = [:]
+        for observation in observations.all() { regenerated[ExactString(observation.table + "\u{0}" + observation.partition)] = observation }
         var lines = [
             "# Fidelity of the scanned dataset", "",
             "The dataset generated again at the observed counts (its own seed), observed like the account. Each cell is",
@@ -44,7 +42,7 @@ public struct FidelityReport: Sendable {
         for kind in kinds {
             let account = kind.observation
             let again =
-                regenerated[kind.table + "\u{0}" + kind.partition]
+                regenerated[ExactString(kind.table + "\u{0}" + kind.partition)]
                 ?? PartitionObservation(table: kind.table, partition: kind.partition, sampleSize: 1)
             let shown = copyValues ? account.partition : kind.partition
             lines.append("## \(kind.table) / \(Printable.escaped(shown)) → kind `\(kind.name)` (\(account.count) / \(again.count) entities)")

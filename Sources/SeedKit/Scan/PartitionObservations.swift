@@ -8,15 +8,25 @@ public struct PartitionObservations: Sendable {
     private var done: [ExactString: PartitionObservation] = [:]
     private var current: (key: ExactString, observation: PartitionObservation)?
     let sampleSize: Int
+    let keepsKeys: Bool
 
-    public init(sampleSize: Int) { self.sampleSize = sampleSize }
+    public init(sampleSize: Int) { self.init(sampleSize: sampleSize, keepsKeys: true) }
+
+    init(sampleSize: Int, keepsKeys: Bool) {
+        self.sampleSize = sampleSize
+        self.keepsKeys = keepsKeys
+    }
 
     public mutating func observe(_ entity: TableEntity, table: String) {
         if let current, current.observation.table == table, current.observation.partition.isExactly(entity.partitionKey) {
         } else {
             if let current { done[current.key] = current.observation }
             let key = ExactString(table + "\u{0}" + entity.partitionKey)
-            current = (key, done.removeValue(forKey: key) ?? PartitionObservation(table: table, partition: entity.partitionKey, sampleSize: sampleSize))
+            current = (
+                key,
+                done.removeValue(forKey: key)
+                    ?? PartitionObservation(table: table, partition: entity.partitionKey, sampleSize: sampleSize, keepsKeys: keepsKeys)
+            )
         }
         current!.observation.observe(entity)
     }
