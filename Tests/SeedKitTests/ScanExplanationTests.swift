@@ -74,6 +74,28 @@ import Testing
     }
 }
 
+/// Found by a new user: a key of one property was explained as "these together", and a column
+/// holding Int64s among Int32s lost them without a word.
+@Suite struct ScanNoteTests {
+    @Test func eachNoteSaysWhatTheDatasetDoes() {
+        var entities: [TableEntity] = []
+        for i in 0..<3 {
+            var e = TableEntity(partitionKey: "few", rowKey: "r\(i)")
+            e["V"] = .int32(5)
+            entities.append(e)
+        }
+        for i in 0..<25 {
+            var e = TableEntity(partitionKey: "many", rowKey: String(format: "%04d", i))
+            e["Visits"] = i < 5 ? .int64(20_000_000_000_000 + Int64(i)) : .int32(Int32(i))
+            entities.append(e)
+        }
+        let inferred = ScanExplanationTests.infer(entities, copyValues: false)
+        #expect(!inferred.yaml.contains("key: [V]   # no property alone"), "\(inferred.yaml)")
+        #expect(inferred.summary.contains { $0.hasPrefix("many.Visits is Edm.Int32 but holds Edm.Int64 in 5 of 25: generated as Edm.Int32") })
+        #expect(inferred.summary.contains { $0.hasPrefix("many: RowKeys are not GUIDs, but a generated kind's are") })
+    }
+}
+
 /// Partitions are told apart by their bytes, as Azure keeps them: `é` and `e` + U+0301 are two
 /// kinds (Swift's `==` once merged them into one partition of both's entities).
 @Suite struct ScanPartitionBytesTests {

@@ -11,6 +11,13 @@ extension Inference {
         let presence = p.present < o.count ? ", presence: \(Self.fraction(Double(p.present) / Double(o.count)))" : ""
         if presence.isEmpty == false { summary.append("\(kind.name).\(name) is on \(p.present) of \(o.count) entities: presence") }
         let type = p.type
+        // A column Azure holds in several EDM types is generated in its usual one: say so.
+        if p.typeCounts.count > 1 {
+            let others = p.typeCounts.filter { $0.key != type }.sorted { $0.key.rawValue < $1.key.rawValue }
+            summary.append(
+                "\(kind.name).\(name) is \(type.rawValue) but holds \(others.map { "\($0.key.rawValue) in \($0.value)" }.joined(separator: ", ")) of \(p.present): generated as \(type.rawValue) (\(input.names(.copyValues)) copies each entity's own)"
+            )
+        }
         let typed = [.string, .int32, .boolean].contains(type) ? "" : ", type: \(type.rawValue)"
         kind.domains[name] = 1
         if let counts = p.byFrequency, counts.count == 1, input.copyValues || ValuePrivacy.mayCopy(counts[0].value, seenIn: counts[0].count) {
@@ -117,7 +124,8 @@ extension Inference {
                 }
                 kind.domains[name] = Double(labels.count)
                 summary.append(
-                    "\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: \(labels.count) made-up values with the observed frequencies")
+                    "\(kind.name).\(name) is \(Self.shapeName(sample)) not copied: \(labels.count) made-up value\(labels.count == 1 ? "" : "s") with the observed frequencies"
+                )
                 return weightedPick(labels, typed: typed, presence: presence, count: o.count)
             }
             if Self.isUnique(p, o) {

@@ -82,7 +82,9 @@ extension Inference {
             kind.key = chosen.isEmpty ? Array(ranked.prefix(1).map(\.name)) : chosen
             kind.keyReason =
                 space >= needed
-                ? "no property alone can tell \(o.count) entities apart; these together can"
+                ? (kind.key.count == 1
+                    ? "no property is unique; '\(kind.key[0])' as generated can tell \(o.count) entities apart"
+                    : "no property alone can tell \(o.count) entities apart; these together can")
                 : "no properties can tell \(o.count) entities apart with the values sampled; raise \(input.names(.sampleSize))"
             if space < needed || kind.key.isEmpty {
                 // Nothing the dataset holds tells the entities apart (values not copied, or not

@@ -115,6 +115,10 @@ extension Inference {
         chooseKey(&kind)
         if o.allRowKeysAreGUIDs, o.count > 0 {
             summary.append("\(kind.name): RowKeys are GUIDs; the dataset makes name-based ones from its key (\(kind.key.joined(separator: ", ")))")
+        } else if o.count > 0, kind.copiedFile == nil {
+            summary.append(
+                "\(kind.name): RowKeys are not GUIDs, but a generated kind's are: name-based ones from its key (\(kind.key.joined(separator: ", "))); values that held the account's RowKeys hold these"
+            )
         }
         kinds[index] = kind
     }

@@ -80,7 +80,9 @@ extension Inference {
         return [
             "      - name: \(kind.name)", "        partition: \(Self.quoted(kind.partition))",
             "        entities: \(Self.quoted(file))   # its \(kind.observation.count) entities as they are (\(input.names(.copyValues)))",
-            "        # To generate entities of this shape instead, replace 'entities' with:",
+            "        # To generate entities of this shape instead, replace 'entities' with the lines below — and do the same",
+            "        # for every kind it references or that references it (a ref reads generated kinds; copied",
+            "        # entities hold the account's RowKeys, which generated kinds do not have):",
         ] + inferred.map { "        #" + $0.dropFirst(7) } + [""]
     }
 

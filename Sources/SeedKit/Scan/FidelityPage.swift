@@ -36,7 +36,7 @@ public enum FidelityPage {
             .key span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
             </style></head><body>
             <h1>Fidelity of the scanned dataset</h1>
-            <p class="key">Each card compares the account<span style="background:\(accountColour)"></span>with the dataset generated again at the observed counts<span style="background:\(regeneratedColour)"></span>.
+            <p class="key">Each card compares the account <span style="background:\(accountColour)"></span>(blue, first) with the dataset generated again at the observed counts <span style="background:\(regeneratedColour)"></span>(orange, second); bars are shares of the entities holding the property.
             \(copyValues ? "" : "Values were not copied: histograms show shapes in bins, categories their shares by rank, never a value of the account.")</p>
 
             """
@@ -81,6 +81,7 @@ public enum FidelityPage {
     static func chart(_ a: PropertyObservation?, _ r: PropertyObservation?, copyValues: Bool) -> String {
         let (pa, pr) = (a?.points.map(\.value) ?? [], r?.points.map(\.value) ?? [])
         let isDate = (a ?? r)?.type == .dateTime
+        let isInteger = [.int32, .int64].contains((a ?? r)?.type)
         if !pa.isEmpty || !pr.isEmpty, let low = (pa + pr).min(), let high = (pa + pr).max() {
             let bins = 16
             func counts(_ values: [Double]) -> [Double] {
@@ -98,7 +99,8 @@ public enum FidelityPage {
                 copyValues
                 ? (low, high)
                 : (regenerated.0.map { $0 <= low } == true && regenerated.1.map { $0 >= high } == true ? (low, high) : nil)
-            return bars(counts(pa), counts(pr), labels: nil, axis: labelled.map { (label($0.0, isDate), label($0.1, isDate)) })
+            return bars(
+                counts(pa), counts(pr), labels: nil, axis: labelled.map { (label($0.0, isDate, isInteger), label($0.1, isDate, isInteger)) })
         }
         let ranked = { (p: PropertyObservation?) -> [(value: EdmValue, count: Int)] in Array((p?.byFrequency ?? []).prefix(8)) }
         let (ta, tr) = (ranked(a), ranked(r))
@@ -123,8 +125,10 @@ public enum FidelityPage {
 
     static func pad(_ values: [Double], _ n: Int) -> [Double] { values + Array(repeating: 0, count: max(0, n - values.count)) }
 
-    static func label(_ value: Double, _ isDate: Bool) -> String {
-        isDate ? String(EdmDateTime(ticks: Int64(value)).shortISO8601.prefix(10)) : EdmValue.double((value * 1000).rounded() / 1000).text
+    static func label(_ value: Double, _ isDate: Bool, _ isInteger: Bool) -> String {
+        if isDate { return String(EdmDateTime(ticks: Int64(value)).shortISO8601.prefix(10)) }
+        if isInteger, let n = Int64(exactly: value.rounded()) { return String(n) }
+        return EdmValue.double((value * 1000).rounded() / 1000).text
     }
 
     /// Paired bars (account, regenerated) per bin or value, heights as shares of the tallest.

@@ -76,13 +76,13 @@ public struct FidelityReport: Sendable {
                 }
                 if a.type != r.type { marks.append("type \(a.type.rawValue) made as \(r.type.rawValue)") }
                 let (pa, pr) = (rate(a.present, account.count), rate(r.present, again.count))
-                if abs(pa - pr) > 0.05 { marks.append("present on \(percent(pr)) for \(percent(pa))") }
+                if abs(pa - pr) > 0.05 { marks.append("present on \(percent(pa)) in the account, \(percent(pr)) made") }
                 // 10% apart, and at least 2 values (a partition of 10 drawn from a range may
                 // show 8 or 10 by chance).
                 if let da = a.distinctCount, let dr = r.distinctCount, da > 0,
                     abs(Double(dr) - Double(da)) > max(distinctTolerance * Double(da), 2)
                 {
-                    marks.append("\(dr) distinct values for \(da)")
+                    marks.append("\(da) distinct values in the account, \(dr) made")
                 }
                 // Doubles that happen to differ are no rule (a measurement); identifiers are.
                 if a.present == account.count, a.allDistinct == true, r.allDistinct == false, a.type != .double {

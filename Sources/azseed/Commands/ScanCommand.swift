@@ -12,10 +12,12 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
             Per table partition a kind generated with its observed count, property types and presence, \
             references between partitions, templates, value lists with their frequencies, ranges, date windows \
-            and blob URLs; dataset.yaml begins with what was inferred and why. No value that identifies a \
-            person (e-mail, phone, URL, free text) or is seen in fewer than 5 entities is copied: such text is \
-            generated in its shape. --copy-values lists small partitions as rows and copies values as they are \
-            (at most --sample entities' values per partition).
+            and blob URLs; dataset.yaml begins with what was inferred and why, and fidelity.md and fidelity.html \
+            compare the account with the dataset generated again. No value that identifies a person (e-mail, \
+            phone, URL, free text) or is seen in fewer than 5 entities is copied: such text is generated in its \
+            shape. --copy-values copies the account exactly instead: every entity (entities/<table>/<n>.jsonl) \
+            and every blob with its content headers and metadata, what was inferred kept beside each kind as \
+            comments.
             """
     )
 
@@ -30,7 +32,10 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A table to scan (repeatable; default: every table).", valueName: "name"))
     var table: [String] = []
 
-    @Option(help: ArgumentHelp("Entities per partition whose values may be copied into the dataset.", valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "Entities per partition whose values the inferred kinds may draw from (with --copy-values: the commented alternative's).", valueName: "N")
+    )
     var sample: Int = 20
 
     @Flag(help: "Copy the blobs into the dataset (default: placeholders of the same content types and sizes).")
@@ -38,7 +43,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Flag(
         help:
-            "Copy values as they are: partitions of at most --sample entities as rows, every value seen in picks. By default no value that identifies a person (e-mail, phone, URL, free text) or is seen in fewer than 5 entities is copied."
+            "Copy the account exactly: every entity as it is, every blob with its content headers and metadata (generating the dataset gives the account back). By default no value that identifies a person (e-mail, phone, URL, free text) or is seen in fewer than 5 entities is copied."
     )
     var copyValues = false
 
