@@ -75,6 +75,7 @@ public struct Scanner: Sendable {
                 scanned.properties = c.blobs.filter { Self.isFileName($0.name) }.map {
                     $0.properties ?? BlobProperties(name: $0.name, contentLength: $0.size, contentType: $0.contentType)
                 }
+                scanned.metadata = c.metadata ?? [:]
             }
             return scanned
         }
@@ -150,6 +151,7 @@ public struct Scanner: Sendable {
                 }
                 var scanned = ScannedContainer(name: name, access: access, blobs: blobs)
                 scanned.properties = properties
+                if options.copyValues { scanned.metadata = try await run.blobs.containerMetadata(name) ?? [:] }
                 containers.append(options.keepsBlobNames ? scanned : scanned.placeholderNames())
                 report.blobs += blobs.count
             }

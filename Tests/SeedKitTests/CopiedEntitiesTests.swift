@@ -106,9 +106,17 @@ import Testing
             ("[{\"name\": \"a.txt\", \"contentType\": \"x\", \"metadata\": {\"bad name\": \"v\"}}]", "metadata 'bad name' that Azure would refuse"),
             ("[{\"name\": \"gone.txt\", \"contentType\": \"x\"}]", "blob 'gone.txt' has no file"),
             ("[{\"name\": \"a.txt\", \"contentType\": \"x\"}, {\"name\": \"a.txt\", \"contentType\": \"y\"}]", "listed twice"),
+            ("[{\"name\": \"a.txt\", \"contentType\": \"x\", \"accessTier\": \"P30\"}]", "an access tier that is not Hot, Cool, Cold or Archive"),
         ] {
             let bad = try Self.dataset(yaml, files: ["blobs/files/a.txt": "x", "blobs/files.json": json])
             #expect(Self.failure(bad)?.contains(message) == true, "\(Self.failure(bad) ?? "accepted")")
         }
+        // The container's own metadata: names Azure takes, kept exactly.
+        let kept = try Self.dataset("name: c\ncontainers:\n  - name: files\n    metadata: { team: \"ops\", empty: \"\" }\n", files: [:])
+        let container = try GeneratedDataset.make(try Dataset.load(directory: kept), options: GenerationOptions(now: EdmDateTime(unixSeconds: 0)))
+            .containers.first
+        #expect(container?.metadata == ["team": "ops", "empty": ""])
+        let refused = try Self.dataset("name: c\ncontainers:\n  - name: files\n    metadata: { \"bad name\": \"x\" }\n", files: [:])
+        #expect(Self.failure(refused)?.contains("metadata 'bad name'") == true, "\(Self.failure(refused) ?? "accepted")")
     }
 }

@@ -3,11 +3,12 @@ Int64s among them, entities that differ only by RowKey, text that begins with a 
 mark, NaN and infinities, a blob with content headers and metadata, an empty blob, a .jpg that
 is no JPEG — scanned with --copy-values and generated again gives what `azseed export` gives of
 the account, byte for byte: every entity, types included, and every blob's bytes, content
-headers and metadata. A plan of the scanned dataset against the account finds nothing to do."""
+headers, metadata and access tier, and the container's own metadata. A plan of the scanned
+dataset against the account finds nothing to do."""
 import json
 
 from azure.data.tables import EdmType, EntityProperty, TableServiceClient
-from azure.storage.blob import BlobServiceClient, ContentSettings
+from azure.storage.blob import BlobServiceClient, ContentSettings, StandardBlobTier
 
 from conftest import run, start_emulator, stop_emulator
 
@@ -26,17 +27,19 @@ def build(account):
     for key in ("a", "b", "c"):  # the same values, told apart by RowKey alone
         table.create_entity({"PartitionKey": "twins", "RowKey": key, "Same": "x"})
     table.create_entity({"PartitionKey": "alone", "RowKey": "only", "When": EntityProperty("2026-01-02T03:04:05.1234567Z", EdmType.DATETIME)})
-    blobs = BlobServiceClient.from_connection_string(account.connection_string).create_container("files")
+    blobs = BlobServiceClient.from_connection_string(account.connection_string).create_container("files", metadata={"team": "ops"})
     blobs.upload_blob("report.json", b'{"a": 1}', metadata={"source": "sdk", "owner": "ops"},
                       content_settings=ContentSettings(content_type="application/vnd.custom+json", cache_control="max-age=60",
                                                        content_language="nb", content_disposition="attachment"))
     blobs.upload_blob("empty.bin", b"")
     blobs.upload_blob("photo.jpg", b"not a jpeg at all", content_settings=ContentSettings(content_type="image/jpeg"))
+    blobs.upload_blob("cold.txt", b"rarely read", standard_blob_tier=StandardBlobTier.COOL)
 
 
 def comparable(manifest):
-    """The manifest's blobs as a generated snapshot records them (the tier is the account's)."""
-    return {c["name"]: [{k: v for k, v in b.items() if k not in ("accessTier", "file")} for b in c["blobs"]] for c in manifest["containers"]}
+    """The manifest's containers — access, metadata and every blob's entry (its own file aside)."""
+    return {c["name"]: (c.get("access"), c.get("metadata"), [{k: v for k, v in b.items() if k != "file"} for b in c["blobs"]])
+            for c in manifest["containers"]}
 
 
 def test_copied_values_come_back_byte_for_byte(azseed, tmp_path):
@@ -54,7 +57,9 @@ def test_copied_values_come_back_byte_for_byte(azseed, tmp_path):
         ours = json.loads((tmp_path / "again" / "manifest.json").read_text())
         theirs = json.loads((tmp_path / "export" / "manifest.json").read_text())
         assert comparable(ours) == comparable(theirs)
-        for name in ("report.json", "empty.bin", "photo.jpg"):
+        assert comparable(theirs)["files"][1] == {"team": "ops"}
+        assert any(b.get("accessTier") == "Cool" for b in comparable(theirs)["files"][2])
+        for name in ("report.json", "empty.bin", "photo.jpg", "cold.txt"):
             assert (tmp_path / "again" / "blobs" / "files" / name).read_bytes() == (tmp_path / "export" / "blobs" / "files" / name).read_bytes()
         # The dataset says what it copied (the mark written as any YAML reader reads it), and a
         # plan of it against the account it came from has nothing to do, metadata included.
@@ -62,7 +67,7 @@ def test_copied_values_come_back_byte_for_byte(azseed, tmp_path):
         assert 'entities: "entities/mixed/' in text and 'properties: "blobs/files.json"' in text and "!bom" not in text
         plan = run(azseed, "plan", "--dataset", str(tmp_path / "scanned"), "--connection-string", account.connection_string, *NOW)
         assert plan.returncode == 0, plan.stderr
-        assert "already matches the dataset (39 unchanged)" in plan.stdout, plan.stdout
+        assert "already matches the dataset (40 unchanged)" in plan.stdout, plan.stdout
     finally:
         stop_emulator(account)
 

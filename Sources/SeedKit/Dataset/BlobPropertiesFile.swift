@@ -5,7 +5,7 @@ import Foundation
 /// bytes — content type, the other content headers and metadata — as `scan --copy-values`
 /// copies them from an account. A JSON array of objects in the snapshot manifest's blob form
 /// (`name`, `contentType`, `cacheControl`, `contentEncoding`, `contentLanguage`,
-/// `contentDisposition` when set, `metadata` always), names in byte order.
+/// `contentDisposition` and `accessTier` when set, `metadata` always), names in byte order.
 public enum BlobPropertiesFile {
     /// The file's bytes for `blobs`.
     public static func encode(_ blobs: [BlobProperties]) -> [UInt8] {
@@ -19,6 +19,7 @@ public enum BlobPropertiesFile {
             ] {
                 if let value { fields.append((key, .string(value))) }
             }
+            if let tier = blob.accessTier { fields.append(("accessTier", .string(tier))) }
             let metadata = blob.metadata.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             fields.append(("metadata", .object(metadata.map { ($0.key, JSONValue.string($0.value)) })))
             return .object(fields)
@@ -49,6 +50,13 @@ public enum BlobPropertiesFile {
             properties.contentEncoding = item["contentEncoding"]?.stringValue
             properties.contentLanguage = item["contentLanguage"]?.stringValue
             properties.contentDisposition = item["contentDisposition"]?.stringValue
+            if let node = item["accessTier"] {
+                // A tier Set Blob Tier takes, nothing else: it is sent as a header.
+                guard let tier = node.stringValue, ["Hot", "Cool", "Cold", "Archive"].contains(where: { $0.lowercased() == tier.lowercased() }) else {
+                    throw bad("blob '\(Printable.escaped(name, quotes: false))' has an access tier that is not Hot, Cool, Cold or Archive")
+                }
+                properties.accessTier = tier
+            }
             for (key, value) in item["metadata"]?.members ?? [] {
                 guard let text = value.stringValue, StorageNames.metadataNameProblem(key) == nil else {
                     throw bad(

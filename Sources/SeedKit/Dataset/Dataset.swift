@@ -56,6 +56,9 @@ public struct ContainerSpec: Sendable {
     public var blobGroups: [BlobGroupSpec] = []
     /// `properties: FILE`: each file's content headers and metadata (``BlobPropertiesFile``).
     public var propertiesFile: URL? = nil
+    /// `metadata: {name: value}`: the container's own metadata, held exactly (none: the
+    /// target's is left alone).
+    public var metadata: [String: String]? = nil
 }
 
 /// A table and the kinds of entity stored in it.

@@ -144,7 +144,7 @@ private struct DatasetLoader {
     }
 
     func container(_ node: Node, templates: URL) throws(DatasetError) -> ContainerSpec {
-        let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images", "blobs", "properties"])
+        let pairs = try reader.mapping(node, "a container", allowed: ["name", "access", "files", "images", "blobs", "properties", "metadata"])
         let name = try reader.string(try reader.required(pairs, "name", in: "a container", at: node), "container name")
         var access = PublicAccess.private
         if let value = pairs.first(where: { $0.key == "access" })?.value {
@@ -175,8 +175,20 @@ private struct DatasetLoader {
             }
             properties = try inside(try reader.string(value, "properties"), "properties", value)
         }
+        var metadata: [String: String]?
+        if let value = pairs.first(where: { $0.key == "metadata" })?.value {
+            var found: [String: String] = [:]
+            for (key, item, keyNode) in try reader.namedMapping(value, "container '\(name)', metadata") {
+                if let problem = StorageNames.metadataNameProblem(key) {
+                    throw reader.error(keyNode, "container '\(name)': metadata '\(key)': \(problem)")
+                }
+                found[key] = try reader.plainText(item, "container '\(name)', metadata '\(key)'")
+            }
+            metadata = found
+        }
         return ContainerSpec(
-            name: name, access: access, filesDirectory: files, line: YAMLReader.line(of: node) ?? 0, blobGroups: groups, propertiesFile: properties)
+            name: name, access: access, filesDirectory: files, line: YAMLReader.line(of: node) ?? 0, blobGroups: groups, propertiesFile: properties,
+            metadata: metadata)
     }
 
     /// One entry of a container's `blobs:`.

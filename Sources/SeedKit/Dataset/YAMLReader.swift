@@ -140,6 +140,12 @@ struct YAMLReader {
         s.tag.rawValue == "!bom" ? "\u{FEFF}" + s.string : s.string
     }
 
+    /// A scalar's text as it is, empty text included (a metadata value may be empty).
+    func plainText(_ node: Node, _ what: String) throws(DatasetError) -> String {
+        guard case .scalar(let s) = node else { throw error(node, "\(what) must be a single value") }
+        return text(s)
+    }
+
     func int(_ node: Node, _ what: String) throws(DatasetError) -> Int64 {
         guard let v = Int64(try string(node, what)) else { throw error(node, "\(what) must be a whole number") }
         return v

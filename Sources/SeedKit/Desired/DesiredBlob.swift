@@ -103,6 +103,7 @@ extension DesiredContainer {
         -> DesiredContainer
     {
         var container = try loadFiles(spec, access: access)
+        container.metadata = spec.metadata
         let generated = try generatedBlobs(spec, seed: seed, taken: Set(container.blobs.map { ExactString($0.name) }), datasetFile: datasetFile)
         if !generated.blobs.isEmpty {
             container.blobs = (container.blobs + generated.blobs).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }

@@ -45,6 +45,10 @@ extension Inference {
                 out.append("    access: \(container.access.rawValue)")
                 if !container.blobs.isEmpty { out.append("    files: \(Self.quoted("blobs/\(container.name)/"))") }
                 if !container.properties.isEmpty { out.append("    properties: \(Self.quoted(DatasetInference.propertiesFile(container.name)))") }
+                if let metadata = container.metadata {
+                    let pairs = metadata.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                    out.append("    metadata: { \(pairs.map { "\(Self.name($0.key)): \(Self.quoted($0.value))" }.joined(separator: ", ")) }")
+                }
             }
         }
         guard !kinds.isEmpty else { return out.joined(separator: "\n") + "\n" }

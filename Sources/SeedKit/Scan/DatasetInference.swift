@@ -11,6 +11,8 @@ public struct ScannedContainer: Sendable {
     /// What each blob stores besides its bytes, when the scan copies it exactly
     /// (`--copy-values`): the dataset's `properties:` file of the container.
     public var properties: [BlobProperties] = []
+    /// The container's own metadata, when the scan copies it exactly (`--copy-values`).
+    public var metadata: [String: String]?
 
     public init(name: String, access: PublicAccess, blobs: [(name: String, size: Int, contentType: String)]) {
         self.name = name

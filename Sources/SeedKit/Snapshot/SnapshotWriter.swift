@@ -20,7 +20,7 @@ public enum SnapshotWriter {
         let builder = try SnapshotBuilder(destination: destination, force: force)
         do {
             for container in state.containers {
-                builder.addContainer(container.name, access: container.access)
+                builder.addContainer(container.name, access: container.access, metadata: container.metadata)
                 for blob in container.blobs {
                     try builder.addBlob(blob)
                 }
