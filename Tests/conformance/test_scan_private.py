@@ -3,8 +3,9 @@ employee ids that are a sequence (483920, 483921, …), birth times to the secon
 midnight), unique salaries (one of them round), ratings, a department seen in three entities.
 Scanned without --copy-values, no value seen in fewer than 5 entities appears in anything scan
 writes or prints, in any spelling (`483920`, `1987-03-04T05:06:07`, `1987-03-04`, `400000`):
-window bounds lie strictly outside every date seen, on whole days; the sequence starts at 1;
-number ranges are rounded outward past any rare value. The dataset still generates."""
+window bounds lie strictly outside every date seen, on whole months; the sequence starts at 1;
+number ranges are rounded outward past any rare value; a column of fewer than 5 entities gets a
+whole magnitude or whole years. The dataset still generates."""
 import random
 from datetime import datetime, timedelta, timezone
 
@@ -35,14 +36,22 @@ def test_no_rare_value_of_a_person_reaches_anything_scan_writes(azseed, tmp_path
             if len(repr(person["Rating"])) >= 5:
                 secrets.append(repr(person["Rating"]))
         secrets.append("skunkworks")
+        # Found by an attacker: one person's date of birth in a table of its own was the window
+        # itself (1988-02-28…1988-03-01), and a one-entity column of 7 became [6, 8].
+        few = TableServiceClient.from_connection_string(account.connection_string).create_table("few")
+        few.create_entity({"PartitionKey": "p", "RowKey": "only", "Children": 7,
+                           "DateOfBirth": datetime(1988, 2, 29, tzinfo=timezone.utc)})
+        secrets += ["1988-02-29", "1988-02-28", "1988-03-01"]
 
-        done = run(azseed, "scan", "--connection-string", account.connection_string, "--table", "staff", "--out", str(tmp_path / "s"))
+        done = run(azseed, "scan", "--connection-string", account.connection_string, "--table", "staff", "--table", "few",
+                   "--out", str(tmp_path / "s"))
         assert done.returncode == 0, done.stderr
         written = "".join(p.read_text() for p in (tmp_path / "s").rglob("*") if p.is_file()) + done.stdout + done.stderr
         leaked = sorted({s for s in secrets if s in written})
         assert leaked == [], leaked
         text = (tmp_path / "s" / "dataset.yaml").read_text()
         assert "EmployeeId: { sequence: { start: 1, step: 1 }" in text, text
+        assert "Children: { int: [0, 10]" in text and "DateOfBirth: { date: { from: 1988-01-01T00:00:00Z, to: 1989-01-01T00:00:00Z }" in text, text
         generated = run(azseed, "generate", "--dataset", str(tmp_path / "s"), "--out", str(tmp_path / "g"), *NOW)
         assert generated.returncode == 0, generated.stderr
         # The same account with --copy-values: the test can tell a value when it is there.

@@ -21,6 +21,8 @@ enum CopiedEntityReader {
             }
         } catch let error as GenerationError {
             throw error
+        } catch let error as LineTooLong {
+            throw GenerationError("\(place):\(error.line): \(error.description.dropFirst("line \(error.line) ".count)); a copied entity is one line")
         } catch {
             throw GenerationError("kind '\(spec.name)', entities \(place): cannot be read (\(FileProblem.describe(error)))")
         }

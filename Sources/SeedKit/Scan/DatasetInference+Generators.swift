@@ -216,6 +216,9 @@ extension Inference {
         var (a, b) = (low, high)
         if b <= a { b = a + 1 > a ? a + 1 : a.nextUp }
         if !b.isFinite { (a, b) = (low.nextDown, low) }
+        // The generator draws a + u × (b − a): a width past a double's range is halved around
+        // its middle until it is one (values as far out as ±1.8e308 come back as ±9e307).
+        while !(b - a).isFinite { (a, b) = (a / 2, b / 2) }
         return "{ double: [\(Self.literal(.double(a))), \(Self.literal(.double(b)))]\(b - a >= 1 ? rounding(p) : "")\(presence) }"
     }
 
@@ -234,9 +237,10 @@ extension Inference {
         func floor(_ t: Int64) -> Int64 { t - ((t % grid) + grid) % grid }
         // Without copied values both ends lie strictly outside what was seen, on whole days: a
         // first value at midnight is one entity's, and would be the bound itself.
-        let low = privately ? max(ValuePrivacy.dayBefore(p.minTicks ?? 0), EdmDateTime.minimum.ticks) : floor(p.minTicks ?? 0)
+        let bounds = ValuePrivacy.dateWindow(p.minTicks ?? 0, p.maxTicks ?? 0, few: p.present < ValuePrivacy.minimumEntities)
+        let low = privately ? bounds.0 : floor(p.minTicks ?? 0)
         // The last value's step, ended before 10000-01-01 (a "never" of 9999-12-31T23:59:59.9999999).
-        let high = min(floor(p.maxTicks ?? 0) + grid, EdmDateTime.endOfRange.ticks - 1)
+        let high = privately ? bounds.1 : min(floor(p.maxTicks ?? 0) + grid, EdmDateTime.endOfRange.ticks - 1)
         let steps = Double(high - low) / Double(resolution)
         kind.domains[name] = steps
         let unique = Self.isUnique(p, o) && steps >= Double(o.count) ? ", unique: true" : ""

@@ -137,9 +137,11 @@ extension Inference {
         var low: Int64?
         var high: Int64?
         var step = EdmDateTime.ticksPerDay
+        var dates = 0
         for kind in kinds {
             for name in kind.observation.propertyNames {
                 guard let p = kind.observation.property(name), let a = p.minTicks, let b = p.maxTicks else { continue }
+                dates += p.present
                 low = min(low ?? a, a)
                 high = max(high ?? b, b)
                 step = min(step, max(p.dateResolution, EdmDateTime.ticksPerSecond))
@@ -149,11 +151,7 @@ extension Inference {
         // Ended before 10000-01-01: a "never" of 9999-12-31T23:59:59.9999999 stays in range.
         // Without copied values both ends are whole days strictly outside every date seen (the
         // first and last are one entity's each), within Azure's range.
-        if !input.copyValues {
-            return (
-                max(ValuePrivacy.dayBefore(low), EdmDateTime.minimum.ticks), min(ValuePrivacy.dayAfter(high), EdmDateTime.endOfRange.ticks - 1)
-            )
-        }
+        if !input.copyValues { return ValuePrivacy.dateWindow(low, high, few: dates < ValuePrivacy.minimumEntities) }
         return (low - low % EdmDateTime.ticksPerDay, min(high + step, EdmDateTime.endOfRange.ticks - 1))
     }
 

@@ -87,7 +87,9 @@ public enum FidelityPage {
             func counts(_ values: [Double]) -> [Double] {
                 var c = [Double](repeating: 0, count: bins)
                 for v in values {
-                    let i = high > low ? min(bins - 1, Int((v - low) / (high - low) * Double(bins))) : 0
+                    // Halves first: the width of ±1e308 is past a double's range.
+                    let position = high > low ? (v / 2 - low / 2) / (high / 2 - low / 2) * Double(bins) : 0
+                    let i = position.isFinite ? min(bins - 1, max(0, Int(position))) : 0
                     c[i] += 1
                 }
                 return values.isEmpty ? c : c.map { $0 / Double(values.count) }

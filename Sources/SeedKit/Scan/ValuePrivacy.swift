@@ -85,6 +85,7 @@ enum ValuePrivacy {
     /// step further, so no rare value is the bound.
     static func roundedPastRare(_ p: PropertyObservation) -> (Int64, Int64) {
         let (low, high) = (p.minInt ?? 0, p.maxInt ?? 0)
+        if p.present < minimumEntities { return roundedForFew(low, high) }
         var (a, b) = roundedOutward(low, high)
         // Zero says nothing of anyone: a range may start or end there.
         if a == low, low != 0, p.seen(low) < minimumEntities, low > Int64.min { a = roundedOutward(low - 1, high).0 }
@@ -95,21 +96,53 @@ enum ValuePrivacy {
     /// A double column's range without copied values, as ``roundedPastRare(_:)``.
     static func roundedPastRare(doublesOf p: PropertyObservation) -> (Double, Double) {
         let (low, high) = (p.minDouble ?? 0, p.maxDouble ?? 0)
+        if p.present < minimumEntities { return roundedForFew(low, high) }
         var (a, b) = roundedOutward(low, high)
         if a == low, low != 0, low.nextDown.isFinite, p.seen(.double(low)) < minimumEntities { a = roundedOutward(low.nextDown, high).0 }
         if b == high, high != 0, high.nextUp.isFinite, p.seen(.double(high)) < minimumEntities { b = roundedOutward(low, high.nextUp).1 }
         return (a, b)
     }
 
-    /// The midnight strictly before `ticks` (a day earlier when `ticks` is midnight).
-    static func dayBefore(_ ticks: Int64) -> Int64 {
-        let t = ticks - 1
-        return t - ((t % EdmDateTime.ticksPerDay) + EdmDateTime.ticksPerDay) % EdmDateTime.ticksPerDay
+    /// A private date window around `low…high`: from the first of the month strictly before
+    /// `low`'s moment to the first of the month after `high` (whole years when fewer than
+    /// ``minimumEntities`` entities hold dates: a month around one person's birth date would
+    /// still point at it), inside Azure's range. No bound is a value seen, nor its day.
+    static func dateWindow(_ low: Int64, _ high: Int64, few: Bool) -> (Int64, Int64) {
+        func start(_ ticks: Int64) -> (year: Int, month: Int) {
+            let c = EdmDateTime(ticks: ticks).components
+            return few ? (c.year, 1) : (c.year, c.month)
+        }
+        func ticks(_ at: (year: Int, month: Int)) -> Int64 {
+            let year = at.year + (at.month - 1) / 12
+            let month = (at.month - 1) % 12 + 1
+            return EdmDateTime(year: year, month: month, day: 1).ticks
+        }
+        let first = start(low - 1)
+        let last = start(high)
+        let after = few ? (last.year + 1, 1) : (last.year, last.month + 1)
+        return (max(ticks(first), EdmDateTime.minimum.ticks), min(ticks(after), EdmDateTime.endOfRange.ticks - 1))
     }
 
-    /// The midnight strictly after `ticks`.
-    static func dayAfter(_ ticks: Int64) -> Int64 {
-        ticks - ((ticks % EdmDateTime.ticksPerDay) + EdmDateTime.ticksPerDay) % EdmDateTime.ticksPerDay + EdmDateTime.ticksPerDay
+    /// The range of a column fewer than ``minimumEntities`` entities hold: each bound rounded
+    /// outward a whole magnitude further (7 → 0…10, 412,345 → 0…1,000,000), so a range
+    /// around one value does not centre on it.
+    static func roundedForFew(_ low: Int64, _ high: Int64) -> (Int64, Int64) {
+        func magnitude(_ v: Int128) -> Int128 {
+            var s: Int128 = 10
+            while s <= v.magnitude { s *= 10 }
+            return s
+        }
+        let (l, h) = (Int128(low), Int128(high))
+        let a = l >= 0 ? 0 : -((-l + magnitude(l) - 1) / magnitude(l) * magnitude(l))
+        let b = h <= 0 ? 0 : (h + magnitude(h) - 1) / magnitude(h) * magnitude(h)
+        return (Int64(clamping: min(a, l)), Int64(clamping: max(b, h)))
+    }
+
+    static func roundedForFew(_ low: Double, _ high: Double) -> (Double, Double) {
+        func magnitude(_ v: Double) -> Double { v == 0 ? 1 : pow(10, floor(log10(abs(v))) + 1) }
+        let a = low >= 0 ? 0 : -((-low / magnitude(low)).rounded(.up) * magnitude(low))
+        let b = high <= 0 ? 0 : (high / magnitude(high)).rounded(.up) * magnitude(high)
+        return (a.isFinite ? min(a, low) : low, b.isFinite ? max(b, high) : high)
     }
 
     /// Doubles rounded outward to one significant digit, each bound the double nearest its
