@@ -69,12 +69,14 @@ public struct Scanner: Sendable {
             throw RunError("table '\(name)' is not in the snapshot \(directory.path); pass the right \(Setting.table)")
         }
         let chosen = snapshot.containers.filter { wanted($0.name, options.containers) }
+        var skipped: [String] = []
         let containers = chosen.map { c in
-            var scanned = ScannedContainer(name: c.name, access: c.access, blobs: c.blobs.map { ($0.name, $0.size, $0.contentType) })
+            let writable = Self.writableNames(c.blobs.map(\.name))
+            skipped += c.blobs.filter { !writable.contains(ExactString($0.name)) }.map { "\(c.name)/\($0.name)" }
+            let kept = c.blobs.filter { writable.contains(ExactString($0.name)) }
+            var scanned = ScannedContainer(name: c.name, access: c.access, blobs: kept.map { ($0.name, $0.size, $0.contentType) })
             if options.copyValues {
-                scanned.properties = c.blobs.filter { Self.isFileName($0.name) }.map {
-                    $0.properties ?? BlobProperties(name: $0.name, contentLength: $0.size, contentType: $0.contentType)
-                }
+                scanned.properties = kept.map { $0.properties ?? BlobProperties(name: $0.name, contentLength: $0.size, contentType: $0.contentType) }
                 scanned.metadata = c.metadata ?? [:]
             }
             return scanned
@@ -104,7 +106,8 @@ public struct Scanner: Sendable {
             }
         }
         report.containers = containers.count
-        report.blobs = containers.reduce(0) { $0 + $1.blobs.count }
+        report.blobs = chosen.reduce(0) { $0 + $1.blobs.count }
+        report.skippedBlobs = skipped
         report.tables = tables.count
         report.partitions = observations.count
         report.entities = observations.reduce(0) { $0 + $1.count }
@@ -147,13 +150,18 @@ public struct Scanner: Sendable {
                 var properties: [BlobProperties] = []
                 for try await page in run.blobs.list(container: name) {
                     blobs += page.map { ($0.name, $0.contentLength, $0.contentType ?? "application/octet-stream") }
-                    if options.copyValues { properties += page.filter { Self.isFileName($0.name) } }
+                    if options.copyValues { properties += page }
                 }
+                report.blobs += blobs.count
+                // Blobs that cannot be files of the dataset's folder are left out, here, so the
+                // dataset names only what it holds.
+                let writable = Self.writableNames(blobs.map(\.name))
+                report.skippedBlobs += blobs.filter { !writable.contains(ExactString($0.name)) }.map { "\(name)/\($0.name)" }
+                blobs = blobs.filter { writable.contains(ExactString($0.name)) }
                 var scanned = ScannedContainer(name: name, access: access, blobs: blobs)
-                scanned.properties = properties
+                scanned.properties = properties.filter { writable.contains(ExactString($0.name)) }
                 if options.copyValues { scanned.metadata = try await run.blobs.containerMetadata(name) ?? [:] }
                 containers.append(options.keepsBlobNames ? scanned : scanned.placeholderNames())
-                report.blobs += blobs.count
             }
             var tableNames = options.tables ?? []
             // azseed's own ledger is not the account's data.
@@ -215,8 +223,9 @@ public struct Scanner: Sendable {
         } catch {
             let problem = "the scanned dataset does not generate: \(error)"
             outcome = (
-                "# Fidelity of the scanned dataset\n\n✗ \(problem)\n",
-                "<!DOCTYPE html><meta charset=\"utf-8\"><title>Fidelity</title><p>✗ \(FidelityPage.escape(problem))</p>\n", [problem], 0
+                "# Fidelity of the scanned dataset\n\n✗ \(MarkupEscape.text(problem))\n",
+                "<!DOCTYPE html><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"><title>Fidelity</title><p>✗ \(FidelityPage.escape(problem))</p>\n",
+                [problem], 0
             )
         }
         report.fidelityCompared = outcome.compared
@@ -253,6 +262,8 @@ public struct Scanner: Sendable {
                 return !existed
             }
         } catch {
+            // Nothing half-written stays behind (the folder was new or empty).
+            await Self.remove(folder)
             throw RunError(
                 "\(Setting.outputFolder) \(folder.path): cannot write the dataset there (\(FileProblem.describe(error))); choose a folder you can write to"
             )
@@ -313,6 +324,23 @@ public struct Scanner: Sendable {
                 try FileManager.default.removeItem(at: folder.appendingPathComponent(entry))
             }
         }
+    }
+
+    /// The names of `names` that can be files of the dataset's folder: relative paths of
+    /// visible files (``isFileName(_:)``) that are not also another blob's folder (`a` beside
+    /// `a/b`: one of them could not be written).
+    static func writableNames(_ names: [String]) -> Set<ExactString> {
+        var folders = Set<ExactString>()
+        for name in names {
+            var prefix = ""
+            for part in name.split(separator: "/", omittingEmptySubsequences: false).dropLast() {
+                prefix += prefix.isEmpty ? String(part) : "/" + String(part)
+                folders.insert(ExactString(prefix))
+            }
+        }
+        var writable = Set<ExactString>()
+        for name in names where isFileName(name) && !folders.contains(ExactString(name)) { writable.insert(ExactString(name)) }
+        return writable
     }
 
     /// A blob name that is a relative path of visible files (the dataset loader skips hidden ones).

@@ -107,6 +107,21 @@ import Testing
             ("[{\"name\": \"gone.txt\", \"contentType\": \"x\"}]", "blob 'gone.txt' has no file"),
             ("[{\"name\": \"a.txt\", \"contentType\": \"x\"}, {\"name\": \"a.txt\", \"contentType\": \"y\"}]", "listed twice"),
             ("[{\"name\": \"a.txt\", \"contentType\": \"x\", \"accessTier\": \"P30\"}]", "an access tier that is not Hot, Cool, Cold or Archive"),
+            // Found by an attacker: values were checked only when apply sent them, after it had
+            // written the container and the ledger; an escape sequence reached the terminal.
+            (
+                "[{\"name\": \"a.txt\", \"contentType\": \"x\", \"cacheControl\": \"a\\r\\nx-ms-meta-evil: 1\"}]",
+                "a cacheControl that is not printable ASCII"
+            ),
+            ("[{\"name\": \"a.txt\", \"contentType\": \"text/plain\\u001b[2J\"}]", "a contentType that is not printable ASCII"),
+            ("[{\"name\": \"a.txt\", \"contentType\": \"\"}]", "an empty contentType"),
+            ("[{\"name\": \"a.txt\", \"contentType\": \"x\", \"metadata\": {\"X\": \"1\", \"x\": \"2\"}}]", "names that differ only in case"),
+            ("[{\"name\": \"a.txt\", \"contentType\": \"x\", \"metadata\": {\"a\": \"caf\u{E9}\"}}]", "whose value is not printable ASCII"),
+            (
+                "[{\"name\": \"a.txt\", \"contentType\": \"x\", \"metadata\": {\"a\": \"\(String(repeating: "v", count: 9000))\"}}]",
+                "Azure takes at most 8 KiB"
+            ),
+            ("[{\"name\": \"a.txt\", \"contentType\": \"x\", \"metadata\": \"x\"}]", "metadata that is not an object"),
         ] {
             let bad = try Self.dataset(yaml, files: ["blobs/files/a.txt": "x", "blobs/files.json": json])
             #expect(Self.failure(bad)?.contains(message) == true, "\(Self.failure(bad) ?? "accepted")")

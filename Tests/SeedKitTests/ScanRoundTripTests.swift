@@ -157,6 +157,32 @@ import Testing
             failure?.contains("field 'N' of kind 'k': its sequence reaches 2147483649 at 10 entities, past Edm.Int32") == true, "\(failure ?? "")")
     }
 
+    /// Found by an attacker: doubles of ±1.8e308 trapped the fidelity page (their width is past
+    /// a double's range) and made a range the generator refused.
+    @Test func doublesAtTheEndsOfTheirRangeScanAndDraw() {
+        var o = PartitionObservation(table: "things", partition: "p", sampleSize: 20)
+        for (i, d) in [Double.greatestFiniteMagnitude, -Double.greatestFiniteMagnitude, 1e308, -1e308, 0, 1].enumerated() {
+            var e = TableEntity(partitionKey: "p", rowKey: "r\(i)")
+            e["D"] = .double(d)
+            o.observe(e)
+        }
+        for copyValues in [false, true] { Self.scanLoadAndGenerate([o], copyValues: copyValues, label: "extreme doubles") }
+        let page = FidelityPage.chart(o.property("D"), o.property("D"), copyValues: true)
+        #expect(page.contains("<rect"))
+    }
+
+    /// A line past 8 MiB is refused, not read for minutes (no entity's JSON is that long).
+    @Test func aLineLongerThanAnyEntityIsRefused() throws {
+        let folder = try Scratch.folder()
+        let file = folder.appendingPathComponent("long.jsonl")
+        try Data(repeating: UInt8(ascii: "x"), count: 9 << 20).write(to: file)
+        #expect(throws: LineTooLong.self) { try LineReader(url: file).forEachLine { _, _ in } }
+        var lines = 0
+        try Data(repeating: UInt8(ascii: "x"), count: 3 << 20).write(to: file)
+        try LineReader(url: file).forEachLine { bytes, _ in lines += bytes.count }
+        #expect(lines == 3 << 20)
+    }
+
     /// The three datasets an outside test found scan writing that azseed refused to load.
     @Test func theDatasetsOnceRefusedLoad() {
         var one = PartitionObservation(table: "things", partition: "alone", sampleSize: 20)

@@ -89,3 +89,29 @@ def test_a_copied_entities_file_that_was_changed_is_refused_naming_its_line(azse
         assert not (tmp_path / "g").exists()
     finally:
         stop_emulator(account)
+
+
+def test_names_an_attacker_chose_scan_cleanly(azseed, tmp_path):
+    """Found by an attacker: a 255-character property name of free text made a template file
+    name too long (scan failed and left half a dataset), and blobs `a` and `a/b` made a copy
+    fail blaming --out. Now the template's name is shortened, `a` is left out and said so, and
+    every dataset generates; the summary's text cannot move the terminal's cursor."""
+    account = start_emulator(azseed, "--in-memory")
+    try:
+        table = TableServiceClient.from_connection_string(account.connection_string).create_table("odd")
+        long_name = "P" * 255
+        for i in range(6):
+            table.create_entity({"PartitionKey": "k" * 300, "RowKey": f"r{i}", long_name: f"some free text {i}",
+                                 "Esc\u202eName": "x"})
+        blobs = BlobServiceClient.from_connection_string(account.connection_string).create_container("nest")
+        blobs.upload_blob("a", b"1")
+        blobs.upload_blob("a/b", b"2")
+        for args in ([], ["--copy-values"], ["--copy-blobs"]):
+            out = tmp_path / ("s" + "".join(args))
+            done = run(azseed, "scan", "--connection-string", account.connection_string, "--out", str(out), *args)
+            assert done.returncode == 0, (args, done.stderr)
+            assert "Left out 1 blob(s)" in done.stdout and "\u202e" not in done.stdout, done.stdout
+            generated = run(azseed, "generate", "--dataset", str(out), "--out", str(tmp_path / ("g" + "".join(args))), *NOW)
+            assert generated.returncode == 0, (args, generated.stderr)
+    finally:
+        stop_emulator(account)

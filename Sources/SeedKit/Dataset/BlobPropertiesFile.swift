@@ -27,6 +27,22 @@ public enum BlobPropertiesFile {
         return Array((JSONValue.array(items).pretty() + "\n").utf8)
     }
 
+    /// Whether `text` can travel in a header as it is: printable ASCII.
+    static func isHeaderText(_ text: String) -> Bool { text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }
+
+    /// Why Azure would refuse (or change) a blob's or container's metadata: values that are not
+    /// printable ASCII, two names that differ only in case (Azure keeps one), more than 8 KiB.
+    static func metadataProblem(_ metadata: [String: String]) -> String? {
+        var seen = Set<String>()
+        var size = 0
+        for (name, value) in metadata.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            if !isHeaderText(value) { return "'\(Printable.escaped(name, quotes: false))' whose value is not printable ASCII" }
+            if !seen.insert(name.lowercased()).inserted { return "names that differ only in case ('\(Printable.escaped(name, quotes: false))')" }
+            size += name.utf8.count + value.utf8.count
+        }
+        return size > 8 << 10 ? "of \(size) bytes; Azure takes at most 8 KiB" : nil
+    }
+
     /// The properties by blob name; a file that is not in this form, or names a blob twice or
     /// metadata Azure would refuse, is one error naming the file.
     static func decode(_ file: URL) throws(GenerationError) -> [ExactString: BlobProperties] {
@@ -45,11 +61,25 @@ public enum BlobPropertiesFile {
             guard let name = item["name"]?.stringValue, let type = item["contentType"]?.stringValue else {
                 throw bad("a blob without a name or a contentType")
             }
+            let blob = "blob '\(Printable.escaped(name, quotes: false))'"
             var properties = BlobProperties(name: name, contentLength: 0, contentType: type)
             properties.cacheControl = item["cacheControl"]?.stringValue
             properties.contentEncoding = item["contentEncoding"]?.stringValue
             properties.contentLanguage = item["contentLanguage"]?.stringValue
             properties.contentDisposition = item["contentDisposition"]?.stringValue
+            // Each travels in a header: printable ASCII, checked before anything is written.
+            if type.isEmpty { throw bad("\(blob) has an empty contentType") }
+            for (field, value) in [
+                ("contentType", type), ("cacheControl", properties.cacheControl), ("contentEncoding", properties.contentEncoding),
+                ("contentLanguage", properties.contentLanguage), ("contentDisposition", properties.contentDisposition),
+            ] {
+                if let value, !Self.isHeaderText(value) {
+                    throw bad("\(blob) has a \(field) that is not printable ASCII (a header carries it)")
+                }
+            }
+            if let node = item["metadata"], node.members.isEmpty, node != .object([]) {
+                throw bad("\(blob) has metadata that is not an object")
+            }
             if let node = item["accessTier"] {
                 // A tier Set Blob Tier takes, nothing else: it is sent as a header.
                 guard let tier = node.stringValue, ["Hot", "Cool", "Cold", "Archive"].contains(where: { $0.lowercased() == tier.lowercased() }) else {
@@ -65,6 +95,7 @@ public enum BlobPropertiesFile {
                 }
                 properties.metadata[key] = text
             }
+            if let problem = Self.metadataProblem(properties.metadata) { throw bad("\(blob) has metadata \(problem)") }
             guard out.updateValue(properties, forKey: ExactString(name)) == nil else {
                 throw bad("blob '\(Printable.escaped(name, quotes: false))' is listed twice")
             }

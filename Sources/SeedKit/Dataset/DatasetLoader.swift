@@ -184,6 +184,7 @@ private struct DatasetLoader {
                 }
                 found[key] = try reader.plainText(item, "container '\(name)', metadata '\(key)'")
             }
+            if let problem = BlobPropertiesFile.metadataProblem(found) { throw reader.error(value, "container '\(name)': metadata \(problem)") }
             metadata = found
         }
         return ContainerSpec(

@@ -152,6 +152,10 @@ extension Inference {
         }
     }
 
+    /// A template file's stem at most 120 bytes (a file name is at most 255, and a 255-byte
+    /// property name once made scan fail writing), made unique by the caller.
+    static func fileStem(_ text: String) -> String { String(text.prefix(120)) }
+
     static func shapeName(_ text: String) -> String {
         switch ValuePrivacy.shape(text) {
         case .email: "e-mail addresses"
@@ -255,7 +259,7 @@ extension Inference {
     ) -> String {
         let sample = entities.lazy.compactMap { e -> String? in if case .string(let s)? = e[name] { return s } else { return nil } }.first ?? ""
         let helper = uniqueName(ValuePrivacy.safe(name) + "Number", in: o)
-        var stem = "\(kind.name)-" + ValuePrivacy.safe(name)
+        var stem = Self.fileStem("\(kind.name)-" + ValuePrivacy.safe(name))
         while templates.contains(where: { $0.name == stem + ".mustache" }) { stem += "_" }
         templates.append((stem + ".mustache", ValuePrivacy.template(for: sample, property: name, helper: helper)))
         kind.fields.append((helper, "{ sequence: { start: 1, step: 1 } }"))

@@ -87,9 +87,9 @@ extension Inference {
             templated.insert(name)
             // A file name of letters, digits, '-' and '_' only: a property name never picks
             // where scan writes (no '/', no '..').
-            var stem =
+            var stem = Self.fileStem(
                 "\(kind.name)-"
-                + String(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") })
+                    + String(name.unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") }))
             while templates.contains(where: { $0.name == stem + ".mustache" }) { stem += "_" }
             let file = stem + ".mustache"
             templates.append((file, template))

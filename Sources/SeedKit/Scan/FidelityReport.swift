@@ -45,7 +45,10 @@ public struct FidelityReport: Sendable {
                 regenerated[ExactString(kind.table + "\u{0}" + kind.partition)]
                 ?? PartitionObservation(table: kind.table, partition: kind.partition, sampleSize: 1)
             let shown = copyValues ? account.partition : kind.partition
-            lines.append("## \(kind.table) / \(Printable.escaped(shown)) → kind `\(kind.name)` (\(account.count) / \(again.count) entities)")
+            // Markdown viewers render HTML: the account's text is escaped for it too.
+            lines.append(
+                "## \(kind.table) / \(MarkupEscape.text(Printable.escaped(shown))) → kind `\(kind.name)` (\(account.count) / \(again.count) entities)"
+            )
             lines.append("")
             lines.append("| property | type | present | distinct | unique | range | |")
             lines.append("|---|---|---|---|---|---|---|")
@@ -139,7 +142,7 @@ public struct FidelityReport: Sendable {
             "\(a.map { f($0, account) } ?? "–") / \(r.map { f($0, again) } ?? "–")"
         }
         let cells = [
-            "`\(Printable.escaped(name).replacingOccurrences(of: "|", with: "\\|"))`",
+            "`\(MarkupEscape.text(Printable.escaped(name)).replacingOccurrences(of: "|", with: "\\|"))`",
             both { p, _ in p.type.rawValue },
             both { p, o in percent(rate(p.present, o.count)) },
             both { p, _ in p.distinctCount.map(String.init) ?? "> \(PropertyObservation.distinctLimit)" },

@@ -102,7 +102,9 @@ struct ScanCommand: AsyncParsableCommand {
             "Scanned \(report.containers) container(s) with \(report.blobs) blob(s) and \(report.tables) table(s) with \(report.entities) entities in \(report.partitions) partition(s)."
         ]
         if !report.summary.isEmpty { lines.append("Inferred:") }
-        lines += report.summary.map { "  \($0)" }
+        // The account's names and keys in them, as text that cannot move the cursor or reorder
+        // the line (controls, U+2028, bidirectional overrides escaped).
+        lines += report.summary.map { "  \(Printable.escaped($0, quotes: false))" }
         if !report.skippedBlobs.isEmpty {
             lines.append(
                 "Left out \(report.skippedBlobs.count) blob(s) whose names cannot be files of a dataset folder"
