@@ -88,7 +88,8 @@ struct FieldCompiler {
                     type == .int32
                     ? Int128(Int32.min)...Int128(Int32.max)
                     : type == .string ? Int128(Int64.min)...Int128(Int64.max) : Int128(Int64.min)...Int128(Int64.max)
-                guard bounds.contains(last) else {
+                // A count past what one run makes is refused as such when the identities are drawn.
+                guard bounds.contains(last) || count > Int128(KindEngine.maxEntities) else {
                     throw GenerationError(
                         usage: context.counts[spec.name] != nil,
                         "field '\(field.name)' of kind '\(spec.name)': its sequence reaches \(last) at \(count) entities, past \(type == .int32 ? "Edm.Int32" : "Edm.Int64"); start lower, or make it \(type == .int32 ? "Edm.Int64" : "fewer entities") (\(context.dataset.file):\(field.line))"
