@@ -19,6 +19,8 @@ public struct FidelityReport: Sendable {
     /// Distinct counts further apart than this (as a fraction of the account's, and by more
     /// than 2) are flagged.
     public static let distinctTolerance = 0.10
+    /// Entities handed from the generating thread to the observing one at a time.
+    static let chunkSize = 2_048
 
     /// Generates `dataset` (its own counts: the observed ones) and compares it with `kinds`.
     /// Unless `copyValues`, nothing of the account's values is written: partitions go by the
@@ -26,8 +28,23 @@ public struct FidelityReport: Sendable {
     public static func compare(_ kinds: [ScannedKind], with dataset: Dataset, now: EdmDateTime, copyValues: Bool) throws -> FidelityReport {
         let made = try GeneratedDataset.make(dataset, options: GenerationOptions(now: now))
         var observations = PartitionObservations(sampleSize: 0, keepsKeys: false)
-        for table in made.tables {
-            try table.forEachEntity { entity in observations.observe(entity.tableEntity, table: table.name) }
+        // Made on one thread and observed on this one, a chunk at a time: the two stages are
+        // about equal work, so the report takes half the time on two cores.
+        try HandOff<(table: String, entities: [TableEntity])>.run(capacity: 4) { put in
+            for table in made.tables {
+                var chunk: [TableEntity] = []
+                chunk.reserveCapacity(chunkSize)
+                try table.forEachEntity { entity in
+                    chunk.append(entity.tableEntity)
+                    if chunk.count == chunkSize {
+                        try put((table.name, chunk))
+                        chunk.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !chunk.isEmpty { try put((table.name, chunk)) }
+            }
+        } consume: { chunk in
+            for entity in chunk.entities { observations.observe(entity, table: chunk.table) }
         }
         var regenerated: [ExactString: PartitionObservation] = [:]
         for observation in observations.all() { regenerated[ExactString(observation.table + "\u{0}" + observation.partition)] = observation }

@@ -130,7 +130,15 @@ public struct PartitionObservation: Sendable {
 /// One property's statistics over a partition.
 struct PropertyObservation: Sendable {
     var present = 0
-    var typeCounts: [EdmType: Int] = [:]
+    /// How many values of each EDM type, by ``EdmType/allCases`` position (an array: a
+    /// dictionary lookup a value was a tenth of a scan).
+    private var typeTally = [Int](repeating: 0, count: EdmType.allCases.count)
+    /// How many values of each EDM type seen (types not seen are absent).
+    var typeCounts: [EdmType: Int] {
+        var counts: [EdmType: Int] = [:]
+        for (type, n) in zip(EdmType.allCases, typeTally) where n > 0 { counts[type] = n }
+        return counts
+    }
     /// Each distinct value and how often it occurs; nil once there were more than ``distinctLimit``.
     var distinct: [EdmValue: Int]? = [:]
     var minInt: Int64?, maxInt: Int64?
@@ -205,7 +213,7 @@ struct PropertyObservation: Sendable {
                 worstPoint = points.indices.max { points[$0].hash < points[$1].hash }!
             }
         }
-        typeCounts[value.type, default: 0] += 1
+        typeTally[Self.slot(value)] += 1
         if distinct != nil {
             distinct![value, default: 0] += 1
             if distinct!.count > Self.distinctLimit { distinct = nil }
@@ -236,11 +244,29 @@ struct PropertyObservation: Sendable {
         case .dateTime(let date):
             minTicks = Swift.min(minTicks ?? date.ticks, date.ticks)
             maxTicks = Swift.max(maxTicks ?? date.ticks, date.ticks)
-            let steps = [EdmDateTime.ticksPerDay, 3600 * EdmDateTime.ticksPerSecond, EdmDateTime.ticksPerMinute, EdmDateTime.ticksPerSecond]
-            let fits = steps.first { date.ticks % $0 == 0 } ?? 1
+            let fits = Self.dateSteps.first { date.ticks % $0 == 0 } ?? 1
             dateResolution = Swift.min(dateResolution, fits)
         case .string(let s): maxLength = Swift.max(maxLength, s.utf16.count)
         default: break
+        }
+    }
+
+    /// Day, hour, minute, second in ticks: the resolutions a date column may have.
+    private static let dateSteps = [
+        EdmDateTime.ticksPerDay, 3600 * EdmDateTime.ticksPerSecond, EdmDateTime.ticksPerMinute, EdmDateTime.ticksPerSecond,
+    ]
+
+    /// `value`'s type's position in ``EdmType/allCases``.
+    private static func slot(_ value: EdmValue) -> Int {
+        switch value {
+        case .string: 0
+        case .int32: 1
+        case .int64: 2
+        case .double: 3
+        case .boolean: 4
+        case .dateTime: 5
+        case .guid: 6
+        case .binary: 7
         }
     }
 
