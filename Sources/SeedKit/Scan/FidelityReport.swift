@@ -30,12 +30,12 @@ public struct FidelityReport: Sendable {
         var observations = PartitionObservations(sampleSize: 0, keepsKeys: false)
         // Made on one thread and observed on this one, a chunk at a time: the two stages are
         // about equal work, so the report takes half the time on two cores.
-        try HandOff<(table: String, entities: [TableEntity])>.run(capacity: 4) { put in
+        try HandOff<(table: String, entities: [GeneratedEntity])>.run(capacity: 4) { put in
             for table in made.tables {
-                var chunk: [TableEntity] = []
+                var chunk: [GeneratedEntity] = []
                 chunk.reserveCapacity(chunkSize)
                 try table.forEachEntity { entity in
-                    chunk.append(entity.tableEntity)
+                    chunk.append(entity)
                     if chunk.count == chunkSize {
                         try put((table.name, chunk))
                         chunk.removeAll(keepingCapacity: true)

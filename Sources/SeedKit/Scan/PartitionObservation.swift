@@ -86,6 +86,16 @@ public struct PartitionObservation: Sendable {
         }
     }
 
+    /// A generated entity's property statistics, for an observation that keeps no keys and
+    /// no sample (its names and values are read as they are: no dictionary is built).
+    mutating func observeStatistics(_ entity: GeneratedEntity) {
+        count += 1
+        let hash = StableHash.keys(entity.partitionKey, entity.rowKey)
+        for (name, value) in zip(entity.names, entity.values) {
+            properties[ExactString(name), default: PropertyObservation()].observe(value, entityHash: hash)
+        }
+    }
+
     /// Puts the kept entities in RowKey byte order, as the service lists them, so what is
     /// inferred does not depend on the order they were read in.
     mutating func sortKept() {
@@ -213,7 +223,7 @@ struct PropertyObservation: Sendable {
                 worstPoint = points.indices.max { points[$0].hash < points[$1].hash }!
             }
         }
-        typeTally[Self.slot(value)] += 1
+        typeTally[value.type.ordinal] += 1
         if distinct != nil {
             distinct![value, default: 0] += 1
             if distinct!.count > Self.distinctLimit { distinct = nil }
@@ -255,20 +265,6 @@ struct PropertyObservation: Sendable {
     private static let dateSteps = [
         EdmDateTime.ticksPerDay, 3600 * EdmDateTime.ticksPerSecond, EdmDateTime.ticksPerMinute, EdmDateTime.ticksPerSecond,
     ]
-
-    /// `value`'s type's position in ``EdmType/allCases``.
-    private static func slot(_ value: EdmValue) -> Int {
-        switch value {
-        case .string: 0
-        case .int32: 1
-        case .int64: 2
-        case .double: 3
-        case .boolean: 4
-        case .dateTime: 5
-        case .guid: 6
-        case .binary: 7
-        }
-    }
 
     private mutating func note(_ n: Int64) {
         minInt = Swift.min(minInt ?? n, n)

@@ -18,17 +18,27 @@ public struct PartitionObservations: Sendable {
     }
 
     public mutating func observe(_ entity: TableEntity, table: String) {
-        if let current, current.observation.table == table, current.observation.partition.isExactly(entity.partitionKey) {
-        } else {
-            if let current { done[current.key] = current.observation }
-            let key = ExactString(table + "\u{0}" + entity.partitionKey)
-            current = (
-                key,
-                done.removeValue(forKey: key)
-                    ?? PartitionObservation(table: table, partition: entity.partitionKey, sampleSize: sampleSize, keepsKeys: keepsKeys)
-            )
-        }
+        select(table, entity.partitionKey)
         current!.observation.observe(entity)
+    }
+
+    /// A generated entity, read as it is made (names and values side by side): what the
+    /// fidelity report observes of the regenerated dataset, which keeps no keys and no sample.
+    mutating func observe(_ entity: GeneratedEntity, table: String) {
+        guard !keepsKeys, sampleSize == 0 else { return observe(entity.tableEntity, table: table) }
+        select(table, entity.partitionKey)
+        current!.observation.observeStatistics(entity)
+    }
+
+    /// Makes `partition` of `table` the ``current`` one.
+    private mutating func select(_ table: String, _ partition: String) {
+        if let current, current.observation.table == table, current.observation.partition.isExactly(partition) { return }
+        if let current { done[current.key] = current.observation }
+        let key = ExactString(table + "\u{0}" + partition)
+        current = (
+            key,
+            done.removeValue(forKey: key) ?? PartitionObservation(table: table, partition: partition, sampleSize: sampleSize, keepsKeys: keepsKeys)
+        )
     }
 
     /// Every partition seen, each with where `copies` wrote its entities (when it did).

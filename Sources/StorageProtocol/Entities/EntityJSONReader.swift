@@ -114,7 +114,10 @@ extension JSONParser {
     /// `hasSuffix` compares grapheme by grapheme).
     static func annotatedProperty(_ name: String) -> String? {
         let utf8 = name.utf8
-        guard utf8.count > typeSuffix.count, utf8.suffix(typeSuffix.count).elementsEqual(typeSuffix) else { return nil }
+        // Most names are properties: the last byte turns them away before the suffix is compared.
+        guard utf8.last == UInt8(ascii: "e"), utf8.count > typeSuffix.count, utf8.suffix(typeSuffix.count).elementsEqual(typeSuffix) else {
+            return nil
+        }
         return String(name.utf8.dropLast(typeSuffix.count))!
     }
 
@@ -127,6 +130,8 @@ extension JSONParser {
     /// `odata.*` and `@odata.*` members carry metadata, not properties.
     static func isODataControl(_ name: String) -> Bool {
         let utf8 = name.utf8
+        // The first byte turns most names away before a prefix is compared.
+        guard let first = utf8.first, first == UInt8(ascii: "o") || first == UInt8(ascii: "@") else { return false }
         return utf8.starts(with: "odata.".utf8) || utf8.starts(with: "@odata.".utf8)
     }
 }
