@@ -116,11 +116,14 @@ seed: release
 	$(RELEASE_DIR)/azseed apply
 	@echo "azseed is built: $(RELEASE_DIR)/azseed. To run it by name: make install PREFIX=\$$HOME/.local (no second compile; ~/.local/bin must be on PATH), or sudo make install"
 
-# Release-build benchmarks: generation and emulator rates, then azseed beside the Python SDK
-# port of the original program (Benchmarks/compare.sh), then plan's time and memory over
-# 100,000 and 1,000,000 existing entities (Benchmarks/plan-memory.sh). Figures:
+# Release-build benchmarks: first the curves (apply, a cold plan and the SDK port at 10k to 1M
+# events: Benchmarks/curves.tsv, the pictures docs/images/bench-*.svg the README shows, and
+# the curves table in Benchmarks/RESULTS.md), then generation and emulator rates, azseed beside
+# the Python SDK port of the original program (Benchmarks/compare.sh), then plan's time and
+# memory over 100,000 and 1,000,000 existing entities (Benchmarks/plan-memory.sh). Figures:
 # Benchmarks/RESULTS.md.
 bench: deps venv
+	Benchmarks/curves.sh
 	Benchmarks/run.sh
 	Benchmarks/compare.sh
 	Benchmarks/plan-memory.sh
