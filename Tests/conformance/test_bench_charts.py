@@ -51,7 +51,7 @@ def test_every_measured_figure_is_a_point(tmp_path):
         assert f"azseed plan (cold) at {label}: {int(plan_mb)} MB" in memory.replace(",", "")
         assert f"azseed apply at {label}: {round((n + 8) / float(apply_s)):,} entities/s" in rate
         if port_s != "-":
-            assert f"azseed apply at {label}:" in ratio and f"SDK port, 8 threads at {label}:" in rate
+            assert f"azseed apply at {label}:" in ratio and f"Python SDK port, 8 thr. at {label}:" in rate
 
 
 def test_each_picture_renders(tmp_path):

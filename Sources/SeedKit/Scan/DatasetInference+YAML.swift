@@ -30,7 +30,9 @@ extension Inference {
             out.append(
                 input.copiedBlobs
                     ? "# Blobs: copied from the account (\(input.names(.copyBlobs)))."
-                    : "# Blobs: placeholders of the same names, content types (by extension) and sizes; \(input.names(.copyBlobs)) copies the real ones."
+                    : input.containers.contains(where: { !$0.renamed.isEmpty })
+                        ? "# Blobs: placeholders under made-up names (blob-1, blob-2, … with the real extensions), of the same content types and sizes; \(input.names(.copyBlobs)) copies the real ones, names included."
+                        : "# Blobs: placeholders of the same names, content types (by extension) and sizes; \(input.names(.copyBlobs)) copies the real ones."
             )
         }
         out.append("name: \(Self.quoted(input.name))")
