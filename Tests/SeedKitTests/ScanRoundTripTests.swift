@@ -184,6 +184,26 @@ import Testing
     }
 
     /// The three datasets an outside test found scan writing that azseed refused to load.
+    /// Found by an attacker: `Café` and `Cafe` + U+0301 on the same entities (two properties
+    /// to Azure) became two YAML keys the loader took for one ("duplicate keys").
+    @Test func propertyNamesEqualOnlyAsTextLoad() {
+        var twins = PartitionObservation(table: "things", partition: "p", sampleSize: 20)
+        for i in 0..<40 {
+            var e = TableEntity(partitionKey: "p", rowKey: "r\(i)")
+            e["Caf\u{E9}"] = .int32(Int32(i))
+            e["Cafe\u{301}"] = .string("x\(i % 3)")
+            twins.observe(e)
+        }
+        for copyValues in [false, true] {
+            Self.scanLoadAndGenerate([twins], copyValues: copyValues, label: "twins")
+            let inferred = DatasetInference.infer(
+                ScanInput(
+                    name: "t", source: "t", blobEndpoint: "", containers: [], partitions: [twins], sample: 20, copiedBlobs: false,
+                    copyValues: copyValues))
+            #expect(inferred.summary.contains { $0.contains("in other bytes") }, "\(inferred.summary)")
+        }
+    }
+
     @Test func theDatasetsOnceRefusedLoad() {
         var one = PartitionObservation(table: "things", partition: "alone", sampleSize: 20)
         var e = TableEntity(partitionKey: "alone", rowKey: "r")

@@ -7,6 +7,7 @@ window bounds lie strictly outside every date seen, on whole months; the sequenc
 number ranges are rounded outward past any rare value; a column of fewer than 5 entities gets a
 whole magnitude or whole years. The dataset still generates."""
 import random
+import re
 from datetime import datetime, timedelta, timezone
 
 from azure.data.tables import EdmType, EntityProperty, TableServiceClient
@@ -52,6 +53,9 @@ def test_no_rare_value_of_a_person_reaches_anything_scan_writes(azseed, tmp_path
         text = (tmp_path / "s" / "dataset.yaml").read_text()
         assert "EmployeeId: { sequence: { start: 1, step: 1 }" in text, text
         assert "Children: { int: [0, 10]" in text and "DateOfBirth: { date: { from: 1988-01-01T00:00:00Z, to: 1989-01-01T00:00:00Z }" in text, text
+        # A column with no range (Department, text) reads as one, not "(not shown) / " half empty.
+        report = (tmp_path / "s" / "fidelity.md").read_text()
+        assert not re.search(r"\(not shown\) /\s*\|", report) and "| `Department` |" in report, report
         generated = run(azseed, "generate", "--dataset", str(tmp_path / "s"), "--out", str(tmp_path / "g"), *NOW)
         assert generated.returncode == 0, generated.stderr
         # The same account with --copy-values: the test can tell a value when it is there.

@@ -158,6 +158,12 @@ struct Inference {
     /// The dataset's window (every date seen), in ticks.
     var windowTicks: (from: Int64, to: Int64) = (0, EdmDateTime.ticksPerDay)
 
+    /// `name` with every character past ASCII written `\u{…}`: two names that print alike
+    /// are told apart.
+    static func scalars(_ name: String) -> String {
+        name.unicodeScalars.map { $0.value < 0x7F && $0.value >= 0x20 ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }.joined()
+    }
+
     mutating func run() -> InferredDataset {
         // By bytes, as Azure orders keys: `é` and `e` + U+0301 are two partitions, in one order.
         let observations = input.partitions.sorted {
@@ -167,6 +173,11 @@ struct Inference {
         var madeUp: [String: Int] = [:]
         for var observation in observations {
             observation.sortKept()
+            for (dropped, kept) in observation.dropCanonicalTwins() {
+                summary.append(
+                    "table \(observation.table): property '\(Self.scalars(dropped))' is '\(Self.scalars(kept))' in other bytes; Azure keeps both, a YAML key cannot tell them apart: left out of the inferred fields\(input.copyValues ? " (copied entities keep it)" : "")"
+                )
+            }
             var partition = observation.partition
             if !input.copyValues, !ValuePrivacy.mayCopy(.string(partition), seenIn: observation.count) {
                 madeUp[observation.table, default: 0] += 1

@@ -19,8 +19,23 @@ public struct FidelityReport: Sendable {
     /// Distinct counts further apart than this (as a fraction of the account's, and by more
     /// than 2) are flagged.
     public static let distinctTolerance = 0.10
-    /// Entities handed from the generating thread to the observing one at a time.
+    /// Entities handed from the generating thread to the observing one at a time, at most,
+    /// and at most about this many bytes of them (four chunks wait at most).
     static let chunkSize = 2_048
+    static let chunkBytes = 1 << 20
+
+    /// About how many bytes an entity's keys and values hold.
+    static func size(of entity: GeneratedEntity) -> Int {
+        var bytes = entity.partitionKey.utf8.count + entity.rowKey.utf8.count
+        for value in entity.values {
+            switch value {
+            case .string(let s): bytes += s.utf8.count
+            case .binary(let b): bytes += b.count
+            default: bytes += 16
+            }
+        }
+        return bytes
+    }
 
     /// Generates `dataset` (its own counts: the observed ones) and compares it with `kinds`.
     /// Unless `copyValues`, nothing of the account's values is written: partitions go by the
@@ -33,12 +48,16 @@ public struct FidelityReport: Sendable {
         try HandOff<(table: String, entities: [GeneratedEntity])>.run(capacity: 4) { put in
             for table in made.tables {
                 var chunk: [GeneratedEntity] = []
+                var bytes = 0
                 chunk.reserveCapacity(chunkSize)
                 try table.forEachEntity { entity in
                     chunk.append(entity)
-                    if chunk.count == chunkSize {
+                    bytes += size(of: entity)
+                    // Bounded by bytes too: copied entities may be up to 1 MiB each.
+                    if chunk.count == chunkSize || bytes >= chunkBytes {
                         try put((table.name, chunk))
                         chunk.removeAll(keepingCapacity: true)
+                        bytes = 0
                     }
                 }
                 if !chunk.isEmpty { try put((table.name, chunk)) }
@@ -164,7 +183,8 @@ public struct FidelityReport: Sendable {
             both { p, o in percent(rate(p.present, o.count)) },
             both { p, _ in p.distinctCount.map(String.init) ?? "> \(PropertyObservation.distinctLimit)" },
             both { p, o in p.present == o.count && p.allDistinct == true ? "yes" : "no" },
-            "\(copyValues ? range(a) : (a == nil ? "" : "(not shown)")) / \(range(r))",
+            // A column of a type with no range (text, GUIDs) has none to show on either side.
+            range(a).isEmpty && range(r).isEmpty ? "—" : "\(copyValues ? range(a) : (a == nil ? "" : "(not shown)")) / \(range(r))",
             marks.isEmpty ? note : "✗ " + (marks + (note.isEmpty ? [] : [note])).joined(separator: "; "),
         ]
         return "| " + cells.joined(separator: " | ") + " |"

@@ -96,6 +96,26 @@ public struct PartitionObservation: Sendable {
         }
     }
 
+    /// Leaves out each property whose name another one's equals as Swift compares text (the
+    /// same letters in other bytes: composed `Café`, decomposed `Cafe` + U+0301) and returns
+    /// them, each with the name kept (the first in byte order). Azure keeps both as two
+    /// properties; a YAML mapping's keys cannot tell them apart, so a dataset naming both does
+    /// not load.
+    mutating func dropCanonicalTwins() -> [(dropped: String, kept: String)] {
+        var kept: [String] = []
+        var dropped: [(dropped: String, kept: String)] = []
+        for name in propertyNames {
+            // `==` on purpose: it is the comparison the YAML reader makes.
+            if let twin = kept.first(where: { $0 == name }) {
+                dropped.append((name, twin))
+                properties[ExactString(name)] = nil
+            } else {
+                kept.append(name)
+            }
+        }
+        return dropped
+    }
+
     /// Puts the kept entities in RowKey byte order, as the service lists them, so what is
     /// inferred does not depend on the order they were read in.
     mutating func sortKept() {
