@@ -15,8 +15,11 @@ public struct PartitionObservation: Sendable {
     /// Every RowKey, nil once there were more than ``rowKeyLimit``.
     var rowKeys: Set<ExactString>? = []
     var allRowKeysAreGUIDs = true
-    /// Every entity, nil once there were more than ``keepLimit``.
+    /// Every entity, nil once there were more than ``keepLimit`` (or the scan's budget for
+    /// kept entities was spent: ``PartitionObservations/keptBudget``).
     var entities: [TableEntity]? = []
+    /// About how many bytes the kept entities hold (Azure's measure of an entity).
+    private(set) var keptBytes = 0
     /// The sample, as a max-heap on the hash (the worst kept entity on top).
     private var heap: [(hash: UInt64, entity: TableEntity)] = []
     let sampleSize: Int
@@ -75,7 +78,8 @@ public struct PartitionObservation: Sendable {
         if allRowKeysAreGUIDs, !Self.isGUID(entity.rowKey) { allRowKeysAreGUIDs = false }
         if entities != nil {
             entities!.append(entity)
-            if entities!.count > Self.keepLimit { entities = nil }
+            keptBytes += StorageNames.entitySize(entity)
+            if entities!.count > Self.keepLimit { stopKeeping() }
         }
         if heap.count < sampleSize {
             heap.append((hash, entity))
@@ -84,6 +88,13 @@ public struct PartitionObservation: Sendable {
             heap[0] = (hash, entity)
             siftDown(0)
         }
+    }
+
+    /// Lets go of the kept entities: the partition is inferred from its statistics and
+    /// sample, as a large one is.
+    mutating func stopKeeping() {
+        entities = nil
+        keptBytes = 0
     }
 
     /// A generated entity's property statistics, for an observation that keeps no keys and
@@ -196,6 +207,18 @@ struct PropertyObservation: Sendable {
     private var worstPoint = 0
 
     static let distinctLimit = 1_000
+    /// The bytes of long values (over 64) ``distinct`` may hold before it stops counting.
+    static let distinctByteLimit = 256 << 10
+    private var distinctBytes = 0
+
+    /// The size of a text or binary value over 64 bytes; nil for shorter and other values.
+    static func longValueBytes(_ value: EdmValue) -> Int? {
+        switch value {
+        case .string(let s) where s.utf8.count > 64: s.utf8.count
+        case .binary(let b) where b.count > 64: b.count
+        default: nil
+        }
+    }
     static let hashLimit = 200_000
     static let pointLimit = 400
 
@@ -245,8 +268,16 @@ struct PropertyObservation: Sendable {
         }
         typeTally[value.type.ordinal] += 1
         if distinct != nil {
-            distinct![value, default: 0] += 1
-            if distinct!.count > Self.distinctLimit { distinct = nil }
+            // Long values count their bytes too: a thousand distinct 4 KB texts in each of many
+            // partitions were most of a scan's memory (and such a column is no category).
+            if let long = Self.longValueBytes(value), distinct![value] == nil {
+                distinctBytes += long
+                if distinctBytes > Self.distinctByteLimit { distinct = nil }
+            }
+            if distinct != nil {
+                distinct![value, default: 0] += 1
+                if distinct!.count > Self.distinctLimit { distinct = nil }
+            }
         }
         if !sawRepeat, valueHashes != nil {
             if !valueHashes!.insert(StableHash.keys("value", value.text)).inserted {

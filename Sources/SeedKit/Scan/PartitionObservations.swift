@@ -9,17 +9,33 @@ public struct PartitionObservations: Sendable {
     private var current: (key: ExactString, observation: PartitionObservation)?
     let sampleSize: Int
     let keepsKeys: Bool
+    /// The bytes of whole entities kept across every partition (small partitions keep theirs
+    /// for rows and references), at most about ``keptBudget``.
+    private(set) var keptBytes = 0
+    let keptBudget: Int
+
+    /// The default budget for kept entities: 32 MiB of Azure's measure.
+    public static let defaultKeptBudget = 32 << 20
 
     public init(sampleSize: Int) { self.init(sampleSize: sampleSize, keepsKeys: true) }
 
-    init(sampleSize: Int, keepsKeys: Bool) {
+    init(sampleSize: Int, keepsKeys: Bool, keptBudget: Int = defaultKeptBudget) {
         self.sampleSize = sampleSize
         self.keepsKeys = keepsKeys
+        self.keptBudget = keptBudget
     }
 
     public mutating func observe(_ entity: TableEntity, table: String) {
         select(table, entity.partitionKey)
+        let before = current!.observation.keptBytes
         current!.observation.observe(entity)
+        keptBytes += current!.observation.keptBytes - before
+        // Many small partitions would keep every entity of the account: past the budget, the
+        // partition that crosses it lets its own go (the ones read before keep theirs).
+        if keptBytes > keptBudget, current!.observation.keptBytes > 0 {
+            keptBytes -= current!.observation.keptBytes
+            current!.observation.stopKeeping()
+        }
     }
 
     /// A generated entity, read as it is made (names and values side by side): what the
