@@ -163,7 +163,9 @@ public struct Scanner: Sendable {
                 if options.copyValues { scanned.metadata = try await run.blobs.containerMetadata(name) ?? [:] }
                 containers.append(options.keepsBlobNames ? scanned : scanned.placeholderNames())
             }
-            var tableNames = options.tables ?? []
+            // In byte order whatever order they were named in: which small partitions keep
+            // their entities within the scan's budget must not depend on it.
+            var tableNames = (options.tables ?? []).sorted { $0.byteOrder($1) < 0 }
             // azseed's own ledger is not the account's data.
             if options.tables == nil { tableNames = try await run.tables.listTables().filter { !ReservedNames.isLedger($0) } }
             for table in tableNames {

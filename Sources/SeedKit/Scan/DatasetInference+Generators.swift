@@ -70,7 +70,7 @@ extension Inference {
             let values = entities.compactMap { $0[name] }.filter { $0.type == type && seen.insert($0).inserted }
             kind.domains[name] = Double(values.count)
             summary.append(
-                "\(kind.name).\(name) has \(p.distinctCount.map(String.init) ?? "over \(PropertyObservation.distinctLimit)") distinct values: a list of the \(values.count) seen in \(entities.count) sampled entities"
+                "\(kind.name).\(name) has \(p.distinctCount.map(String.init) ?? "too many to count (over \(PropertyObservation.distinctLimit), or long)") distinct values: a list of the \(values.count) seen in \(entities.count) sampled entities"
             )
             return "{ pick: [\(values.map(Self.literal).joined(separator: ", "))]\(typed)\(presence) }"
         }

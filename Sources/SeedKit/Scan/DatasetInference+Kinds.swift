@@ -206,12 +206,15 @@ extension Inference {
         for e in entities {
             guard case .string(let text)? = e[name], !text.contains("{{"), !text.contains("}}") else { return nil }
             var candidates: [(variable: String, value: String)] = []
-            for (other, value) in e.properties where !other.isExactly(name) && !templated.contains(other) {
+            // Only properties the kind has fields for: an entity still holds a name left out as
+            // another's twin in other bytes (``PartitionObservation/dropCanonicalTwins()``).
+            for (other, value) in e.properties
+            where !other.isExactly(name) && !templated.contains(other) && kind.observation.property(other) != nil {
                 if case .string(let s) = value, s.count >= 3 { candidates.append((other, s)) }
             }
             for reference in kind.references {
                 guard let target = referenced(e, reference) else { continue }
-                for (other, value) in target.properties {
+                for (other, value) in target.properties where kinds[reference.target].observation.property(other) != nil {
                     if case .string(let s) = value, s.count >= 3 { candidates.append(("\(reference.field).\(other)", s)) }
                 }
             }

@@ -193,6 +193,12 @@ struct Inference {
                     rows: input.copyValues && observation.count <= input.sample && observation.entities != nil,
                     copiedFile: input.copyValues ? observation.copiedFile : nil))
         }
+        let pastBudget = observations.filter(\.pastBudget).count
+        if pastBudget > 0 {
+            summary.append(
+                "\(pastBudget) small partition\(pastBudget == 1 ? "" : "s") came past the \(PartitionObservations.defaultKeptBudget >> 20) MiB of whole entities a scan keeps for rows and references: inferred from \(pastBudget == 1 ? "its" : "their") statistics and sample, as a large one is"
+            )
+        }
         findReferences()
         windowTicks = windowRange() ?? windowTicks
         for index in kinds.indices { describe(index) }

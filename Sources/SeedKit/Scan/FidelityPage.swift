@@ -65,7 +65,7 @@ public enum FidelityPage {
             return "\(Int((Double(p.present) / Double(o.count) * 100).rounded()))%"
         }
         func distinct(_ p: PropertyObservation?) -> String {
-            p.map { $0.distinctCount.map(String.init) ?? "> \(PropertyObservation.distinctLimit)" } ?? "–"
+            p.map { $0.distinctCount.map(String.init) ?? "many" } ?? "–"
         }
         var out =
             "<div class=\"card\(marks.isEmpty ? "" : " flagged")\"><div class=\"name\">\(escape(Printable.escaped(name, quotes: false)))</div>\n"

@@ -181,7 +181,7 @@ public struct FidelityReport: Sendable {
             "`\(MarkupEscape.text(Printable.escaped(name)).replacingOccurrences(of: "|", with: "\\|"))`",
             both { p, _ in p.type.rawValue },
             both { p, o in percent(rate(p.present, o.count)) },
-            both { p, _ in p.distinctCount.map(String.init) ?? "> \(PropertyObservation.distinctLimit)" },
+            both { p, _ in p.distinctCount.map(String.init) ?? "many" },
             both { p, o in p.present == o.count && p.allDistinct == true ? "yes" : "no" },
             // A column of a type with no range (text, GUIDs) has none to show on either side.
             range(a).isEmpty && range(r).isEmpty ? "—" : "\(copyValues ? range(a) : (a == nil ? "" : "(not shown)")) / \(range(r))",

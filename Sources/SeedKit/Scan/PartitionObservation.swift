@@ -92,10 +92,15 @@ public struct PartitionObservation: Sendable {
 
     /// Lets go of the kept entities: the partition is inferred from its statistics and
     /// sample, as a large one is.
-    mutating func stopKeeping() {
+    mutating func stopKeeping(pastBudget: Bool = false) {
         entities = nil
         keptBytes = 0
+        if pastBudget { self.pastBudget = true }
     }
+
+    /// Whether the partition let its kept entities go because the scan's budget was spent
+    /// (not because it was large): the summary says how many did.
+    private(set) var pastBudget = false
 
     /// A generated entity's property statistics, for an observation that keeps no keys and
     /// no sample (its names and values are read as they are: no dictionary is built).
@@ -113,15 +118,16 @@ public struct PartitionObservation: Sendable {
     /// properties; a YAML mapping's keys cannot tell them apart, so a dataset naming both does
     /// not load.
     mutating func dropCanonicalTwins() -> [(dropped: String, kept: String)] {
-        var kept: [String] = []
+        // Keyed by `String` on purpose: its hashing and `==` are the YAML reader's (canonical
+        // equivalence), and one lookup a name keeps this linear in the names.
+        var firstOf: [String: String] = [:]
         var dropped: [(dropped: String, kept: String)] = []
         for name in propertyNames {
-            // `==` on purpose: it is the comparison the YAML reader makes.
-            if let twin = kept.first(where: { $0 == name }) {
+            if let twin = firstOf[name] {
                 dropped.append((name, twin))
                 properties[ExactString(name)] = nil
             } else {
-                kept.append(name)
+                firstOf[name] = name
             }
         }
         return dropped

@@ -34,7 +34,7 @@ public struct PartitionObservations: Sendable {
         // partition that crosses it lets its own go (the ones read before keep theirs).
         if keptBytes > keptBudget, current!.observation.keptBytes > 0 {
             keptBytes -= current!.observation.keptBytes
-            current!.observation.stopKeeping()
+            current!.observation.stopKeeping(pastBudget: true)
         }
     }
 
