@@ -67,3 +67,15 @@ def test_each_picture_renders(tmp_path):
         for colour in colours:
             assert sum(near(p, colour) for p in seen) > 150, (name, colour)
         assert sum(p == (255, 255, 255) for p in seen) < len(seen) * 0.97, name
+
+
+def test_the_readmes_figures_are_the_datas():
+    """README's "How fast" quotes the curves: its figures must be what curves.tsv holds."""
+    rows = [dict(zip(["events", "apply_s", "apply_mb", "plan_s", "plan_mb", "port_s"], map(str.strip, line.split("\t"))))
+            for line in DATA.read_text().splitlines() if line and not line.startswith("#")][1:]
+    ratios = [float(r["port_s"]) / float(r["apply_s"]) for r in rows if r["port_s"] != "-"]
+    largest = max(rows, key=lambda r: int(r["events"]))
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"is {min(ratios):.1f}–{max(ratios):.1f}× the port's 8 threads" in readme
+    assert f"{int(largest['apply_mb']):,} MB at {int(largest['events']):,}" in readme
+    assert f"stays under {(max(int(r['plan_mb']) for r in rows) // 5 + 1) * 5} MB up to {int(largest['events']):,} events" in readme

@@ -24,19 +24,6 @@ public struct FidelityReport: Sendable {
     static let chunkSize = 2_048
     static let chunkBytes = 1 << 20
 
-    /// About how many bytes an entity's keys and values hold.
-    static func size(of entity: GeneratedEntity) -> Int {
-        var bytes = entity.partitionKey.utf8.count + entity.rowKey.utf8.count
-        for value in entity.values {
-            switch value {
-            case .string(let s): bytes += s.utf8.count
-            case .binary(let b): bytes += b.count
-            default: bytes += 16
-            }
-        }
-        return bytes
-    }
-
     /// Generates `dataset` (its own counts: the observed ones) and compares it with `kinds`.
     /// Unless `copyValues`, nothing of the account's values is written: partitions go by the
     /// dataset's names and the account's ranges are not shown (only whether values left them).
@@ -52,7 +39,8 @@ public struct FidelityReport: Sendable {
                 chunk.reserveCapacity(chunkSize)
                 try table.forEachEntity { entity in
                     chunk.append(entity)
-                    bytes += size(of: entity)
+                    bytes += StorageNames.entitySize(
+                        partitionKey: entity.partitionKey, rowKey: entity.rowKey, properties: zip(entity.names, entity.values))
                     // Bounded by bytes too: copied entities may be up to 1 MiB each.
                     if chunk.count == chunkSize || bytes >= chunkBytes {
                         try put((table.name, chunk))

@@ -68,9 +68,7 @@ public struct PartitionObservation: Sendable {
     public mutating func observe(_ entity: TableEntity) {
         count += 1
         let hash = StableHash.keys(entity.partitionKey, entity.rowKey)
-        for (name, value) in entity.properties {
-            properties[ExactString(name), default: PropertyObservation()].observe(value, entityHash: hash)
-        }
+        observeProperties(entity.properties.lazy.map { ($0.key, $0.value) }, hash: hash)
         if rowKeys != nil {
             rowKeys!.insert(ExactString(entity.rowKey))
             if rowKeys!.count > Self.rowKeyLimit { rowKeys = nil }
@@ -107,7 +105,12 @@ public struct PartitionObservation: Sendable {
     mutating func observeStatistics(_ entity: GeneratedEntity) {
         count += 1
         let hash = StableHash.keys(entity.partitionKey, entity.rowKey)
-        for (name, value) in zip(entity.names, entity.values) {
+        observeProperties(zip(entity.names, entity.values), hash: hash)
+    }
+
+    /// Each property's statistics, whatever form the entity holds them in.
+    private mutating func observeProperties(_ pairs: some Sequence<(String, EdmValue)>, hash: UInt64) {
+        for (name, value) in pairs {
             properties[ExactString(name), default: PropertyObservation()].observe(value, entityHash: hash)
         }
     }

@@ -132,8 +132,14 @@ public enum StorageNames {
     /// The entity's size as the Table service documents it: 4 bytes, the keys in UTF-16, and
     /// per property 8 bytes, its name in UTF-16 and its value.
     public static func entitySize(_ entity: TableEntity) -> Int {
-        var size = 4 + entity.partitionKey.utf16.count * 2 + entity.rowKey.utf16.count * 2
-        for (name, value) in entity.properties {
+        entitySize(partitionKey: entity.partitionKey, rowKey: entity.rowKey, properties: entity.properties.lazy.map { ($0.key, $0.value) })
+    }
+
+    /// The same measure of keys and properties held in another form (a generated entity's
+    /// names and values side by side).
+    public static func entitySize(partitionKey: String, rowKey: String, properties: some Sequence<(String, EdmValue)>) -> Int {
+        var size = 4 + partitionKey.utf16.count * 2 + rowKey.utf16.count * 2
+        for (name, value) in properties {
             size += 8 + name.utf16.count * 2
             switch value {
             case .string(let s): size += s.utf16.count * 2 + 4
