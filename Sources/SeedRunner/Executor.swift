@@ -47,16 +47,77 @@ public struct Executor: Sendable {
         self.onProgress = onProgress
     }
 
+    /// Carries out a whole plan (``Plan/isWhole``).
     public func execute(_ plan: Plan) async throws -> ExecutionReport {
+        guard plan.isWhole else {
+            throw RunError(
+                "a plan that counts entity actions it does not hold was given to be carried out whole; this is a bug in azseed, please report it")
+        }
         let started = Date()
         let summary = plan.summary
-        var report = ExecutionReport()
-        report.unchanged = summary.unchanged
         let blobWork = plan.blobs.filter { $0.change != .unchanged }
         let entityWork = plan.entities.filter { $0.change != .unchanged } + plan.entityDeletes
-        let blobBytes = blobWork.reduce(0) { $0 + ($1.change == .delete ? 0 : $1.blob?.size ?? 0) }
-        let counter = ProgressCounter(total: blobWork.count + entityWork.count, bytesTotal: blobBytes, report: onProgress)
+        let counter = progressCounter(plan, blobWork: blobWork, entities: entityWork.count)
+        try await executeStorage(plan, blobWork: blobWork, counter: counter)
+        // Kind by kind, so a referenced entity (a speaker) exists before what points at it;
+        // deletes last.
+        var groups: [[EntityAction]] = []
+        for action in entityWork {
+            if let first = groups.last?.first, PhaseKey(first) == PhaseKey(action) {
+                groups[groups.count - 1].append(action)
+            } else {
+                groups.append([action])
+            }
+        }
+        let checked = plan.entitiesChecked
+        for actions in groups {
+            let table = actions[0].table
+            counter.begin(phase: PhaseKey(actions[0]).name, items: actions.count)
+            try await forEachConcurrently(EntityBatches.make(actions), limit: concurrency) { batch in
+                try await submit(batch, to: table, checked: checked)
+                counter.add(batch.count, bytes: 0)
+            }
+            counter.end()
+        }
+        return finished(summary, entityOperations: entityWork.count, counter: counter, started: started)
+    }
 
+    /// Carries out a plan that counted entity actions it does not hold (``PlanRetention``):
+    /// its containers, blobs and tables as it holds them, then its entity actions as `remake`
+    /// makes them again — planned against the target anew and written as they come, so
+    /// memory holds a few batches, not the plan. Each remade action must be the one the plan
+    /// counted in its place (``ActionFingerprints``: the same change, keys and ETag read):
+    /// another client's write since the plan stops the run there, theirs kept.
+    package func execute(
+        _ plan: Plan, remaking remake: (_ emit: (MergeOutput) async throws -> Void) async throws -> Void
+    ) async throws -> ExecutionReport {
+        let started = Date()
+        let blobWork = plan.blobs.filter { $0.change != .unchanged }
+        let entityWork =
+            plan.entities.count { $0.change != .unchanged } + plan.entityDeletes.count + plan.countedEntities.reduce(0) { $0 + $1.count }
+        let counter = progressCounter(plan, blobWork: blobWork, entities: entityWork)
+        try await executeStorage(plan, blobWork: blobWork, counter: counter)
+        var writes = RemadeWrites(plan: plan, executor: self, counter: counter)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            try await remake { output in
+                switch output {
+                case .action(let action), .delete(let action): try await writes.take(action, group: &group)
+                case .resolved(let actions): for action in actions { try await writes.take(action, group: &group) }
+                case .kindEnded: try await writes.finishKind(group: &group)
+                }
+            }
+            try await writes.finish(group: &group)
+        }
+        return finished(writes.written, entityOperations: writes.operations, counter: counter, started: started)
+    }
+
+    private func progressCounter(_ plan: Plan, blobWork: [BlobAction], entities: Int) -> ProgressCounter {
+        let blobBytes = blobWork.reduce(0) { $0 + ($1.change == .delete ? 0 : $1.blob?.size ?? 0) }
+        return ProgressCounter(total: blobWork.count + entities, bytesTotal: blobBytes, report: onProgress)
+    }
+
+    /// Containers, then blobs (concurrently), then tables.
+    private func executeStorage(_ plan: Plan, blobWork: [BlobAction], counter: ProgressCounter) async throws {
         for container in plan.containers where container.change != .unchanged {
             try await apply(container)
         }
@@ -71,33 +132,15 @@ public struct Executor: Sendable {
         for table in plan.tables where table.change == .create {
             do { try await tables.ensureTable(table.name) } catch { throw RunError.explaining(error, while: "creating table '\(table.name)'") }
         }
-        // Kind by kind, so a referenced entity (a speaker) exists before what points at it;
-        // deletes last.
-        var groups: [[EntityAction]] = []
-        for action in entityWork {
-            if let first = groups.last?.first, first.table == action.table, first.kind == action.kind,
-                (first.change == .delete) == (action.change == .delete)
-            {
-                groups[groups.count - 1].append(action)
-            } else {
-                groups.append([action])
-            }
-        }
-        let checked = plan.entitiesChecked
-        for actions in groups {
-            let table = actions[0].table
-            let phase = actions[0].change == .delete ? "\(table) deletes" : actions[0].kind.map { "\(table)/\($0)" } ?? table
-            counter.begin(phase: phase, items: actions.count)
-            try await forEachConcurrently(EntityBatches.make(actions), limit: concurrency) { batch in
-                try await submit(batch, to: table, checked: checked)
-                counter.add(batch.count, bytes: 0)
-            }
-            counter.end()
-        }
+    }
+
+    private func finished(_ summary: PlanSummary, entityOperations: Int, counter: ProgressCounter, started: Date) -> ExecutionReport {
+        var report = ExecutionReport()
+        report.unchanged = summary.unchanged
         report.created = summary.create
         report.updated = summary.update
         report.deleted = summary.delete
-        report.entityOperations = entityWork.count
+        report.entityOperations = entityOperations
         report.blobBytesSent = sent.value + (copier?.streamedBytes ?? 0)
         report.blobBytesCopiedServerSide = copier?.serverSideBytes ?? 0
         report.phases = counter.phases
@@ -204,7 +247,7 @@ public struct Executor: Sendable {
     /// entity holds exactly what this run writes (an earlier attempt was applied); a delete
     /// whose earlier attempt was applied (404) is dropped. Anything else there is someone
     /// else's write since the plan: the batch is not written and the run stops, theirs kept.
-    private func submit(_ batch: [TableBatchOperation], to table: String, checked: Bool) async throws {
+    func submit(_ batch: [TableBatchOperation], to table: String, checked: Bool) async throws {
         var ops = batch
         while !ops.isEmpty {
             do {

@@ -71,16 +71,19 @@ public struct RunResult: Sendable {
         for b in plan.blobs { blobs.count(b.change) }
         for t in plan.tables { tables.count(t.change) }
         var kinds: [(table: String, kind: String?, counts: PlanSummary)] = []
-        for e in [plan.entities, plan.entityDeletes].joined() {
+        // Held actions one by one, and those a large plan only counted (PlanRetention).
+        let held = [plan.entities, plan.entityDeletes].joined().lazy.map { (table: $0.table, kind: $0.kind, change: $0.change, n: 1) }
+        let counted = plan.countedEntities.lazy.map { (table: $0.table, kind: $0.kind, change: $0.change, n: $0.count) }
+        for e in [AnySequence(held), AnySequence(counted)].joined() {
             // Table and kind names matched by their bytes, as everywhere names are matched; no kind
             // (a snapshot's or a copied table) as NUL, which no kind name holds.
-            if let i = kinds.firstIndex(where: { $0.table.isExactly(e.table) && ($0.kind ?? "\u{0}").isExactly(e.kind ?? "\u{0}") }) {
-                kinds[i].counts.count(e.change)
-            } else {
-                var counts = PlanSummary()
-                counts.count(e.change)
-                kinds.append((e.table, e.kind, counts))
-            }
+            let i =
+                kinds.firstIndex(where: { $0.table.isExactly(e.table) && ($0.kind ?? "\u{0}").isExactly(e.kind ?? "\u{0}") })
+                ?? {
+                    kinds.append((e.table, e.kind, PlanSummary()))
+                    return kinds.count - 1
+                }()
+            kinds[i].counts.count(e.change, e.n)
         }
         return [
             ("changes", members(s)),

@@ -32,13 +32,14 @@ public struct SeedRun: Sendable {
         ).with(now: desired.options.now)
     }
 
-    /// Observes the target and plans the way to `desired`; `digests` as in ``Planner``.
-    /// Entities are read page by page and merged with the desired ones, so memory does not
-    /// grow with the table. A service that lists keys in another order than their bytes
-    /// (``ObservedOrderError``) is read again whole and planned from memory.
-    public func plan(_ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, onRead: (@Sendable (Int) -> Void)? = nil) async throws
-        -> Plan
-    {
+    /// Observes the target and plans the way to `desired`; `digests` and `retention` as in
+    /// ``Planner``. Entities are read page by page and merged with the desired ones, so memory
+    /// does not grow with the table. A service that lists keys in another order than their
+    /// bytes (``ObservedOrderError``) is read again whole and planned from memory, whole.
+    public func plan(
+        _ desired: DesiredStorage, header: PlanHeader, digests: Bool = true, retention: PlanRetention = .whole,
+        onRead: (@Sendable (Int) -> Void)? = nil
+    ) async throws -> Plan {
         if let shard { try await checkShardable(desired, shard: shard) }
         let desired = shard.map { desired.sharded($0) } ?? desired
         var header = header
@@ -47,7 +48,8 @@ public struct SeedRun: Sendable {
         let observed = try await observer.observeStorage(desired)
         do {
             return try await Planner.plan(
-                desired: desired, observed: observed, entities: observer.entities(onRead: onRead), header: header, digests: digests)
+                desired: desired, observed: observed, entities: observer.entities(onRead: onRead), header: header, digests: digests,
+                retention: retention)
         } catch is ObservedOrderError {
             let whole = try await observer.observe(desired, onEntities: onRead)
             return try await Planner.plan(desired: desired, observed: whole, header: header, digests: digests)
@@ -96,6 +98,19 @@ public struct SeedRun: Sendable {
         async throws -> ExecutionReport
     {
         try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, copier: copier, onProgress: onProgress).execute(plan)
+    }
+
+    /// Carries out a plan that counted entity actions it does not hold (``Plan/isWhole``
+    /// false): its entities are planned again from `desired` — the state it was planned from —
+    /// and written as they are made, each checked against the action the plan counted.
+    public func execute(
+        _ plan: Plan, remaking desired: DesiredStorage, concurrency: Int, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil
+    ) async throws -> ExecutionReport {
+        let desired = shard.map { desired.sharded($0) } ?? desired
+        let source = Observer(blobs: blobs, tables: tables, shard: shard).entities()
+        return try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, onProgress: onProgress).execute(plan) { emit in
+            _ = try await Planner.remakeEntities(desired: desired, entities: source, prune: plan.header.prune, emit: emit)
+        }
     }
 
     /// Refuses a saved plan made against another target.

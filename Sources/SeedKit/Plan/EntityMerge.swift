@@ -3,7 +3,8 @@ import Crypto
 
 /// Plans a desired state's entities against a target's by merging two streams in
 /// PartitionKey-then-RowKey byte order — the group's desired entities and the pages read
-/// from the target — so memory holds what changes, never the table.
+/// from the target — and handing each action on as it is made (``MergeOutput``), so memory
+/// holds neither the table nor, for a streaming apply, the plan.
 ///
 /// Groups are merged one after another, referenced kinds first. An entity matches the
 /// observed one under the same keys. In a group with a natural key, a desired entity with
@@ -33,7 +34,6 @@ struct EntityMerge {
     private var recognised: [TablePartition: Set<ExactString>] = [:]
     /// Entities to delete, each with the ETag read (the delete is conditional on it).
     private var deletes: [TablePartition: [ExactString: String?]] = [:]
-    private var extra: [String: Int] = [:]
     /// SHA-256 of each partition's observed entities, in RowKey order (with `digests`).
     private(set) var partitionDigests: [TablePartition: SHA256.Digest] = [:]
 
@@ -50,17 +50,23 @@ struct EntityMerge {
         }
     }
 
+    /// Entities in the dataset's partitions the dataset does not hold, left in place (no prune).
+    private(set) var extra: [String: Int] = [:]
+    /// Entities left unchanged, by table.
+    private(set) var unchanged: [String: Int] = [:]
+
     /// Merges every group, then reads the owned partitions no group holds (all leftovers),
-    /// and puts the deletes and leftover counts in `plan`.
-    mutating func plan(into plan: inout Plan, digest: inout SHA256?) async throws {
+    /// and hands `emit` each action as it is made, then the deletes.
+    mutating func run(digest: inout SHA256?, emit: (MergeOutput) async throws -> Void) async throws {
         for (index, group) in desired.groups.enumerated() {
-            try await pass(group: index, table: group.table, partitions: group.partitions, into: &plan, digest: &digest)
+            try await pass(group: index, table: group.table, partitions: group.partitions, digest: &digest, emit: emit)
+            try await emit(.kindEnded)
         }
         for table in desired.tables {
             let orphans = table.partitions.filter { passesLeft[TablePartition(table: table.name, partition: ExactString($0))] == nil }
             if !orphans.isEmpty {
                 for partition in orphans { passesLeft[TablePartition(table: table.name, partition: ExactString(partition))] = 1 }
-                try await pass(group: nil, table: table.name, partitions: orphans, into: &plan, digest: &digest)
+                try await pass(group: nil, table: table.name, partitions: orphans, digest: &digest, emit: emit)
             }
         }
         for table in desired.tables {
@@ -69,16 +75,17 @@ struct EntityMerge {
                 for rowKey in found.keys.sorted() {
                     var action = EntityAction(table: table.name, kind: nil, partitionKey: partition, rowKey: rowKey.string, change: .delete)
                     action.etag = found[rowKey] ?? nil
-                    plan.entityDeletes.append(action)
+                    try await emit(.delete(action))
                 }
             }
-            if let n = extra[table.name], n > 0 { plan.extraEntities[table.name] = n }
         }
     }
 
     /// One merge of a group's entities (none for `group` nil) with the observed entities of
     /// its partitions.
-    private mutating func pass(group index: Int?, table: String, partitions: [String], into plan: inout Plan, digest: inout SHA256?) async throws {
+    private mutating func pass(
+        group index: Int?, table: String, partitions: [String], digest: inout SHA256?, emit: (MergeOutput) async throws -> Void
+    ) async throws {
         let group = index.map { desired.groups[$0] }
         let owned = Set(partitions.map { ExactString($0) })
         var last: Set<ExactString> = []
@@ -90,7 +97,7 @@ struct EntityMerge {
             if read.insert(key).inserted { first.insert(partition) }
         }
         let others = try othersKeys(group: index, table: table, owned: owned)
-        let natural = group.map { !$0.key.isEmpty && $0.partitions.count == 1 } ?? false
+        let keyed = group.map { !$0.key.isEmpty && $0.partitions.count == 1 } ?? false
 
         var wanted = DesiredStream(cursor: try group?.entities() ?? EmptyCursor(), group: group, remap: remap, digest: digest)
         var observed = ObservedStream(
@@ -99,13 +106,16 @@ struct EntityMerge {
         var pending: [TableEntity] = []
         var candidates: [TableEntity] = []
         var unchanged = 0
-        let start = plan.entities.count
         var d = try await wanted.next()
         var o = try await observed.next()
+        // Nothing read in the group's partitions: no entity to recognise, so its creates go
+        // out as they come instead of waiting for the group's end (a large first apply holds
+        // none of them).
+        let natural = keyed && o != nil
         while d != nil || o != nil {
             let order = d == nil ? 1 : o == nil ? -1 : Self.order(d!, o!)
             if order < 0 {
-                if natural { pending.append(d!) } else { plan.entities.append(Self.create(d!, group!)) }
+                if natural { pending.append(d!) } else { try await emit(.action(Self.create(d!, group!))) }
                 d = try await wanted.next()
             } else if order > 0 {
                 let entity = o!
@@ -126,7 +136,7 @@ struct EntityMerge {
                         table: table, kind: group!.kind, partitionKey: d!.partitionKey, rowKey: d!.rowKey, change: .update,
                         changes: changes, entity: d, naturalKey: Self.describe(d!, fields: group!.key))
                     action.etag = o!.etag
-                    plan.entities.append(action)
+                    try await emit(.action(action))
                 }
                 d = try await wanted.next()
                 o = try await observed.next()
@@ -171,9 +181,9 @@ struct EntityMerge {
             for (i, candidate) in candidates.enumerated() where !used[i] && last.contains(ExactString(candidate.partitionKey)) {
                 leftover(candidate, table: table)
             }
-            Self.interleave(resolved, into: &plan.entities, from: start)
+            try await emit(.resolved(resolved))
         }
-        if unchanged > 0 { plan.unchangedEntities[table, default: 0] += unchanged }
+        if unchanged > 0 { self.unchanged[table, default: 0] += unchanged }
         if let kind = group?.kind { remap[kind] = groupRemap }
     }
 
@@ -198,28 +208,6 @@ struct EntityMerge {
             extra[table, default: 0] += 1
         }
     }
-
-    /// Puts the actions of entities resolved at the group's end back among the group's
-    /// other actions (`entities[start...]`), in the dataset's RowKey order — where they
-    /// would be had each been known when its turn came.
-    private static func interleave(_ resolved: [EntityAction], into entities: inout [EntityAction], from start: Int) {
-        guard !resolved.isEmpty else { return }
-        let merged = Array(entities[start...])
-        entities.removeSubrange(start...)
-        var i = 0
-        var j = 0
-        while i < merged.count || j < resolved.count {
-            if j == resolved.count || (i < merged.count && datasetKey(merged[i]).byteOrder(datasetKey(resolved[j])) < 0) {
-                entities.append(merged[i])
-                i += 1
-            } else {
-                entities.append(resolved[j])
-                j += 1
-            }
-        }
-    }
-
-    private static func datasetKey(_ action: EntityAction) -> String { action.desiredRowKey ?? action.rowKey }
 
     /// The entities' order by PartitionKey, then RowKey, bytes.
     static func order(_ a: TableEntity, _ b: TableEntity) -> Int {

@@ -25,6 +25,11 @@ public struct Plan: Sendable, Equatable {
     public var extraEntities: [String: Int]
     /// Blobs in the dataset's containers that the dataset does not hold, left in place.
     public var extraBlobs: [String: Int]
+    /// Entity creates and deletes counted but not held (``PlanRetention``): empty for a whole plan.
+    public var countedEntities: [CountedEntityActions] = []
+    /// Each entity action's fingerprint, in order, held or counted: what a plan made again
+    /// as it is written is checked against.
+    public var fingerprints = ActionFingerprints()
     /// Set by ``Planner``, which checked every entity against Azure's rules before the plan
     /// existed: its batches are then sent without checking each entity again. A plan made any
     /// other way is checked as it is sent.
@@ -37,9 +42,14 @@ public struct Plan: Sendable, Equatable {
         for t in tables { s.count(t.change) }
         for e in entities { s.count(e.change) }
         for e in entityDeletes { s.count(e.change) }
+        for c in countedEntities { s.count(c.change, c.count) }
         s.unchanged += unchangedEntities.values.reduce(0, +)
         return s
     }
+
+    /// Whether the plan holds every action (a saved or JSON plan does); else some are only
+    /// counted (``countedEntities``).
+    public var isWhole: Bool { countedEntities.isEmpty }
 
     /// True when applying the plan would change nothing.
     public var isEmpty: Bool {
@@ -54,13 +64,13 @@ public struct PlanSummary: Sendable, Equatable {
 
     public init() {}
 
-    /// Counts one action.
-    public mutating func count(_ change: PlanChange) {
+    /// Counts `n` actions (one unless told).
+    public mutating func count(_ change: PlanChange, _ n: Int = 1) {
         switch change {
-        case .create: create += 1
-        case .update: update += 1
-        case .delete: delete += 1
-        case .unchanged: unchanged += 1
+        case .create: create += n
+        case .update: update += n
+        case .delete: delete += n
+        case .unchanged: unchanged += n
         }
     }
 }

@@ -86,6 +86,8 @@ extension Plan {
 
     /// Calls `body` with each action's JSON, in execution order.
     private func forEachAction(_ body: (JSONValue) throws -> Void) rethrows {
+        // A JSON plan lists every action: one that counted some cannot be written as one.
+        precondition(isWhole, "a plan that counts actions it does not hold cannot be written as JSON")
         for c in containers {
             var members: [(String, JSONValue)] = [
                 ("kind", .string("container")), ("name", .string(c.name)), ("action", .string(c.change.rawValue)),

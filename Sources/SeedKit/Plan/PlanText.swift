@@ -7,11 +7,13 @@ public struct PlanTextRenderer: Sendable {
     public var colour: Bool
     /// At most this many creates (and deletes) are listed per kind; JSON lists them all.
     public var listLimit: Int
+    /// How many creates (and deletes) of each kind are listed unless told otherwise.
+    public static let defaultListLimit = 20
 
     /// How the remedies' settings are spelled (`--prune` from azseed).
     public var names: SettingNames
 
-    public init(colour: Bool = false, listLimit: Int = 20, names: SettingNames = .library) {
+    public init(colour: Bool = false, listLimit: Int = Self.defaultListLimit, names: SettingNames = .library) {
         self.colour = colour
         self.listLimit = listLimit
         self.names = names
@@ -74,6 +76,12 @@ public struct PlanTextRenderer: Sendable {
                 shown[group, default: 0] += 1
             }
             lines += entityLines(e, source: source)
+        }
+        // A large plan counted the rest instead of holding them (PlanRetention).
+        for counted in plan.countedEntities {
+            let group = ListGroup(change: counted.change, table: counted.table, kind: counted.kind)
+            if hidden[group] == nil { hiddenOrder.append(group) }
+            hidden[group, default: 0] += counted.count
         }
         for group in hiddenOrder {
             let what = group.kind.map { "\($0) entities" } ?? (group.change == .delete ? "entities not in the \(source)" : "entities")

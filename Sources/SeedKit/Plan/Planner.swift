@@ -14,7 +14,7 @@ public enum Planner {
     /// list them in byte order.
     public static func plan(
         desired: DesiredStorage, observed: ObservedState, entities: (any ObservedEntitySource)? = nil,
-        header: PlanHeader, digests: Bool = true
+        header: PlanHeader, digests: Bool = true, retention: PlanRetention = .whole
     ) async throws -> Plan {
         var digest: SHA256? = digests ? SHA256() : nil
         var plan = Plan(
@@ -28,7 +28,14 @@ public enum Planner {
         var merge = EntityMerge(
             desired: desired, source: entities ?? observed, existingTables: Set(observed.tables.keys),
             prune: header.prune, digests: digests)
-        try await merge.plan(into: &plan, digest: &digest)
+        var collector = PlanEntityCollector(retention: retention)
+        try await merge.run(digest: &digest) { collector.take($0) }
+        plan.entities = collector.entities
+        plan.entityDeletes = collector.deletes
+        plan.countedEntities = collector.counted
+        plan.fingerprints = collector.fingerprints
+        plan.unchangedEntities = merge.unchanged
+        plan.extraEntities = merge.extra.filter { $0.value > 0 }
         plan.entitiesChecked = true  // every desired entity went through DesiredStream's check
         if let digest {
             plan.header.desiredDigest = hex(digest.finalize())
@@ -39,6 +46,20 @@ public enum Planner {
             plan.header.observedDigest = observedDigest(seen, partitions: merge.partitionDigests)
         }
         return plan
+    }
+
+    /// Plans `desired`'s entities again against `entities` and hands each action to `emit`
+    /// as it is made, holding none: how a plan counted rather than held
+    /// (``Plan/countedEntities``) is carried out. Every table of `desired` must exist.
+    /// Returns the entities it found unchanged, by table.
+    package static func remakeEntities(
+        desired: DesiredStorage, entities: any ObservedEntitySource, prune: Bool, emit: (MergeOutput) async throws -> Void
+    ) async throws -> [String: Int] {
+        var merge = EntityMerge(
+            desired: desired, source: entities, existingTables: Set(desired.tables.map(\.name)), prune: prune, digests: false)
+        var digest: SHA256? = nil
+        try await merge.run(digest: &digest, emit: emit)
+        return merge.unchanged
     }
 
     private static func planContainers(_ desired: DesiredStorage, _ observed: ObservedState, _ plan: inout Plan, _ digest: inout SHA256?) {

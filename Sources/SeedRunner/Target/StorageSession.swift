@@ -80,8 +80,21 @@ public struct StorageSession: Sendable {
         _ desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool, digests: Bool, migrations: [Migration] = [],
         onRead: (@Sendable (Int) -> Void)? = nil
     ) async throws -> Plan {
+        try await plan(
+            desired, counts: counts, access: access, prune: prune, digests: digests, migrations: migrations, retention: .whole, onRead: onRead
+        ).plan
+    }
+
+    /// The same, held as `retention` says, with the desired state it compared (the dataset as
+    /// the migrations leave it): what a plan that counted actions is carried out from
+    /// (``SeedRun/execute(_:remaking:concurrency:onProgress:)``).
+    public func plan(
+        _ desired: GeneratedDataset, counts: [String: Int], access: PublicAccess?, prune: Bool, digests: Bool, migrations: [Migration] = [],
+        retention: PlanRetention, onRead: (@Sendable (Int) -> Void)? = nil
+    ) async throws -> (plan: Plan, desired: DesiredStorage) {
         let header = run.header(for: desired, counts: counts, access: access, prune: prune)
         let prepared = try await LookupLoader.prepared(migrations, outside: desired.storage, tables: run.tables)
-        return try await run.plan(desired.storage.migrated(by: prepared), header: header, digests: digests, onRead: onRead)
+        let storage = desired.storage.migrated(by: prepared)
+        return (try await run.plan(storage, header: header, digests: digests, retention: retention, onRead: onRead), storage)
     }
 }

@@ -58,22 +58,28 @@ public struct Seeder: Sendable {
     }
 
     /// The plan that would make the target hold the dataset; writes nothing. `digests` fills in
-    /// the plan's digests (saved and JSON plans carry them).
-    public func plan(_ request: DatasetRequest, prune: Bool, digests: Bool) async throws -> Plan {
+    /// the plan's digests (saved and JSON plans carry them). `retention`: how much of a large
+    /// plan to hold (``PlanRetention``; a plan printed as text needs only what it lists).
+    public func plan(_ request: DatasetRequest, prune: Bool, digests: Bool, retention: PlanRetention = .whole) async throws -> Plan {
         let prepared = try await prepareForLedger(request)
         return try await session { session in
-            try await plan(prepared, request, in: session, prune: prune, digests: digests).plan
+            try await plan(prepared, request, in: session, prune: prune, digests: digests, retention: retention).plan
         }
     }
 
     /// Plans, tells the observer, records the apply in the target's ledger and carries the
-    /// plan out.
-    public func apply(_ request: DatasetRequest, prune: Bool, concurrency: Int) async throws -> AppliedPlan {
+    /// plan out. With `retention` other than whole, a large plan holds only what it lists
+    /// and its entities are planned again as they are written (``SeedRun/execute(_:remaking:concurrency:onProgress:)``):
+    /// memory stays flat however many entities it writes; the plan reported holds what it held.
+    public func apply(_ request: DatasetRequest, prune: Bool, concurrency: Int, retention: PlanRetention = .whole) async throws
+        -> AppliedPlan
+    {
         let prepared = try await prepareForLedger(request)
         return try await session { session in
             // Digests always: the ledger records the desired state's.
-            let (plan, reference) = try await plan(prepared, request, in: session, prune: prune, digests: true)
-            return try await execute(plan, reference: reference, in: session, concurrency: concurrency, clock: request.clock)
+            let (plan, reference, desired) = try await plan(prepared, request, in: session, prune: prune, digests: true, retention: retention)
+            return try await execute(
+                plan, reference: reference, in: session, concurrency: concurrency, clock: request.clock, remaking: plan.isWhole ? nil : desired)
         }
     }
 
@@ -93,7 +99,8 @@ public struct Seeder: Sendable {
                 in: folder ?? saved.desired.dataset.directory.appendingPathComponent("migrations"), in: session)
             let plan = try await session.replan(saved, migrations: migrations) { observer.reading($0) }
             return try await execute(
-                plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency, clock: Self.clock)
+                plan, reference: try await session.referenceTime(of: saved), in: session, concurrency: concurrency, clock: Self.clock,
+                remaking: nil)
         }
     }
 
@@ -101,7 +108,10 @@ public struct Seeder: Sendable {
     public func verify(_ request: DatasetRequest, digests: Bool) async throws -> (plan: Plan, activity: RequestActivity) {
         let prepared = try await prepareForLedger(request)
         return try await session { session in
-            (try await plan(prepared, request, in: session, prune: true, digests: digests).plan, session.run.configuration.activity)
+            (
+                try await plan(prepared, request, in: session, prune: true, digests: digests, retention: .whole).plan,
+                session.run.configuration.activity
+            )
         }
     }
 
@@ -132,8 +142,8 @@ public struct Seeder: Sendable {
     /// move `--now` makes.
     func plan(
         _ prepared: Prepared, _ request: DatasetRequest, in session: StorageSession, prune: Bool,
-        digests: Bool
-    ) async throws -> (plan: Plan, reference: ReferenceTime) {
+        digests: Bool, retention: PlanRetention
+    ) async throws -> (plan: Plan, reference: ReferenceTime, desired: DesiredStorage) {
         observer.event(.phaseBegan(.planning))
         var (desired, reference) =
             switch prepared {
@@ -169,19 +179,20 @@ public struct Seeder: Sendable {
         )
         // One desired state: the dataset as the migrations the target has had leave it.
         let migrations = try await appliedMigrations(in: request.migrationsFolder, in: session)
-        var plan = try await session.plan(desired, counts: counts, access: request.access, prune: prune, digests: digests, migrations: migrations) {
-            observer.reading($0)
-        }
+        var (plan, storage) = try await session.plan(
+            desired, counts: counts, access: request.access, prune: prune, digests: digests, migrations: migrations, retention: retention
+        ) { observer.reading($0) }
         plan.header.nowMove = reference.move
         observer.event(.phaseEnded(.planning))
-        return (plan, reference)
+        return (plan, reference, storage)
     }
 
     /// Tells the observer the plan, records the apply in the ledger before its first write (so
-    /// a re-run of an interrupted apply makes the same data), and carries the plan out.
+    /// a re-run of an interrupted apply makes the same data), and carries the plan out — for a
+    /// plan not held whole, by planning its entities again from `remaking` as they are written.
     func execute(
         _ plan: Plan, reference: ReferenceTime, in session: StorageSession, concurrency: Int,
-        clock: @Sendable () -> EdmDateTime
+        clock: @Sendable () -> EdmDateTime, remaking: DesiredStorage?
     ) async throws -> AppliedPlan {
         try await observer.planned(plan)
         let access = try await session.recordApply(plan, reference: reference, tool: tool, appliedAt: clock())
@@ -193,7 +204,11 @@ public struct Seeder: Sendable {
         report.unchanged = plan.summary.unchanged
         if !plan.isEmpty {
             observer.event(.phaseBegan(.applying))
-            report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
+            if let remaking {
+                report = try await session.run.execute(plan, remaking: remaking, concurrency: concurrency) { observer.applying($0) }
+            } else {
+                report = try await session.run.execute(plan, concurrency: concurrency) { observer.applying($0) }
+            }
             observer.event(.phaseEnded(.applying))
         }
         return AppliedPlan(

@@ -54,7 +54,8 @@ struct ApplyCommand: AsyncParsableCommand {
         let target = try await self.target.resolve(readOnly: dryRun)
         if dryRun {
             try await outputOptions.finishDryRun(
-                try await Planning.plan(datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON))
+                try await Planning.plan(
+                    datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON, retention: outputOptions.retention))
             return
         }
         let output = outputOptions
@@ -72,7 +73,8 @@ struct ApplyCommand: AsyncParsableCommand {
                 saved, concurrency: execution.concurrency, migrations: datasetOptions.dataset == nil ? MigrationsFolder.local : nil)
         } else {
             if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
-            applied = try await seeder.apply(try datasetOptions.request(), prune: prune, concurrency: execution.concurrency)
+            applied = try await seeder.apply(
+                try datasetOptions.request(), prune: prune, concurrency: execution.concurrency, retention: outputOptions.retention)
         }
         observer.finish()
         try Applying.report(

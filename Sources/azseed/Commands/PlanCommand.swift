@@ -23,15 +23,18 @@ struct PlanCommand: AsyncParsableCommand {
         try await outputOptions.finishDryRun(
             try await Planning.plan(
                 datasetOptions, target: try await target.resolve(readOnly: true), prune: prune,
-                digests: outputOptions.writesJSON))
+                digests: outputOptions.writesJSON, retention: outputOptions.retention))
     }
 }
 
 /// Planning a dataset, with the entities read counted on a terminal.
 enum Planning {
-    static func plan(_ datasetOptions: DatasetOptions, target: RunTarget, prune: Bool, digests: Bool) async throws -> Plan {
+    static func plan(
+        _ datasetOptions: DatasetOptions, target: RunTarget, prune: Bool, digests: Bool, retention: PlanRetention = .whole
+    ) async throws -> Plan {
         let observer = ConsoleObserver(target: target)
         defer { observer.finish() }
-        return try await Seeder(target: target, observer: observer).plan(try datasetOptions.request(), prune: prune, digests: digests)
+        return try await Seeder(target: target, observer: observer).plan(
+            try datasetOptions.request(), prune: prune, digests: digests, retention: retention)
     }
 }

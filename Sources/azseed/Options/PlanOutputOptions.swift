@@ -23,6 +23,10 @@ struct PlanOutputOptions: ParsableArguments {
     /// Whether the plan is printed or saved as JSON (and so needs its digests).
     var writesJSON: Bool { output == .json || out != nil }
 
+    /// How much of a plan to hold: a JSON plan lists every action; text lists the first
+    /// creates and deletes of each kind, so a large plan holds only those (flat memory).
+    var retention: PlanRetention { writesJSON ? .whole : .text }
+
     /// Prints the plan and saves it when asked. JSON is written as it is encoded, an
     /// action at a time (``Plan/writeJSON(_:)``), on ``BlockingPool``'s threads: file and
     /// pipe writes block.
