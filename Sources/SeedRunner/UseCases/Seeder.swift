@@ -105,11 +105,14 @@ public struct Seeder: Sendable {
     }
 
     /// The drift between the target and the dataset: what `apply --prune` would change.
-    public func verify(_ request: DatasetRequest, digests: Bool) async throws -> (plan: Plan, activity: RequestActivity) {
+    /// `retention` as in ``plan(_:prune:digests:retention:)``.
+    public func verify(_ request: DatasetRequest, digests: Bool, retention: PlanRetention = .whole) async throws -> (
+        plan: Plan, activity: RequestActivity
+    ) {
         let prepared = try await prepareForLedger(request)
         return try await session { session in
             (
-                try await plan(prepared, request, in: session, prune: true, digests: digests, retention: .whole).plan,
+                try await plan(prepared, request, in: session, prune: true, digests: digests, retention: retention).plan,
                 session.run.configuration.activity
             )
         }

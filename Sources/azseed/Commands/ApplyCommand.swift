@@ -55,7 +55,7 @@ struct ApplyCommand: AsyncParsableCommand {
         if dryRun {
             try await outputOptions.finishDryRun(
                 try await Planning.plan(
-                    datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON, retention: outputOptions.retention))
+                    datasetOptions, target: target, prune: prune, digests: outputOptions.writesJSON, retention: outputOptions.retention()))
             return
         }
         let output = outputOptions
@@ -74,7 +74,7 @@ struct ApplyCommand: AsyncParsableCommand {
         } else {
             if prune { try Safety.confirmDeletes("--prune", target: target, yes: execution.yes) }
             applied = try await seeder.apply(
-                try datasetOptions.request(), prune: prune, concurrency: execution.concurrency, retention: outputOptions.retention)
+                try datasetOptions.request(), prune: prune, concurrency: execution.concurrency, retention: outputOptions.retention(printsPlan: false))
         }
         observer.finish()
         try Applying.report(

@@ -23,7 +23,7 @@ struct PlanCommand: AsyncParsableCommand {
         try await outputOptions.finishDryRun(
             try await Planning.plan(
                 datasetOptions, target: try await target.resolve(readOnly: true), prune: prune,
-                digests: outputOptions.writesJSON, retention: outputOptions.retention))
+                digests: outputOptions.writesJSON, retention: outputOptions.retention()))
     }
 }
 

@@ -24,7 +24,8 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let target = try await self.target.resolve(readOnly: true)
         let observer = ConsoleObserver(target: target)
-        let (plan, activity) = try await Seeder(target: target, observer: observer).verify(try datasetOptions.request(), digests: output == .json)
+        let (plan, activity) = try await Seeder(target: target, observer: observer).verify(
+            try datasetOptions.request(), digests: output == .json, retention: output == .json ? .whole : .text)
         observer.finish()
         if output == .json {
             var result = RunResult(

@@ -25,7 +25,9 @@ struct PlanOutputOptions: ParsableArguments {
 
     /// How much of a plan to hold: a JSON plan lists every action; text lists the first
     /// creates and deletes of each kind, so a large plan holds only those (flat memory).
-    var retention: PlanRetention { writesJSON ? .whole : .text }
+    /// `printsPlan` false: the JSON printed is a run's result (counts), not the plan, so only
+    /// a saved plan needs every action.
+    func retention(printsPlan: Bool = true) -> PlanRetention { out != nil || (output == .json && printsPlan) ? .whole : .text }
 
     /// Prints the plan and saves it when asked. JSON is written as it is encoded, an
     /// action at a time (``Plan/writeJSON(_:)``), on ``BlockingPool``'s threads: file and
