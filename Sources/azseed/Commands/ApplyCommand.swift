@@ -148,7 +148,7 @@ enum Applying {
         if !plan.isEmpty {
             let rate = report.seconds > 0 ? Int(Double(report.entityOperations) / report.seconds) : 0
             var line =
-                "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s (\(rate) entities/s)"
+                "Apply complete: \(report.created) created, \(report.updated) updated, \(report.deleted) deleted, \(report.unchanged) unchanged in \(String(format: "%.2f", report.seconds)) s of writes (\(rate) entities/s), \(String(format: "%.2f", Date().timeIntervalSince(Console.started))) s in all"
             let counts = activity.snapshot
             line += "; \(counts.retries) retr\(counts.retries == 1 ? "y" : "ies")" + (counts.throttled > 0 ? " (\(counts.throttled) throttled)" : "")
             if let slowest = report.slowestPhase {

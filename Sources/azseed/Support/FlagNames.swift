@@ -25,7 +25,8 @@ extension SettingNames {
         .dataFolder: "--data-dir",
         .table: "--table",
         .container: "--container",
-        .detailedPlan: "--output json",
+        // Said by apply and verify too, whose own --output json prints counts or drift.
+        .detailedPlan: "'azseed plan --output json'",
         .shard: "--shard",
         .referenceTime: "--now",
         .referenceTimeToday: "--now today",

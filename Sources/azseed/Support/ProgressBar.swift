@@ -37,7 +37,10 @@ final class ProgressBar: Sendable {
         let rate = progress.seconds > 0 ? Double(progress.done) / progress.seconds : 0
         if rate > 0 {
             parts.append("\(Int(rate))/s")
-            if progress.done < progress.total { parts.append("ETA \(Self.duration(Double(progress.total - progress.done) / rate))") }
+            // Not in the first second: a rate from a few batches put the end hours away.
+            if progress.done < progress.total, progress.seconds >= 1 {
+                parts.append("ETA \(Self.duration(Double(progress.total - progress.done) / rate))")
+            }
         }
         parts += retries()
         draw(name, parts)
