@@ -51,7 +51,8 @@ public struct Executor: Sendable {
     public func execute(_ plan: Plan) async throws -> ExecutionReport {
         guard plan.isWhole else {
             throw RunError(
-                "a plan that counts entity actions it does not hold was given to be carried out whole; this is a bug in azseed, please report it")
+                "this plan counts entity actions it does not hold (made with PlanRetention.text, to print), so it cannot be carried out as it is; plan with PlanRetention.whole, or apply through Seeder.apply, which plans the entities again as it writes them"
+            )
         }
         let started = Date()
         let summary = plan.summary

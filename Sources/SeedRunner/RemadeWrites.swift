@@ -12,9 +12,11 @@ struct RemadeWrites {
     let checked: Bool
     private let expected: [Int]
     private var position = 0
-    /// Entity actions per phase, for the progress line.
-    private let phaseItems: [PhaseKey: Int]
+    /// Entity actions per phase not yet taken, for the progress line.
+    private var phaseItems: [PhaseKey: Int]
     private var phase: PhaseKey?
+    /// The last action matched, for the line that names where another client wrote.
+    private var lastMatched: EntityAction?
     private var batch: [TableBatchOperation] = []
     private var batchBytes = 0
     private var batchTable = ""
@@ -49,23 +51,25 @@ struct RemadeWrites {
             // Another client wrote here since the plan: what is in flight finishes (each was
             // checked), nothing after is written.
             try await drain(&group)
-            throw Self.changedSincePlanned(action)
+            throw Self.changedSincePlanned(action, after: lastMatched)
         }
         position += 1
+        lastMatched = action
         written.count(action.change)
         guard let operation = EntityBatches.operation(action) else { return }  // recognised, unchanged
         operations += 1
         let key = PhaseKey(action)
         if key != phase {
             try await finishKind(group: &group)
-            if phase != nil { counter.end() }
+            // What is left of the phase: two kinds may write under one name (a copied table).
             counter.begin(phase: key.name, items: phaseItems[key] ?? 0)
             phase = key
         }
+        phaseItems[key, default: 1] -= 1
         let size = EntityBatches.estimatedSize(operation)
         if !batch.isEmpty
-            && (!batchPartition.isExactly(action.partitionKey) || batch.count == TableBatchCodec.maxOperations
-                || batchBytes + size > EntityBatches.bodyBudget)
+            && (!batchTable.isExactly(action.table) || !batchPartition.isExactly(action.partitionKey)
+                || batch.count == TableBatchCodec.maxOperations || batchBytes + size > EntityBatches.bodyBudget)
         {
             try await send(&group)
         }
@@ -77,16 +81,18 @@ struct RemadeWrites {
         batchBytes += size
     }
 
-    /// Sends what is gathered and waits for every batch in flight.
+    /// Sends what is gathered, waits for every batch in flight and ends the phase's clock
+    /// (the next kind's first action may come only after its partition is read).
     mutating func finishKind(group: inout ThrowingTaskGroup<Int, any Error>) async throws {
         try await send(&group)
         try await drain(&group)
+        if phase != nil { counter.end() }
+        phase = nil
     }
 
     /// The end of the remade plan: every counted action must have come.
     mutating func finish(group: inout ThrowingTaskGroup<Int, any Error>) async throws {
         try await finishKind(group: &group)
-        if phase != nil { counter.end() }
         guard position == expected.count else {
             throw RunError(
                 "the target changed after the plan read it: \(expected.count - position) of the plan's entity actions were no longer there to make; what another client wrote was kept. Run again: the next plan starts from what is there now"
@@ -115,29 +121,15 @@ struct RemadeWrites {
         inFlight = 0
     }
 
-    /// The line of a run whose plan, made again, met another client's write: the action made
-    /// in its place is at that entity or just after it.
-    static func changedSincePlanned(_ action: EntityAction) -> RunError {
-        RunError(
-            "table '\(action.table)', an entity at or just before (PartitionKey '\(Printable.escaped(action.partitionKey, quotes: false))', RowKey '\(Printable.escaped(action.rowKey, quotes: false))') was written by someone else after the plan read it; it was kept as they wrote it, and nothing after it was written. Run again: the next plan starts from what is there now"
+    /// The line of a run whose plan, made again, met another client's write: it is after the
+    /// last action that matched and at or before the one made in its place.
+    static func changedSincePlanned(_ action: EntityAction, after last: EntityAction?) -> RunError {
+        func place(_ a: EntityAction) -> String {
+            "(PartitionKey '\(Printable.escaped(a.partitionKey, quotes: false))', RowKey '\(Printable.escaped(a.rowKey, quotes: false))')"
+        }
+        let after = last.map { " after \(place($0))\($0.table.isExactly(action.table) ? "" : " of table '\($0.table)'")" } ?? ""
+        return RunError(
+            "table '\(action.table)', an entity\(after) and at or before \(place(action)) was written by someone else after the plan read it; it was kept as they wrote it, and nothing after it was written. Run again: the next plan starts from what is there now"
         )
     }
-}
-
-/// An apply's entity phase: a table's kind, or its deletes.
-struct PhaseKey: Hashable {
-    var table: ExactString
-    var kind: ExactString?
-    var deletes: Bool
-
-    init(table: String, kind: String?, deletes: Bool) {
-        self.table = ExactString(table)
-        self.kind = kind.map { ExactString($0) }
-        self.deletes = deletes
-    }
-
-    init(_ action: EntityAction) { self.init(table: action.table, kind: action.kind, deletes: action.change == .delete) }
-
-    /// "events/Event", "events deletes", or a snapshot's table.
-    var name: String { deletes ? "\(table.string) deletes" : kind.map { "\(table.string)/\($0.string)" } ?? table.string }
 }

@@ -103,13 +103,23 @@ public struct SeedRun: Sendable {
     /// Carries out a plan that counted entity actions it does not hold (``Plan/isWhole``
     /// false): its entities are planned again from `desired` — the state it was planned from —
     /// and written as they are made, each checked against the action the plan counted.
-    public func execute(
+    /// Package-only: `desired` must be exactly what the plan was made from (the dataset as
+    /// the target's migrations leave it), which ``Seeder/apply(_:prune:concurrency:retention:)`` keeps.
+    package func execute(
         _ plan: Plan, remaking desired: DesiredStorage, concurrency: Int, onProgress: (@Sendable (ExecutionProgress) -> Void)? = nil
     ) async throws -> ExecutionReport {
         let desired = shard.map { desired.sharded($0) } ?? desired
         let source = Observer(blobs: blobs, tables: tables, shard: shard).entities()
-        return try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, onProgress: onProgress).execute(plan) { emit in
-            _ = try await Planner.remakeEntities(desired: desired, entities: source, prune: plan.header.prune, emit: emit)
+        do {
+            return try await Executor(blobs: blobs, tables: tables, concurrency: concurrency, onProgress: onProgress).execute(plan) { emit in
+                _ = try await Planner.remakeEntities(desired: desired, entities: source, prune: plan.header.prune, emit: emit)
+            }
+        } catch let error as ObservedOrderError {
+            // The first pass read in byte order (else it would have held the plan whole); the
+            // second met keys out of it, which a streaming write cannot be sure of.
+            throw RunError(
+                "\(error); the service listed keys out of byte order while this apply wrote, so it stopped (batches before were written). Run again: the next plan reads such a table whole"
+            )
         }
     }
 

@@ -39,12 +39,23 @@ def test_apply_is_many_times_the_sequential_sdk_port(azseed):
 
 
 
-def peak_rss_mb(*command):
-    """The command's peak resident memory in MB, from the kernel's accounting of that child."""
-    process = subprocess.Popen(list(command), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    assert process.returncode == 0, process.stderr.read().decode()
+def peak_rss_mb(*command, timeout=600):
+    """The command's peak resident memory in MB, from the kernel's accounting of that child.
+    stderr goes to a file (a pipe read only at the end would block a chatty child), and a
+    child still running after `timeout` seconds is killed."""
+    import tempfile
+    import threading
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(list(command), stdout=subprocess.DEVNULL, stderr=stderr)
+        timer = threading.Timer(timeout, process.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        stderr.seek(0)
+        assert process.returncode == 0, stderr.read().decode()[-2000:]
     return usage.ru_maxrss / 1024
 
 

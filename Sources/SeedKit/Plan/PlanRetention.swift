@@ -7,12 +7,16 @@ import AzureStorage
 /// recorded, and `apply` writes it by planning again as it writes (flat memory), checking
 /// each action against the one counted (``ActionFingerprints``).
 public struct PlanRetention: Sendable, Equatable {
+    /// Creates and deletes held whole before the plan holds only what it lists.
     public var wholeUpTo: Int
+    /// Creates (and deletes) held of each table and kind past `wholeUpTo`; at least 1, so
+    /// every kind with one is listed as the whole plan lists it.
     public var listLimit: Int
 
+    /// `listLimit` below 1 is taken as 1.
     public init(wholeUpTo: Int, listLimit: Int) {
         self.wholeUpTo = wholeUpTo
-        self.listLimit = listLimit
+        self.listLimit = max(1, listLimit)
     }
 
     /// Every action: saved and JSON plans list them all.
@@ -26,10 +30,13 @@ public struct PlanRetention: Sendable, Equatable {
 /// holding them (``PlanRetention``).
 public struct CountedEntityActions: Sendable, Equatable {
     public var table: String
+    /// nil for entities the dataset does not hold (deletes).
     public var kind: String?
+    /// `.create` or `.delete`.
     public var change: PlanChange
     public var count: Int
 
+    /// Counted actions of one table, kind and change.
     public init(table: String, kind: String?, change: PlanChange, count: Int) {
         self.table = table
         self.kind = kind
@@ -44,19 +51,24 @@ public struct CountedEntityActions: Sendable, Equatable {
 /// gives another number where it wrote. 8 bytes an action, so a plan of a million creates
 /// is checked in 8 MB. Within one process only (``Hasher`` is seeded per process).
 public struct ActionFingerprints: Sendable, Equatable {
+    /// One per action, in the plan's order.
     public private(set) var values: [Int] = []
 
+    /// No actions.
     public init() {}
 
-    public mutating func append(_ action: EntityAction) { values.append(Self.of(action)) }
+    /// Adds the next action's fingerprint.
+    package mutating func append(_ action: EntityAction) { values.append(Self.of(action)) }
 
-    public static func of(_ action: EntityAction) -> Int {
+    /// An action's fingerprint: names, keys and the ETag by their bytes, as Azure compares them.
+    package static func of(_ action: EntityAction) -> Int {
         var hasher = Hasher()
         hasher.combine(action.change)
         ExactString(action.table).hash(into: &hasher)
         ExactString(action.partitionKey).hash(into: &hasher)
         ExactString(action.rowKey).hash(into: &hasher)
-        hasher.combine(action.etag)
+        hasher.combine(action.etag == nil)
+        if let etag = action.etag { ExactString(etag).hash(into: &hasher) }
         return hasher.finalize()
     }
 

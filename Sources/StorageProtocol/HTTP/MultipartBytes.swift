@@ -25,7 +25,7 @@ public enum MultipartBytes {
                     let rest = bytes.count - i
                     let found = memchr(base + i, Int32(UInt8(ascii: "\r")), rest)
                     let run = found.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - (base + i) } ?? rest
-                    (target + n).update(from: base + i, count: run)
+                    (target + n).initialize(from: base + i, count: run)
                     n += run
                     i += run
                     guard i < bytes.count else { break }
