@@ -129,7 +129,7 @@ struct RemadeWrites {
         }
         let after = last.map { " after \(place($0))\($0.table.isExactly(action.table) ? "" : " of table '\($0.table)'")" } ?? ""
         return RunError(
-            "table '\(action.table)', an entity\(after) and at or before \(place(action)) was written by someone else after the plan read it; it was kept as they wrote it, and nothing after it was written. Run again: the next plan starts from what is there now"
+            "table '\(action.table)', an entity \(after.isEmpty ? "" : "\(after.dropFirst()) and ")at or before \(place(action)) was written by someone else after the plan read it; it was kept as they wrote it, and nothing after it was written. Run again: the next plan starts from what is there now"
         )
     }
 }
