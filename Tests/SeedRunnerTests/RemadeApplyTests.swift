@@ -157,4 +157,44 @@ import Testing
             #expect(try await Self.events(server.account).count == 8 + 12)
         }
     }
+
+    /// A kind copied from a file is read again for the second planning: the file edited
+    /// between the plan and the writes (a value, keys unchanged; a broken line) stops the run
+    /// at that entity, and what the plan never showed is not written (an attacker's finding).
+    @Test func aCopiedKindsFileEditedAfterThePlanIsNotWritten() async throws {
+        let folder = try Scratch.folder("remade-copied")
+        let entities = folder.appendingPathComponent("entities/readings/1.jsonl")
+        try FileManager.default.createDirectory(at: entities.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(
+            "name: copied\nseed: 1\ntables:\n  - name: readings\n    kinds:\n      - name: no\n        partition: \"NO\"\n        entities: \"entities/readings/1.jsonl\"\n"
+                .utf8
+        ).write(to: folder.appendingPathComponent("dataset.yaml"))
+        let lines = (0..<30).map { String(format: "{\"PartitionKey\":\"NO\",\"RowKey\":\"%06d\",\"V\":\"orig-\($0)\"}", $0) }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: entities)
+
+        final class Edits: RunObserver {
+            let file: URL
+            init(_ file: URL) { self.file = file }
+            func planned(_ plan: Plan) async throws {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                try Data(text.replacingOccurrences(of: "\"orig-20\"", with: "\"EDITED-AFTER-PLAN\"").utf8).write(to: file)
+            }
+        }
+        try await TestEmulator.withRunning { server in
+            let target = RunTarget(location: .account(server.account))
+            let request = DatasetRequest(directory: folder, now: EdmDateTime(iso8601: "2026-11-21")!)
+            await #expect {
+                _ = try await Seeder(target: target, observer: Edits(entities)).apply(request, prune: false, concurrency: 8, retention: Self.small)
+            } throws: { error in
+                ((error as? RunError)?.phrase.description ?? "").contains("at or before (PartitionKey 'NO', RowKey '000020')")
+            }
+            var values: [String] = []
+            for try await page in TableClient(account: server.account).query("readings") {
+                values += page.compactMap { $0.entity["V"].map(\.text) }
+            }
+            #expect(!values.contains("EDITED-AFTER-PLAN"), "a value the printed plan never showed was written")
+            // Those before it may be written (a batch gathered with it is not sent); none after.
+            #expect(values.count <= 20, "entities after the edit were written: \(values.count)")
+        }
+    }
 }

@@ -4,7 +4,8 @@ import Crypto
 /// Plans a desired state's entities against a target's by merging two streams in
 /// PartitionKey-then-RowKey byte order — the group's desired entities and the pages read
 /// from the target — and handing each action on as it is made (``MergeOutput``), so memory
-/// holds neither the table nor, for a streaming apply, the plan.
+/// holds neither the table nor, for a streaming apply, the plan: only what a partition's end
+/// decides (a natural-key kind's unmatched entities on both sides, and the deletes).
 ///
 /// Groups are merged one after another, referenced kinds first. An entity matches the
 /// observed one under the same keys. In a group with a natural key, a desired entity with
