@@ -85,6 +85,10 @@ public struct RunResult: Sendable {
                 }()
             kinds[i].counts.count(e.change, e.n)
         }
+        // Left as they were: those matched by RowKey (counted), and those recognised by their
+        // natural key under a foreign RowKey (listed, as `=` in the text plan).
+        var unchanged = plan.unchangedEntities
+        for e in plan.entities where e.change == .unchanged { unchanged[e.table, default: 0] += 1 }
         return [
             ("changes", members(s)),
             ("containers", members(containers)),
@@ -102,7 +106,7 @@ public struct RunResult: Sendable {
                         ])
                     })
             ),
-            ("unchangedEntities", .object(plan.unchangedEntities.sorted { $0.key.byteOrder($1.key) < 0 }.map { ($0.key, number($0.value)) })),
+            ("unchangedEntities", .object(unchanged.sorted { $0.key.byteOrder($1.key) < 0 }.map { ($0.key, number($0.value)) })),
         ]
     }
 
