@@ -23,7 +23,8 @@ let options = GenerationOptions(
     seed: 42, counts: ["event": events], now: EdmDateTime(iso8601: "2026-11-21")!,
     from: EdmDateTime(iso8601: "2026-01-01"), to: EdmDateTime(iso8601: "2027-01-01"))
 
-for mode in ["make", "make+encode"] {
+let modes = ProcessInfo.processInfo.environment["GENERATE_MODES"].map { $0.split(separator: ",").map(String.init) } ?? ["make", "make+encode"]
+for mode in modes {
     let state = try GeneratedDataset.make(dataset, options: options)
     let start = DispatchTime.now().uptimeNanoseconds
     var count = 0

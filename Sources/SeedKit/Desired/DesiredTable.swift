@@ -96,9 +96,6 @@ public struct DesiredTable: Sendable {
             for entity in made { try body(entity) }
             return
         }
-        var builder = EntityBuilder(engine: engine)
-        for (ordinal, item) in try engine.sortedIdentities(datasetFile: datasetFile).enumerated() {
-            try body(try builder.build(identity: item.identity, ordinal: ordinal, index: item.index, rowKey: item.rowKey))
-        }
+        try ChunkedBuild.forEach(engine, identities: try engine.sortedIdentities(datasetFile: datasetFile), body)
     }
 }

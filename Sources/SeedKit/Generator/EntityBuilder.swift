@@ -14,6 +14,12 @@ struct EntityBuilder {
     private var text: [UInt8] = []
     /// Slots this entity does not have: `~` row cells and fields whose `presence` draw failed.
     private var absent: [Bool]
+    /// Per slot, which entry of its list the entity took (picks, constants, refs and what is
+    /// copied from a ref): what numbers a template's output in ``numbered``.
+    private var choices: [Int]
+    /// Rendered text by op index, in a table numbered by the choices the template reads, for
+    /// templates reading only list entries (at most ``cacheLimit`` combinations): no hashing.
+    private var numbered: [NumberedCache?]
 
     init(engine: KindEngine) {
         self.engine = engine
@@ -21,6 +27,11 @@ struct EntityBuilder {
         values += Array(repeating: .boolean(false), count: engine.ops.count)
         refs = Array(repeating: 0, count: values.count)
         absent = Array(repeating: false, count: values.count)
+        choices = Array(repeating: 0, count: values.count)
+        numbered = engine.ops.map { op in
+            guard case .template(_, let sources) = op, engine.spec.rows == nil else { return nil }
+            return NumberedCache(sources: sources, engine: engine)
+        }
     }
 
     /// The RowKey of key index `index` of a generated kind, straight from its digits.
@@ -101,14 +112,21 @@ struct EntityBuilder {
             switch op {
             case .value(let v):
                 values[slot] = v
+                choices[slot] = 0
             case .pick(let list, let key):
-                values[slot] = list[Int(choose(key, digits, UInt64(list.count), &random))]
+                let choice = Int(choose(key, digits, UInt64(list.count), &random))
+                values[slot] = list[choice]
+                choices[slot] = choice
             case .dealtPick(let list, let cumulative, let seed):
                 let run = cumulative[cumulative.count - 1]
                 let place = IndexPermutation(size: run, seed: SeedRandom.mix(seed ^ (UInt64(index) / run)))(UInt64(index) % run)
-                values[slot] = list[Self.share(of: place, in: cumulative)]
+                let choice = Self.share(of: place, in: cumulative)
+                values[slot] = list[choice]
+                choices[slot] = choice
             case .weightedPick(let list, let cumulative):
-                values[slot] = list[Self.share(of: random.below(cumulative[cumulative.count - 1]), in: cumulative)]
+                let choice = Self.share(of: random.below(cumulative[cumulative.count - 1]), in: cumulative)
+                values[slot] = list[choice]
+                choices[slot] = choice
             case .date(let first, let step, let count, let key):
                 values[slot] = .dateTime(EdmDateTime(ticks: first + Int64(choose(key, digits, count, &random)) * step))
             case .int(let min, let count, let type, let key):
@@ -136,9 +154,11 @@ struct EntityBuilder {
                 } else {
                     refs[slot] = Int(random.below(UInt64(count)))
                 }
+                choices[slot] = refs[slot]
             case .from(let refSlot, let property):
                 guard case .ref(let target, _, _) = engine.ops[refSlot - base] else { continue }
                 values[slot] = target.property(property, of: target.materialized![refs[refSlot]])
+                choices[slot] = refs[refSlot]
             case .dateAfter(let refSlot, let property, let step, let steps):
                 guard case .ref(let target, _, _) = engine.ops[refSlot - base] else { continue }
                 guard case .dateTime(let start) = target.property(property, of: target.materialized![refs[refSlot]]) else {
@@ -193,6 +213,14 @@ struct EntityBuilder {
     }
 
     private mutating func render(_ template: Template, _ sources: [VariableSource], cache: Int) -> String {
+        if numbered[cache] != nil {
+            var number = 0
+            for (slot, stride) in numbered[cache]!.strides { number += choices[slot] * stride }
+            if let hit = numbered[cache]!.texts[number] { return hit }
+            let text = template.render(context(sources))
+            numbered[cache]!.texts[number] = text
+            return text
+        }
         var key: [TemplateInput] = []
         key.reserveCapacity(sources.count)
         for source in sources {
@@ -202,6 +230,13 @@ struct EntityBuilder {
             }
         }
         if let hit = templateCaches[cache]?[key] { return hit }
+        let text = template.render(context(sources))
+        if templateCaches[cache, default: [:]].count < EntityBuilder.cacheLimit { templateCaches[cache, default: [:]][key] = text }
+        return text
+    }
+
+    /// The values a template's variables name, for the entity being made.
+    private func context(_ sources: [VariableSource]) -> [ExactString: TemplateValue] {
         var context: [ExactString: TemplateValue] = [:]
         for source in sources {
             switch source {
@@ -215,9 +250,47 @@ struct EntityBuilder {
                 context[ExactString(ref)] = .object(nested)
             }
         }
-        let text = template.render(context)
-        if templateCaches[cache, default: [:]].count < EntityBuilder.cacheLimit { templateCaches[cache, default: [:]][key] = text }
-        return text
+        return context
+    }
+
+    /// A template's outputs by the number its inputs' choices make (mixed radix, the first
+    /// input least significant).
+    struct NumberedCache {
+        var strides: [(slot: Int, stride: Int)]
+        var texts: [String?]
+
+        /// Nil when an input is not a list entry or the combinations are too many.
+        init?(sources: [VariableSource], engine: KindEngine) {
+            var strides: [(Int, Int)] = []
+            var size = 1
+            for source in sources {
+                let slot: Int
+                switch source {
+                case .slot(_, let index): slot = index
+                case .refProperty(_, _, let refSlot, _): slot = refSlot
+                }
+                guard slot >= engine.columnCount, let count = Self.entries(engine.ops[slot - engine.columnCount], engine) else { return nil }
+                strides.append((slot, size))
+                let (product, overflow) = size.multipliedReportingOverflow(by: max(count, 1))
+                guard !overflow, product <= EntityBuilder.cacheLimit else { return nil }
+                size = product
+            }
+            self.strides = strides
+            texts = Array(repeating: nil, count: size)
+        }
+
+        /// How many entries the list an op chooses from holds; nil when it chooses none.
+        private static func entries(_ op: FieldOp, _ engine: KindEngine) -> Int? {
+            switch op {
+            case .value: return 1
+            case .pick(let list, _), .weightedPick(let list, _), .dealtPick(let list, _, _): return list.count
+            case .ref(let target, _, _): return target.materialized?.count
+            case .from(let refSlot, _):
+                guard case .ref(let target, _, _) = engine.ops[refSlot - engine.columnCount] else { return nil }
+                return target.materialized?.count
+            default: return nil
+            }
+        }
     }
 }
 

@@ -23,6 +23,11 @@ struct RowKeyBits: Sendable, Hashable, Comparable {
     var high: UInt64
     var low: UInt64
 
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
     init(_ bytes: some Sequence<UInt8>) {
         var h: UInt64 = 0
         var l: UInt64 = 0
@@ -35,19 +40,21 @@ struct RowKeyBits: Sendable, Hashable, Comparable {
 
     static func < (a: RowKeyBits, b: RowKeyBits) -> Bool { a.high != b.high ? a.high < b.high : a.low < b.low }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, lowercase.
     var text: String {
-        var out = [UInt8](repeating: UInt8(ascii: "-"), count: 36)
-        var pos = 0
-        for nibble in 0..<32 {
-            if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 { pos += 1 }
-            let word = nibble < 16 ? high : low
-            let shift = UInt64(60 - (nibble % 16) * 4)
-            out[pos] = RowKeyBits.hex[Int((word >> shift) & 0xF)]
-            pos += 1
+        String(unsafeUninitializedCapacity: 36) { out in
+            var pos = 0
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    out[pos] = UInt8(ascii: "-")
+                    pos += 1
+                }
+                let word = nibble < 16 ? high : low
+                let digit = UInt8(truncatingIfNeeded: (word >> UInt64(60 - (nibble % 16) * 4)) & 0xF)
+                out[pos] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                pos += 1
+            }
+            return 36
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -33,12 +33,12 @@ struct KeySpace: Sendable {
     /// `count` draws from `random`, whatever the ratio of count to capacity. Each index is
     /// passed to `body` in draw order.
     static func sample(count: Int, capacity: UInt128, random: inout SeedRandom, _ body: (UInt128) -> Void) {
-        var chosen = Set<UInt128>(minimumCapacity: count)
+        var chosen = DrawnIndexSet(count: count)
         var j = capacity - UInt128(count)
         while j < capacity {
             let t = random.upTo(j)
-            let pick = chosen.insert(t).inserted ? t : j
-            if pick == j { chosen.insert(j) }
+            let pick = chosen.insert(t) ? t : j
+            if pick == j { _ = chosen.insert(j) }
             body(pick)
             j += 1
         }

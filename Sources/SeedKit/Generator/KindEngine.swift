@@ -252,7 +252,7 @@ final class KindEngine: Sendable {
                 keyed.append(Identity(rowKey: try builder.keyByBuilding(identity: UInt128(i), ordinal: i), identity: UInt128(i), index: i))
             }
         }
-        keyed.sort { $0.rowKey < $1.rowKey }
+        IdentitySort.sort(&keyed)
         return keyed
     }
 }
@@ -267,9 +267,16 @@ extension KindEngine {
         keyed.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let out = buffer
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                var builder = EntityBuilder(engine: self)
                 let end = min(indices.count, (worker + 1) * chunk)
                 var i = worker * chunk
+                if var hasher = KeyIndexHasher(engine: self) {
+                    while i < end {
+                        out[i] = Identity(rowKey: hasher.rowKey(indices[i]), identity: indices[i], index: i)
+                        i += 1
+                    }
+                    return
+                }
+                var builder = EntityBuilder(engine: self)
                 while i < end {
                     out[i] = Identity(rowKey: builder.keyFromSpace(indices[i]), identity: indices[i], index: i)
                     i += 1
