@@ -50,7 +50,11 @@ enum ChunkedBuild {
                 }
             }
             for core in 0..<cores {
-                for entity in chunks[core].entities { try body(entity) }
+                // Borrowed from the chunk, not copied: a copy would count references the
+                // builder's thread also counts.
+                try chunks[core].entities.withUnsafeBufferPointer { made in
+                    for i in made.indices { try body(made[i]) }
+                }
                 if let error = chunks[core].error { throw error }
             }
             start += cores * chunkSize

@@ -20,9 +20,13 @@ struct EntityBuilder {
     /// Rendered text by op index, in a table numbered by the choices the template reads, for
     /// templates reading only list entries (at most ``cacheLimit`` combinations): no hashing.
     private var numbered: [NumberedCache?]
+    /// The kind's stored names, in an array of this builder's own: every entity it makes
+    /// shares it, and builders on other threads never touch its reference count.
+    private let storedNames: [String]
 
     init(engine: KindEngine) {
         self.engine = engine
+        storedNames = engine.storedNames.map { String(decoding: Array($0.utf8), as: UTF8.self) }
         values = engine.spec.rows?.first?.values.map(\.1) ?? []
         values += Array(repeating: .boolean(false), count: engine.ops.count)
         refs = Array(repeating: 0, count: values.count)
@@ -75,7 +79,7 @@ struct EntityBuilder {
     /// (its row, its draw: what `unique:` fields go by).
     mutating func build(identity: UInt128, ordinal: Int, index: Int, rowKey: RowKeyBits) throws(GenerationError) -> GeneratedEntity {
         try evaluate(identity: identity, ordinal: ordinal, index: index)
-        var names = engine.storedNames
+        var names = storedNames
         var stored = engine.storedSlots.map { values[$0] }
         if absent.contains(true) {
             let kept = engine.storedSlots.indices.filter { !absent[engine.storedSlots[$0]] }

@@ -24,20 +24,28 @@ struct KeyIndexHasher {
         /// Dates: ticks of digit 0 and between digits; ints: the value of digit 0.
         var base: Int64
         var step: Int64
+        /// Dates: the days the grid spans, when ``dayTexts`` holds them (from `dayStart` on).
+        var days: ClosedRange<Int64>? = nil
+        var dayStart = 0
     }
 
     private var sizes: [UInt128]
+    /// ``sizes`` as 64-bit integers, when each fits.
+    private var narrowSizes: [UInt64]?
     private var bytes: [UInt8] = []
     private var offsets: [Int] = []
     private var parts: [Part] = []
     private var prefixEnd = 0
     private var input: [UInt8] = []
     private var text: [UInt8] = []
+    /// `yyyy-mm-ddT` of each day date parts span (11 bytes a day), in ``Part/days`` order.
+    private var dayTexts: [UInt8] = []
 
     /// A hasher of `engine`'s keys, or nil when one of its key fields is made otherwise.
     init?(engine: KindEngine) {
         guard let keySpace = engine.keySpace, keySpace.components.count <= 8 else { return nil }
         sizes = keySpace.components.map(\.size)
+        narrowSizes = sizes.allSatisfy { $0 <= UInt128(UInt64.max) } ? sizes.map { UInt64($0) } : nil
         bytes.append(contentsOf: engine.naturalKey.prefix)
         prefixEnd = bytes.count
         for (position, piece) in engine.keyPieces.enumerated() {
@@ -58,9 +66,23 @@ struct KeyIndexHasher {
                 let name = engine.spec.key[position]
                 let start = bytes.count
                 switch engine.ops[slot - engine.columnCount] {
-                case .date(let first, let step, _, let key?):
+                case .date(let first, let step, let count, let key?):
                     bytes.append(contentsOf: NaturalKey.header(field: name, type: .dateTime))
-                    parts.append(Part(kind: .date, component: key, start: start, end: bytes.count, first: 0, base: first, step: step))
+                    var part = Part(kind: .date, component: key, start: start, end: bytes.count, first: 0, base: first, step: step)
+                    // A grid within Azure's range spanning up to about 270 years of days.
+                    let last = Int128(first) + Int128(count &- 1) * Int128(step)
+                    let perDay: Int64 = 864_000_000_000
+                    if first >= 0, count > 0, last < Int128(EdmDateTime.endOfRange.ticks), (last - Int128(first)) / Int128(perDay) < 100_000 {
+                        let days = (first / perDay)...(Int64(last) / perDay)
+                        part.days = days
+                        part.dayStart = dayTexts.count
+                        for day in days {
+                            let before = dayTexts.count
+                            EdmDateTime(ticks: day * perDay).appendISO8601(to: &dayTexts)
+                            dayTexts.removeLast(dayTexts.count - before - 11)
+                        }
+                    }
+                    parts.append(part)
                 case .int(let min, _, let type, let key?) where type == .int32 || type == .int64:
                     bytes.append(contentsOf: NaturalKey.header(field: name, type: type))
                     parts.append(
@@ -84,6 +106,15 @@ struct KeyIndexHasher {
             let count = sizes.count
             withUnsafeMutableBytes(of: &digits) { raw in
                 let d = raw.bindMemory(to: UInt128.self)
+                if let narrow = narrowSizes, rest <= UInt128(UInt64.max) {
+                    // 64-bit division: a 128-bit one costs several times as much.
+                    var r = UInt64(rest)
+                    for c in 0..<count {
+                        d[c] = UInt128(r % narrow[c])
+                        r /= narrow[c]
+                    }
+                    return
+                }
                 for c in 0..<count {
                     d[c] = rest % sizes[c]
                     rest /= sizes[c]
@@ -98,8 +129,7 @@ struct KeyIndexHasher {
                 case .constant:
                     input.append(contentsOf: bytes[part.start..<part.end])
                 case .date:
-                    text.removeAll(keepingCapacity: true)
-                    EdmDateTime(ticks: part.base + Int64(digit) * part.step).appendISO8601(to: &text)
+                    appendDate(part.base + Int64(digit) * part.step, days: part.days, from: part.dayStart)
                     appendComputed(bytes[part.start..<part.end])
                 case .int32, .int64:
                     text.removeAll(keepingCapacity: true)
@@ -109,6 +139,44 @@ struct KeyIndexHasher {
             }
         }
         return RowKeyBits(sha1Of: input)
+    }
+
+    /// ``text`` = the ISO 8601 text of `ticks` (``EdmDateTime/appendISO8601(to:)``'s), its
+    /// `yyyy-mm-ddT` taken from a table of the days the field's grid spans, made once: key
+    /// indices are drawn at random, so neighbours rarely share a day.
+    private mutating func appendDate(_ ticks: Int64, days: ClosedRange<Int64>?, from dayStart: Int) {
+        let perDay: Int64 = 864_000_000_000
+        text.removeAll(keepingCapacity: true)
+        guard let days, ticks >= 0 else {
+            EdmDateTime(ticks: ticks).appendISO8601(to: &text)
+            return
+        }
+        let day = ticks / perDay
+        let at = dayStart + Int(day - days.lowerBound) * 11
+        text.append(contentsOf: dayTexts[at..<(at + 11)])
+        var rest = ticks - day * perDay
+        let fraction = rest % 10_000_000
+        rest /= 10_000_000
+        Self.appendDigits(Int(rest / 3600), 2, &text)
+        text.append(UInt8(ascii: ":"))
+        Self.appendDigits(Int(rest / 60 % 60), 2, &text)
+        text.append(UInt8(ascii: ":"))
+        Self.appendDigits(Int(rest % 60), 2, &text)
+        text.append(UInt8(ascii: "."))
+        Self.appendDigits(Int(fraction), 7, &text)
+        text.append(UInt8(ascii: "Z"))
+    }
+
+    /// `value` (not negative, below 10^width) in exactly `width` digits.
+    private static func appendDigits(_ value: Int, _ width: Int, _ out: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// `header`, the length of ``text`` and a colon, ``text``, a NUL.
@@ -123,14 +191,27 @@ struct KeyIndexHasher {
     /// `value` in decimal, as `String(value)` spells it.
     static func appendDecimal(_ value: Int128, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: [UInt8] = []
-        if magnitude == 0 { out.append(UInt8(ascii: "0")) }
-        while magnitude > 0 {
-            digits.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
+        if value.magnitude <= UInt128(UInt64.max) {
+            let magnitude = UInt64(value.magnitude)
+            var divisor: UInt64 = 1
+            while magnitude / divisor >= 10 { divisor *= 10 }
+            var rest = magnitude
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+            return
         }
-        out.append(contentsOf: digits.reversed())
+        let magnitude = value.magnitude
+        var divisor: UInt128 = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        var rest = magnitude
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }
 
