@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <malloc.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,14 @@ static inline int azs_syncfs(int fd) {
 /// `$batch` body), searched by libc's vectorised two-way algorithm.
 static inline const void *azs_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
     return memmem(haystack, haystack_length, needle, needle_length);
+}
+
+/// mallopt(3) for the two thresholds that decide whether a large buffer freed goes back to
+/// the kernel: allocations below `mmap_threshold` come from the heap, and the heap keeps up
+/// to `trim_threshold` of free memory at its top instead of returning it.
+static inline void azs_keep_large_buffers(int mmap_threshold, int trim_threshold) {
+    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    mallopt(M_TRIM_THRESHOLD, trim_threshold);
 }
 
 #endif
