@@ -291,29 +291,55 @@ public struct TableQuery: AsyncSequence, Sendable {
     let top: Int?
     let fullMetadata: Bool
 
-    /// Fetches page n + 1 while page n is decoded and used, so the service and the client
-    /// work at the same time.
+    /// Reads ahead: while page n is used, page n + 1 is decoded and page n + 2 fetched, so the
+    /// service, the decoding and the caller's work on a page run at the same time. At most those
+    /// three pages are held.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let query: TableQuery
-        var pending: Task<TableClient.RawPage, any Error>?
+        var pending: Task<DecodedPage, any Error>?
         var started = false
 
-        func fetch(after next: (String, String?)?) -> Task<TableClient.RawPage, any Error> {
-            let query = self.query
-            return Task {
+        /// A page's entities, and the fetch of the page after it (started before they were decoded).
+        struct DecodedPage: Sendable {
+            var entities: [QueriedEntity]
+            var next: Task<TableClient.RawPage, any Error>?
+        }
+
+        static func fetch(_ query: TableQuery, after next: (String, String?)?) -> Task<TableClient.RawPage, any Error> {
+            Task {
                 try await query.client.fetchPage(
                     query.table, filter: query.filter, select: query.select, top: query.top,
                     fullMetadata: query.fullMetadata, next: next)
             }
         }
 
+        static func decode(_ query: TableQuery, _ raw: Task<TableClient.RawPage, any Error>) -> Task<DecodedPage, any Error> {
+            Task {
+                let page = try await withTaskCancellationHandler {
+                    try await raw.value
+                } onCancel: {
+                    raw.cancel()
+                }
+                let next = page.next.map { fetch(query, after: $0) }
+                do {
+                    let entities = try TableClient.decoding(
+                        "Query Entities", url: query.client.pipeline.origin + query.client.pipeline.basePath + "/\(query.table)",
+                        { try EntityJSONReader.page(page.body) })
+                    return DecodedPage(entities: entities, next: next)
+                } catch {
+                    next?.cancel()
+                    throw error
+                }
+            }
+        }
+
         public mutating func next() async throws -> [QueriedEntity]? {
             if !started {
                 started = true
-                pending = fetch(after: nil)
+                pending = Self.decode(query, Self.fetch(query, after: nil))
             }
             while let task = pending {
-                let page: TableClient.RawPage
+                let page: DecodedPage
                 do {
                     page = try await withTaskCancellationHandler {
                         try await task.value
@@ -324,19 +350,9 @@ public struct TableQuery: AsyncSequence, Sendable {
                     pending = nil
                     throw error
                 }
-                pending = page.next.map { fetch(after: $0) }
-                let entities: [QueriedEntity]
-                do {
-                    entities = try TableClient.decoding(
-                        "Query Entities", url: query.client.pipeline.origin + query.client.pipeline.basePath + "/\(query.table)",
-                        { try EntityJSONReader.page(page.body) })
-                } catch {
-                    pending?.cancel()
-                    pending = nil
-                    throw error
-                }
+                pending = page.next.map { Self.decode(query, $0) }
                 // The service may answer an empty page with a continuation: keep going.
-                if !entities.isEmpty { return entities }
+                if !page.entities.isEmpty { return page.entities }
             }
             return nil
         }

@@ -100,15 +100,24 @@ struct EntityMerge {
         let others = try othersKeys(group: index, table: table, owned: owned)
         let keyed = group.map { !$0.key.isEmpty && $0.partitions.count == 1 } ?? false
 
-        var wanted = DesiredStream(cursor: try group?.entities() ?? EmptyCursor(), group: group, remap: remap, digest: digest)
+        // Opening a generated kind draws and sorts every RowKey it makes (tens of milliseconds
+        // per 100,000 entities): on the pool's threads, while the target's first page is read,
+        // so the service and the client work at once and no cooperative thread is held.
+        let opening = group.map { group in Task { try await BlockingPool.run { OpenedCursor(cursor: try group.entities()) } } }
         var observed = ObservedStream(
             pages: existingTables.contains(table) ? source.pages(table: table, partitions: owned.sorted().map { $0.string }) : nil,
             table: table, owned: owned, hashed: digests ? first : [])
+        let firstObserved: TableEntity?
+        do { firstObserved = try await observed.next() } catch {
+            opening?.cancel()
+            throw error
+        }
+        var wanted = DesiredStream(cursor: try await opening?.value.cursor ?? EmptyCursor(), group: group, remap: remap, digest: digest)
         var pending: [TableEntity] = []
         var candidates: [TableEntity] = []
         var unchanged = 0
         var d = try await wanted.next()
-        var o = try await observed.next()
+        var o = firstObserved
         // Nothing read in the group's partitions: no entity to recognise, so its creates go
         // out as they come instead of waiting for the group's end (a large first apply holds
         // none of them).
@@ -279,4 +288,9 @@ struct TablePartition: Hashable, Sendable {
         ExactString(table).hash(into: &hasher)
         partition.hash(into: &hasher)
     }
+}
+
+/// A cursor handed from the pool thread that opened it to the merge, which alone uses it after.
+private struct OpenedCursor: @unchecked Sendable {
+    var cursor: any EntityCursor
 }
