@@ -8,8 +8,11 @@ import Foundation
 /// builder (its own template cache). A build error stops the run where a lone builder would
 /// have: `body` has had every entity before it.
 enum ChunkedBuild {
-    /// Entities a core builds before the caller takes them.
-    static let chunkSize = 2_048
+    /// Entities built at a time by one of a round's slices.
+    static let chunkSize = 512
+    /// Slices a round holds per core: more slices than cores let a core that finished early
+    /// take another, so one slow core does not hold the round.
+    static let slicesPerCore = 4
 
     static func forEach(_ engine: KindEngine, identities: [Identity], _ body: (GeneratedEntity) throws -> Void) throws {
         let cores = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
@@ -20,8 +23,10 @@ enum ChunkedBuild {
             }
             return
         }
-        var builders = (0..<cores).map { _ in EntityBuilder(engine: engine) }
-        var chunks = [Chunk](repeating: Chunk(), count: cores)
+        // A builder per slice: a slice runs once a round, so no builder is on two threads.
+        let slices = cores * slicesPerCore
+        var builders = (0..<slices).map { _ in EntityBuilder(engine: engine) }
+        var chunks = [Chunk](repeating: Chunk(), count: slices)
         var start = 0
         while start < identities.count {
             let round = start
@@ -29,7 +34,7 @@ enum ChunkedBuild {
                 chunks.withUnsafeMutableBufferPointer { chunks in
                     nonisolated(unsafe) let builders = builders
                     nonisolated(unsafe) let chunks = chunks
-                    DispatchQueue.concurrentPerform(iterations: cores) { core in
+                    DispatchQueue.concurrentPerform(iterations: slices) { core in
                         let first = round + core * chunkSize
                         let end = min(identities.count, first + chunkSize)
                         chunks[core].entities.removeAll(keepingCapacity: true)
@@ -49,7 +54,7 @@ enum ChunkedBuild {
                     }
                 }
             }
-            for core in 0..<cores {
+            for core in 0..<slices {
                 // Borrowed from the chunk, not copied: a copy would count references the
                 // builder's thread also counts.
                 try chunks[core].entities.withUnsafeBufferPointer { made in
@@ -57,7 +62,7 @@ enum ChunkedBuild {
                 }
                 if let error = chunks[core].error { throw error }
             }
-            start += cores * chunkSize
+            start += slices * chunkSize
         }
     }
 
