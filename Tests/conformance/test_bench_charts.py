@@ -79,3 +79,5 @@ def test_the_readmes_figures_are_the_datas():
     assert f"is {min(ratios):.1f}–{max(ratios):.1f}× the port's 8 threads" in readme
     assert f"{int(largest['apply_mb']):,} MB at {int(largest['events']):,}" in readme
     assert f"stays under {(max(int(r['plan_mb']) for r in rows) // 5 + 1) * 5} MB up to {int(largest['events']):,} events" in readme
+    at100k = next(r for r in rows if r["events"] == "100000")
+    assert f"a cold `plan` takes {float(at100k['plan_s']):.2f} s over 100,000 entities" in readme
