@@ -174,3 +174,41 @@ import Testing
         }
     }
 }
+
+/// A caller that stops reading a query early: the pages read ahead for it are cancelled with
+/// the iterator, and no page after them is asked for.
+@Suite struct TableQueryReadAheadTests {
+    /// Answers like `base`, each after `delay` (cancelled with its task, as a real transfer is).
+    final class SlowTransport: HTTPTransport {
+        let base: FakeTransport
+        let delay: Duration
+        init(_ base: FakeTransport, delay: Duration) {
+            self.base = base
+            self.delay = delay
+        }
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let response = try await base.send(request)
+            try await Task.sleep(for: delay)
+            return response
+        }
+    }
+
+    @Test func aCallerThatStopsEarlyAsksForNoPageAfterTheOneAhead() async throws {
+        let pages = (1...6).map { n in
+            json(
+                200, #"{"value":[{"PartitionKey":"p","RowKey":"\#(n)"}]}"#,
+                [("x-ms-continuation-NextPartitionKey", "p"), ("x-ms-continuation-NextRowKey", "\(n + 1)")])
+        }
+        let fake = FakeTransport(responses: pages)
+        let client = TableClient(
+            account: StorageAccount.development(), transport: SlowTransport(fake, delay: .milliseconds(100)),
+            configuration: testConfiguration())
+        for try await page in client.query("events", filter: nil) {
+            #expect(page.map(\.entity.rowKey) == ["1"])
+            break
+        }
+        // Long enough for two more pages, were they asked for.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(fake.requests.count == 2, "asked for \(fake.requests.count) pages after the caller took one")
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A client of one account's Table service.
 public struct TableClient: Sendable {
@@ -296,8 +297,23 @@ public struct TableQuery: AsyncSequence, Sendable {
     /// three pages are held.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let query: TableQuery
-        var pending: Task<DecodedPage, any Error>?
+        var pending: Ahead?
         var started = false
+
+        /// The reads ahead; when a caller stops early and drops the iterator, they are cancelled
+        /// with it, and no page after them is asked for.
+        final class Ahead: Sendable {
+            let task: Task<DecodedPage, any Error>
+            /// Set once the caller has the page: its next fetch is then the next Ahead's.
+            let taken = Atomic(false)
+            init(_ task: Task<DecodedPage, any Error>) { self.task = task }
+            deinit {
+                guard !taken.load(ordering: .acquiring) else { return }
+                let task = self.task
+                task.cancel()
+                Task { (try? await task.value)?.next?.cancel() }
+            }
+        }
 
         /// A page's entities, and the fetch of the page after it (started before they were decoded).
         struct DecodedPage: Sendable {
@@ -320,7 +336,7 @@ public struct TableQuery: AsyncSequence, Sendable {
                 } onCancel: {
                     raw.cancel()
                 }
-                let next = page.next.map { fetch(query, after: $0) }
+                let next = Task.isCancelled ? nil : page.next.map { fetch(query, after: $0) }
                 do {
                     let entities = try TableClient.decoding(
                         "Query Entities", url: query.client.pipeline.origin + query.client.pipeline.basePath + "/\(query.table)",
@@ -336,9 +352,10 @@ public struct TableQuery: AsyncSequence, Sendable {
         public mutating func next() async throws -> [QueriedEntity]? {
             if !started {
                 started = true
-                pending = Self.decode(query, Self.fetch(query, after: nil))
+                pending = Ahead(Self.decode(query, Self.fetch(query, after: nil)))
             }
-            while let task = pending {
+            while let ahead = pending {
+                let task = ahead.task
                 let page: DecodedPage
                 do {
                     page = try await withTaskCancellationHandler {
@@ -350,7 +367,8 @@ public struct TableQuery: AsyncSequence, Sendable {
                     pending = nil
                     throw error
                 }
-                pending = page.next.map { Self.decode(query, $0) }
+                ahead.taken.store(true, ordering: .releasing)
+                pending = page.next.map { Ahead(Self.decode(query, $0)) }
                 // The service may answer an empty page with a continuation: keep going.
                 if !page.entities.isEmpty { return page.entities }
             }
