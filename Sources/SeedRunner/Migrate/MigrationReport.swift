@@ -93,17 +93,35 @@ public struct EntityDiff: Sendable {
             switch (before[name], after[name]) {
             case (let old?, nil): lines.append("- \(name): \(Self.shown(old))")
             case (nil, let new?): lines.append("+ \(name): \(Self.shown(new))")
-            case (let old?, let new?) where old != new: lines.append("~ \(name): \(Self.shown(old)) -> \(Self.shown(new))")
+            case (let old?, let new?) where old != new:
+                // Long texts are shown from a little before where they differ, both from the
+                // same place: cut at the same length alone, `….jp…` -> `….jpg` hid the change.
+                let start = Self.windowStart(old.text, new.text)
+                lines.append("~ \(name): \(Self.shown(old, from: start)) -> \(Self.shown(new, from: start))")
             default: break
             }
         }
         self.lines = lines.map { Printable.escaped($0, quotes: false) }
     }
 
-    /// A value as the diff shows it: its type and its text, cut at 60 characters.
-    static func shown(_ value: EdmValue) -> String {
+    /// A value as the diff shows it: its type and its text from character `start` (an
+    /// ellipsis for what is left out before), cut at 60 characters.
+    static func shown(_ value: EdmValue, from start: Int = 0) -> String {
         let text = value.text
-        let cut = text.count > 60 ? String(text.prefix(60)) + "…" : text
+        let rest = text.dropFirst(start)
+        let cut = (start > 0 ? "…" : "") + (rest.count > 60 ? String(rest.prefix(60)) + "…" : String(rest))
         return "\(value.type.shortName) '\(cut)'"
+    }
+
+    /// Where to start showing two texts that differ: 0 when both fit in 60 characters, else
+    /// 20 characters before the first that differs.
+    static func windowStart(_ a: String, _ b: String) -> Int {
+        guard a.count > 60 || b.count > 60 else { return 0 }
+        var common = 0
+        for (x, y) in zip(a, b) {
+            guard x == y else { break }
+            common += 1
+        }
+        return max(0, common - 20)
     }
 }
