@@ -191,20 +191,17 @@ struct KeyIndexHasher {
     /// `value` in decimal, as `String(value)` spells it.
     static func appendDecimal(_ value: Int128, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
-        if value.magnitude <= UInt128(UInt64.max) {
-            let magnitude = UInt64(value.magnitude)
-            var divisor: UInt64 = 1
-            while magnitude / divisor >= 10 { divisor *= 10 }
-            var rest = magnitude
-            while divisor > 0 {
-                out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-                rest %= divisor
-                divisor /= 10
-            }
-            return
+        // 64-bit division where the value fits: a 128-bit one costs several times as much.
+        if let narrow = UInt64(exactly: value.magnitude) {
+            appendDigits(of: narrow, to: &out)
+        } else {
+            appendDigits(of: value.magnitude, to: &out)
         }
-        let magnitude = value.magnitude
-        var divisor: UInt128 = 1
+    }
+
+    /// `magnitude`'s decimal digits, as many as it needs.
+    private static func appendDigits<T: UnsignedInteger & FixedWidthInteger>(of magnitude: T, to out: inout [UInt8]) {
+        var divisor: T = 1
         while magnitude / divisor >= 10 { divisor *= 10 }
         var rest = magnitude
         while divisor > 0 {
