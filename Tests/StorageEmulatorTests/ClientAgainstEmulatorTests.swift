@@ -115,6 +115,36 @@ import Testing
         }
     }
 
+    /// A keys-only `$select` with a filter naming only keys is served without reading the
+    /// bodies (the count beside a migration's scan): the same keys, in the same order, page by
+    /// page, as the full query; a filter naming a property still reads them.
+    @Test func keysOnlyQueriesReturnWhatFullQueriesDo() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account, configuration: Self.fast)
+            try await tables.createTable("keys")
+            for start in stride(from: 0, to: 2_500, by: 100) {
+                let batch = (start..<start + 100).map { i in
+                    TableBatchOperation.insert(
+                        TableEntity(partitionKey: "p", rowKey: String(format: "%05d", i), properties: ["N": .int32(Int32(i)), "Text": .string("x")]))
+                }
+                try await tables.submit(batch, to: "keys")
+            }
+            func keys(_ filter: TableFilter?, select: [String]?) async throws -> [String] {
+                var out: [String] = []
+                for try await page in tables.query("keys", filter: filter, select: select) {
+                    out += page.map { "\($0.entity.partitionKey)/\($0.entity.rowKey)/\($0.entity.properties.count)" }
+                }
+                return out
+            }
+            let past: TableFilter = .compare("RowKey", .gt, .string("00100"))
+            let full = try await keys(past, select: nil).map { $0.replacingOccurrences(of: "/2", with: "/0") }
+            #expect(full.count == 2_399)
+            #expect(try await keys(past, select: ["PartitionKey", "RowKey"]) == full)
+            #expect(try await keys(nil, select: ["PartitionKey", "RowKey", "Timestamp"]).count == 2_500)
+            #expect(try await keys(.compare("N", .lt, .int32(10)), select: ["PartitionKey", "RowKey"]).count == 10)
+        }
+    }
+
     @Test func wrongKeyIsAuthenticationFailed() async throws {
         try await TestEmulator.withRunning { server in
             var account = server.account

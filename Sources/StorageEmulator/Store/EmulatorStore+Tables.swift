@@ -215,13 +215,16 @@ extension EmulatorStore {
     /// Entities of a table in key order strictly after `after`, optionally of one partition,
     /// at most `limit` rows.
     /// `from`: the first key a scan may return (inclusive; a table SAS's range start), used
-    /// when `after` is nil.
-    func scanEntities(table: String, partition: String?, after: (String, String)?, from: (pk: String, rk: String?)? = nil, limit: Int) async throws
-        -> [StoredRow]
-    {
+    /// when `after` is nil. `keysOnly`: the rows' bodies are left empty, unread (a keys-only
+    /// `$select` whose filter names only keys).
+    func scanEntities(
+        table: String, partition: String?, after: (String, String)?, from: (pk: String, rk: String?)? = nil, limit: Int, keysOnly: Bool = false
+    ) async throws -> [StoredRow] {
         try await read { db in
             guard try Self.tableName(table, db) != nil else { throw Self.tableNotFound }
-            var sql = "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ?"
+            var sql =
+                keysOnly
+                ? "SELECT pk, rk, timestamp FROM entities WHERE tableKey = ?" : "SELECT pk, rk, timestamp, body FROM entities WHERE tableKey = ?"
             var arguments: StatementArguments = [Self.tableKey(table)]
             // Written so SQLite walks the primary key in order: a row value `(pk, rk) > (?, ?)`
             // next to `pk = ?` made it sort the rest of the partition for every page.
@@ -259,7 +262,7 @@ extension EmulatorStore {
             rows.reserveCapacity(min(limit, 1000))
             let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try cursor.next() {
-                let body = try row.withUnsafeData(atIndex: 3) { data in data.map { [UInt8]($0) } ?? [] }
+                let body = keysOnly ? [] : try row.withUnsafeData(atIndex: 3) { data in data.map { [UInt8]($0) } ?? [] }
                 rows.append(StoredRow(partitionKey: row[0], rowKey: row[1], timestamp: EdmDateTime(ticks: row[2]), body: body))
             }
             return rows

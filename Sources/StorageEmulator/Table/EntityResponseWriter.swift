@@ -93,26 +93,37 @@ struct EntityResponseWriter {
     /// Full metadata too: a migration reads every page that way (a Double must stay a
     /// Double), and decoding each row for it was a seventh of the emulator's time in a rename.
     func append(_ row: StoredRow, decoded: StoredEntity?, to out: inout [UInt8]) throws {
+        if let select, select.allSatisfy(JSONParser.isKeyOrTimestamp) {
+            // Keys only (a count, a keys-only listing): all of it is in the row, none of it
+            // needs the properties decoded.
+            appendHead(row, to: &out)
+            var first = true
+            func separate() {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+            }
+            if wanted("PartitionKey", in: select) {
+                separate()
+                out += Self.partitionKeyName
+                JSONText.appendString(row.partitionKey, to: &out)
+            }
+            if wanted("RowKey", in: select) {
+                separate()
+                out += Self.rowKeyName
+                JSONText.appendString(row.rowKey, to: &out)
+            }
+            if wanted("Timestamp", in: select) {
+                separate()
+                out += level == .full ? Self.typedTimestampName : Self.timestampName
+                row.timestamp.appendISO8601(to: &out)
+                out.append(UInt8(ascii: "\""))
+            }
+            out.append(UInt8(ascii: "}"))
+            return
+        }
         if select == nil {
             let mark = out.count
-            out.append(UInt8(ascii: "{"))
-            if level == .full {
-                let path = "\(table)(PartitionKey='\(Self.keyText(row.partitionKey))',RowKey='\(Self.keyText(row.rowKey))')"
-                out += Self.typeMember
-                JSONText.appendString(typeName, to: &out)
-                out += Self.idMember
-                JSONText.appendString("\(base)/\(path)", to: &out)
-                out.append(UInt8(ascii: ","))
-                out += Self.etagMember
-                Self.appendETag(row.timestamp, to: &out)
-                out += Self.editLinkMember
-                JSONText.appendString(path, to: &out)
-                out.append(UInt8(ascii: ","))
-            } else if level != .none {
-                out += Self.etagMember
-                Self.appendETag(row.timestamp, to: &out)
-                out.append(UInt8(ascii: ","))
-            }
+            appendHead(row, to: &out)
             out += Self.partitionKeyMember
             JSONText.appendString(row.partitionKey, to: &out)
             out += Self.rowKeyMember
@@ -129,6 +140,34 @@ struct EntityResponseWriter {
         append(try decoded ?? row.decoded(), to: &out, element: false)
     }
 
+    private func wanted(_ name: String, in select: [String]) -> Bool { select.contains { $0.isExactly(name) } }
+
+    /// `{` and the metadata members, each followed by a comma, as the decoded path writes them.
+    private func appendHead(_ row: StoredRow, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        if level == .full {
+            let path = "\(table)(PartitionKey='\(Self.keyText(row.partitionKey))',RowKey='\(Self.keyText(row.rowKey))')"
+            out += Self.typeMember
+            JSONText.appendString(typeName, to: &out)
+            out += Self.idMember
+            JSONText.appendString("\(base)/\(path)", to: &out)
+            out.append(UInt8(ascii: ","))
+            out += Self.etagMember
+            Self.appendETag(row.timestamp, to: &out)
+            out += Self.editLinkMember
+            JSONText.appendString(path, to: &out)
+            out.append(UInt8(ascii: ","))
+        } else if level != .none {
+            out += Self.etagMember
+            Self.appendETag(row.timestamp, to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+    }
+
+    private static let partitionKeyName = Array(#""PartitionKey":"#.utf8)
+    private static let rowKeyName = Array(#""RowKey":"#.utf8)
+    private static let timestampName = Array(#""Timestamp":""#.utf8)
+    private static let typedTimestampName = Array(#""Timestamp@odata.type":"Edm.DateTime","Timestamp":""#.utf8)
     private static let etagMember = Array(#""odata.etag":"#.utf8)
     private static let typeMember = Array(#""odata.type":"#.utf8)
     private static let idMember = Array(#","odata.id":"#.utf8)

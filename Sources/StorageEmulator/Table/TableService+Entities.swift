@@ -108,11 +108,14 @@ extension TableService {
         // A filter that names only keys and Timestamp is read from the row's columns; one that
         // names a property decodes the row (kept for the page, which then need not again).
         let decodes = !(filter?.namesOnlyKeys ?? true)
+        // Keys selected, keys filtered: the page needs no row's properties (a count).
+        let keysOnly = !decodes && (Self.select(query)?.allSatisfy(JSONParser.isKeyOrTimestamp) ?? false)
         var matches: [QueryMatch] = []
         var scanned = 0
         var more = false
         scan: while true {
-            let chunk = try await store.scanEntities(table: table, partition: partition, after: after, from: after == nil ? from : nil, limit: 1000)
+            let chunk = try await store.scanEntities(
+                table: table, partition: partition, after: after, from: after == nil ? from : nil, limit: 1000, keysOnly: keysOnly)
             for (index, row) in chunk.enumerated() {
                 if let range = c.keyRange, range.isPastEnd(partitionKey: row.partitionKey, rowKey: row.rowKey) {
                     more = false
