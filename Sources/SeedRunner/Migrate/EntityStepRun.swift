@@ -50,6 +50,10 @@ struct EntityStepRun {
     /// in flight). An entity of it found later holding what the step writes, under another
     /// ETag, is counted as done, never changed again.
     private var unsettled: MigrationRecord.PendingBatch?
+    /// Whether this run counts the operation's undo check as it scans (``ScanUndoCount``);
+    /// at the end, the count is ``MigrationRecord/undoChecks``'.
+    var countsUndoCheck = false
+    private var undoCount: ScanUndoCount?
 
     init(
         tables: TableClient, step: EntityStep, operation: Int, record: MigrationRecord,
@@ -63,7 +67,9 @@ struct EntityStepRun {
     }
 
     mutating func run() async throws {
-        if let checkpoint = record.checkpoint, checkpoint.operation == operation {
+        let resumed = record.checkpoint.flatMap { $0.operation == operation ? $0 : nil }
+        if countsUndoCheck { undoCount = ScanUndoCount(step: step, resumed: resumed?.undoCheck) }
+        if let checkpoint = resumed {
             cursor = checkpoint.after
             if let pending = checkpoint.pending {
                 if try await committed(pending) {
@@ -97,13 +103,19 @@ struct EntityStepRun {
         } else {
             try await runRecorded(filter: filter)
         }
+        if let undoCount {
+            record.undoChecks[operation] = undoCount.progress.conflicts
+            record.checkpoint?.undoCheck = nil
+        }
     }
 
     /// A step that is not idempotent (applied twice, `x` becomes `xxxx`): one batch at a time,
     /// each recorded as pending in the ledger before it is sent (``flush(_:)``).
     private mutating func runRecorded(filter: TableFilter?) async throws {
         var batch: [Change] = []
-        let stopped = try await Self.scan(tables, step, filter: filter, unsettled: unsettled.map { [$0] } ?? [], progress: progress) { found in
+        let stopped = try await Self.scan(
+            tables, step, filter: filter, unsettled: unsettled.map { [$0] } ?? [], progress: progress, undoCount: undoCount
+        ) { found in
             switch found {
             case .settled:
                 record.counts[operation] += 1
@@ -129,13 +141,14 @@ struct EntityStepRun {
     /// holds, then stops with it. A table that is not there is ``tableMissing(_:)``.
     static func scan(
         _ tables: TableClient, _ step: EntityStep, filter: TableFilter?, unsettled: [MigrationRecord.PendingBatch] = [],
-        progress: MigrationProgressMeter?, take: (Found) async throws -> Void
+        progress: MigrationProgressMeter?, undoCount: ScanUndoCount? = nil, take: (Found) async throws -> Void
     ) async throws -> Stopped? {
         do {
             var count = 0
             for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
                 count += page.count
                 progress?.read(count)
+                undoCount?.count(page)
                 for read in page where step.selects(read.entity) {
                     // Before the step is applied: applied to its own result it may change it again.
                     if writtenBefore(read, unsettled, step: step) {
@@ -208,7 +221,8 @@ struct EntityStepRun {
                     contiguous += 1
                 }
                 if contiguous - saved >= Self.batchesPerCheckpoint {
-                    record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
+                    record.checkpoint = MigrationRecord.Checkpoint(
+                        operation: operation, after: cursor, pending: nil, undoCheck: undoCount?.recorded())
                     try await save(record)
                     saved = contiguous
                 }
@@ -220,6 +234,12 @@ struct EntityStepRun {
                     try await finish(result)
                 }
                 try check()
+                if let undoCount, undoCount.needsRecording {
+                    // The count over the pages read so far, recorded before a batch of them is
+                    // written: a run resumed after this one counts none of them again.
+                    record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil, undoCheck: undoCount.recorded())
+                    try await save(record)
+                }
                 let index = lastKeys.count
                 lastKeys.append(MigrationRecord.EntityKey(partitionKey: batch[0].read.entity.partitionKey, rowKey: batch.last!.read.entity.rowKey))
                 let prove = self.prove
@@ -232,14 +252,14 @@ struct EntityStepRun {
                 inFlight += 1
             }
             var current: [Change] = []
-            failure = try await Self.scan(tables, step, filter: filter, progress: progress) { found in
+            failure = try await Self.scan(tables, step, filter: filter, progress: progress, undoCount: undoCount) { found in
                 guard case .change(let change) = found else { return }
                 if let ready = try Self.collect(change, into: &current) { try await send(ready) }
             }
             try await send(current)
             while let result = try await group.next() { try await finish(result) }
         }
-        record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
+        record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil, undoCheck: undoCount?.recorded())
         if let failure { throw failure }
     }
 
@@ -418,15 +438,23 @@ struct EntityStepRun {
             // longer come back by undo: counted with the pending batch, before it is written.
             // (Rename and set if-missing always come back; only a text replacement may not, and
             // it is written here, one batch at a time.)
-            if let inverse = step.inverse, record.undoChecks.indices.contains(operation), let counted = record.undoChecks[operation] {
-                let lost = batch.filter { item in
-                    guard case .replaced(let after) = item.outcome else { return false }
-                    return inverse.change.apply(to: after) != .replaced(item.read.entity)
-                }.count
-                record.undoChecks[operation] = counted + lost
+            // (Counted by the scan, the entities as first read are in its count already: only
+            // the ones read again after a 412 are added.)
+            if let inverse = step.inverse {
+                let lost = { (batch: [Change]) in
+                    batch.filter { item in
+                        guard case .replaced(let after) = item.outcome else { return false }
+                        return inverse.change.apply(to: after) != .replaced(item.read.entity)
+                    }.count
+                }
+                if let undoCount {
+                    if attempts > 0 { undoCount.add(lost(batch)) }
+                } else if record.undoChecks.indices.contains(operation), let counted = record.undoChecks[operation] {
+                    record.undoChecks[operation] = counted + lost(batch)
+                }
             }
             let pending = Self.pending(batch, step: step)
-            record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: pending)
+            record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: pending, undoCheck: undoCount?.recorded())
             try await save(record)
             inFlight.append(pending)
             let sent = try await pace?.admit(batch.count)
@@ -452,7 +480,7 @@ struct EntityStepRun {
         }
         // Every entity of the batch is done: written, found written, or left as it now is.
         cursor = MigrationRecord.EntityKey(partitionKey: last.read.entity.partitionKey, rowKey: last.read.entity.rowKey)
-        record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil)
+        record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil, undoCheck: undoCount?.recorded())
     }
 
     /// Whether `read` belongs to one of the `unsettled` batches — recorded as pending and not

@@ -40,6 +40,18 @@ public struct MigrationRecord: Sendable, Equatable {
         public var operation: Int
         public var after: EntityKey?
         public var pending: PendingBatch?
+        /// While the operation's undo check is counted by its own scan (``UndoCheck/countedByScan(_:)``):
+        /// what the scan has counted so far. Every batch written lies at or before its key.
+        public var undoCheck: UndoCheckProgress? = nil
+    }
+
+    /// The count of what undo could not tell apart, made by an operation's scan as it reads:
+    /// over the entities up to `scanned` (in key order; nil: none yet), `conflicts` of them. The
+    /// run records it before it writes any batch past `scanned`, so a run resumed there counts
+    /// only entities no batch of it has written.
+    public struct UndoCheckProgress: Sendable, Equatable {
+        public var scanned: EntityKey?
+        public var conflicts: Int
     }
 
     public struct EntityKey: Sendable, Equatable {
@@ -129,6 +141,13 @@ public struct MigrationRecord: Sendable, Equatable {
                     properties["PendingRowKey\(i)"] = .string(row.rowKey)
                     // One property for both: an entity holds at most 252.
                     properties["PendingCheck\(i)"] = .string(row.written + " " + row.etag)
+                }
+            }
+            if let undoCheck = checkpoint.undoCheck {
+                properties["UndoCheckConflicts"] = .int64(Int64(undoCheck.conflicts))
+                if let scanned = undoCheck.scanned {
+                    properties["UndoCheckPartitionKey"] = .string(scanned.partitionKey)
+                    properties["UndoCheckRowKey"] = .string(scanned.rowKey)
                 }
             }
         }
@@ -230,7 +249,18 @@ public struct MigrationRecord: Sendable, Equatable {
                 }
                 pending = PendingBatch(partitionKey: try string("PendingPartitionKey"), rows: rows)
             }
-            checkpoint = Checkpoint(operation: operation, after: after, pending: pending)
+            var undoCheck: UndoCheckProgress?
+            if entity["UndoCheckConflicts"] != nil {
+                guard case .int64(let conflicts)? = entity["UndoCheckConflicts"], conflicts >= 0, conflicts <= Self.maxCount else {
+                    throw damaged("UndoCheckConflicts is not an Int64 count (0 to 2^53)")
+                }
+                var scanned: EntityKey?
+                if entity["UndoCheckPartitionKey"] != nil {
+                    scanned = EntityKey(partitionKey: try string("UndoCheckPartitionKey"), rowKey: try string("UndoCheckRowKey"))
+                }
+                undoCheck = UndoCheckProgress(scanned: scanned, conflicts: Int(conflicts))
+            }
+            checkpoint = Checkpoint(operation: operation, after: after, pending: pending, undoCheck: undoCheck)
         }
     }
 

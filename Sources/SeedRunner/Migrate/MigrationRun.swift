@@ -145,9 +145,11 @@ struct MigrationRun {
             ) { observer.event(.migrationProgress($0)) }
             do {
                 try await gate()
-                if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil {
+                let countedByScan = UndoCheck.countedByScan(operation)
+                if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil, !countedByScan {
                     // Counted before the operation's first write, and recorded with it: a run
                     // resumed inside the operation keeps the count made on the data before it.
+                    // (A step whose own scan counts it records the count as it goes.)
                     var undoCheck = UndoCheck(tables: tables, blobs: blobs)
                     undoCheck.progress = meter
                     record.undoChecks[i] = try await undoCheck.conflicts(operation)
@@ -185,6 +187,7 @@ struct MigrationRun {
                     }
                     run.check = check
                     run.prove = prove
+                    run.countsUndoCheck = countedByScan && !undoing && record.undoChecks.indices.contains(i) && record.undoChecks[i] == nil
                     run.pace = pace
                     defer { record = run.record }
                     run.progress = meter

@@ -14,6 +14,16 @@ struct UndoCheck {
     /// will read, counted on the way (phase `reading`).
     var progress: MigrationProgressMeter?
 
+    /// Whether the operation's own scan counts what undo could not tell apart
+    /// (``ScanUndoCount``), so no read of its own comes before the first write: an entity step
+    /// with no `where:` (its scan reads every entity the count is of) that changes each
+    /// entity where it is (a rekey writes under other keys, ahead of the scan).
+    static func countedByScan(_ operation: MigrationOperation) -> Bool {
+        guard case .entities(let step) = operation, step.filterText == nil else { return false }
+        if case .rekey = step.change { return false }
+        return true
+    }
+
     /// What undo could not tell apart, were `operation` applied to the target as it is now:
     /// entities it would change into something its undo would not put back as they were, or
     /// that already look like what it makes; for a move, blobs already under the destination

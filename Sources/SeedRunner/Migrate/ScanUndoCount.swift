@@ -1,0 +1,63 @@
+import AzureStorage
+import SeedKit
+
+/// The undo check of an entity step counted by the step's own scan, page by page, instead of
+/// by a read of the whole table before the first write (``UndoCheck/countedByScan(_:)``).
+///
+/// A page is counted when it arrives, before any of its entities is handed on: so the count
+/// is always of entities as they were before the step wrote them. The run records
+/// ``progress`` before it sends a batch from a page counted since the last record; a run
+/// resumed after a kill skips the entities up to the recorded key (they were counted, and may
+/// have been written since) and counts the rest, which no batch of it has written.
+final class ScanUndoCount {
+    let step: EntityStep
+    private(set) var progress: MigrationRecord.UndoCheckProgress
+    /// Pages counted, and how many of them the ledger's checkpoint covers.
+    private(set) var pagesCounted = 0
+    private var pagesRecorded = 0
+    /// The key a resumed run counted up to; nil once the scan is past it.
+    private var skipping: MigrationRecord.EntityKey?
+
+    init(step: EntityStep, resumed: MigrationRecord.UndoCheckProgress?) {
+        self.step = step
+        progress = resumed ?? MigrationRecord.UndoCheckProgress(scanned: nil, conflicts: 0)
+        skipping = resumed?.scanned
+    }
+
+    /// Counts what undo could not tell apart in `page` (entities after the resumed key only).
+    func count(_ page: [QueriedEntity]) {
+        guard let last = page.last else { return }
+        for read in page {
+            if let key = skipping {
+                if !Self.follows(read.entity, key) { continue }
+                skipping = nil
+            }
+            if step.undoConflicts(read.entity) { progress.conflicts += 1 }
+        }
+        if skipping == nil {
+            progress.scanned = MigrationRecord.EntityKey(partitionKey: last.entity.partitionKey, rowKey: last.entity.rowKey)
+        }
+        pagesCounted += 1
+    }
+
+    /// Adds entities found changed when a batch was read again (a writer between the scan and
+    /// the write): counted with the batch, before it is written.
+    func add(_ conflicts: Int) { progress.conflicts += conflicts }
+
+    /// Whether a page was counted since the progress was last recorded: the batch about to be
+    /// sent may hold entities the recorded key does not cover.
+    var needsRecording: Bool { pagesCounted > pagesRecorded }
+
+    /// The progress, to record now with a checkpoint.
+    func recorded() -> MigrationRecord.UndoCheckProgress {
+        pagesRecorded = pagesCounted
+        return progress
+    }
+
+    /// Whether `entity`'s keys come after `key` in the table's order: PartitionKey, then
+    /// RowKey, each by its bytes.
+    static func follows(_ entity: TableEntity, _ key: MigrationRecord.EntityKey) -> Bool {
+        if entity.partitionKey.isExactly(key.partitionKey) { return key.rowKey.utf8.lexicographicallyPrecedes(entity.rowKey.utf8) }
+        return key.partitionKey.utf8.lexicographicallyPrecedes(entity.partitionKey.utf8)
+    }
+}
