@@ -20,6 +20,24 @@ import Testing
         func read(in phase: MigrationProgress.Phase) -> Int { seen.withLock { $0.filter { $0.0 == phase }.map(\.1).max() ?? 0 } }
     }
 
+    struct Kill: Error {}
+
+    /// A hook that stops the run at its `n`th save of the ledger, as a kill -9 leaves it: the
+    /// batches already sent are written (it waits for them), the save is not.
+    static func killed(atSave n: Int) -> @Sendable () async throws -> Void {
+        let saves = Mutex(0)
+        return {
+            guard
+                saves.withLock({
+                    $0 += 1
+                    return $0
+                }) == n
+            else { return }
+            try await Task.sleep(for: .milliseconds(300))
+            throw Kill()
+        }
+    }
+
     static let rename = "description: rename\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n"
 
     /// Entities that already hold `Venue` and no `Place`: undo would rename them back. One in
@@ -55,23 +73,12 @@ import Testing
     /// now look like conflicts), the ones after it are counted once.
     @Test(arguments: [1, 2, 3, 5, 9])
     func aRunStoppedAnywhereAndResumedCountsEachEntityOnce(stopAt: Int) async throws {
-        struct Kill: Error {}
         try await TestEmulator.withRunning { server in
             let tables = TableClient(account: server.account)
             try await Self.seedWithConflicts(tables)
             var migrator = Migrator(
                 target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__rename.yaml": Self.rename]))
-            let saves = Mutex(0)
-            migrator.beforeCheckpoint = {
-                if saves.withLock({
-                    $0 += 1
-                    return $0
-                }) == stopAt {
-                    // As a kill -9 leaves them: the batches already sent are written.
-                    try await Task.sleep(for: .milliseconds(300))
-                    throw Kill()
-                }
-            }
+            migrator.beforeCheckpoint = Self.killed(atSave: stopAt)
             await #expect(throws: Kill.self) { _ = try await migrator.apply() }
             #expect(try await migrator.status().entries[0].state == .running)
             migrator.beforeCheckpoint = nil
@@ -82,22 +89,13 @@ import Testing
 
     /// Without the two conflicts, a resumed run's count is 0 and undo puts every entity back.
     @Test func aResumedRunWithNothingInTheWayIsUndoneExactly() async throws {
-        struct Kill: Error {}
         try await TestEmulator.withRunning { server in
             let tables = TableClient(account: server.account)
             try await MigratorTests.seed(tables, count: 6_000, partitions: 5)
             let before = try await MigratorTests.all(tables).map { $0.properties }
             var migrator = Migrator(
                 target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__rename.yaml": Self.rename]))
-            let saves = Mutex(0)
-            migrator.beforeCheckpoint = {
-                if saves.withLock({
-                    $0 += 1
-                    return $0
-                }) == 3 {
-                    throw Kill()
-                }
-            }
+            migrator.beforeCheckpoint = Self.killed(atSave: 3)
             await #expect(throws: Kill.self) { _ = try await migrator.apply() }
             migrator.beforeCheckpoint = nil
             _ = try await migrator.apply()
