@@ -28,6 +28,20 @@ import Testing
         #expect(try matches("RowKey gt 'r0' and RowKey le 'r1'"))
     }
 
+    /// From an attacker's review: a query resumed with `RowKey gt '…'` went on elsewhere than
+    /// the listing stopped when keys held characters above U+FFFF and in U+E000–U+FFFF (the
+    /// filter compared UTF-16 units, the listing bytes): a migration killed and resumed left
+    /// 10,732 entities unchanged and said it was applied. Both now use the bytes.
+    @Test func stringsCompareInTheOrderKeysAreListedIn() throws {
+        let keys = ["a", "a\u{E000}", "a\u{FF01}", "a\u{1F600}", "a\u{10000}z", "\u{FF01}z", "\u{1F600}"]
+        let listed = keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        for (i, key) in listed.enumerated() {
+            let filter = try FilterParser.parse("RowKey gt '\(key)'")
+            let after = listed.filter { filter.matches(TableEntity(partitionKey: "p", rowKey: $0)) }
+            #expect(after == Array(listed[(i + 1)...]), "RowKey gt '\(key)'")
+        }
+    }
+
     @Test func typesMustMatchAndMissingPropertiesNeverMatch() throws {
         #expect(try !matches("Big eq 1099511627776.0"))
         #expect(try !matches("Count eq 5L"))

@@ -2,8 +2,10 @@ import Foundation
 
 /// Evaluates a parsed `$filter` against an entity as the Table service does: a comparison
 /// between values of different types, or with a missing property, is false; strings compare
-/// by ordinal (UTF-16) order; Int32 and Int64 are distinct types (an Int64 property needs
-/// an `L` literal).
+/// by their UTF-8 bytes — the order the emulator lists keys in, so a query resumed with
+/// `RowKey gt '…'` goes on exactly where the listing stopped (UTF-16 order, used before, put a
+/// key with a character above U+FFFF before one with U+E000–U+FFFF, against the listing); Int32
+/// and Int64 are distinct types (an Int64 property needs an `L` literal).
 extension FilterExpression {
     public func matches(_ entity: TableEntity, timestamp: EdmDateTime? = nil) -> Bool {
         switch self {
@@ -43,7 +45,7 @@ extension FilterExpression {
     public static func compare(_ a: EdmValue, _ b: EdmValue) -> Int? {
         func sign<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x > y ? 1 : 0) }
         switch (a, b) {
-        case (.string(let x), .string(let y)): return x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : (x.isExactly(y) ? 0 : 1)
+        case (.string(let x), .string(let y)): return x.byteOrder(y).signum()
         case (.int32(let x), .int32(let y)): return sign(x, y)
         case (.int64(let x), .int64(let y)): return sign(x, y)
         case (.double(let x), .double(let y)): return x.isNaN || y.isNaN ? (x.isNaN && y.isNaN ? 0 : nil) : sign(x, y)
