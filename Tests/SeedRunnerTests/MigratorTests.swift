@@ -231,6 +231,9 @@ import Testing
                 ("PendingCount", .int32(500)), ("StartedAt", .string("yesterday")), ("Checksum", .string(String(repeating: "a", count: 65))),
                 // From an attacker's review: counts that overflow a sum crashed `status`.
                 ("Counts", .string("9223372036854775807,9223372036854775807")),
+                // From an attacker's review: the count the scan goes on from, negative or with
+                // its key and no count (the count would restart at 0 past the key).
+                ("UndoCheckConflicts", .int64(-5)), ("UndoCheckConflicts", .int32(3)), ("UndoCheckRowKey", .string("000003")),
             ]
             for (name, value) in edits {
                 var entity = try await tables.get(partitionKey: "migration", rowKey: "1", from: ReservedNames.ledgerTable)!.entity
@@ -239,6 +242,12 @@ import Testing
                 if name == "PendingCount" {
                     entity["Operation"] = .int32(0)
                     entity["PendingPartitionKey"] = .string("p0")
+                }
+                if name.hasPrefix("UndoCheck") {
+                    entity["Operation"] = .int32(0)
+                    entity["State"] = .string("running")
+                    entity["UndoCheckPartitionKey"] = .string("p0")
+                    entity["UndoCheckRowKey"] = .string("000003")
                 }
                 _ = try await tables.upsert(entity, into: ReservedNames.ledgerTable)
                 await #expect {

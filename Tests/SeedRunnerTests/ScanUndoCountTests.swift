@@ -3,6 +3,7 @@ import AzureStorage
 import Foundation
 import SeedKit
 import SeedRunner
+import StorageEmulator
 import Synchronization
 import Testing
 
@@ -36,6 +37,19 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             throw Kill()
         }
+    }
+
+    /// The rename applied to `server`'s events, stopped at its `n`th save of the ledger (the
+    /// run left `running`), then applied again to the end.
+    static func renameStoppedAndResumed(_ server: EmulatorServer, atSave n: Int) async throws -> Migrator {
+        var migrator = Migrator(
+            target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__rename.yaml": Self.rename]))
+        migrator.beforeCheckpoint = Self.killed(atSave: n)
+        await #expect(throws: Kill.self) { _ = try await migrator.apply() }
+        #expect(try await migrator.status().entries[0].state == .running)
+        migrator.beforeCheckpoint = nil
+        _ = try await migrator.apply()
+        return migrator
     }
 
     static let rename = "description: rename\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n"
@@ -76,14 +90,82 @@ import Testing
         try await TestEmulator.withRunning { server in
             let tables = TableClient(account: server.account)
             try await Self.seedWithConflicts(tables)
-            var migrator = Migrator(
-                target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__rename.yaml": Self.rename]))
-            migrator.beforeCheckpoint = Self.killed(atSave: stopAt)
-            await #expect(throws: Kill.self) { _ = try await migrator.apply() }
-            #expect(try await migrator.status().entries[0].state == .running)
-            migrator.beforeCheckpoint = nil
-            _ = try await migrator.apply()
+            let migrator = try await Self.renameStoppedAndResumed(server, atSave: stopAt)
             #expect(try await migrator.status().entries[0].record?.undoChecks == [2])
+        }
+    }
+
+    /// From an attacker's review: with keys holding characters above U+FFFF beside ones in
+    /// U+E000–U+FFFF, a run killed and resumed left thousands of entities unchanged and said it
+    /// was applied (the resume filter and the listing ordered them differently). Every entity
+    /// is renamed now, and the count is exact.
+    @Test func aRunResumedAmongKeysAboveTheBasicPlaneRenamesEveryEntityAndCountsEachOnce() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await tables.createTable("events")
+            let prefixes = ["a", "a\u{E000}", "a\u{1F600}", "\u{FF01}z", "\u{10000}"]
+            var conflicts = 0
+            // One partition, its keys listed as a… (1,000), a\u{E000}… (5,000), a\u{1F600}…,
+            // \u{FF01}z…, \u{10000}…: stopped at its fifth save, the run has recorded (at its
+            // fourth, the fourth page's first batch) a key of the second group, and UTF-16 order
+            // put the whole third group before it.
+            func prefix(_ i: Int) -> String {
+                switch i {
+                case ..<1_000: "a"
+                case ..<6_000: "a\u{E000}"
+                case ..<8_000: "a\u{1F600}"
+                case ..<9_000: "\u{FF01}z"
+                default: "\u{10000}"
+                }
+            }
+            var batch: [TableBatchOperation] = []
+            for i in 0..<10_000 {
+                let conflict = i % 97 == 0
+                if conflict { conflicts += 1 }
+                let properties: EntityProperties = conflict ? ["Venue": .string("v")] : ["Place": .string("x")]
+                batch.append(.insert(TableEntity(partitionKey: "p\u{1F600}", rowKey: prefix(i) + String(format: "%05d", i), properties: properties)))
+                if batch.count == 100 {
+                    try await tables.submit(batch, to: "events")
+                    batch = []
+                }
+            }
+            let migrator = try await Self.renameStoppedAndResumed(server, atSave: 5)
+            let after = try await MigratorTests.all(tables)
+            #expect(after.count == 10_000 && after.allSatisfy { $0["Place"] == nil && $0["Venue"] != nil })
+            #expect(try await migrator.status().entries[0].record?.undoChecks == [conflicts])
+        }
+    }
+
+    /// From a new user: a text replacement with a `where:` counted each entity that already
+    /// held the replacement twice (the read before the first write, then again with its batch):
+    /// 7,537 such entities were reported as 15,074. Once each now.
+    @Test func aReplacementWithAWhereCountsEachEntityOnce() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await tables.createTable("events")
+            var batches: [String: [TableBatchOperation]] = [:]
+            for i in 0..<600 {
+                let partition = "p\(i % 3)"
+                // Every 10th already holds the replacement, and every 10th but 5 holds both texts
+                // (changed, undo would not give it back): 20 and 20 in each partition. Undo would
+                // change the 80 of them the step selects (p0, p1); the 40 of p2 it leaves (the
+                // `where:` is checked on the entity it would put back).
+                let url = i % 10 == 0 ? "/photos/\(i).jpg" : i % 10 == 5 ? "/speakers/\(i)/photos/x.jpg" : "/speakers/\(i).jpg"
+                batches[partition, default: []].append(
+                    .insert(TableEntity(partitionKey: partition, rowKey: String(format: "%04d", i), properties: ["Url": .string(url)])))
+            }
+            for operations in batches.values {
+                for start in stride(from: 0, to: operations.count, by: 100) {
+                    try await tables.submit(Array(operations[start..<min(start + 100, operations.count)]), to: "events")
+                }
+            }
+            let file =
+                "description: photos\noperations:\n  - replace-in-property: {table: events, where: \"PartitionKey ne 'p2'\", name: Url, find: /speakers/, replace: /photos/}\n"
+            let migrator = Migrator(
+                target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__photos.yaml": file]))
+            #expect(try await migrator.apply().map { $0.operations.map(\.changes) } == [[360]])
+            let counted = try await migrator.status().entries[0].record?.undoChecks
+            #expect(counted == [80], "\(String(describing: counted))")
         }
     }
 
@@ -93,12 +175,7 @@ import Testing
             let tables = TableClient(account: server.account)
             try await MigratorTests.seed(tables, count: 6_000, partitions: 5)
             let before = try await MigratorTests.all(tables).map { $0.properties }
-            var migrator = Migrator(
-                target: RunTarget(location: .account(server.account)), folder: try MigratorTests.folder(["V1__rename.yaml": Self.rename]))
-            migrator.beforeCheckpoint = Self.killed(atSave: 3)
-            await #expect(throws: Kill.self) { _ = try await migrator.apply() }
-            migrator.beforeCheckpoint = nil
-            _ = try await migrator.apply()
+            let migrator = try await Self.renameStoppedAndResumed(server, atSave: 3)
             #expect(try await migrator.status().entries[0].record?.undoChecks == [0])
             _ = try await migrator.undo(to: MigrationVersion("1")!)
             #expect(try await MigratorTests.all(tables).map { $0.properties } == before)

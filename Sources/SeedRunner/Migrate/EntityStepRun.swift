@@ -434,24 +434,17 @@ struct EntityStepRun {
         var inFlight: [MigrationRecord.PendingBatch] = unsettled.map { [$0] } ?? []
         while !batch.isEmpty {
             let partition = batch[0].read.entity.partitionKey
-            // An entity changed since the apply-time check read it (a concurrent writer) may no
-            // longer come back by undo: counted with the pending batch, before it is written.
-            // (Rename and set if-missing always come back; only a text replacement may not, and
-            // it is written here, one batch at a time.)
-            // (Counted by the scan, the entities as first read are in its count already: only
-            // the ones read again after a 412 are added.)
-            if let inverse = step.inverse {
-                let lost = { (batch: [Change]) in
+            // An entity changed since the scan read and counted it (a concurrent writer, found
+            // by a 412) may no longer come back by undo: counted with the pending batch, before
+            // it is written. Only the entities read again are added (counting the first read
+            // here too counted each of them twice). Rename and set if-missing always come back;
+            // only a text replacement may not, and it is written here, one batch at a time.
+            if let inverse = step.inverse, let undoCount, attempts > 0 {
+                undoCount.add(
                     batch.filter { item in
                         guard case .replaced(let after) = item.outcome else { return false }
                         return inverse.change.apply(to: after) != .replaced(item.read.entity)
-                    }.count
-                }
-                if let undoCount {
-                    if attempts > 0 { undoCount.add(lost(batch)) }
-                } else if record.undoChecks.indices.contains(operation), let counted = record.undoChecks[operation] {
-                    record.undoChecks[operation] = counted + lost(batch)
-                }
+                    }.count)
             }
             let pending = Self.pending(batch, step: step)
             record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: pending, undoCheck: undoCount?.recorded())

@@ -250,6 +250,10 @@ public struct MigrationRecord: Sendable, Equatable {
                 pending = PendingBatch(partitionKey: try string("PendingPartitionKey"), rows: rows)
             }
             var undoCheck: UndoCheckProgress?
+            let keyed = (entity["UndoCheckPartitionKey"] != nil, entity["UndoCheckRowKey"] != nil)
+            if keyed.0 != keyed.1 || (keyed.0 && entity["UndoCheckConflicts"] == nil) {
+                throw damaged("UndoCheckConflicts, UndoCheckPartitionKey and UndoCheckRowKey are not all there, or the count alone")
+            }
             if entity["UndoCheckConflicts"] != nil {
                 guard case .int64(let conflicts)? = entity["UndoCheckConflicts"], conflicts >= 0, conflicts <= Self.maxCount else {
                     throw damaged("UndoCheckConflicts is not an Int64 count (0 to 2^53)")

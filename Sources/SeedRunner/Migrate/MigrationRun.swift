@@ -146,14 +146,24 @@ struct MigrationRun {
             do {
                 try await gate()
                 let countedByScan = UndoCheck.countedByScan(operation)
-                if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil, !countedByScan {
+                if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil {
                     // Counted before the operation's first write, and recorded with it: a run
                     // resumed inside the operation keeps the count made on the data before it.
-                    // (A step whose own scan counts it records the count as it goes.)
+                    // An entity step's own scan counts the entities it reads, recording the
+                    // count as it goes; a step with a `where:` first counts, here, the ones its
+                    // scan will not read.
                     var undoCheck = UndoCheck(tables: tables, blobs: blobs)
                     undoCheck.progress = meter
-                    record.undoChecks[i] = try await undoCheck.conflicts(operation)
-                    try await save(record, fence)
+                    if !countedByScan {
+                        record.undoChecks[i] = try await undoCheck.conflicts(operation)
+                        try await save(record, fence)
+                    } else if case .entities(let step) = operation, step.filterText != nil, record.checkpoint?.undoCheck == nil {
+                        let unread = try await undoCheck.conflicts(operation, onlyUnselected: true)
+                        record.checkpoint = MigrationRecord.Checkpoint(
+                            operation: i, after: record.checkpoint?.after, pending: record.checkpoint?.pending,
+                            undoCheck: MigrationRecord.UndoCheckProgress(scanned: nil, conflicts: unread))
+                        try await save(record, fence)
+                    }
                 }
                 switch operation {
                 case .copyTable(let from, let to):

@@ -14,12 +14,13 @@ struct UndoCheck {
     /// will read, counted on the way (phase `reading`).
     var progress: MigrationProgressMeter?
 
-    /// Whether the operation's own scan counts what undo could not tell apart
-    /// (``ScanUndoCount``), so no read of its own comes before the first write: an entity step
-    /// with no `where:` (its scan reads every entity the count is of) that changes each
-    /// entity where it is (a rekey writes under other keys, ahead of the scan).
+    /// Whether the operation's own scan counts what undo could not tell apart in the entities
+    /// it reads (``ScanUndoCount``): an entity step that changes each entity where it is (a
+    /// rekey writes under other keys, ahead of the scan). With no `where:` its scan reads every
+    /// entity, and nothing is read before its first write; with one, the entities `where:`
+    /// leaves out are counted first (``conflicts(_:onlyUnselected:)``).
     static func countedByScan(_ operation: MigrationOperation) -> Bool {
-        guard case .entities(let step) = operation, step.filterText == nil else { return false }
+        guard case .entities(let step) = operation else { return false }
         if case .rekey = step.change { return false }
         return true
     }
@@ -28,7 +29,9 @@ struct UndoCheck {
     /// entities it would change into something its undo would not put back as they were, or
     /// that already look like what it makes; for a move, blobs already under the destination
     /// prefix (undo would move them too).
-    func conflicts(_ operation: MigrationOperation) async throws -> Int {
+    /// `onlyUnselected`: of an entity step, only the entities its `where:` leaves out (its
+    /// scan counts the others as it reads them, once each).
+    func conflicts(_ operation: MigrationOperation, onlyUnselected: Bool = false) async throws -> Int {
         var count = 0
         switch operation {
         case .entities(let step):
@@ -40,8 +43,9 @@ struct UndoCheck {
                     read += page.count
                     progress?.read(read)
                     for queried in page {
-                        if step.undoConflicts(queried.entity) { count += 1 }
-                        if step.matchesWhere(queried.entity) { selected += 1 }
+                        let read = step.matchesWhere(queried.entity)
+                        if !(onlyUnselected && read), step.undoConflicts(queried.entity) { count += 1 }
+                        if read { selected += 1 }
                     }
                 }
                 progress?.begin(.reading, total: selected)

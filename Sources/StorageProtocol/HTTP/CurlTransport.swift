@@ -112,7 +112,7 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
     init(_ code: CURLcode, detail: String) {
         self.code = code
         switch code {
-        case CURLE_COULDNT_CONNECT: message = "connection refused; is the endpoint right and the service running?"
+        case CURLE_COULDNT_CONNECT: message = "connection refused"
         case CURLE_COULDNT_RESOLVE_HOST: message = "the host name does not resolve"
         case CURLE_OPERATION_TIMEDOUT: message = "timed out waiting for the service"
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: message = "the connection was dropped"

@@ -367,7 +367,7 @@ struct MigrateRepairCommand: AsyncParsableCommand {
         if !done.cleared.isEmpty { lines.append("Cleared the failed run of migration \(done.cleared.joined(separator: ", ")): apply resumes it.") }
         if !done.restarted.isEmpty {
             lines.append(
-                "Failed run(s) of \(done.restarted.joined(separator: ", ")) whose file changed since start over: apply runs them from the first operation."
+                "Failed run(s) of \(done.restarted.joined(separator: ", ")) whose file changed since start over: apply runs them from the first operation. What the failed run wrote stays, and the new run finds it already in the shape it makes: undo will refuse those migrations (restore a backup to go back instead)."
             )
         }
         if !done.removed.isEmpty { lines.append("Removed ledger record(s) without a file: \(done.removed.joined(separator: ", ")).") }
