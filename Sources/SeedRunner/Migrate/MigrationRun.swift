@@ -146,7 +146,8 @@ struct MigrationRun {
             do {
                 try await gate()
                 let countedByScan = UndoCheck.countedByScan(operation)
-                if !undoing, record.undoChecks.indices.contains(i), record.undoChecks[i] == nil {
+                let uncounted = !undoing && record.undoChecks.indices.contains(i) && record.undoChecks[i] == nil
+                if uncounted {
                     // Counted before the operation's first write, and recorded with it: a run
                     // resumed inside the operation keeps the count made on the data before it.
                     // An entity step's own scan counts the entities it reads, recording the
@@ -197,7 +198,7 @@ struct MigrationRun {
                     }
                     run.check = check
                     run.prove = prove
-                    run.countsUndoCheck = countedByScan && !undoing && record.undoChecks.indices.contains(i) && record.undoChecks[i] == nil
+                    run.countsUndoCheck = countedByScan && uncounted
                     run.pace = pace
                     defer { record = run.record }
                     run.progress = meter

@@ -57,7 +57,7 @@ final class ScanUndoCount {
     /// Whether `entity`'s keys come after `key` in the table's order: PartitionKey, then
     /// RowKey, each by its bytes.
     static func follows(_ entity: TableEntity, _ key: MigrationRecord.EntityKey) -> Bool {
-        if entity.partitionKey.isExactly(key.partitionKey) { return key.rowKey.utf8.lexicographicallyPrecedes(entity.rowKey.utf8) }
-        return key.partitionKey.utf8.lexicographicallyPrecedes(entity.partitionKey.utf8)
+        let partition = entity.partitionKey.byteOrder(key.partitionKey)
+        return partition != 0 ? partition > 0 : entity.rowKey.byteOrder(key.rowKey) > 0
     }
 }

@@ -43,9 +43,9 @@ struct UndoCheck {
                     read += page.count
                     progress?.read(read)
                     for queried in page {
-                        let read = step.matchesWhere(queried.entity)
-                        if !(onlyUnselected && read), step.undoConflicts(queried.entity) { count += 1 }
-                        if read { selected += 1 }
+                        let matches = step.matchesWhere(queried.entity)
+                        if !(onlyUnselected && matches), step.undoConflicts(queried.entity) { count += 1 }
+                        if matches { selected += 1 }
                     }
                 }
                 progress?.begin(.reading, total: selected)
