@@ -84,8 +84,10 @@ import Testing
 
     /// Stopped at each of several saves of the ledger (as a kill would stop it), then resumed:
     /// the entities counted before the stop are not counted again (some were renamed since and
-    /// now look like conflicts), the ones after it are counted once.
-    @Test(arguments: [1, 2, 3, 5, 9])
+    /// now look like conflicts), the ones after it are counted once. The run saves at least
+    /// once per page of 1,000 it reads (7 here) before a batch of it is written; the periodic
+    /// saves come as the batches' answers do, so a stop past the 7th was there only some runs.
+    @Test(arguments: [1, 2, 3, 5, 7])
     func aRunStoppedAnywhereAndResumedCountsEachEntityOnce(stopAt: Int) async throws {
         try await TestEmulator.withRunning { server in
             let tables = TableClient(account: server.account)

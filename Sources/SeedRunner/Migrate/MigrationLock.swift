@@ -44,7 +44,6 @@ final class MigrationLock: Sendable {
         let lock = try await acquireOne(blobs, name: blob(shard), holder: holder, timeout: timeout, observer: observer)
         do {
             if let other = try await otherKindHeld(blobs, shard: shard) {
-                await lock.release()
                 throw RunError(
                     shard == nil
                         ? "a sharded migrate apply holds its lock (\(Printable.escaped(other, quotes: false))); wait for every shard to finish, or, if they are gone, \(Setting.migrateBreakLock)"
@@ -56,6 +55,11 @@ final class MigrationLock: Sendable {
         } catch let error as AzureStorageError {
             await lock.release()
             throw RunError.explaining(error, while: "looking at azseed's migrate locks")
+        } catch {
+            // Any other way out (the run cancelled while it listed the locks, a RunError above)
+            // gives the lock back too: else it stayed held until its lease ran out.
+            await lock.release()
+            throw error
         }
         return lock
     }
