@@ -5,6 +5,7 @@
 # emulator's samples are summed under the functions RESULTS.md's "Issue 49" table names.
 #
 #   swift build -c release --product azseed && Benchmarks/migrate-profile.sh [N] [perf]
+#   (KEEP=DIR keeps the two perf.data files in DIR, for `perf report`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . Benchmarks/lib.sh
@@ -19,7 +20,7 @@ if [ "${2:-}" = perf ]; then
   perf record -q -F 199 --call-graph dwarf,16384 -p "$emulator" -o "$work/emulator.data" 2>/dev/null &
   recorder=$!
   perf record -q -F 199 --call-graph dwarf,16384 -o "$work/client.data" "${migrate[@]}" >/dev/null 2>&1
-  kill -INT "$recorder"; wait "$recorder" || true
+  kill -INT "$recorder"; wait "$recorder" || true; [ -n "${KEEP:-}" ] && cp "$work"/*.data "$KEEP"/
   for side in emulator client; do
     echo "$side:"
     perf script -i "$work/$side.data" -F ip,sym 2>/dev/null | awk '{ if (NF == 0) print ""; else { $1 = ""; print } }' \

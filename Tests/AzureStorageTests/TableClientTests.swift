@@ -29,6 +29,31 @@ import Testing
         #expect(sent[0].headers["x-ms-date"] == "Sat, 21 Nov 2026 09:33:14 GMT")
     }
 
+    /// A count follows continuations through empty pages, asks for keys only, and counts
+    /// without building entities; a page that is not JSON is an error, never a short count.
+    @Test func countFollowsContinuationsAndReadsKeysOnly() async throws {
+        let transport = FakeTransport(responses: [
+            json(
+                200, #"{"value":[{"PartitionKey":"p","RowKey":"1"},{"PartitionKey":"p","RowKey":"2","odata.etag":"W/\"x\""}]}"#,
+                [("x-ms-continuation-NextPartitionKey", "p"), ("x-ms-continuation-NextRowKey", "3")]),
+            json(200, #"{"value":[]}"#, [("x-ms-continuation-NextPartitionKey", "q")]),
+            json(200, #"{"odata.metadata":"m","value":[{"PartitionKey":"q","RowKey":"\u00e9"}]}"#),
+        ])
+        let client = TableClient(account: account, transport: transport, configuration: testConfiguration())
+        #expect(try await client.count("events", filter: .partition("p")) == 3)
+        let sent = transport.requests
+        #expect(sent.count == 3 && sent.allSatisfy { $0.query.contains { $0 == ("$select", "PartitionKey,RowKey") } })
+        #expect(sent[1].query.contains { $0 == ("NextRowKey", "3") } && sent[2].query.contains { $0 == ("NextPartitionKey", "q") })
+        #expect(!sent[2].query.contains { $0.0 == "NextRowKey" })
+        for bad in [#"{"value":[{"PartitionKey":"p"},]}"#, #"{"value":[1]}"#, #"{"value":[{"a":"\q"}]}"#, #"{"value":{}}"#] {
+            let refused = TableClient(account: account, transport: FakeTransport(responses: [json(200, bad)]), configuration: testConfiguration())
+            await #expect(throws: AzureStorageError.self, "\(bad)") { try await refused.count("events") }
+        }
+        // The count agrees with the entities a page decodes to.
+        let page = #"{"value":[{"PartitionKey":"p","RowKey":"a","N":[1,{"x":null}]},{"PartitionKey":"p","RowKey":"b"}]}"#
+        #expect(try EntityJSONReader.pageCount(Array(page.utf8)) == 2)
+    }
+
     @Test func entityKeysAreQuotedAndEncoded() {
         #expect(TableClient.entityPath("p k'1", "r/x") == "(PartitionKey='p%20k%27%271',RowKey='r%2Fx')")
     }

@@ -66,6 +66,9 @@ import Testing
                 if case .replaced(let before) = inverse.change.apply(to: entity) {
                     #expect(step.selects(before) && step.change.apply(to: before) == .replaced(entity), "\(step.change.name): \(entity)")
                 }
+                // Given the step's outcome (as a scan that applies it anyway asks), the same answer.
+                let applied = step.selects(entity) ? step.change.apply(to: entity) : nil
+                #expect(step.undoConflicts(entity, applied: applied) == step.undoConflicts(entity), "\(step.change.name): \(entity)")
                 if step.undoConflicts(entity) {
                     conflicts += 1
                     continue

@@ -49,6 +49,32 @@ import Testing
         #expect(parsed[0].headers["DataServiceVersion"] == "3.0")
     }
 
+    /// Headers are read when asked (two of each part are): what `header(_:)` finds is what the
+    /// whole fields hold — the last line of a name, any case, trimmed — and a header line with
+    /// no colon, or a part of more than 100 header lines, is still refused at once.
+    @Test func headersReadWhenAskedAreTheFieldsAndBadLinesAreStillRefused() throws {
+        func batch(_ headerLines: String) -> Data {
+            let part = "PUT http://h/devstoreaccount1/t(PartitionKey='p',RowKey='r') HTTP/1.1\r\n\(headerLines)\r\n{}\r\n"
+            return Data(
+                ("--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\n\(part)--c--\r\n--b--")
+                    .utf8)
+        }
+        let parsed = try BatchRequestParser.parse(
+            batch("if-match: W/\"1\"\r\nPrefer:  return-no-content \t\r\nIF-MATCH:\tW/\"2\"\r\nX-Empty:\r\n"),
+            contentType: "multipart/mixed; boundary=b")[0]
+        for name in ["If-Match", "if-match", "Prefer", "X-Empty", "Content-Type", "Accept"] {
+            #expect(parsed.header(name) == parsed.headers[name], "\(name)")
+        }
+        #expect(parsed.header("If-Match") == "W/\"2\"" && parsed.header("prefer") == "return-no-content" && parsed.header("X-Empty") == "")
+        #expect(String(decoding: parsed.body, as: UTF8.self) == "{}")
+        for bad in ["If-Match W/\"1\"\r\n", "A: 1\r\nno colon here\r\n", String(repeating: "A: 1\r\n", count: 101)] {
+            #expect(throws: BatchSyntaxError.self, "\(bad.prefix(20))") {
+                try BatchRequestParser.parse(batch(bad), contentType: "multipart/mixed; boundary=b")
+            }
+        }
+        _ = try BatchRequestParser.parse(batch(String(repeating: "A: 1\r\n", count: 100)), contentType: "multipart/mixed; boundary=b")
+    }
+
     @Test func malformedBodiesAreErrors() {
         #expect(throws: BatchSyntaxError.self) { try BatchRequestParser.parse(Data("x".utf8), contentType: "multipart/mixed") }
         #expect(throws: BatchSyntaxError.self) {

@@ -199,6 +199,22 @@ public struct TableClient: Sendable {
         TableQuery(client: self, table: table, filter: filter, select: select, top: top, fullMetadata: fullMetadata)
     }
 
+    /// How many entities `filter` selects in `table` (all of them without one), read page by
+    /// page as keys only and counted without building an entity.
+    public func count(_ table: String, filter: TableFilter? = nil) async throws -> Int {
+        var count = 0
+        var next: (String, String?)?
+        repeat {
+            try Task.checkCancellation()
+            let page = try await fetchPage(table, filter: filter, select: ["PartitionKey", "RowKey"], top: nil, next: next)
+            count += try Self.decoding("Query Entities", url: pipeline.origin + pipeline.basePath + "/\(table)") {
+                try EntityJSONReader.pageCount(page.body)
+            }
+            next = page.next
+        } while next != nil
+        return count
+    }
+
     /// One page of a query, not yet decoded: its body and the continuation, if any.
     struct RawPage: Sendable {
         var body: Data

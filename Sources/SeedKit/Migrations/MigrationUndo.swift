@@ -84,8 +84,15 @@ extension EntityStep {
     /// or leaves it while it already looks like what the step makes (undo would change it).
     /// Counted over the table before the step's first write.
     public func undoConflicts(_ entity: TableEntity) -> Bool {
+        undoConflicts(entity, applied: selects(entity) ? change.apply(to: entity) : nil)
+    }
+
+    /// ``undoConflicts(_:)`` given what the step does to `entity` (`applied`: the change's
+    /// outcome when the step selects it, nil when it does not), so a scan that applies the
+    /// step anyway does not apply it twice.
+    public func undoConflicts(_ entity: TableEntity, applied: EntityOutcome?) -> Bool {
         guard let inverse else { return true }
-        if selects(entity), case .replaced(let after) = change.apply(to: entity) {
+        if case .replaced(let after)? = applied {
             return inverse.change.apply(to: after) != .replaced(entity)
         }
         if case .replaced = inverse.change.apply(to: entity) { return true }

@@ -148,14 +148,23 @@ struct EntityStepRun {
             for try await page in tables.query(step.table, filter: filter, fullMetadata: true) {
                 count += page.count
                 progress?.read(count)
-                undoCount?.count(page)
-                for read in page where step.selects(read.entity) {
+                // The step applied once per entity: the undo count and the write share it. The
+                // whole page is counted before any of its entities is handed on.
+                var outcomes: [EntityOutcome?] = []
+                outcomes.reserveCapacity(page.count)
+                for read in page {
+                    let outcome = step.selects(read.entity) ? step.change.apply(to: read.entity) : nil
+                    undoCount?.count(read.entity, applied: outcome)
+                    outcomes.append(outcome)
+                }
+                undoCount?.pageCounted(page)
+                for (read, outcome) in zip(page, outcomes) {
+                    guard let outcome else { continue }
                     // Before the step is applied: applied to its own result it may change it again.
                     if writtenBefore(read, unsettled, step: step) {
                         try await take(.settled)
                         continue
                     }
-                    let outcome = step.change.apply(to: read.entity)
                     switch outcome {
                     case .unchanged: continue
                     case .failed(let why): return Stopped(message: "table \(step.table), entity (\(shown(read.entity))): \(why)")
@@ -485,15 +494,6 @@ extension EntityStepRun {
     /// How many entities `filter` selects in `table`, read as keys only; nil when the count
     /// fails or is cancelled (the run goes on without a total: the scan reports what matters).
     static func count(_ tables: TableClient, _ table: String, filter: TableFilter?) async -> Int? {
-        var count = 0
-        do {
-            for try await page in tables.query(table, filter: filter, select: ["PartitionKey", "RowKey"]) {
-                try Task.checkCancellation()
-                count += page.count
-            }
-            return count
-        } catch {
-            return nil
-        }
+        try? await tables.count(table, filter: filter)
     }
 }

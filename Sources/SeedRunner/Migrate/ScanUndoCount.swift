@@ -26,14 +26,23 @@ final class ScanUndoCount {
 
     /// Counts what undo could not tell apart in `page` (entities after the resumed key only).
     func count(_ page: [QueriedEntity]) {
-        guard let last = page.last else { return }
-        for read in page {
-            if let key = skipping {
-                if !Self.follows(read.entity, key) { continue }
-                skipping = nil
-            }
-            if step.undoConflicts(read.entity) { progress.conflicts += 1 }
+        for read in page { count(read.entity, applied: step.selects(read.entity) ? step.change.apply(to: read.entity) : nil) }
+        pageCounted(page)
+    }
+
+    /// Counts one entity of a page, given what the step does to it (``EntityStep/undoConflicts(_:applied:)``);
+    /// ``pageCounted(_:)`` follows the page's last.
+    func count(_ entity: TableEntity, applied: EntityOutcome?) {
+        if let key = skipping {
+            if !Self.follows(entity, key) { return }
+            skipping = nil
         }
+        if step.undoConflicts(entity, applied: applied) { progress.conflicts += 1 }
+    }
+
+    /// Ends the count of `page`: the key it covers is its last.
+    func pageCounted(_ page: [QueriedEntity]) {
+        guard let last = page.last else { return }
         if skipping == nil {
             progress.scanned = MigrationRecord.EntityKey(partitionKey: last.entity.partitionKey, rowKey: last.entity.rowKey)
         }

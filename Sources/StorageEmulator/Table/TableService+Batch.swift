@@ -35,7 +35,8 @@ extension TableService {
                     throw ServiceError(400, .invalidInput, "A query cannot be part of a change set.")
                 }
                 try TableService.checkTableName(of: resource, method: request.method)
-                let (name, operation) = try Self.operation(method: request.method, resource: resource, headers: request.headers, body: request.body)
+                let (name, operation) = try Self.operation(
+                    method: request.method, resource: resource, ifMatch: request.header("If-Match"), body: request.body)
                 try c.checkRange(operation)
                 if let table, table.lowercased() != name.lowercased() || !operation.partitionKey.isExactly(operations[0].partitionKey) {
                     throw ServiceError(400, .commandsInBatchActOnDifferentPartitions, "All commands in a batch must operate on same entity group.")
@@ -47,7 +48,7 @@ extension TableService {
                         "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.")
                 }
                 operations.append(operation)
-                wantsContent.append(request.headers["Prefer"] != "return-no-content")
+                wantsContent.append(request.header("Prefer") != "return-no-content")
             } catch let error as ServiceError {
                 return batchResponse(.failure(index: index, error), requestID: requestID)
             }

@@ -4,7 +4,7 @@ import StorageProtocol
 extension TableService {
     /// Reads an entity body straight from its bytes (no JSON tree); keys in the URL
     /// (PUT/MERGE/PATCH) take the place of keys in the body.
-    static func entity(from body: Data, partitionKey: String? = nil, rowKey: String? = nil) throws(ServiceError) -> TableEntity {
+    static func entity(from body: some Collection<UInt8>, partitionKey: String? = nil, rowKey: String? = nil) throws(ServiceError) -> TableEntity {
         let keys = partitionKey.flatMap { pk in rowKey.map { (partitionKey: pk, rowKey: $0) } }
         // Not an object at all (empty, an array, a bare value): the body is refused as such,
         // before any entity rule.
@@ -28,18 +28,21 @@ extension TableService {
     }
 
     /// The operation a request (outer or inside a `$batch`) asks for.
-    static func operation(method: String, resource: TableResource, headers: HeaderFields, body: Data) throws(ServiceError) -> (
-        table: String, EntityOperation
-    ) {
+    /// `ifMatch`: the request's If-Match header, the only one an entity write reads.
+    static func operation(method: String, resource: TableResource, ifMatch: @autoclosure () -> String?, body: some Collection<UInt8>)
+        throws(ServiceError) -> (
+            table: String, EntityOperation
+        )
+    {
         switch (method, resource) {
         case ("POST", .entities(let table)):
             return (table, .insert(try entity(from: body)))
         case ("PUT", .entity(let table, let pk, let rk)):
-            return (table, .replace(try entity(from: body, partitionKey: pk, rowKey: rk), ifMatch: headers["If-Match"]))
+            return (table, .replace(try entity(from: body, partitionKey: pk, rowKey: rk), ifMatch: ifMatch()))
         case ("MERGE", .entity(let table, let pk, let rk)), ("PATCH", .entity(let table, let pk, let rk)):
-            return (table, .merge(try entity(from: body, partitionKey: pk, rowKey: rk), ifMatch: headers["If-Match"]))
+            return (table, .merge(try entity(from: body, partitionKey: pk, rowKey: rk), ifMatch: ifMatch()))
         case ("DELETE", .entity(let table, let pk, let rk)):
-            guard let ifMatch = headers["If-Match"] else {
+            guard let ifMatch = ifMatch() else {
                 throw ServiceError(400, .missingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: If-Match.")
             }
             return (table, .delete(partitionKey: pk, rowKey: rk, ifMatch: ifMatch))
@@ -49,7 +52,8 @@ extension TableService {
     }
 
     func insert(_ c: Context, _ table: String) async throws -> TransportResponse {
-        let (_, operation) = try Self.operation(method: "POST", resource: .entities(table), headers: c.request.headers, body: c.request.body)
+        let (_, operation) = try Self.operation(
+            method: "POST", resource: .entities(table), ifMatch: c.request.headers["If-Match"], body: c.request.body)
         try c.checkRange(operation)
         let stored = try await applyOne(operation, table: table)!
         let location =
@@ -62,7 +66,8 @@ extension TableService {
     }
 
     func writeEntity(_ c: Context, _ resource: TableResource) async throws -> TransportResponse {
-        let (table, operation) = try Self.operation(method: c.request.method, resource: resource, headers: c.request.headers, body: c.request.body)
+        let (table, operation) = try Self.operation(
+            method: c.request.method, resource: resource, ifMatch: c.request.headers["If-Match"], body: c.request.body)
         try c.checkRange(operation)
         let stored = try await applyOne(operation, table: table)
         return c.noContent(headers: stored.map { [("ETag", $0.etag)] } ?? [])

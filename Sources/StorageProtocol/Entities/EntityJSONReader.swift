@@ -5,8 +5,25 @@ public enum EntityJSONReader {
     /// The entities of a query response (`{"odata.metadata":…,"value":[…]}`). A property that
     /// is `null` is one `$select` named and the entity lacks (Azure answers so): absent.
     public static func page(_ bytes: some Collection<UInt8>) throws -> [QueriedEntity] {
-        var parser = JSONParser(bytes: Array(bytes))
         var entities: [QueriedEntity] = []
+        try forEachItem(ofPage: bytes) { parser in entities.append(try parser.entity(nullIsAbsent: true)) }
+        return entities
+    }
+
+    /// How many entities a query page holds, each checked as a JSON object and none built: a
+    /// count needs no entity (a keys-only count of a million entities built a million).
+    public static func pageCount(_ bytes: some Collection<UInt8>) throws -> Int {
+        var count = 0
+        try forEachItem(ofPage: bytes) { parser in
+            try parser.objectMembers { parser, _ in try parser.skipValue() }
+            count += 1
+        }
+        return count
+    }
+
+    /// Calls `item` at each element of the page's `value` array; the page must be one JSON object.
+    private static func forEachItem(ofPage bytes: some Collection<UInt8>, _ item: (inout JSONParser) throws -> Void) throws {
+        var parser = JSONParser(bytes: Array(bytes))
         try parser.objectMembers { parser, name in
             guard name == "value" else {
                 _ = try parser.value()
@@ -15,10 +32,9 @@ public enum EntityJSONReader {
             guard parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "[") else {
                 throw parser.fail("'value' must be an array")
             }
-            try parser.arrayItems { parser in entities.append(try parser.entity(nullIsAbsent: true)) }
+            try parser.arrayItems(item)
         }
         try parser.end()
-        return entities
     }
 
     /// One entity object (a stored entity, a snapshot line, a request or response body).

@@ -163,6 +163,29 @@ public enum MultipartBytes {
         return found
     }
 
+    /// The header fields of a header block, as ``httpMessage(in:)`` reads them.
+    public static func headerFields(_ block: ArraySlice<UInt8>) -> HeaderFields {
+        var malformed: String?
+        return fields(block, malformed: &malformed)
+    }
+
+    /// What ``httpMessage(in:)`` reports as its `malformedLine` for a header block, found
+    /// without a String per header: the first line with no colon, or the line past
+    /// ``maxHeaderLines``.
+    public static func malformedLine(in block: ArraySlice<UInt8>) -> String? {
+        var start = block.startIndex
+        var lines = 0
+        while start < block.endIndex {
+            lines += 1
+            if lines > maxHeaderLines { return "more than \(maxHeaderLines) header lines" }
+            let end = block[start...].firstIndex(of: newline) ?? block.endIndex
+            defer { start = end + 1 }
+            let line = block[start..<end]
+            if !line.isEmpty, !line.contains(UInt8(ascii: ":")) { return String(decoding: line, as: UTF8.self) }
+        }
+        return nil
+    }
+
     /// The most header lines one part may hold: a part is a handful of headers, and each one
     /// set replaces any of its name (a scan of those before), so a part of 30,000 lines once
     /// held the emulator for seconds before the request was even authorised.
