@@ -80,6 +80,12 @@ public struct EdmDateTime: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// Appends the seven-digit ISO 8601 form to a byte buffer without allocating a String.
     public func appendISO8601(to bytes: inout [UInt8]) {
+        appendISO8601(to: &bytes, timeSeparator: [UInt8(ascii: ":")])
+    }
+
+    /// ``appendISO8601(to:)`` with `timeSeparator` between hours, minutes and seconds (an
+    /// ETag writes `%3A`, written here rather than replaced after).
+    public func appendISO8601(to bytes: inout [UInt8], timeSeparator: [UInt8]) {
         let c = components
         appendDigits(c.year, 4, &bytes)
         bytes.append(UInt8(ascii: "-"))
@@ -88,9 +94,9 @@ public struct EdmDateTime: Sendable, Hashable, Comparable, CustomStringConvertib
         appendDigits(c.day, 2, &bytes)
         bytes.append(UInt8(ascii: "T"))
         appendDigits(c.hour, 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
+        bytes += timeSeparator
         appendDigits(c.minute, 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
+        bytes += timeSeparator
         appendDigits(c.second, 2, &bytes)
         bytes.append(UInt8(ascii: "."))
         appendDigits(Int(c.fraction), 7, &bytes)
@@ -122,7 +128,7 @@ private func pad(_ value: Int, _ width: Int) -> String {
 
 /// Proleptic Gregorian calendar arithmetic (Howard Hinnant's algorithms), so dates never
 /// depend on the host's calendar or time zone settings.
-enum CivilDate {
+public enum CivilDate {
     /// Days since 1970-01-01 for a calendar date.
     static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
@@ -146,7 +152,7 @@ enum CivilDate {
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    static func daysInMonth(year: Int, month: Int) -> Int {
+    public static func daysInMonth(year: Int, month: Int) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30
