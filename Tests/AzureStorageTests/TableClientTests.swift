@@ -200,6 +200,24 @@ import Testing
     }
 }
 
+/// Names are told apart by their bytes, escapes decoded first: an escaped name is the name
+/// it spells, whether a key, the ETag, an annotation or a property.
+@Suite struct EntityNameBytesTests {
+    @Test func escapedNamesAreTheNamesTheySpell() throws {
+        let entity =
+            #"{"\u0050artitionKey":"p","Row\u004bey":"r","odata.\u0065tag":"W/\"x\"","X@odata.t\u0079pe":"Edm.Int64","X":"5","N\u00e9":1,"odata.i\u0064":"skipped","Timest\u0061mp":"2026-01-02T03:04:05Z"}"#
+        let read = try EntityJSONReader.entity(Array(entity.utf8))
+        #expect(read.entity.partitionKey == "p" && read.entity.rowKey == "r" && read.etag == "W/\"x\"")
+        #expect(read.entity["X"] == .int64(5) && read.entity["N\u{e9}"] == .int32(1) && read.entity.properties.count == 2)
+        #expect(read.timestamp == EdmDateTime(iso8601: "2026-01-02T03:04:05Z"))
+        // A name the escape makes something else is that something else.
+        #expect(throws: EntityDecodingError.self) {
+            try EntityJSONReader.entity(Array(#"{"PartitionKey":"p","RowKey":"r","Y@odata.typ\u0065":5}"#.utf8))
+        }
+        #expect(throws: (any Error).self) { try EntityJSONReader.entity(Array(#"{"PartitionKey":"p","RowKey":"r","\u00":1}"#.utf8)) }
+    }
+}
+
 /// A caller that stops reading a query early: the pages read ahead for it are cancelled with
 /// the iterator, and no page after them is asked for.
 @Suite struct TableQueryReadAheadTests {

@@ -74,6 +74,13 @@ public struct JSONParser {
     /// Calls `member` at each member's value (the cursor on its first byte); `member` must
     /// consume the value.
     mutating func objectMembers(_ member: (inout JSONParser, String) throws -> Void) throws {
+        try objectMembersByBytes { parser, name in try member(&parser, String(decoding: name, as: UTF8.self)) }
+    }
+
+    /// ``objectMembers(_:)`` handing each name as its bytes (escapes decoded, when there are
+    /// any): for a reader that tells names apart by their bytes and builds a String only for
+    /// the ones it keeps.
+    mutating func objectMembersByBytes(_ member: (inout JSONParser, ArraySlice<UInt8>) throws -> Void) throws {
         skipSpace()
         guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
         depth += 1
@@ -88,7 +95,7 @@ public struct JSONParser {
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let name = try string()
+            let name = try nameBytes()
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
@@ -106,6 +113,19 @@ public struct JSONParser {
             }
             throw fail("expected ',' or '}'")
         }
+    }
+
+    /// The bytes of the string at the cursor, which moves past it: a slice of the document
+    /// when it holds no escape, else what ``string()`` decodes.
+    private mutating func nameBytes() throws(JSONParseError) -> ArraySlice<UInt8> {
+        let start = i + 1
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            i = end + 1
+            return bytes[start..<end]
+        }
+        return Array(try string().utf8)[...]
     }
 
     /// Calls `item` at each element of an array (the cursor on its first byte).
