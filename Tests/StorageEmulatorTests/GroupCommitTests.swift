@@ -55,6 +55,46 @@ import Testing
         #expect(groups >= 1 && groups <= 10, "\(groups) commits for 400 writes")
     }
 
+    /// A write that ends the whole transaction (as SQLite does on a full disk) takes the
+    /// writes before it in the group with it: none of those may be answered as stored, and a
+    /// write after it must not commit alone in a transaction of its own.
+    @Test func aWriteThatEndsTheTransactionFailsItsWholeGroup() async throws {
+        let db = try Self.database()
+        let flushes = Atomic<Int>(0)
+        let commits = GroupCommit(
+            writer: db,
+            beforeCommit: {
+                if flushes.add(1, ordering: .relaxed).newValue == 1 { usleep(200_000) }
+            })
+        defer { commits.requestStop() }
+        let answered = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            group.addTask {
+                try await commits.write { try $0.execute(sql: "INSERT INTO t (k, v) VALUES (1000, 'first')") }
+                return (1000, true)
+            }
+            try await Task.sleep(for: .milliseconds(50))  // the first group is flushing: these queue together
+            for k in 0..<30 {
+                group.addTask {
+                    do {
+                        try await commits.write { db in
+                            try db.execute(sql: "INSERT INTO t (k, v) VALUES (?, ?)", arguments: [k, "v"])
+                            if k == 15 { try db.execute(sql: "ROLLBACK") }
+                        }
+                        return (k, true)
+                    } catch {
+                        return (k, false)
+                    }
+                }
+            }
+            var all: [Int: Bool] = [:]
+            for try await (k, ok) in group { all[k] = ok }
+            return all
+        }
+        let stored = Set(try await db.read { try Int.fetchAll($0, sql: "SELECT k FROM t") })
+        #expect(answered[15] == false)
+        for (k, ok) in answered { #expect(ok == stored.contains(k), "write \(k) answered \(ok ? "stored" : "failed")") }
+    }
+
     @Test func aFailedFlushFailsTheGroupAndStoresNothing() async throws {
         let db = try Self.database()
         let commits = GroupCommit(writer: db, beforeCommit: { throw ServiceError(500, "InternalError", "disk gone") })

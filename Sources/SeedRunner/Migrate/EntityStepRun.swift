@@ -248,6 +248,9 @@ struct EntityStepRun {
                     // written: a run resumed after this one counts none of them again.
                     record.checkpoint = MigrationRecord.Checkpoint(operation: operation, after: cursor, pending: nil, undoCheck: undoCount.recorded())
                     try await save(record)
+                    // It records the cursor too: the periodic checkpoint counts from here (a
+                    // page is ten batches, so most of those saves are not needed).
+                    saved = contiguous
                 }
                 let index = lastKeys.count
                 lastKeys.append(MigrationRecord.EntityKey(partitionKey: batch[0].read.entity.partitionKey, rowKey: batch.last!.read.entity.rowKey))

@@ -52,7 +52,9 @@ struct BlobLease: Sendable, Equatable {
     }
 
     static func read(_ container: String, _ blob: String, _ db: Database) throws -> BlobLease? {
-        try Row.fetchOne(db, sql: "SELECT * FROM leases WHERE container = ? AND blob = ?", arguments: [container, blob]).map(BlobLease.init(row:))
+        // Cached: a migration proves its lock (a renewal) before each save of its ledger.
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM leases WHERE container = ? AND blob = ?"), arguments: [container, blob]).map(
+            BlobLease.init(row:))
     }
 
     /// Every lease in a container, by blob name (List Blobs reports them).
@@ -65,9 +67,9 @@ struct BlobLease: Sendable, Equatable {
     }
 
     func write(_ container: String, _ blob: String, _ db: Database) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO leases (container, blob, leaseId, duration, expires, breakAt, broken) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            arguments: [container, blob, id, duration, expires?.ticks, breakAt?.ticks, broken])
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO leases (container, blob, leaseId, duration, expires, breakAt, broken) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [container, blob, id, duration, expires?.ticks, breakAt?.ticks, broken])
     }
 
     static func delete(_ container: String, _ blob: String?, _ db: Database) throws {

@@ -10,7 +10,7 @@ extension EmulatorStore {
     }
 
     static func container(_ name: String, _ db: Database) throws -> ContainerRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM containers WHERE name = ?", arguments: [name]).map(ContainerRecord.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM containers WHERE name = ?"), arguments: [name]).map(ContainerRecord.init(row:))
     }
 
     func createContainer(_ name: String, access: String, metadata: [(String, String)], defaultScope: String? = nil, denyOverride: Bool = false)
