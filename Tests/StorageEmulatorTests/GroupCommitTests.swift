@@ -14,16 +14,20 @@ import Testing
         return db
     }
 
+    /// Counts the group commits' flushes; the first one takes 200 ms.
+    final class Flushes: Sendable {
+        let count = Atomic<Int>(0)
+        func slowFirst(_ db: DatabaseQueue) -> GroupCommit {
+            GroupCommit(writer: db, beforeCommit: { if self.count.add(1, ordering: .relaxed).newValue == 1 { usleep(200_000) } })
+        }
+    }
+
     @Test func concurrentWritesShareCommitsAndFailAlone() async throws {
         let db = try Self.database()
-        let flushes = Atomic<Int>(0)
+        let flushes = Flushes()
         // The first flush takes 200 ms (on the writer's own thread): the writes sent meanwhile
         // must queue and go into the next groups together.
-        let commits = GroupCommit(
-            writer: db,
-            beforeCommit: {
-                if flushes.add(1, ordering: .relaxed).newValue == 1 { usleep(200_000) }
-            })
+        let commits = flushes.slowFirst(db)
         defer { commits.requestStop() }
         let results = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             for k in 0..<400 {
@@ -51,7 +55,7 @@ import Testing
         #expect(stored == (0..<400).filter { $0 % 7 != 0 })
         // 400 writes from many tasks at once were committed in fewer groups than writes, and
         // each group flushed first.
-        let groups = flushes.load(ordering: .relaxed)
+        let groups = flushes.count.load(ordering: .relaxed)
         #expect(groups >= 1 && groups <= 10, "\(groups) commits for 400 writes")
     }
 
@@ -60,12 +64,7 @@ import Testing
     /// write after it must not commit alone in a transaction of its own.
     @Test func aWriteThatEndsTheTransactionFailsItsWholeGroup() async throws {
         let db = try Self.database()
-        let flushes = Atomic<Int>(0)
-        let commits = GroupCommit(
-            writer: db,
-            beforeCommit: {
-                if flushes.add(1, ordering: .relaxed).newValue == 1 { usleep(200_000) }
-            })
+        let commits = Flushes().slowFirst(db)
         defer { commits.requestStop() }
         let answered = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             group.addTask {
