@@ -201,17 +201,31 @@ public struct TableClient: Sendable {
 
     /// How many entities `filter` selects in `table` (all of them without one), read page by
     /// page as keys only and counted without building an entity.
+    /// The next page is asked for as soon as a page's continuation is known, while that page
+    /// is counted: a count beside a busy run waits on the service, not on itself.
     public func count(_ table: String, filter: TableFilter? = nil) async throws -> Int {
+        func fetch(after next: (String, String?)?) -> Task<RawPage, any Error> {
+            Task { try await fetchPage(table, filter: filter, select: ["PartitionKey", "RowKey"], top: nil, next: next) }
+        }
         var count = 0
-        var next: (String, String?)?
-        repeat {
-            try Task.checkCancellation()
-            let page = try await fetchPage(table, filter: filter, select: ["PartitionKey", "RowKey"], top: nil, next: next)
-            count += try Self.decoding("Query Entities", url: pipeline.origin + pipeline.basePath + "/\(table)") {
-                try EntityJSONReader.pageCount(page.body)
+        var pending: Task<RawPage, any Error>? = fetch(after: nil)
+        while let task = pending {
+            let page = try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
             }
-            next = page.next
-        } while next != nil
+            pending = page.next.map { fetch(after: $0) }
+            do {
+                try Task.checkCancellation()
+                count += try Self.decoding("Query Entities", url: pipeline.origin + pipeline.basePath + "/\(table)") {
+                    try EntityJSONReader.pageCount(page.body)
+                }
+            } catch {
+                pending?.cancel()
+                throw error
+            }
+        }
         return count
     }
 
