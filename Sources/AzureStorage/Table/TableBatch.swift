@@ -64,39 +64,66 @@ package enum TableBatchCodec {
         let accept = Array("Accept: application/json;odata=minimalmetadata\r\nDataServiceVersion: 3.0\r\n".utf8)
         var json: [UInt8] = []
         add("--\(batch)\r\nContent-Type: multipart/mixed; boundary=\(cs)\r\n\r\n")
+        let table = Array(tableURL.utf8)
+        // Each part written straight into the body: a String per line and per URL was a third
+        // of encoding a batch.
+        func requestLine(_ method: String, _ op: TableBatchOperation, etag: String?) {
+            out += method.utf8
+            out += table
+            TableClient.appendEntityPath(op.partitionKey, op.rowKey, to: &out)
+            out += httpVersion
+            if let etag {
+                out += ifMatch
+                out += etag.utf8
+                out += crlf
+            }
+        }
         for (index, op) in operations.enumerated() {
             out += partStart
-            add("\(index)\r\n\r\n")
+            out += String(index).utf8
+            out += crlf
+            out += crlf
             json.removeAll(keepingCapacity: true)
-            func entityURL() -> String { tableURL + TableClient.entityPath(op.partitionKey, op.rowKey) }
             switch op {
             case .insert(let e):
-                add("POST \(tableURL) HTTP/1.1\r\nPrefer: return-no-content\r\n")
+                out += "POST ".utf8
+                out += table
+                out += insertLineEnd
                 EntityJSONEncoder.append(e, to: &json)
             case .upsertReplace(let e):
-                add("PUT \(entityURL()) HTTP/1.1\r\n")
+                requestLine("PUT ", op, etag: nil)
                 EntityJSONEncoder.append(e, to: &json)
             case .upsertMerge(let e):
-                add("MERGE \(entityURL()) HTTP/1.1\r\n")
+                requestLine("MERGE ", op, etag: nil)
                 EntityJSONEncoder.append(e, to: &json)
             case .update(let e, let etag):
-                add("PUT \(entityURL()) HTTP/1.1\r\nIf-Match: \(etag)\r\n")
+                requestLine("PUT ", op, etag: etag)
                 EntityJSONEncoder.append(e, to: &json)
             case .merge(let e, let etag):
-                add("MERGE \(entityURL()) HTTP/1.1\r\nIf-Match: \(etag)\r\n")
+                requestLine("MERGE ", op, etag: etag)
                 EntityJSONEncoder.append(e, to: &json)
             case .delete(_, _, let etag):
-                add("DELETE \(entityURL()) HTTP/1.1\r\nIf-Match: \(etag)\r\n")
+                requestLine("DELETE ", op, etag: etag)
             }
             out += accept
-            if !json.isEmpty { add("Content-Type: application/json\r\nContent-Length: \(json.count)\r\n") }
-            add("\r\n")
+            if !json.isEmpty {
+                out += jsonHeaders
+                out += String(json.count).utf8
+                out += crlf
+            }
+            out += crlf
             out += json
-            add("\r\n")
+            out += crlf
         }
         add("--\(cs)--\r\n\r\n--\(batch)--\r\n")
         return (Data(out), "multipart/mixed; boundary=\(batch)")
     }
+
+    private static let crlf = Array("\r\n".utf8)
+    private static let httpVersion = Array(" HTTP/1.1\r\n".utf8)
+    private static let ifMatch = Array("If-Match: ".utf8)
+    private static let insertLineEnd = Array(" HTTP/1.1\r\nPrefer: return-no-content\r\n".utf8)
+    private static let jsonHeaders = Array("Content-Type: application/json\r\nContent-Length: ".utf8)
 
     /// One inner response of a batch.
     package struct Part: Sendable {

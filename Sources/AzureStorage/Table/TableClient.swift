@@ -36,6 +36,30 @@ public struct TableClient: Sendable {
         return "(PartitionKey='\(key(partitionKey))',RowKey='\(key(rowKey))')"
     }
 
+    /// ``entityPath(_:_:)`` appended to `out` as bytes: what a batch writes per operation.
+    static func appendEntityPath(_ partitionKey: String, _ rowKey: String, to out: inout [UInt8]) {
+        func key(_ s: String) {
+            // A quote is doubled, then both are percent-encoded: `%27%27`.
+            for byte in s.utf8 {
+                if byte == UInt8(ascii: "'") {
+                    out += quoteTwice
+                } else {
+                    PercentEncoding.appendComponent(CollectionOfOne(byte), to: &out)
+                }
+            }
+        }
+        out += partitionKeyOpen
+        key(partitionKey)
+        out += rowKeyOpen
+        key(rowKey)
+        out += keyClose
+    }
+
+    private static let partitionKeyOpen = Array("(PartitionKey='".utf8)
+    private static let rowKeyOpen = Array("',RowKey='".utf8)
+    private static let keyClose = Array("')".utf8)
+    private static let quoteTwice = Array("%27%27".utf8)
+
     private func check(table: String, operation: String) throws {
         if let problem = StorageNames.tableProblem(table) {
             throw AzureStorageError(

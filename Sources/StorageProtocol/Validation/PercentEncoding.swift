@@ -20,7 +20,18 @@ public enum PercentEncoding {
     private static func encode(_ text: String, keep: UInt8?) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
-        for b in text.utf8 {
+        appendEncoded(text.utf8, keep: keep, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ``component(_:)`` of `bytes`, appended to `out` (a batch writes a key per operation
+    /// into its body, with no String between).
+    public static func appendComponent(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+        appendEncoded(bytes, keep: nil, to: &out)
+    }
+
+    private static func appendEncoded(_ bytes: some Sequence<UInt8>, keep: UInt8?, to out: inout [UInt8]) {
+        for b in bytes {
             let unreserved =
                 (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57)
                 || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "~")
@@ -32,7 +43,6 @@ public enum PercentEncoding {
                 out.append(hex[Int(b & 0xF)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
