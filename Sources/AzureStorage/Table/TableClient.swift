@@ -44,7 +44,7 @@ public struct TableClient: Sendable {
                 if byte == UInt8(ascii: "'") {
                     out += quoteTwice
                 } else {
-                    PercentEncoding.appendComponent(CollectionOfOne(byte), to: &out)
+                    PercentEncoding.appendComponent(byte, to: &out)
                 }
             }
         }

@@ -24,24 +24,27 @@ public enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// ``component(_:)`` of `bytes`, appended to `out` (a batch writes a key per operation
-    /// into its body, with no String between).
-    public static func appendComponent(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
-        appendEncoded(bytes, keep: nil, to: &out)
+    /// ``component(_:)`` of one byte, appended to `out` (a batch writes a key per operation
+    /// into its body, with no String between). Not generic: called per byte from another
+    /// module, a generic version went through unspecialized code (a third more client time).
+    public static func appendComponent(_ b: UInt8, to out: inout [UInt8]) {
+        appendEncoded(b, keep: nil, to: &out)
     }
 
-    private static func appendEncoded(_ bytes: some Sequence<UInt8>, keep: UInt8?, to out: inout [UInt8]) {
-        for b in bytes {
-            let unreserved =
-                (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57)
-                || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "~")
-            if unreserved || b == keep {
-                out.append(b)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(b >> 4)])
-                out.append(hex[Int(b & 0xF)])
-            }
+    private static func appendEncoded(_ text: String.UTF8View, keep: UInt8?, to out: inout [UInt8]) {
+        for b in text { appendEncoded(b, keep: keep, to: &out) }
+    }
+
+    private static func appendEncoded(_ b: UInt8, keep: UInt8?, to out: inout [UInt8]) {
+        let unreserved =
+            (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57)
+            || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "~")
+        if unreserved || b == keep {
+            out.append(b)
+        } else {
+            out.append(UInt8(ascii: "%"))
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 0xF)])
         }
     }
 }
