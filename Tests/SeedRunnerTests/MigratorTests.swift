@@ -77,6 +77,36 @@ import Testing
         }
     }
 
+    /// Another folder's migration under the same version (a forgotten --dataset: a new user
+    /// followed the printed advice, accepted its checksum, and the ledger then recorded as
+    /// applied migrations that never ran): the refusal names both files and says not to
+    /// accept, and repair refuses to accept it before any write.
+    @Test func anotherFoldersMigrationIsNotAnEditAndRepairWillNotAcceptIt() async throws {
+        try await TestEmulator.withRunning { server in
+            let tables = TableClient(account: server.account)
+            try await Self.seed(tables, count: 20, partitions: 2)
+            let target = RunTarget(location: .account(server.account))
+            _ = try await Migrator(target: target, folder: try Self.folder(["V1__rename.yaml": Self.files["V1__rename.yaml"]!])).apply()
+            let other = Migrator(target: target, folder: try Self.folder(["V1__capacity.yaml": Self.files["V2__capacity.yaml"]!]))
+            #expect(try await other.status().problems.map(\.isAnotherMigration) == [true])
+            for attempt in [{ _ = try await other.apply() }, { _ = try await other.repair(acceptChecksums: true) }]
+                as [@Sendable () async throws -> Void]
+            {
+                await #expect {
+                    try await attempt()
+                } throws: { error in
+                    let text = (error as? RunError)?.phrase.description ?? ""
+                    return text.contains(
+                        "was applied from V1__rename.yaml ('Place becomes Venue'), but this folder's is V1__capacity.yaml ('Capacity 100')")
+                        && text.contains("do not accept its checksum") && text.hasSuffix("nothing was written")
+                }
+            }
+            let record = try #require(try await other.status().entries.first?.record)
+            #expect(record.script == "V1__rename.yaml" && record.description == "Place becomes Venue")
+            #expect(try await Self.all(tables).allSatisfy { $0["Capacity"] == nil })
+        }
+    }
+
     @Test func aChangedFileIsRefusedUntilRepairAcceptsIt() async throws {
         try await TestEmulator.withRunning { server in
             let tables = TableClient(account: server.account)

@@ -46,6 +46,15 @@ public struct MigrationStatus: Sendable {
             guard let migration, let record else { return nil }
             return (migration, record)
         }
+
+        /// A `checksum-changed` entry whose file has neither the name nor the description the
+        /// ledger recorded: not the migration that was applied edited, but another one under
+        /// the same version — most often a folder other than the one the target was migrated
+        /// from. Accepting its checksum would record as applied a migration that never ran.
+        public var isAnotherMigration: Bool {
+            guard state == .checksumChanged, let (migration, record) = fileAndRecord else { return false }
+            return !migration.script.isExactly(record.script) && !migration.description.isExactly(record.description)
+        }
     }
 
     public var entries: [Entry]

@@ -185,6 +185,10 @@ public struct Migrator: Sendable {
         let end: Phrase = writing ? "; nothing was written" : ""
         let which = "migration \(problem.version)" + (problem.migration.map { " (\(Printable.escaped($0.script, quotes: false)))" } ?? "")
         switch problem.state {
+        case .checksumChanged where problem.isAnotherMigration:
+            let record = problem.record!
+            return
+                "migration \(problem.version) in the target's ledger was applied from \(Printable.escaped(record.script, quotes: false)) ('\(Printable.escaped(record.description, quotes: false))'), but this folder's is \(Printable.escaped(problem.migration!.script, quotes: false)) ('\(Printable.escaped(problem.migration!.description, quotes: false))'): name the folder this target was migrated from (\(Setting.dataset) or \(Setting.migrationsFolder)); do not accept its checksum — that would record as applied a migration that never ran\(more)\(end)"
         case .checksumChanged:
             return
                 "\(which) was applied from a file whose bytes have changed since (checksum); restore the file, or accept it with \(Setting.migrateAcceptChecksums)\(more)\(end)"

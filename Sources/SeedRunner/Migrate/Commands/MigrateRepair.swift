@@ -32,6 +32,12 @@ public struct MigrateRepair: Sendable {
         return try await migrator.locked { session, _ in
             let ledger = Ledger(tables: session.run.tables)
             let status = try await ledger.status(of: files)
+            // Checked before the first write: accepting another migration's checksum would
+            // record as applied a migration that never ran.
+            let others = status.entries.filter(\.isAnotherMigration)
+            if acceptChecksums, let first = others.first {
+                throw RunError(Migrator.refusal(first, count: others.count))
+            }
             var done = MigrationRepair()
             // A shard whose own run failed resumes, as a failed migration does.
             for var part in try await ledger.shardRecords() where part.state == .failed {
