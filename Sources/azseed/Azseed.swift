@@ -55,7 +55,7 @@ enum Main {
             if error is ExitCode || Interruption.happened { Console.releaseNotes() } else { Console.dropNotes() }
             await drainLogs()
             if Interruption.happened {
-                LineWriter.shared.write(Array((Interruption.message + "\n").utf8), to: STDERR_FILENO)
+                LineWriter.shared.write(Array((Failure.lineStart + Interruption.message + "\n").utf8), to: STDERR_FILENO)
                 LineWriter.shared.drain()
                 exit(130)
             }

@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import select
+import signal
 import subprocess
 import time
 
@@ -149,6 +150,48 @@ def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(a
     assert redraws <= elapsed * 10 + 3, (redraws, elapsed)
     assert re.search(rb"\r\x1b\[2Kapplying events/event \xc2\xb7 \[#* *\] \d+/\d+ \xc2\xb7 ", output), output[-2000:]
     assert output.endswith(b"\r\x1b[2K") or b"\r\x1b[2K\r\n" in output or output.rstrip().endswith(b"\x1b[2K"), output[-300:]
+
+
+def test_ctrl_c_on_a_terminal_erases_the_progress_line_before_its_message(azseed, own_emulator, tmp_path):
+    """A new user saw `... ETA 0:17azseed: migrate apply interrupted; ...`: the last line was
+    glued onto the migration's progress line drawn in place. It now starts by erasing it."""
+    dataset = tmp_path / "ds"
+    (dataset / "migrations").mkdir(parents=True)
+    (dataset / "dataset.yaml").write_text(
+        "name: t\nseed: 1\nwindow: { from: today-7, days: 7 }\ntables:\n  - name: events\n    kinds:\n"
+        "      - { name: k, partition: p, count: 20000, key: [Number], fields: { Number: { sequence: { start: 0, step: 1 }, type: Edm.Int32 }, Place: { pick: [x] } } }\n")
+    (dataset / "migrations" / "V1__rename.yaml").write_text(
+        "description: Place becomes Venue\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n")
+    cs = ["--connection-string", own_emulator.connection_string]
+    assert run(azseed, "apply", "--dataset", str(dataset), *cs, "--now", "2026-11-21").returncode == 0
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
+    process = subprocess.Popen([azseed, "migrate", "apply", "--dataset", str(dataset), *cs, "--max-rate", "1000"],
+                               stdout=subprocess.DEVNULL, stderr=secondary, env=env)
+    os.close(secondary)
+    output = b""
+    interrupted = False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([primary], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if not interrupted and re.search(rb"\r\x1b\[2K[^\r]*changed", output):
+            process.send_signal(signal.SIGINT)
+            interrupted = True
+        if process.poll() is not None and not ready:
+            break
+    process.wait(timeout=60)
+    os.close(primary)
+    assert interrupted and process.returncode == 130, output[-2000:]
+    at = output.rindex(b"azseed: migrate apply interrupted")
+    assert output[at - 5:at] == b"\r\x1b[2K", output[-600:]
 
 
 def test_json_results_of_verify_reset_export_import_and_copy(azseed, tmp_path):

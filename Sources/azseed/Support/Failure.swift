@@ -8,12 +8,17 @@ import StorageEmulator
 /// Turns any error into one line on stderr and the documented exit code: 64 for usage
 /// errors, 1 for everything else. Help and version requests print as usual.
 enum Failure {
+    /// What a last line on stderr starts with: on a terminal, the return and erase that take
+    /// away a progress line drawn in place (else the line was glued onto it, as a new user saw
+    /// after Ctrl-C); nothing on a pipe or a file.
+    static var lineStart: String { isatty(STDERR_FILENO) != 0 ? "\r\u{1B}[2K" : "" }
+
     static func exit(with error: Error) -> Never {
         if let e = error as? ExitCode { Foundation.exit(e.rawValue) }
         // Help and version requests (the parser's, exit code 0) print as the parser prints them.
         if !describedAsIs(error), Azseed.exitCode(for: error) == .success { Azseed.exit(withError: error) }
         let (code, oneLine) = describe(error)
-        FileHandle.standardError.write(Data("azseed: error: \(oneLine)\n".utf8))
+        FileHandle.standardError.write(Data("\(lineStart)azseed: error: \(oneLine)\n".utf8))
         Foundation.exit(code)
     }
 

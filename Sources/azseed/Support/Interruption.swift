@@ -41,7 +41,7 @@ enum Interruption {
                 // not on Dispatch's global queues.
                 let deadline = Thread {
                     Thread.sleep(forTimeInterval: 5)
-                    FileHandle.standardError.write(Data((message + "\n").utf8))
+                    FileHandle.standardError.write(Data((Failure.lineStart + message + "\n").utf8))
                     Foundation.exit(130)
                 }
                 deadline.name = "azseed.interrupt-deadline"
