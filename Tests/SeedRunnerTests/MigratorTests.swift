@@ -80,7 +80,8 @@ import Testing
     /// Another folder's migration under the same version (a forgotten --dataset: a new user
     /// followed the printed advice, accepted its checksum, and the ledger then recorded as
     /// applied migrations that never ran): the refusal names both files and says not to
-    /// accept, and repair refuses to accept it before any write.
+    /// accept, and repair refuses before any write (it would also have removed the records the
+    /// wrong folder has no file for).
     @Test func anotherFoldersMigrationIsNotAnEditAndRepairWillNotAcceptIt() async throws {
         try await TestEmulator.withRunning { server in
             let tables = TableClient(account: server.account)
@@ -89,9 +90,11 @@ import Testing
             _ = try await Migrator(target: target, folder: try Self.folder(["V1__rename.yaml": Self.files["V1__rename.yaml"]!])).apply()
             let other = Migrator(target: target, folder: try Self.folder(["V1__capacity.yaml": Self.files["V2__capacity.yaml"]!]))
             #expect(try await other.status().problems.map(\.isAnotherMigration) == [true])
-            for attempt in [{ _ = try await other.apply() }, { _ = try await other.repair(acceptChecksums: true) }]
-                as [@Sendable () async throws -> Void]
-            {
+            let attempts: [@Sendable () async throws -> Void] = [
+                { _ = try await other.apply() }, { _ = try await other.repair(acceptChecksums: true) },
+                { _ = try await other.repair(acceptChecksums: false) },
+            ]
+            for attempt in attempts {
                 await #expect {
                     try await attempt()
                 } throws: { error in

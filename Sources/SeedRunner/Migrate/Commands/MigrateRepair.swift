@@ -32,10 +32,12 @@ public struct MigrateRepair: Sendable {
         return try await migrator.locked { session, _ in
             let ledger = Ledger(tables: session.run.tables)
             let status = try await ledger.status(of: files)
-            // Checked before the first write: accepting another migration's checksum would
-            // record as applied a migration that never ran.
+            // Checked before the first write: another folder's migration under an applied
+            // version means this is not the folder the target was migrated from. Accepting its
+            // checksum would record as applied a migration that never ran, and the records this
+            // folder has no file for would be removed.
             let others = status.entries.filter(\.isAnotherMigration)
-            if acceptChecksums, let first = others.first {
+            if let first = others.first {
                 throw RunError(Migrator.refusal(first, count: others.count))
             }
             var done = MigrationRepair()
