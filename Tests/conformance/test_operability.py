@@ -120,17 +120,17 @@ def own_emulator(azseed):
     stop_emulator(emulator)
 
 
-def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(azseed, own_emulator):
-    emulator = own_emulator
+def on_a_terminal(command, watch=None):
+    """Runs `command` with stderr on a pseudo-terminal until it ends (120 s at most); `watch`
+    sees the process and the output so far after each read. Returns both."""
     primary, secondary = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
-    started = time.monotonic()
-    process = subprocess.Popen([azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "8000"],
-                               stdout=subprocess.DEVNULL, stderr=secondary, env=env)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=secondary, env=env)
     os.close(secondary)
     output = b""
-    while True:
-        ready, _, _ = select.select([primary], [], [], 1)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([primary], [], [], 0.5)
         if ready:
             try:
                 chunk = os.read(primary, 65536)
@@ -139,11 +139,20 @@ def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(a
             if not chunk:
                 break
             output += chunk
-        elif process.poll() is not None:
+        if watch:
+            watch(process, output)
+        if process.poll() is not None and not ready:
             break
-    process.wait(timeout=120)
-    elapsed = time.monotonic() - started
+    process.wait(timeout=60)
     os.close(primary)
+    return process, output
+
+
+def test_progress_on_a_terminal_is_redrawn_in_place_at_most_ten_times_a_second(azseed, own_emulator):
+    emulator = own_emulator
+    started = time.monotonic()
+    process, output = on_a_terminal([azseed, "apply", "--connection-string", emulator.connection_string, *NOW, "--events", "8000"])
+    elapsed = time.monotonic() - started
     assert process.returncode == 0, output[-2000:]
     redraws = output.count(b"\r\x1b[2Kapplying")
     assert redraws >= 1, output[-2000:]
@@ -164,31 +173,15 @@ def test_ctrl_c_on_a_terminal_erases_the_progress_line_before_its_message(azseed
         "description: Place becomes Venue\noperations:\n  - rename-property: {table: events, from: Place, to: Venue}\n")
     cs = ["--connection-string", own_emulator.connection_string]
     assert run(azseed, "apply", "--dataset", str(dataset), *cs, "--now", "2026-11-21").returncode == 0
-    primary, secondary = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k != "AZURE_STORAGE_CONNECTION_STRING"}
-    process = subprocess.Popen([azseed, "migrate", "apply", "--dataset", str(dataset), *cs, "--max-rate", "1000"],
-                               stdout=subprocess.DEVNULL, stderr=secondary, env=env)
-    os.close(secondary)
-    output = b""
     interrupted = False
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([primary], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
+
+    def interrupt(process, output):
+        nonlocal interrupted
         if not interrupted and re.search(rb"\r\x1b\[2K[^\r]*changed", output):
             process.send_signal(signal.SIGINT)
             interrupted = True
-        if process.poll() is not None and not ready:
-            break
-    process.wait(timeout=60)
-    os.close(primary)
+
+    process, output = on_a_terminal([azseed, "migrate", "apply", "--dataset", str(dataset), *cs, "--max-rate", "1000"], interrupt)
     assert interrupted and process.returncode == 130, output[-2000:]
     at = output.rindex(b"azseed: migrate apply interrupted")
     assert output[at - 5:at] == b"\r\x1b[2K", output[-600:]
