@@ -226,9 +226,7 @@ struct EntityMerge {
     }
 
     private static func create(_ entity: TableEntity, _ group: EntityGroup) -> EntityAction {
-        EntityAction(
-            table: group.table, kind: group.kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey,
-            change: .create, entity: entity, naturalKey: describe(entity, fields: group.key))
+        EntityAction(table: group.table, kind: group.kind, creating: entity, naturalKeyFields: group.key)
     }
 
     /// The natural key's bytes (each field's type, length and text), nil when a key field is

@@ -45,7 +45,9 @@ struct DesiredStream {
             digest!.update(data: line)
         }
         for (field, target) in group.rowKeyReferences {
-            if case .string(let key)? = entity[field], let actual = remap[target]?[ExactString(key)] { entity[field] = .string(actual) }
+            // Most kinds recognise nothing (a first apply): no key to look up.
+            guard let moved = remap[target], !moved.isEmpty else { continue }
+            if case .string(let key)? = entity[field], let actual = moved[ExactString(key)] { entity[field] = .string(actual) }
         }
         return entity
     }

@@ -248,8 +248,20 @@ public struct EntityAction: Sendable, Equatable {
     /// Set when an existing entity under another RowKey was recognised by its natural key:
     /// the RowKey the dataset would have given it.
     public var desiredRowKey: String?
-    /// The natural key as `Field=value` pairs, for messages.
-    public var naturalKey: [(String, String)]
+    /// The natural key as `Field=value` pairs, for messages. A create's is made from its
+    /// entity when asked: most creates of a large plan are counted, never shown, and a pass
+    /// that writes them shows none.
+    public var naturalKey: [(String, String)] {
+        get {
+            if let statedNaturalKey { return statedNaturalKey }
+            guard let entity else { return [] }
+            return naturalKeyFields.compactMap { field in entity[field].map { (field, $0.text) } }
+        }
+        set { statedNaturalKey = newValue }
+    }
+    private var statedNaturalKey: [(String, String)]?
+    /// The kind's natural-key fields, when ``naturalKey`` is made from the entity.
+    private var naturalKeyFields: [String] = []
     /// The observed entity's ETag, for updates and deletes: apply writes only over the entity
     /// the plan saw (`If-Match`). Not part of the action's value (``==``).
     public var etag: String? = nil
@@ -266,7 +278,14 @@ public struct EntityAction: Sendable, Equatable {
         self.changes = changes
         self.entity = entity
         self.desiredRowKey = desiredRowKey
-        self.naturalKey = naturalKey
+        self.statedNaturalKey = naturalKey
+    }
+
+    /// A create whose ``naturalKey`` is made from `entity`'s `naturalKeyFields` when asked.
+    init(table: String, kind: String?, creating entity: TableEntity, naturalKeyFields: [String]) {
+        self.init(table: table, kind: kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey, change: .create, entity: entity)
+        self.statedNaturalKey = nil
+        self.naturalKeyFields = naturalKeyFields
     }
 
     /// Keys and text compared by their bytes, as Azure compares them.

@@ -73,14 +73,9 @@ public struct ActionFingerprints: Sendable, Equatable {
         hasher.combine(action.etag == nil)
         if let etag = action.etag { ExactString(etag).hash(into: &hasher) }
         if let entity = action.entity {
-            // Properties in no particular order: each hashed alone, the hashes summed.
-            var sum = 0
-            for (name, value) in entity.properties {
-                var property = Hasher()
-                ExactString(name).hash(into: &property)
-                value.hash(into: &property)
-                sum &+= property.finalize()
-            }
+            // Properties in no particular order: each numbered alone, the numbers summed.
+            var sum: UInt64 = 0
+            for (name, value) in entity.properties { sum &+= PropertyFingerprint.of(name: name, value: value) }
             hasher.combine(sum)
         }
         return hasher.finalize()
@@ -119,6 +114,8 @@ struct PlanEntityCollector {
     private var trimmed = false
     private var shown: [ListGroup: Int] = [:]
     private var countedIndex: [ListGroup: Int] = [:]
+    /// The group counted last (already past its `listLimit`) and its place in `counted`.
+    private var lastCounted: (group: ListGroup, index: Int)?
 
     private struct ListGroup: Hashable {
         var change: PlanChange
@@ -153,13 +150,23 @@ struct PlanEntityCollector {
         // Updates and natural-key matches are each listed, so each is held.
         guard action.change != .update, action.desiredRowKey == nil, retention.wholeUpTo < .max else { return action }
         listed += 1
-        if !trimmed && listed > retention.wholeUpTo { trim() }
+        if !trimmed {
+            // Every action is held until the budget is passed; `trim` then counts what each
+            // group shows from what was held.
+            guard listed > retention.wholeUpTo else { return action }
+            trim()
+        }
         let group = ListGroup(change: action.change, table: ExactString(action.table), kind: action.kind.map { ExactString($0) })
+        if let last = lastCounted, last.group == group {
+            // Past its first `listLimit`, a group's actions come one after another: counted
+            // without hashing the group again.
+            counted[last.index].count += 1
+            return nil
+        }
         if shown[group, default: 0] < retention.listLimit {
             shown[group, default: 0] += 1
             return action
         }
-        guard trimmed else { return action }
         count(group, action)
         return nil
     }
@@ -167,8 +174,10 @@ struct PlanEntityCollector {
     private mutating func count(_ group: ListGroup, _ action: EntityAction) {
         if let i = countedIndex[group] {
             counted[i].count += 1
+            lastCounted = (group, i)
         } else {
             countedIndex[group] = counted.count
+            lastCounted = (group, counted.count)
             counted.append(CountedEntityActions(table: action.table, kind: action.kind, change: action.change, count: 1))
         }
     }
