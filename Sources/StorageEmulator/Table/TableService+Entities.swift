@@ -17,6 +17,10 @@ extension TableService {
             entity = try EntityJSONReader.entity(body, keys: keys).entity
         } catch let error as JSONParseError {
             throw ServiceError(400, .invalidInput, "The request body is not valid JSON: \(error).")
+        } catch let error as EntityDecodingError where error.duplicate == .key {
+            throw ServiceError(400, .duplicateKeyPropertySpecified, "A key property is specified more than one time.")
+        } catch let error as EntityDecodingError where error.duplicate == .property {
+            throw ServiceError(400, .duplicatePropertiesSpecified, "A property is specified more than one time.")
         } catch let error as EntityDecodingError where error.missingKey {
             throw ServiceError(
                 400, .propertiesNeedValue, "The values are not specified for all properties in the entity: PartitionKey and RowKey are required.")

@@ -59,8 +59,16 @@ public struct EntityDecodingError: Error, Sendable, CustomStringConvertible {
     public var description: String
     /// The entity lacks a PartitionKey or RowKey string (a service answers PropertiesNeedValue).
     public var missingKey = false
-    init(_ description: String, missingKey: Bool = false) {
+    /// A name the entity gives twice (Azure answers DuplicatePropertiesSpecified, or
+    /// DuplicateKeyPropertySpecified for PartitionKey and RowKey).
+    public var duplicate: Duplicate?
+
+    /// What was given twice.
+    public enum Duplicate: Sendable { case property, key }
+
+    init(_ description: String, missingKey: Bool = false, duplicate: Duplicate? = nil) {
         self.description = description
         self.missingKey = missingKey
+        self.duplicate = duplicate
     }
 }

@@ -78,6 +78,8 @@ extension JSONParser {
         var rk: String?
         var etag: String?
         var timestamp: EdmDateTime?
+        var sawPartitionKey = false
+        var sawRowKey = false
         // Names are told apart by their bytes: a String is built only for a property's name
         // (building, then comparing, each of a full-metadata entity's eleven names was a
         // quarter of reading it).
@@ -95,12 +97,22 @@ extension JSONParser {
                 // may send) says nothing of a value: Azure ignores it, and so does this reader.
                 if Self.annotatedProperty(property) != nil { return }
                 guard let type = value.stringValue else { throw EntityDecodingError("\(String(decoding: name, as: UTF8.self)) must be a string") }
-                annotations.append((String(decoding: property, as: UTF8.self), type))
+                let annotatedName = String(decoding: property, as: UTF8.self)
+                // Two types for one property: which one counts is not for a reader to guess.
+                if annotations.contains(where: { $0.0.isExactly(annotatedName) }) { throw Self.given(twice: name) }
+                annotations.append((annotatedName, type))
             } else if name.elementsEqual(Self.etagName) {
                 etag = value.stringValue
             } else if name.elementsEqual(Self.partitionKeyName) {
+                // A JSON object with a name twice is not one entity (JSON leaves it to each
+                // reader; Azure refuses it): taking the last would store what a reader that
+                // took the first never sent.
+                if sawPartitionKey { throw Self.given(twice: name, key: true) }
+                sawPartitionKey = true
                 pk = value.stringValue
             } else if name.elementsEqual(Self.rowKeyName) {
+                if sawRowKey { throw Self.given(twice: name, key: true) }
+                sawRowKey = true
                 rk = value.stringValue
             } else if name.elementsEqual(Self.timestampName) {
                 if let text = value.stringValue { timestamp = EdmDateTime(iso8601: text) }
@@ -114,7 +126,8 @@ extension JSONParser {
         var properties = EntityProperties(minimumCapacity: values.count)
         for (name, value) in values {
             let annotation = annotations.last { $0.0.isExactly(name) }?.1
-            properties[name] = try EntityJSONReader.decodeValue(value, annotation: annotation, property: name)
+            let decoded = try EntityJSONReader.decodeValue(value, annotation: annotation, property: name)
+            guard properties.insertNew(name, decoded) else { throw Self.given(twice: Array(name.utf8)[...]) }
         }
         for (name, _) in annotations where properties[name] == nil && !Self.isKeyOrTimestamp(name) && !nullIsAbsent {
             throw EntityDecodingError("\(name)@odata.type annotates a property that is not there")
@@ -126,6 +139,10 @@ extension JSONParser {
             throw EntityDecodingError("\(name) must be an Edm.String, not \(type)")
         }
         return QueriedEntity(entity: TableEntity(partitionKey: pk, rowKey: rk, properties: properties), etag: etag, timestamp: timestamp)
+    }
+
+    private static func given(twice name: ArraySlice<UInt8>, key: Bool = false) -> EntityDecodingError {
+        EntityDecodingError("\(String(decoding: name, as: UTF8.self)) is given more than once", duplicate: key ? .key : .property)
     }
 
     private static let typeSuffix = Array("@odata.type".utf8)

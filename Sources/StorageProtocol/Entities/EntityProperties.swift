@@ -19,6 +19,15 @@ public struct EntityProperties: Sendable, Hashable, Sequence, ExpressibleByDicti
         set { storage[ExactString(name)] = newValue }
     }
 
+    /// Adds a property not there yet; false (and nothing changed) when its name is. One
+    /// lookup, where a read then a write would hash the name twice.
+    public mutating func insertNew(_ name: String, _ value: EdmValue) -> Bool {
+        let key = ExactString(name)
+        guard let old = storage.updateValue(value, forKey: key) else { return true }
+        storage[key] = old
+        return false
+    }
+
     public var count: Int { storage.count }
     public var isEmpty: Bool { storage.isEmpty }
 

@@ -56,6 +56,8 @@ extension AzureStorageError.Code {
     public static let outOfRangeInput: Self = "OutOfRangeInput"
     public static let outOfRangeQueryParameterValue: Self = "OutOfRangeQueryParameterValue"
     public static let propertiesNeedValue: Self = "PropertiesNeedValue"
+    public static let duplicatePropertiesSpecified: Self = "DuplicatePropertiesSpecified"
+    public static let duplicateKeyPropertySpecified: Self = "DuplicateKeyPropertySpecified"
     public static let mediaTypeNotSupported: Self = "MediaTypeNotSupported"
     public static let insufficientAccountPermissions: Self = "InsufficientAccountPermissions"
     public static let propertyNameInvalid: Self = "PropertyNameInvalid"
