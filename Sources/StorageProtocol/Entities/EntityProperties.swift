@@ -34,24 +34,10 @@ public struct EntityProperties: Sendable, Hashable, Sequence, ExpressibleByDicti
     /// The properties sorted by the bytes of their names: names and values together, so a
     /// writer needs no second lookup of each value.
     public var sortedByName: [(name: String, value: EdmValue)] {
-        var sorted: [(name: String, value: EdmValue)] = []
-        sorted.reserveCapacity(storage.count)
-        for (name, value) in storage { sorted.append((name.string, value)) }
-        // An entity has a few to a few dozen properties: an insertion sort comparing names
-        // with memcmp (the standard sort, comparing UTF-8 views a byte at a time, was a
-        // twentieth of encoding a batch).
-        var i = 1
-        while i < sorted.count {
-            let moving = sorted[i]
-            var j = i
-            while j > 0, sorted[j - 1].name.byteOrder(moving.name) > 0 {
-                sorted[j] = sorted[j - 1]
-                j -= 1
-            }
-            if j != i { sorted[j] = moving }
-            i += 1
-        }
-        return sorted
+        // The standard sort comparing UTF-8 views: an insertion sort comparing with memcmp
+        // was slower (980 against 575 ns for eight names), each comparison copying small
+        // strings out to read their bytes.
+        storage.sorted { $0.key.string.utf8.lexicographicallyPrecedes($1.key.string.utf8) }.map { ($0.key.string, $0.value) }
     }
 
     /// The names, in no particular order.
