@@ -200,6 +200,11 @@ def test_prune_and_reset_touch_only_what_the_dataset_owns(azseed, account):
     reset = run(azseed, "reset", *cs(account), *NOW)
     assert reset.returncode == 0, reset.stderr
     assert "Reset complete: 116 deleted" in reset.stdout
+    # A new user read '- blob speakers/DOrlova.jpg (not in the dataset)' and a hint at a
+    # command that does not list a reset: each delete is the reset's.
+    assert "- blob speakers/DOrlova.jpg (reset)" in reset.stdout, reset.stdout
+    assert "more entities in events to delete\n" in reset.stdout, reset.stdout
+    assert "not in the dataset" not in reset.stdout and "lists every action" not in reset.stdout, reset.stdout
     assert partition(account, "Events") == [] and partition(account, "speakers") == []
     assert [b.name for b in container.list_blobs()] == []
     assert table.get_entity("other", "keep")["Note"] == "not the dataset's"

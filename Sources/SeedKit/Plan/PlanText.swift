@@ -12,6 +12,8 @@ public struct PlanTextRenderer: Sendable {
 
     /// How the remedies' settings are spelled (`--prune` from azseed).
     public var names: SettingNames
+    /// A reset's plan: every delete is the reset's, not a blob or entity the dataset lacks.
+    public var reset = false
 
     public init(colour: Bool = false, listLimit: Int = Self.defaultListLimit, names: SettingNames = .library) {
         self.colour = colour
@@ -22,6 +24,7 @@ public struct PlanTextRenderer: Sendable {
     public func render(_ plan: Plan) -> String {
         var lines: [String] = []
         let source = plan.header.source.noun
+        let deleted = reset ? "reset" : "not in the \(source)"
         if let move = plan.header.nowMove, let window = plan.header.window {
             lines.append(
                 mark(.update)
@@ -55,7 +58,7 @@ public struct PlanTextRenderer: Sendable {
                     why.append("access tier \(b.currentAccessTier ?? "none") -> \(b.blob!.stored?.accessTier ?? "none")")
                 }
                 lines.append(mark(.update) + " blob \(path) (\(why.joined(separator: "; ")))")
-            case .delete: lines.append(mark(.delete) + " blob \(path) (not in the \(source))")
+            case .delete: lines.append(mark(.delete) + " blob \(path) (\(deleted))")
             case .unchanged: break
             }
         }
@@ -75,7 +78,7 @@ public struct PlanTextRenderer: Sendable {
                 }
                 shown[group, default: 0] += 1
             }
-            lines += entityLines(e, source: source)
+            lines += entityLines(e, deleted: deleted)
         }
         // A large plan counted the rest instead of holding them (PlanRetention).
         for counted in plan.countedEntities {
@@ -84,11 +87,11 @@ public struct PlanTextRenderer: Sendable {
             hidden[group, default: 0] += counted.count
         }
         for group in hiddenOrder {
-            let what = group.kind.map { "\($0) entities" } ?? (group.change == .delete ? "entities not in the \(source)" : "entities")
-            lines.append(
-                mark(group.change)
-                    + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue) (\(names(.detailedPlan)) lists every action)"
-            )
+            let what =
+                group.kind.map { "\($0) entities" } ?? (group.change == .delete && !reset ? "entities not in the \(source)" : "entities")
+            // A reset's JSON counts its deletes per kind; only a plan's lists every action.
+            let hint = reset ? "" : " (\(names(.detailedPlan)) lists every action)"
+            lines.append(mark(group.change) + " … and \(hidden[group]!) more \(what) in \(group.table) to \(group.change.rawValue)\(hint)")
         }
         for (container, n) in plan.extraBlobs.sorted(by: { $0.key < $1.key }) {
             lines.append("  note: \(n) blob\(n == 1 ? "" : "s") in container \(container) not in the \(source), kept (\(names(.prune)) deletes them)")
@@ -116,7 +119,7 @@ public struct PlanTextRenderer: Sendable {
         var kind: String?
     }
 
-    private func entityLines(_ e: EntityAction, source: String) -> [String] {
+    private func entityLines(_ e: EntityAction, deleted: String) -> [String] {
         let key = e.naturalKey.map { "\($0.0)=\(quoted($0.1))" }.joined(separator: " ")
         let label = "entity \(e.table) (\(e.partitionKey), \(e.rowKey))" + (e.kind.map { " \($0)" } ?? "") + (key.isEmpty ? "" : " \(key)")
         var lines: [String] = []
@@ -127,7 +130,7 @@ public struct PlanTextRenderer: Sendable {
                     + " \(label): recognised by its natural key under a foreign RowKey (the dataset's would be \(datasetKey)); kept, not created again"
             )
         } else if e.change == .delete {
-            lines.append(mark(.delete) + " \(label) (not in the \(source))")
+            lines.append(mark(.delete) + " \(label) (\(deleted))")
         } else {
             lines.append(mark(e.change) + " \(label)")
         }

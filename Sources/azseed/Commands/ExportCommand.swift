@@ -81,7 +81,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         let entities = summary.entities.map { "\($0.count) entities of \($0.table)" }.joined(separator: ", ")
         Console.print(
-            "Exported to \(folder.out): \(summary.blobs) blobs (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n"
+            "Exported to \(folder.out): \(summary.blobs) blob\(summary.blobs == 1 ? "" : "s") (\(summary.blobBytes) bytes), \(entities) in \(String(format: "%.2f", summary.seconds)) s\n"
         )
     }
 }

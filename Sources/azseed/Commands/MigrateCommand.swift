@@ -505,7 +505,7 @@ struct MigrateUndoCommand: AsyncParsableCommand {
         commandName: "undo",
         abstract: "Put back exactly what the applied migrations from the newest down to VERSION did (newest first).",
         discussion:
-            "Only migrations whose every operation is invertible can be undone (rename-property, set-property with if-missing, replace-in-property, move-blobs, create-table), and only when apply found nothing undo could not tell apart; for the others restore the snapshot 'migrate apply --backup DIR' wrote. Against an endpoint that is not loopback, --yes is required."
+            "Only migrations whose every operation is invertible can be undone (rename-property, set-property and compute with if-missing, replace-in-property, map-values mapping no two values to one, split-property, join-properties, move-blobs, create-table), and only when apply found nothing undo could not tell apart; for the others restore the snapshot 'migrate apply --backup DIR' wrote. Against an endpoint that is not loopback, --yes is required."
     )
 
     @OptionGroup var options: MigrationOptions

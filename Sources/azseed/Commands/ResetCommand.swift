@@ -27,7 +27,11 @@ struct ResetCommand: AsyncParsableCommand {
         if !dryRun { try Safety.confirmDeletes("reset", target: target, yes: execution.yes) }
         let format = output
         let observer = ConsoleObserver(target: target, writingLabel: "deleting") { plan in
-            if format == .text { Console.print(PlanTextRenderer(colour: Console.colour, names: .flags).render(plan)) }
+            if format == .text {
+                var renderer = PlanTextRenderer(colour: Console.colour, names: .flags)
+                renderer.reset = true
+                Console.print(renderer.render(plan))
+            }
         }
         let (plan, report, activity) = try await Seeder(target: target, observer: observer).reset(
             try datasetOptions.request(), dryRun: dryRun,
