@@ -44,6 +44,9 @@ enum Main {
                 let task = Task { try await running.run() }
                 Interruption.install { task.cancel() }
                 try await task.value
+                // A command that finished its work after a signal (planning does not stop at
+                // once) still ends as an interrupted one: 130 and its one line, never 0.
+                if Interruption.happened { throw CancellationError() }
             } else {
                 try command.run()
             }

@@ -1,10 +1,15 @@
 """Hostile input never takes the emulator down (issue 13, item 4): every recursive construct
 is bounded and answered with Azure's error form, and the server keeps its data."""
+import signal
 import urllib.parse
+from email.utils import formatdate
+
+from azure.core.pipeline import PipelineContext, PipelineRequest
+from azure.core.pipeline.transport import HttpRequest
 
 from azure.data.tables import TableServiceClient
 
-from conftest import start_emulator, stop_emulator
+from conftest import ACCOUNT, KEY, BlobPolicy, start_emulator, stop_emulator
 
 
 def test_deeply_nested_filters_are_a_400_and_the_server_stays_up(azseed, name):
@@ -95,6 +100,72 @@ def test_a_name_given_twice_is_refused_and_nothing_is_stored(azseed, name):
         assert emulator.alive()
     finally:
         stop_emulator(emulator)
+
+
+def test_thousands_of_annotations_cost_no_more_than_their_bytes(azseed, name):
+    """From an attacker's review: each annotation was compared with every one before it (the
+    duplicate check) and each value with every annotation, so a 255 KB body of 8,000
+    annotations held the emulator for a second and a 4 MB one for more than 30 s. Past what an
+    entity can hold (252 properties, each annotated once) the body is TooManyProperties at
+    once; within it, names are indexed."""
+    import time
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        TableServiceClient.from_connection_string(emulator.connection_string).create_table(name)
+        headers = {"Accept": "application/json;odata=nometadata", "Content-Type": "application/json"}
+        members = ",".join(f'"P{i}@odata.type":"Edm.String","P{i}":"v"' for i in range(60_000))
+        body = ('{"PartitionKey":"p","RowKey":"r",' + members + "}").encode()
+        started = time.monotonic()
+        response = emulator.raw("POST", f"{emulator.table}/{name}", service="table", headers=headers, body=body, timeout=30)
+        assert response.status_code == 400 and response.headers.get("x-ms-error-code") == "TooManyProperties", response.text[:300]
+        assert time.monotonic() - started < 2, time.monotonic() - started
+        # 250 annotated properties, all distinct: stored; one annotation given twice among them: refused.
+        members = ",".join(f'"P{i}@odata.type":"Edm.Int64","P{i}":"{i}"' for i in range(250))
+        ok = emulator.raw("POST", f"{emulator.table}/{name}", service="table", headers=headers,
+                          body=('{"PartitionKey":"p","RowKey":"a",' + members + "}").encode())
+        assert ok.status_code == 201, ok.text[:300]
+        twice = emulator.raw("POST", f"{emulator.table}/{name}", service="table", headers=headers,
+                             body=('{"PartitionKey":"p","RowKey":"b",' + members + ',"P7@odata.type":"Edm.Int64"}').encode())
+        assert twice.headers.get("x-ms-error-code") == "DuplicatePropertiesSpecified", twice.text[:300]
+        assert emulator.alive()
+    finally:
+        stop_emulator(emulator)
+
+
+def test_a_graceful_stop_does_not_wait_for_ever_on_a_request_held_open(azseed, tmp_path):
+    """From an attacker's review: a signed upload that never sent its body kept the emulator
+    running through SIGTERM, SIGTERM and SIGINT; only SIGKILL ended it. A graceful stop now
+    waits at most 5 s for requests in flight, then cancels them and stops as always."""
+    import socket
+    import time
+    emulator = start_emulator(azseed, "--data-dir", str(tmp_path / "data"))
+    try:
+        assert emulator.raw("PUT", f"{emulator.blob}/held?restype=container", {"Content-Length": "0"}).status_code == 201
+        headers = {"x-ms-version": "2026-10-06", "x-ms-date": formatdate(usegmt=True), "Content-Length": "10000000",
+                   "x-ms-blob-type": "BlockBlob", "Content-Type": "application/octet-stream"}
+        request = HttpRequest("PUT", f"{emulator.blob}/held/big", headers=headers)
+        BlobPolicy(ACCOUNT, KEY).on_request(PipelineRequest(request, PipelineContext(None)))
+        host, port = emulator.blob.split("//")[1].split("/")[0].split(":")
+        held = socket.create_connection((host, int(port)))
+        path = "/" + emulator.blob.split("//")[1].split("/", 1)[1] + "/held/big"
+        held.send((f"PUT {path} HTTP/1.1\r\nHost: {host}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in request.headers.items())
+                   + "\r\n").encode() + b"a" * 1000)
+        time.sleep(0.3)
+        started = time.monotonic()
+        emulator.process.send_signal(signal.SIGTERM)
+        emulator.process.wait(timeout=20)
+        assert time.monotonic() - started < 12, time.monotonic() - started
+        held.close()
+    finally:
+        if emulator.alive():
+            emulator.process.kill()
+        stop_emulator(emulator)
+    # The folder is whole: another emulator opens it and the container is there.
+    again = start_emulator(azseed, "--data-dir", str(tmp_path / "data"))
+    try:
+        assert again.raw("GET", f"{again.blob}/held?restype=container").status_code == 200
+    finally:
+        stop_emulator(again)
 
 
 def test_a_batch_part_with_thousands_of_header_lines_is_refused_at_once(emulator, name):

@@ -60,6 +60,8 @@ struct PrefetchingCursor: EntityCursor {
         while position == current.count {
             if let failure { throw failure }
             guard let pending else { return nil }
+            // Between chunks (512 entities): a cancelled plan (Ctrl-C) stops here.
+            try Task.checkCancellation()
             let chunk = await pending.value
             self.pending = chunk.done ? nil : Self.build(source)
             current = chunk.entities

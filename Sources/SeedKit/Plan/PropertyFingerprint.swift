@@ -6,9 +6,9 @@ import Foundation
 /// (two equal entities may list them in two orders). Cheaper than a `Hasher` per property:
 /// a long text (an event's description, a kilobyte) is mixed eight bytes at a time.
 ///
-/// It tells a changed entity from the one planned; it is no defence against someone who
-/// chooses the bytes, and needs none: only the dataset's own files and the generator make a
-/// create's entity, and another client's write shows as a changed ETag or a changed action.
+/// It tells a changed entity from the one planned, keyed per process so that whoever edits a
+/// dataset's files between apply's two passes cannot choose a change it misses; another
+/// client's write shows as a changed ETag or a changed action.
 enum PropertyFingerprint {
     /// Drawn once per process, as `Hasher`'s seed is: numbers are never kept or compared
     /// across processes.
@@ -65,10 +65,16 @@ enum PropertyFingerprint {
         mix(word: UInt64(bytes.count), into: &h)
     }
 
+    /// The state and the word multiplied by a per-process odd number into 128 bits, folded
+    /// back to 64. (A 64-bit multiply and xorshift let one flipped top bit, then a matching
+    /// flip in the next word, cancel out whatever the key: an attacker's review changed a
+    /// GUID in a dataset file between apply's passes and it was written.)
     @inline(__always) private static func mix(word: UInt64, into h: inout UInt64) {
-        h = (h ^ word) &* 0x9E37_79B9_7F4A_7C15
-        h ^= h >> 29
+        let product = (h ^ word).multipliedFullWidth(by: multiplier)
+        h = product.high ^ product.low
     }
+
+    private static let multiplier = UInt64.random(in: .min ... .max) | 1
 
     /// The last bits mixed into all of them (murmur3's finaliser).
     private static func finish(_ h: UInt64) -> UInt64 {

@@ -74,6 +74,9 @@ public final class EmulatorServer: AccountServer {
     static var http1: HTTP1Channel.Configuration { HTTP1Channel.Configuration(additionalChannelHandlers: [ExpectContinueHandler()]) }
 
     /// Opens the store and starts both services; returns once both listen.
+    /// How long a graceful stop waits for requests in flight before cancelling them.
+    static let gracefulStopBound: Duration = .seconds(5)
+
     /// `shutdownOnSignals` makes SIGINT, SIGTERM and SIGHUP stop it gracefully (for `azseed emulator`).
     public static func start(_ configuration: EmulatorConfiguration, shutdownOnSignals: Bool = false) async throws -> EmulatorServer {
         // The certificate and key are read (blocking file reads) before the store opens.
@@ -101,10 +104,17 @@ public final class EmulatorServer: AccountServer {
                 onServerRunning: { channel in await startup.listening(kind, port: channel.localAddress?.port ?? port) },
                 logger: logger)
         }
-        let group = ServiceGroup(
-            services: [application(.blob, port: configuration.blobPort), application(.table, port: configuration.tablePort)],
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [application(.blob, port: configuration.blobPort), application(.table, port: configuration.tablePort)].map {
+                ServiceGroupConfiguration.ServiceConfiguration(service: $0)
+            },
             gracefulShutdownSignals: shutdownOnSignals ? [.sigterm, .sigint, .sighup] : [],
             logger: logger)
+        // A graceful stop waits for requests in flight, but not for ever: an attacker's review
+        // held one open (a body never finished) and no signal stopped the emulator. Past the
+        // bound the requests are cancelled; the store still closes as on any stop.
+        groupConfiguration.maximumGracefulShutdownDuration = Self.gracefulStopBound
+        let group = ServiceGroup(configuration: groupConfiguration)
         let runner = Task {
             // Storage Analytics writes what it gathered every few seconds, and once more when
             // the services stop (before the store closes: every caller awaits the runner first).

@@ -17,6 +17,8 @@ extension TableService {
             entity = try EntityJSONReader.entity(body, keys: keys).entity
         } catch let error as JSONParseError {
             throw ServiceError(400, .invalidInput, "The request body is not valid JSON: \(error).")
+        } catch let error as EntityDecodingError where error.tooManyProperties {
+            throw EntityRules.tooManyProperties
         } catch let error as EntityDecodingError where error.duplicate == .key {
             throw ServiceError(400, .duplicateKeyPropertySpecified, "A key property is specified more than one time.")
         } catch let error as EntityDecodingError where error.duplicate == .property {

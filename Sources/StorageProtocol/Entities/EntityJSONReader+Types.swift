@@ -66,9 +66,13 @@ public struct EntityDecodingError: Error, Sendable, CustomStringConvertible {
     /// What was given twice.
     public enum Duplicate: Sendable { case property, key }
 
-    init(_ description: String, missingKey: Bool = false, duplicate: Duplicate? = nil) {
+    /// More members than an entity can hold (a service answers TooManyProperties).
+    public var tooManyProperties = false
+
+    init(_ description: String, missingKey: Bool = false, duplicate: Duplicate? = nil, tooManyProperties: Bool = false) {
         self.description = description
         self.missingKey = missingKey
         self.duplicate = duplicate
+        self.tooManyProperties = tooManyProperties
     }
 }
