@@ -105,15 +105,14 @@ extension JSONParser {
                 guard let type = value.stringValue else { throw EntityDecodingError("\(String(decoding: name, as: UTF8.self)) must be a string") }
                 let annotatedName = String(decoding: property, as: UTF8.self)
                 // Two types for one property: which one counts is not for a reader to guess.
-                if annotationIndex == nil {
-                    if annotations.contains(where: { $0.0.isExactly(annotatedName) }) { throw Self.given(twice: name) }
-                    if annotations.count == Self.indexedPast {
-                        annotationIndex = Dictionary(annotations.map { (ExactString($0.0), $0.1) }, uniquingKeysWith: { $1 })
-                    }
+                if annotationIndex == nil, annotations.count == Self.indexedPast {
+                    annotationIndex = Dictionary(annotations.map { (ExactString($0.0), $0.1) }, uniquingKeysWith: { $1 })
                 }
-                if annotationIndex != nil, annotationIndex!.updateValue(type, forKey: ExactString(annotatedName)) != nil {
-                    throw Self.given(twice: name)
-                }
+                let repeated =
+                    annotationIndex == nil
+                    ? annotations.contains { $0.0.isExactly(annotatedName) }
+                    : annotationIndex!.updateValue(type, forKey: ExactString(annotatedName)) != nil
+                if repeated { throw Self.given(twice: name) }
                 annotations.append((annotatedName, type))
             } else if name.elementsEqual(Self.etagName) {
                 etag = value.stringValue
@@ -147,7 +146,8 @@ extension JSONParser {
         // Names are matched by their bytes, as Azure matches them (ExactString).
         var properties = EntityProperties(minimumCapacity: values.count)
         for (name, value) in values {
-            let annotation = annotationIndex.map { $0[ExactString(name)] } ?? annotations.last { $0.0.isExactly(name) }?.1
+            // Each annotation is given once (a second one is refused above).
+            let annotation = annotationIndex.map { $0[ExactString(name)] } ?? annotations.first { $0.0.isExactly(name) }?.1
             let decoded = try EntityJSONReader.decodeValue(value, annotation: annotation, property: name)
             guard properties.insertNew(name, decoded) else { throw Self.given(twice: Array(name.utf8)[...]) }
         }

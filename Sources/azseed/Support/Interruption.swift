@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -70,13 +69,15 @@ enum Interruption {
     /// The write end of the pipe the handler writes to; set once, before the handler is.
     nonisolated(unsafe) private static var signalPipe: Int32 = -1
 
-    /// On the signal thread: flags, cancels and starts the deadline; never blocks.
+    /// On the dedicated signal thread ("azseed.signals", which blocks in `read`): flags,
+    /// cancels and starts the deadline.
     private static func received(cancel: @Sendable () -> Void) {
         if interrupted.exchange(true, ordering: .relaxed) { Foundation.exit(130) }
         cancel()
         // Work that does not look at cancellation (generating a large dataset) would outlive
         // the signal: after 5 s the process ends anyway, with the same line. The wait and the
-        // write (stderr may be a full pipe) run on a thread of their own.
+        // write (stderr may be a full pipe) block, so they run on a dedicated `Thread`
+        // ("azseed.interrupt-deadline"), never on the cooperative pool or Dispatch's queues.
         let deadline = Thread {
             Thread.sleep(forTimeInterval: 5)
             FileHandle.standardError.write(Data((Failure.lineStart + message + "\n").utf8))
