@@ -58,16 +58,16 @@ struct EntityMerge {
 
     /// Merges every group, then reads the owned partitions no group holds (all leftovers),
     /// and hands `emit` each action as it is made, then the deletes.
-    mutating func run(digest: inout SHA256?, emit: (MergeOutput) async throws -> Void) async throws {
+    mutating func run(digest: LineDigest?, emit: (MergeOutput) async throws -> Void) async throws {
         for (index, group) in desired.groups.enumerated() {
-            try await pass(group: index, table: group.table, partitions: group.partitions, digest: &digest, emit: emit)
+            try await pass(group: index, table: group.table, partitions: group.partitions, digest: digest, emit: emit)
             try await emit(.kindEnded)
         }
         for table in desired.tables {
             let orphans = table.partitions.filter { passesLeft[TablePartition(table: table.name, partition: ExactString($0))] == nil }
             if !orphans.isEmpty {
                 for partition in orphans { passesLeft[TablePartition(table: table.name, partition: ExactString(partition))] = 1 }
-                try await pass(group: nil, table: table.name, partitions: orphans, digest: &digest, emit: emit)
+                try await pass(group: nil, table: table.name, partitions: orphans, digest: digest, emit: emit)
             }
         }
         for table in desired.tables {
@@ -85,7 +85,7 @@ struct EntityMerge {
     /// One merge of a group's entities (none for `group` nil) with the observed entities of
     /// its partitions.
     private mutating func pass(
-        group index: Int?, table: String, partitions: [String], digest: inout SHA256?, emit: (MergeOutput) async throws -> Void
+        group index: Int?, table: String, partitions: [String], digest: LineDigest?, emit: (MergeOutput) async throws -> Void
     ) async throws {
         let group = index.map { desired.groups[$0] }
         let owned = Set(partitions.map { ExactString($0) })
@@ -152,8 +152,7 @@ struct EntityMerge {
                 o = try await observed.next()
             }
         }
-        digest = wanted.digest
-        for (key, value) in observed.finish() { partitionDigests[TablePartition(table: table, partition: key)] = value }
+        for (key, value) in await observed.finish() { partitionDigests[TablePartition(table: table, partition: key)] = value }
 
         var groupRemap: [ExactString: String] = [:]
         if let group, natural {

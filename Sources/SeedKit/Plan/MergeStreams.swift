@@ -8,11 +8,10 @@ struct DesiredStream {
     var cursor: any EntityCursor
     let group: EntityGroup?
     let remap: [String: [ExactString: String]]
-    var digest: SHA256?
+    let digest: LineDigest?
     private var previous: (String, String)?
-    private var line: [UInt8] = []
 
-    init(cursor: any EntityCursor, group: EntityGroup?, remap: [String: [ExactString: String]], digest: SHA256?) {
+    init(cursor: any EntityCursor, group: EntityGroup?, remap: [String: [ExactString: String]], digest: LineDigest?) {
         self.cursor = cursor
         self.group = group
         self.remap = remap
@@ -38,12 +37,8 @@ struct DesiredStream {
             )
         }
         previous = (entity.partitionKey, entity.rowKey)
-        if digest != nil {
-            line.removeAll(keepingCapacity: true)
-            EntityJSONEncoder.append(entity, to: &line)
-            line.append(UInt8(ascii: "\n"))
-            digest!.update(data: line)
-        }
+        // Hashed on another thread while this one goes on (``LineDigest``).
+        if let digest { await digest.add(entity) }
         for (field, target) in group.rowKeyReferences {
             // Most kinds recognise nothing (a first apply): no key to look up.
             guard let moved = remap[target], !moved.isEmpty else { continue }
@@ -77,9 +72,9 @@ struct ObservedStream {
     /// The last partition seen and whether it is owned and hashed: pages hold long runs of
     /// one partition, so the sets are consulted once a run.
     private var run: (partition: String, owned: Bool, hashed: Bool)?
-    private var hashing: (partition: ExactString, hasher: SHA256)?
+    /// The partition being hashed: a large one on another thread as it is read (``LineDigest``).
+    private var hashing: (partition: ExactString, hasher: LineDigest)?
     private var digests: [ExactString: SHA256.Digest] = [:]
-    private var line: [UInt8] = []
 
     init(pages: (any ObservedEntityPages)?, table: String, owned: Set<ExactString>, hashed: Set<ExactString>) {
         self.pages = pages
@@ -108,23 +103,18 @@ struct ObservedStream {
             if run == nil || !run!.partition.isExactly(entity.partitionKey) {
                 let partition = ExactString(entity.partitionKey)
                 run = (entity.partitionKey, owned.contains(partition), hashed.contains(partition))
-                if let current = hashing { digests[current.partition] = current.hasher.finalize() }
-                hashing = run!.hashed ? (partition, SHA256()) : nil
+                if let current = hashing { digests[current.partition] = await current.hasher.finalize() }
+                hashing = run!.hashed ? (partition, LineDigest()) : nil
             }
             guard run!.owned else { continue }
-            if hashing != nil {
-                line.removeAll(keepingCapacity: true)
-                EntityJSONEncoder.append(entity, to: &line)
-                line.append(UInt8(ascii: "\n"))
-                hashing!.hasher.update(data: line)
-            }
+            if let hashing { await hashing.hasher.add(entity) }
             return entity
         }
     }
 
     /// The digests of the partitions hashed, once the stream is read to its end.
-    mutating func finish() -> [ExactString: SHA256.Digest] {
-        if let current = hashing { digests[current.partition] = current.hasher.finalize() }
+    mutating func finish() async -> [ExactString: SHA256.Digest] {
+        if let current = hashing { digests[current.partition] = await current.hasher.finalize() }
         hashing = nil
         return digests
     }

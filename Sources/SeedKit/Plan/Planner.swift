@@ -16,20 +16,20 @@ public enum Planner {
         desired: DesiredStorage, observed: ObservedState, entities: (any ObservedEntitySource)? = nil,
         header: PlanHeader, digests: Bool = true, retention: PlanRetention = .whole
     ) async throws -> Plan {
-        var digest: SHA256? = digests ? SHA256() : nil
+        let digest = digests ? LineDigest() : nil
         var plan = Plan(
             header: header, containers: [], blobs: [], tables: [], entities: [], entityDeletes: [],
             unchangedEntities: [:], extraEntities: [:], extraBlobs: [:])
-        planContainers(desired, observed, &plan, &digest)
+        planContainers(desired, observed, &plan, digest)
         for table in desired.tables {
-            digest?.update(data: Array("table\u{0}\(table.name)\n".utf8))
+            digest?.add(Array("table\u{0}\(table.name)\n".utf8))
             plan.tables.append(TableAction(name: table.name, change: observed.tables[table.name] == nil ? .create : .unchanged))
         }
         var merge = EntityMerge(
             desired: desired, source: entities ?? observed, existingTables: Set(observed.tables.keys),
             prune: header.prune, digests: digests)
         var collector = PlanEntityCollector(retention: retention)
-        try await merge.run(digest: &digest) { collector.take($0) }
+        try await merge.run(digest: digest) { collector.take($0) }
         plan.entities = collector.entities
         plan.entityDeletes = collector.deletes
         plan.countedEntities = collector.counted
@@ -38,7 +38,7 @@ public enum Planner {
         plan.extraEntities = merge.extra.filter { $0.value > 0 }
         plan.entitiesChecked = true  // every desired entity went through DesiredStream's check
         if let digest {
-            plan.header.desiredDigest = hex(digest.finalize())
+            plan.header.desiredDigest = hex(await digest.finalize())
             // Every shard creates the containers and tables (and sets access levels): a shard's
             // saved plan records them as its own actions leave them, so another shard that ran
             // first does not make it look changed.
@@ -57,14 +57,13 @@ public enum Planner {
     ) async throws -> [String: Int] {
         var merge = EntityMerge(
             desired: desired, source: entities, existingTables: Set(desired.tables.map(\.name)), prune: prune, digests: false)
-        var digest: SHA256? = nil
-        try await merge.run(digest: &digest, emit: emit)
+        try await merge.run(digest: nil, emit: emit)
         return merge.unchanged
     }
 
-    private static func planContainers(_ desired: DesiredStorage, _ observed: ObservedState, _ plan: inout Plan, _ digest: inout SHA256?) {
+    private static func planContainers(_ desired: DesiredStorage, _ observed: ObservedState, _ plan: inout Plan, _ digest: LineDigest?) {
         for container in desired.containers {
-            digest?.update(data: Array("container\u{0}\(container.name)\u{0}\(container.access.rawValue)\n".utf8))
+            digest?.add(Array("container\u{0}\(container.name)\u{0}\(container.access.rawValue)\n".utf8))
             let existing = observed.containers[container.name]
             // Metadata is compared when the desired state says it (a snapshot, a copy): names
             // without case, as Azure keeps them; values by bytes.
@@ -86,7 +85,7 @@ public enum Planner {
             }
             let blobs = existing?.blobs ?? [:]
             for blob in container.blobs {
-                digest?.update(data: Array("blob\u{0}\(container.name)\u{0}\(blob.name)\u{0}\(blob.md5Base64)\u{0}\(blob.contentType)\n".utf8))
+                digest?.add(Array("blob\u{0}\(container.name)\u{0}\(blob.name)\u{0}\(blob.md5Base64)\u{0}\(blob.contentType)\n".utf8))
                 var action = BlobAction(container: container.name, name: blob.name, change: .create, blob: blob, reasons: [])
                 if let current = blobs[ExactString(blob.name)] {
                     action.currentMD5 = current.md5

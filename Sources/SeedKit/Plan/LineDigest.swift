@@ -1,0 +1,93 @@
+import Crypto
+import StorageProtocol
+
+/// SHA-256 of a sequence of lines — an entity as its JSON (``EntityJSONEncoder``) followed by
+/// a newline, or bytes given whole — hashed in their order on another thread, a chunk at a
+/// time, while the caller goes on making the next ones. The digest is the one hashing each
+/// line in place gives (a property test holds the two together).
+///
+/// Why: the desired state's digest (encoding each entity's JSON, then SHA-256) was a third of
+/// the CPU of apply's first pass, the part the service waits for, while that pass used about
+/// 1.2 of the machine's 2 cores (Benchmarks/RESULTS.md, issue 51).
+///
+/// At most `maxInFlight` chunks wait or run at once: adding to a full pipeline suspends the
+/// caller (never blocks its thread) until the oldest chunk is hashed, so memory holds at most
+/// `chunkSize × (maxInFlight + 1)` entities, each shared with the caller's copy. Used by one
+/// task at a time.
+final class LineDigest {
+    private enum Line: Sendable {
+        case entity(TableEntity)
+        case bytes([UInt8])
+    }
+
+    private let chunkSize: Int
+    private let maxInFlight: Int
+    private var chunk: [Line] = []
+    /// The chunks handed off, oldest first; each one's task hashes after the one before it and
+    /// returns the hash state so far.
+    private var inFlight: [Task<SHA256, Never>] = []
+    /// The newest chunk's task, kept when the window drops it, for the next one to follow.
+    private var newest: Task<SHA256, Never>?
+
+    /// `chunkSize` lines are handed off together; `maxInFlight` chunks at most are pending.
+    init(chunkSize: Int = 256, maxInFlight: Int = 4) {
+        self.chunkSize = max(1, chunkSize)
+        self.maxInFlight = max(1, maxInFlight)
+        chunk.reserveCapacity(self.chunkSize)
+    }
+
+    /// Adds `bytes` as they are (a line of the containers or tables, with its newline).
+    func add(_ bytes: [UInt8]) {
+        chunk.append(.bytes(bytes))
+    }
+
+    /// Adds an entity's JSON and a newline.
+    func add(_ entity: TableEntity) async {
+        chunk.append(.entity(entity))
+        if chunk.count >= chunkSize { await handOff() }
+    }
+
+    /// The digest of every line added, once all are hashed. Fewer lines than a chunk are
+    /// hashed here, with no other thread: a small partition costs what it did in place.
+    func finalize() async -> SHA256.Digest {
+        if newest == nil {
+            var state = SHA256()
+            Self.hash(chunk, into: &state)
+            chunk = []
+            return state.finalize()
+        }
+        if !chunk.isEmpty { await handOff() }
+        let state = await newest?.value ?? SHA256()
+        return state.finalize()
+    }
+
+    private static func hash(_ lines: [Line], into state: inout SHA256) {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(lines.count * 1_536)
+        for line in lines {
+            switch line {
+            case .entity(let entity):
+                EntityJSONEncoder.append(entity, to: &buffer)
+                buffer.append(UInt8(ascii: "\n"))
+            case .bytes(let bytes):
+                buffer.append(contentsOf: bytes)
+            }
+        }
+        state.update(data: buffer)
+    }
+
+    private func handOff() async {
+        if inFlight.count >= maxInFlight { _ = await inFlight.removeFirst().value }
+        let lines = chunk
+        chunk = []
+        chunk.reserveCapacity(chunkSize)
+        let previous = newest
+        let task = Task {
+            var state = await previous?.value ?? SHA256()
+            LineDigest.hash(lines, into: &state)
+            return state
+        }
+        inFlight.append(task)
+        newest = task
+    }
+}
