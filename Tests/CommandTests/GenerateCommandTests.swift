@@ -44,7 +44,9 @@ import Testing
             (["generate", "--out", "o", "--dataset", "nowhere"], 1, "dataset file not found"),
             (["generate", "--out", "o", "--dataset", "bad"], 1, "bad/dataset.yaml:3: malformed YAML"),
             (["generate", "--out", "nested/deeper/o"], 64, "does not exist; create it or choose another --out"),
-            (["frobnicate"], 64, "Unexpected argument 'frobnicate'"),
+            (["frobnicate"], 64, "Unexpected argument 'frobnicate' (see 'azseed help')"),
+            (["aply"], 64, "Unexpected argument 'aply'; did you mean 'apply'? (see 'azseed help')"),
+            (["migrate", "stauts"], 64, "did you mean 'status'?"),
         ]
         for c in cases {
             let run = try azseed(c.args, in: dir)

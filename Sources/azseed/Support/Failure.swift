@@ -55,7 +55,8 @@ enum Failure {
             let parserCode = Azseed.exitCode(for: error)
             if parserCode.rawValue == 64 || error is ValidationError {
                 code = 64
-                message = Azseed.message(for: error) + " (see 'azseed help')"
+                let text = Azseed.message(for: error)
+                message = text + CommandSuggestion.hint(for: text, arguments: Array(CommandLine.arguments.dropFirst())) + " (see 'azseed help')"
             } else {
                 code = parserCode.rawValue == 0 ? 1 : parserCode.rawValue
                 message = "\(error)"
