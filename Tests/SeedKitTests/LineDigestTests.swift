@@ -21,10 +21,10 @@ import Testing
 
     @Test func hashedInChunksElsewhereIsHashedInPlace() async {
         await propertyCheck(
-            input: Gen.int(in: 0...40), Gen.int(in: 1...6), Gen.int(in: 1...3), Gen.uint64(in: 0...UInt64.max)
-        ) { count, chunkSize, maxInFlight, seed in
+            input: Gen.int(in: 0...120), Gen.int(in: 1...6), Gen.int(in: 1...3_000), Gen.int(in: 1...3), Gen.uint64(in: 0...UInt64.max)
+        ) { count, chunkSize, chunkBytes, maxInFlight, seed in
             var inPlace = SHA256()
-            let pipelined = LineDigest(chunkSize: chunkSize, maxInFlight: maxInFlight)
+            let pipelined = LineDigest(chunkSize: chunkSize * 20, chunkBytes: chunkBytes, maxInFlight: maxInFlight)
             for i in 0..<count {
                 let (entity, bytes) = Self.line(seed &+ UInt64(i))
                 if let entity {

@@ -128,3 +128,22 @@ def test_the_emulator_keeps_a_query_pages_buffers(azseed):
         assert min(faults) < 2_000, f"the emulator took {faults} page faults serving 20 query pages"
     finally:
         stop_emulator(emulator)
+
+
+def test_a_plans_digest_holds_a_bounded_part_of_large_entities(azseed, tmp_path):
+    """From an attacker's review of issue 51's digest pipeline: the digest's chunks were counted
+    in lines alone, so 256 entities of 480 KB each were held (and their JSON built whole) while
+    they waited to be hashed: a JSON plan of 300 of them peaked at 302 MB against 57 MB for the
+    text plan of the same, which hashes nothing. Chunks are now bounded in bytes too."""
+    dataset = tmp_path / "big"
+    (dataset / "templates").mkdir(parents=True)
+    (dataset / "templates" / "big.mustache").write_text("x" * 32000)
+    fields = "".join(f"          P{i:02}: {{ template: big.mustache }}\n" for i in range(15))
+    (dataset / "dataset.yaml").write_text(
+        "name: big\nseed: 1\nwindow: { from: today, days: 10 }\ntemplates: templates\ntables:\n  - name: bigtab\n    kinds:\n"
+        "      - name: item\n        partition: items\n        count: 300\n        key: [N]\n        fields:\n"
+        "          N: { sequence: { start: 1, step: 1 }, type: Edm.Int64 }\n" + fields)
+    common = ["plan", "--dataset", str(dataset), "--now", "2026-11-21"]
+    text = peak_rss_mb(azseed, *common, "--data-dir", str(tmp_path / "a"))
+    digested = peak_rss_mb(azseed, *common, "--data-dir", str(tmp_path / "b"), "--output", "json")
+    assert digested < 1.5 * text, f"peak memory: text plan {text} MB, JSON plan (with its digests) {digested} MB"

@@ -10,10 +10,12 @@ import StorageProtocol
 /// the CPU of apply's first pass, the part the service waits for, while that pass used about
 /// 1.2 of the machine's 2 cores (Benchmarks/RESULTS.md, issue 51).
 ///
-/// At most `maxInFlight` chunks wait or run at once: adding to a full pipeline suspends the
-/// caller (never blocks its thread) until the oldest chunk is hashed, so memory holds at most
-/// `chunkSize × (maxInFlight + 1)` entities, each shared with the caller's copy. Used by one
-/// task at a time.
+/// A chunk is handed off at `chunkSize` lines or `chunkBytes` of entity values, whichever
+/// comes first, and at most `maxInFlight` chunks wait or run at once: adding to a full
+/// pipeline suspends the caller (never blocks its thread) until the oldest chunk is hashed.
+/// So the entities held are at most `(maxInFlight + 1) × chunkBytes` and one entity more
+/// (an attacker's review: 256 entities of 480 KB each held 300 MB when chunks were counted in
+/// lines alone), and each chunk's JSON is hashed 64 KiB at a time. Used by one task at a time.
 final class LineDigest {
     private enum Line: Sendable {
         case entity(TableEntity)
@@ -21,17 +23,24 @@ final class LineDigest {
     }
 
     private let chunkSize: Int
+    private let chunkBytes: Int
     private let maxInFlight: Int
     private var chunk: [Line] = []
+    /// The values' bytes of the entities in `chunk`, about (``approximateBytes(_:)``).
+    private var bytesInChunk = 0
+    /// Encoded JSON is hashed whenever this much has built up.
+    private static let hashStep = 65_536
     /// The chunks handed off, oldest first; each one's task hashes after the one before it and
     /// returns the hash state so far.
     private var inFlight: [Task<SHA256, Never>] = []
     /// The newest chunk's task, kept when the window drops it, for the next one to follow.
     private var newest: Task<SHA256, Never>?
 
-    /// `chunkSize` lines are handed off together; `maxInFlight` chunks at most are pending.
-    init(chunkSize: Int = 256, maxInFlight: Int = 4) {
+    /// `chunkSize` lines or `chunkBytes` of entities are handed off together; `maxInFlight`
+    /// chunks at most are pending.
+    init(chunkSize: Int = 256, chunkBytes: Int = 262_144, maxInFlight: Int = 4) {
         self.chunkSize = max(1, chunkSize)
+        self.chunkBytes = max(1, chunkBytes)
         self.maxInFlight = max(1, maxInFlight)
         chunk.reserveCapacity(self.chunkSize)
     }
@@ -44,7 +53,22 @@ final class LineDigest {
     /// Adds an entity's JSON and a newline.
     func add(_ entity: TableEntity) async {
         chunk.append(.entity(entity))
-        if chunk.count >= chunkSize { await handOff() }
+        bytesInChunk += Self.approximateBytes(entity)
+        if chunk.count >= chunkSize || bytesInChunk >= chunkBytes { await handOff() }
+    }
+
+    /// The bytes an entity's keys, names and values hold (numbers as 8), without encoding it.
+    static func approximateBytes(_ entity: TableEntity) -> Int {
+        var bytes = entity.partitionKey.utf8.count + entity.rowKey.utf8.count
+        for (name, value) in entity.properties {
+            bytes += name.utf8.count
+            switch value {
+            case .string(let text): bytes += text.utf8.count
+            case .binary(let data): bytes += data.count
+            default: bytes += 8
+            }
+        }
+        return bytes
     }
 
     /// The digest of every line added, once all are hashed. Fewer lines than a chunk are
@@ -54,6 +78,7 @@ final class LineDigest {
             var state = SHA256()
             Self.hash(chunk, into: &state)
             chunk = []
+            bytesInChunk = 0
             return state.finalize()
         }
         if !chunk.isEmpty { await handOff() }
@@ -63,7 +88,7 @@ final class LineDigest {
 
     private static func hash(_ lines: [Line], into state: inout SHA256) {
         var buffer: [UInt8] = []
-        buffer.reserveCapacity(lines.count * 1_536)
+        buffer.reserveCapacity(hashStep + 4_096)
         for line in lines {
             switch line {
             case .entity(let entity):
@@ -71,6 +96,10 @@ final class LineDigest {
                 buffer.append(UInt8(ascii: "\n"))
             case .bytes(let bytes):
                 buffer.append(contentsOf: bytes)
+            }
+            if buffer.count >= hashStep {
+                state.update(data: buffer)
+                buffer.removeAll(keepingCapacity: true)
             }
         }
         state.update(data: buffer)
@@ -81,6 +110,7 @@ final class LineDigest {
         let lines = chunk
         chunk = []
         chunk.reserveCapacity(chunkSize)
+        bytesInChunk = 0
         let previous = newest
         let task = Task {
             var state = await previous?.value ?? SHA256()
