@@ -9,6 +9,7 @@ import re
 import select
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -305,3 +306,33 @@ def test_output_to_a_slow_non_blocking_pipe_is_written_whole(azseed, own_emulato
     assert all(re.search(r" \d+ ms attempt \d+", line) for line in lines), [line for line in lines if not re.search(r" \d+ ms attempt \d+", line)][:3]
     document = text[text.index("{\n"):text.rindex("\n}") + 2]
     assert json.loads(document)["changes"]["create"] == 4018
+
+
+def test_the_emulators_connection_lines_can_be_pasted(azseed, tmp_path):
+    """From a new user: on other ports the emulator printed only a connection string with a
+    placeholder for the key, and azseed refused it pasted as "AccountKey is not valid base64".
+    The emulator now also prints the form azseed reads as it is, and the placeholder pasted
+    says what to put there; no key is printed either way."""
+    emulator = start_emulator(azseed, "--in-memory")
+    try:
+        lines = emulator.started.splitlines()
+        while not any("azseed connects with:" in line for line in lines):
+            # Read on a thread: an emulator that never prints the line fails the test, not hangs it.
+            read = []
+            reader = threading.Thread(target=lambda: read.append(emulator.process.stdout.readline()), daemon=True)
+            reader.start()
+            reader.join(10)
+            assert read and read[0], "no 'azseed connects with:' line after:\n" + "\n".join(lines)
+            lines.append(read[0].rstrip("\n"))
+        for_others = next(line for line in lines if "  connect with:" in line).split("connect with: ", 1)[1]
+        for_azseed = next(line for line in lines if "azseed connects with:" in line).split("azseed connects with: ", 1)[1]
+        assert KEY not in "\n".join(lines)
+        pasted = run(azseed, "plan", "--connection-string", for_azseed, *NOW, "--events", "10", cwd=tmp_path)
+        assert pasted.returncode == 0, pasted.stderr
+        assert "Plan: 28 to create" in pasted.stdout, pasted.stdout
+        placeholder = run(azseed, "plan", "--connection-string", for_others, *NOW, "--events", "10", cwd=tmp_path)
+    finally:
+        stop_emulator(emulator)
+    assert placeholder.returncode == 64, placeholder.stderr
+    assert placeholder.stderr.count("\n") == 1 and "placeholder <the development key> the emulator prints" in placeholder.stderr
+    assert "UseDevelopmentStorage=true" in placeholder.stderr and KEY not in placeholder.stderr

@@ -4,6 +4,8 @@ import Foundation
 public enum ConnectionString {
     /// The environment variable read when no connection string is passed.
     public static let environmentVariable = "AZURE_STORAGE_CONNECTION_STRING"
+    /// What `azseed emulator` prints where the development key goes (it prints no key).
+    package static let developmentKeyPlaceholder = "<the development key>"
 
     /// Parses `key=value;…` (keys case-insensitive, split on the first `=`, a trailing `;`
     /// allowed) into an account. Errors name the bad part and never include a key or signature.
@@ -48,6 +50,12 @@ public enum ConnectionString {
         let credential: StorageCredential
         if let key = settings["accountkey"] {
             guard let decoded = AccountKey(base64: key) else {
+                if key == Self.developmentKeyPlaceholder {
+                    // Pasted from `azseed emulator`'s line, which never prints a key.
+                    throw ConnectionStringError(
+                        "AccountKey is the placeholder \(key) the emulator prints: put the development key in its place, or write UseDevelopmentStorage=true with the BlobEndpoint and TableEndpoint instead of AccountName and AccountKey"
+                    )
+                }
                 throw ConnectionStringError("AccountKey is not valid base64 (the key itself is not shown)")
             }
             credential = .sharedKey(decoded)

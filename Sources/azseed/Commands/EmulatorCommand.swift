@@ -252,8 +252,13 @@ struct EmulatorCommand: AsyncParsableCommand {
         if blobPort == 10000 && tablePort == 10002 && (host == "127.0.0.1" || host == "localhost") && cert == nil {
             lines.append("  connect with: UseDevelopmentStorage=true")
         } else {
+            // The key is never printed: other clients take the development key in its place;
+            // azseed reads the development account on any endpoints from the second form.
             lines.append(
-                "  connect with: DefaultEndpointsProtocol=\(cert == nil ? "http" : "https");AccountName=\(account.name);AccountKey=<the development key>;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)"
+                "  connect with: DefaultEndpointsProtocol=\(cert == nil ? "http" : "https");AccountName=\(account.name);AccountKey=\(ConnectionString.developmentKeyPlaceholder);BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)"
+            )
+            lines.append(
+                "  azseed connects with: UseDevelopmentStorage=true;BlobEndpoint=\(account.blobEndpoint.absoluteString);TableEndpoint=\(account.tableEndpoint.absoluteString)"
             )
         }
         let endpoints =
