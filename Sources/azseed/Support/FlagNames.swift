@@ -26,7 +26,7 @@ extension SettingNames {
         .table: "--table",
         .container: "--container",
         // Said by apply and verify too, whose own --output json prints counts or drift.
-        .detailedPlan: "'azseed plan --output json'",
+        .detailedPlan: "the same command with '--output json'",
         .shard: "--shard",
         .referenceTime: "--now",
         .referenceTimeToday: "--now today",
