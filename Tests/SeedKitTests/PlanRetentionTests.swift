@@ -94,6 +94,20 @@ import Testing
         #expect(PlanTextRenderer().render(plan) == PlanTextRenderer().render(whole))
     }
 
+    /// From an attacker's review: a plan of few but large entities is held whole no longer
+    /// than its bytes allow, and reads as the whole plan reads.
+    @Test func aPlanOfFewLargeEntitiesIsCountedPastItsBytes() async throws {
+        let desired = try PlannerTests.desired(events: 300)
+        let byBytes = PlanRetention(wholeUpTo: 20_000, wholeBytes: 50_000, listLimit: PlanTextRenderer.defaultListLimit)
+        let plan = try await Self.plan(desired, ObservedState(), prune: false, byBytes)
+        let whole = try await Self.plan(desired, ObservedState(), prune: false, .whole)
+        #expect(!plan.isWhole)
+        #expect(plan.entities.count == 8 + PlanTextRenderer.defaultListLimit)
+        #expect(plan.summary == whole.summary)
+        #expect(PlanTextRenderer().render(plan) == PlanTextRenderer().render(whole))
+        #expect(try await Self.plan(desired, ObservedState(), prune: false, .text).isWhole)  // 300 events are far below 32 MiB
+    }
+
     /// A target that a second planning writes to as it goes, as a streaming apply does: a
     /// kind's pass reads the writes of the kinds before it (their partitions may be shared),
     /// never its own (they are behind its read).

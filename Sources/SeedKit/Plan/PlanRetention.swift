@@ -9,21 +9,27 @@ import AzureStorage
 public struct PlanRetention: Sendable, Equatable {
     /// Creates and deletes held whole before the plan holds only what it lists.
     public var wholeUpTo: Int
+    /// The bytes of entity values (keys, names, texts, binaries; a number as 8) held whole
+    /// before the plan holds only what it lists, however few the creates and deletes.
+    public var wholeBytes: Int
     /// Creates (and deletes) held of each table and kind past `wholeUpTo`; at least 1, so
     /// every kind with one is listed as the whole plan lists it.
     public var listLimit: Int
 
     /// `listLimit` below 1 is taken as 1.
-    public init(wholeUpTo: Int, listLimit: Int) {
+    public init(wholeUpTo: Int, wholeBytes: Int = .max, listLimit: Int) {
         self.wholeUpTo = wholeUpTo
+        self.wholeBytes = wholeBytes
         self.listLimit = max(1, listLimit)
     }
 
     /// Every action: saved and JSON plans list them all.
     public static let whole = PlanRetention(wholeUpTo: .max, listLimit: .max)
-    /// A plan printed as text: whole up to 20,000 creates and deletes (about 40 MB), past it
-    /// what ``PlanTextRenderer`` lists.
-    public static let text = PlanRetention(wholeUpTo: 20_000, listLimit: PlanTextRenderer.defaultListLimit)
+    /// A plan printed as text: whole up to 20,000 creates and deletes (about 40 MB of
+    /// SpeakEasy's events) or 32 MiB of their values (an attacker's review: 300 entities of
+    /// 480 KB each were held whole, 285 MB for an apply), past it what ``PlanTextRenderer``
+    /// lists.
+    public static let text = PlanRetention(wholeUpTo: 20_000, wholeBytes: 32 << 20, listLimit: PlanTextRenderer.defaultListLimit)
 }
 
 /// Entity creates or deletes of one table, kind and change that a plan counted without
@@ -110,6 +116,8 @@ struct PlanEntityCollector {
     private var kindStart = 0
     /// Creates and deletes taken (held or counted).
     private var listed = 0
+    /// The values' bytes of the creates and deletes held before the trim (``LineDigest/approximateBytes(_:)``).
+    private var heldBytes = 0
     /// Past `wholeUpTo`: holding only the first `listLimit` of each group.
     private var trimmed = false
     private var shown: [ListGroup: Int] = [:]
@@ -153,7 +161,8 @@ struct PlanEntityCollector {
         if !trimmed {
             // Every action is held until the budget is passed; `trim` then counts what each
             // group shows from what was held.
-            guard listed > retention.wholeUpTo else { return action }
+            if retention.wholeBytes < .max, let entity = action.entity { heldBytes += LineDigest.approximateBytes(entity) }
+            guard listed > retention.wholeUpTo || heldBytes > retention.wholeBytes else { return action }
             trim()
         }
         let group = ListGroup(change: action.change, table: ExactString(action.table), kind: action.kind.map { ExactString($0) })
