@@ -26,15 +26,14 @@ final class LineDigest {
     private let chunkBytes: Int
     private let maxInFlight: Int
     private var chunk: [Line] = []
-    /// The values' bytes of the entities in `chunk`, about (``approximateBytes(_:)``).
+    /// The values' bytes of the entities in `chunk`, about (``TableEntity/approximateBytes``).
     private var bytesInChunk = 0
     /// Encoded JSON is hashed whenever this much has built up.
     private static let hashStep = 65_536
     /// The chunks handed off, oldest first; each one's task hashes after the one before it and
-    /// returns the hash state so far.
+    /// returns the hash state so far. Once a chunk is handed off it is never empty: the last
+    /// one is what the next follows and what ``finalize()`` awaits.
     private var inFlight: [Task<SHA256, Never>] = []
-    /// The newest chunk's task, kept when the window drops it, for the next one to follow.
-    private var newest: Task<SHA256, Never>?
 
     /// `chunkSize` lines or `chunkBytes` of entities are handed off together; `maxInFlight`
     /// chunks at most are pending.
@@ -53,28 +52,14 @@ final class LineDigest {
     /// Adds an entity's JSON and a newline.
     func add(_ entity: TableEntity) async {
         chunk.append(.entity(entity))
-        bytesInChunk += Self.approximateBytes(entity)
+        bytesInChunk += entity.approximateBytes
         if chunk.count >= chunkSize || bytesInChunk >= chunkBytes { await handOff() }
-    }
-
-    /// The bytes an entity's keys, names and values hold (numbers as 8), without encoding it.
-    static func approximateBytes(_ entity: TableEntity) -> Int {
-        var bytes = entity.partitionKey.utf8.count + entity.rowKey.utf8.count
-        for (name, value) in entity.properties {
-            bytes += name.utf8.count
-            switch value {
-            case .string(let text): bytes += text.utf8.count
-            case .binary(let data): bytes += data.count
-            default: bytes += 8
-            }
-        }
-        return bytes
     }
 
     /// The digest of every line added, once all are hashed. Fewer lines than a chunk are
     /// hashed here, with no other thread: a small partition costs what it did in place.
     func finalize() async -> SHA256.Digest {
-        if newest == nil {
+        if inFlight.isEmpty {
             var state = SHA256()
             Self.hash(chunk, into: &state)
             chunk = []
@@ -82,8 +67,7 @@ final class LineDigest {
             return state.finalize()
         }
         if !chunk.isEmpty { await handOff() }
-        let state = await newest?.value ?? SHA256()
-        return state.finalize()
+        return await inFlight[inFlight.count - 1].value.finalize()
     }
 
     private static func hash(_ lines: [Line], into state: inout SHA256) {
@@ -106,18 +90,35 @@ final class LineDigest {
     }
 
     private func handOff() async {
+        // Taken before the window drops its oldest: with one chunk in flight, that is the one.
+        let previous = inFlight.last
         if inFlight.count >= maxInFlight { _ = await inFlight.removeFirst().value }
         let lines = chunk
         chunk = []
         chunk.reserveCapacity(chunkSize)
         bytesInChunk = 0
-        let previous = newest
         let task = Task {
             var state = await previous?.value ?? SHA256()
             LineDigest.hash(lines, into: &state)
             return state
         }
         inFlight.append(task)
-        newest = task
+    }
+}
+
+extension TableEntity {
+    /// The bytes its keys, names and values hold (a number as 8), counted without encoding it:
+    /// what the digest's chunks and a text plan's budget are bounded by.
+    var approximateBytes: Int {
+        var bytes = partitionKey.utf8.count + rowKey.utf8.count
+        for (name, value) in properties {
+            bytes += name.utf8.count
+            switch value {
+            case .string(let text): bytes += text.utf8.count
+            case .binary(let data): bytes += data.count
+            default: bytes += 8
+            }
+        }
+        return bytes
     }
 }

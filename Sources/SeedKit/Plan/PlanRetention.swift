@@ -116,7 +116,7 @@ struct PlanEntityCollector {
     private var kindStart = 0
     /// Creates and deletes taken (held or counted).
     private var listed = 0
-    /// The values' bytes of the creates and deletes held before the trim (``LineDigest/approximateBytes(_:)``).
+    /// The values' bytes of the creates and deletes held before the trim (``TableEntity/approximateBytes``).
     private var heldBytes = 0
     /// Past `wholeUpTo`: holding only the first `listLimit` of each group.
     private var trimmed = false
@@ -161,7 +161,7 @@ struct PlanEntityCollector {
         if !trimmed {
             // Every action is held until the budget is passed; `trim` then counts what each
             // group shows from what was held.
-            if retention.wholeBytes < .max, let entity = action.entity { heldBytes += LineDigest.approximateBytes(entity) }
+            if retention.wholeBytes < .max, let entity = action.entity { heldBytes += entity.approximateBytes }
             guard listed > retention.wholeUpTo || heldBytes > retention.wholeBytes else { return action }
             trim()
         }
